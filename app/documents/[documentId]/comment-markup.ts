@@ -1,0 +1,79 @@
+/**
+ * Comment markup inside text blocks (`<svc:comment id="…">text</svc:comment>`)
+ * is shown as highlighted text. The tags are not HTML to the markdown parser,
+ * so before parsing each matched pair is swapped for two private-use marker
+ * characters; after parsing, a rehype plugin turns the text between the
+ * markers into <mark> elements. No HTML from the document is ever interpreted.
+ */
+import type { Element, ElementContent, Root, RootContent } from "hast";
+
+const OPEN = "\uE000";
+const CLOSE = "\uE001";
+const MARKERS = /[\uE000\uE001]/g;
+const TAG = /<svc:comment(?:-new)?(?:\s+[A-Za-z_:][\w:.-]*\s*=\s*(?:"[^"]*"|'[^']*'))*\s*\/?>|<\/svc:comment(?:-new)?\s*>/g;
+
+/** Replaces balanced comment tags with markers and drops unbalanced ones. */
+export function markCommentRanges(markdown: string): string {
+  const text = markdown.replace(MARKERS, "");
+  const tags = [...text.matchAll(TAG)];
+  if (tags.length === 0) return text;
+
+  const replacement = new Map<number, string>();
+  const open: number[] = [];
+  for (const tag of tags) {
+    const index = tag.index;
+    const raw = tag[0];
+    replacement.set(index, "");
+    if (raw.startsWith("</")) {
+      const start = open.pop();
+      if (start !== undefined) {
+        replacement.set(start, OPEN);
+        replacement.set(index, CLOSE);
+      }
+    } else if (!raw.endsWith("/>")) {
+      open.push(index);
+    }
+  }
+
+  let out = "";
+  let last = 0;
+  for (const tag of tags) {
+    out += text.slice(last, tag.index) + (replacement.get(tag.index) ?? "");
+    last = tag.index + tag[0].length;
+  }
+  return out + text.slice(last);
+}
+
+function mark(value: string): Element {
+  return {
+    type: "element",
+    tagName: "mark",
+    properties: { className: ["comment-mark"], title: "Commented text" },
+    children: [{ type: "text", value }],
+  };
+}
+
+/** rehype plugin: text between markers becomes <mark class="comment-mark">. */
+export function rehypeCommentMarks() {
+  return (tree: Root) => {
+    let depth = 0;
+    const walk = (parent: Root | Element) => {
+      const children: Array<RootContent | ElementContent> = [];
+      for (const child of parent.children) {
+        if (child.type === "text") {
+          const pieces = child.value.split(/([\uE000\uE001])/);
+          for (const piece of pieces) {
+            if (piece === OPEN) depth += 1;
+            else if (piece === CLOSE) depth = Math.max(0, depth - 1);
+            else if (piece !== "") children.push(depth > 0 && piece.trim() !== "" ? mark(piece) : { type: "text", value: piece });
+          }
+        } else {
+          if (child.type === "element") walk(child);
+          children.push(child);
+        }
+      }
+      (parent as { children: Array<RootContent | ElementContent> }).children = children;
+    };
+    walk(tree);
+  };
+}

@@ -1,0 +1,334 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import type { CSSProperties } from "react";
+import { cache } from "react";
+import { AppShell } from "@/app/_components/app-shell";
+import { ErrorPanel } from "@/app/_components/error-panel";
+import { TimeAgo } from "@/app/_components/time-ago";
+import { firstLine, shortId } from "@/app/_lib/format";
+import {
+  attempt,
+  commitLog,
+  listBranches,
+  readDocument,
+  UUID_PATTERN,
+  type BranchSummary,
+  type CommitLog,
+  type DocumentRead,
+  type DocumentSection,
+  type Outcome,
+} from "@/app/_lib/quire";
+import { firstParam, withQuery, type SearchParams } from "@/app/_lib/search-params";
+import { getSessionUser, requireUser } from "@/app/_lib/session";
+import { SectionBlocks } from "./section-blocks";
+
+type Props = { params: Promise<{ documentId: string }>; searchParams: Promise<SearchParams> };
+
+/** One read per request, shared by generateMetadata and the page. */
+const readOnce = cache((userId: string, documentId: string, branchName?: string, commitId?: string) =>
+  attempt(() => readDocument(userId, documentId, { branchName, commitId })),
+);
+
+export async function generateMetadata({ params, searchParams }: Props): Promise<Metadata> {
+  const { documentId } = await params;
+  const query = await searchParams;
+  const user = await getSessionUser();
+  if (!user || !UUID_PATTERN.test(documentId)) return { title: "Document" };
+  const read = await readOnce(user.id, documentId, firstParam(query.branch), firstParam(query.commit));
+  return { title: read.ok ? read.value.name : "Document" };
+}
+
+export default async function DocumentPage({ params, searchParams }: Props) {
+  const { documentId } = await params;
+  const query = await searchParams;
+  const branch = firstParam(query.branch);
+  const commit = firstParam(query.commit);
+  const logCursor = firstParam(query.logCursor);
+  const basePath = `/documents/${encodeURIComponent(documentId)}`;
+  const user = await requireUser(withQuery(basePath, { branch, commit, logCursor }));
+  if (!UUID_PATTERN.test(documentId)) notFound();
+
+  const [read, branches] = await Promise.all([
+    readOnce(user.id, documentId, branch, commit),
+    attempt(() => listBranches(user.id, documentId)),
+  ]);
+  if (!read.ok) {
+    if (read.code === "NOT_FOUND") notFound();
+    return (
+      <AppShell user={user}>
+        <ErrorPanel title="Could not open this document" code={read.code} message={read.message} />
+      </AppShell>
+    );
+  }
+  const doc = read.value;
+  const log = await attempt(() => commitLog(user.id, documentId, doc.branchName, logCursor));
+  const sections = [...doc.sections].sort((a, b) => a.position - b.position);
+  const branchHref = withQuery(basePath, { branch: doc.branchName });
+
+  return (
+    <AppShell user={user} wide>
+      <div className="doc-layout">
+        <article className="doc-main">
+          <Breadcrumb path={doc.path} />
+          {commit ? (
+            <div className="banner banner-info" role="status" data-testid="commit-banner">
+              Viewing commit <code>{shortId(commit)}</code> — <Link href={branchHref}>back to branch head</Link>
+            </div>
+          ) : null}
+          {doc.deleted ? (
+            <div className="banner banner-warning" role="status">
+              This document was deleted on <strong>{doc.branchName}</strong>. Its history is kept.
+            </div>
+          ) : null}
+
+          <header className="doc-header">
+            <h1 className="doc-title">{doc.name}</h1>
+            {doc.description ? <p className="doc-description">{doc.description}</p> : null}
+            <div className="doc-meta">
+              <span className="branch-pill" title="Branch">
+                <BranchIcon /> {doc.branchName}
+              </span>
+              <span>
+                {commit ? "commit" : "head"} <code>{shortId(doc.headCommitId)}</code>
+              </span>
+              <span>
+                {sections.length} section{sections.length === 1 ? "" : "s"}
+              </span>
+            </div>
+            {doc.tags.length > 0 ? (
+              <ul className="tags" aria-label="Tags">
+                {doc.tags.map((tag) => (
+                  <li key={tag.tagId} className="tag" title={tag.path} style={tagStyle(tag.color)}>
+                    {tag.displayName}
+                  </li>
+                ))}
+              </ul>
+            ) : null}
+            <Properties properties={doc.properties} />
+          </header>
+
+          {sections.length === 0 ? (
+            <p className="muted empty-section">This document has no sections yet.</p>
+          ) : (
+            sections.map((section) => <SectionView key={section.sectionId} section={section} />)
+          )}
+        </article>
+
+        <aside className="doc-sidebar">
+          <BranchPanel basePath={basePath} doc={doc} branches={branches} />
+          {sections.length > 1 ? (
+            <nav className="panel" aria-label="Sections">
+              <h2 className="panel-title">On this page</h2>
+              <ol className="toc">
+                {sections.map((section) => (
+                  <li key={section.sectionId}>
+                    <a href={`#section-${section.sectionId}`}>{section.name}</a>
+                  </li>
+                ))}
+              </ol>
+            </nav>
+          ) : null}
+          <HistoryPanel basePath={basePath} doc={doc} viewing={commit} log={log} logCursor={logCursor} />
+        </aside>
+      </div>
+    </AppShell>
+  );
+}
+
+function Breadcrumb({ path }: { path: string }) {
+  const segments = path.split("/").filter(Boolean);
+  return (
+    <nav className="breadcrumb" aria-label="Breadcrumb">
+      <ol>
+        <li>
+          <Link href="/">Documents</Link>
+        </li>
+        {segments.map((segment, index) => (
+          <li key={index} aria-current={index === segments.length - 1 ? "page" : undefined}>
+            {segment}
+          </li>
+        ))}
+      </ol>
+    </nav>
+  );
+}
+
+function SectionView({ section }: { section: DocumentSection }) {
+  const badges = [
+    section.defaultPermission ? `Team: ${section.defaultPermission}` : null,
+    section.aiAccess ? `AI: ${section.aiAccess}` : null,
+  ].filter((b): b is string => b !== null);
+  return (
+    <section className="doc-section" id={`section-${section.sectionId}`} aria-labelledby={`heading-${section.sectionId}`}>
+      <div className="doc-section-heading">
+        <h2 id={`heading-${section.sectionId}`}>{section.name}</h2>
+        {badges.map((badge) => (
+          <span key={badge} className="badge" title="Section permission override">
+            {badge}
+          </span>
+        ))}
+      </div>
+      <SectionBlocks blocks={section.content} />
+      {section.references.length > 0 ? (
+        <div className="references">
+          <span className="references-label">See also</span>
+          <ul>
+            {section.references.map((ref) => (
+              <li key={ref.referenceId}>
+                <Link
+                  href={`/documents/${encodeURIComponent(ref.targetDocumentId)}${ref.targetSectionId ? `#section-${ref.targetSectionId}` : ""}`}
+                >
+                  {ref.displayTitle ?? (ref.targetSectionId ? "Linked section" : "Linked document")}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+function Properties({ properties }: { properties: DocumentRead["properties"] }) {
+  const entries = Object.entries(properties ?? {});
+  if (entries.length === 0) return null;
+  return (
+    <dl className="properties">
+      {entries.map(([key, value]) => (
+        <div key={key}>
+          <dt>{key}</dt>
+          <dd>{typeof value === "boolean" ? (value ? "Yes" : "No") : String(value)}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+function BranchPanel({
+  basePath,
+  doc,
+  branches,
+}: {
+  basePath: string;
+  doc: DocumentRead;
+  branches: Outcome<BranchSummary[]>;
+}) {
+  const list = branches.ok ? sortBranches(branches.value) : [];
+  if (!list.some((b) => b.name === doc.branchName)) {
+    list.unshift({ name: doc.branchName, headCommitId: doc.headCommitId, isDefault: false, createdAt: "", updatedAt: "" });
+  }
+  return (
+    <section className="panel" aria-labelledby="branch-panel-title">
+      <h2 className="panel-title" id="branch-panel-title">
+        Branch
+      </h2>
+      <form method="get" action={basePath} className="branch-form">
+        <label className="visually-hidden" htmlFor="branch-select">
+          Branch
+        </label>
+        <select id="branch-select" name="branch" defaultValue={doc.branchName}>
+          {list.map((b) => (
+            <option key={b.name} value={b.name}>
+              {b.name}
+              {b.isDefault ? " (default)" : ""}
+            </option>
+          ))}
+        </select>
+        <button type="submit" className="button">
+          Switch
+        </button>
+      </form>
+      <p className="muted small">
+        {branches.ok
+          ? `${list.length} branch${list.length === 1 ? "" : "es"}`
+          : `Branches could not be listed: ${branches.message}`}
+      </p>
+    </section>
+  );
+}
+
+function sortBranches(branches: BranchSummary[]): BranchSummary[] {
+  return [...branches].sort((a, b) => Number(b.isDefault) - Number(a.isDefault) || a.name.localeCompare(b.name));
+}
+
+function HistoryPanel({
+  basePath,
+  doc,
+  viewing,
+  log,
+  logCursor,
+}: {
+  basePath: string;
+  doc: DocumentRead;
+  viewing: string | undefined;
+  log: Outcome<CommitLog>;
+  logCursor: string | undefined;
+}) {
+  return (
+    <section className="panel" aria-labelledby="history-panel-title">
+      <h2 className="panel-title" id="history-panel-title">
+        History <span className="muted">on {doc.branchName}</span>
+      </h2>
+      {!log.ok ? (
+        <p className="muted small">The history could not be loaded: {log.message}</p>
+      ) : log.value.commits.length === 0 ? (
+        <p className="muted small">No commits.</p>
+      ) : (
+        <ol className="commit-log" data-testid="commit-log">
+          {log.value.commits.map((c) => {
+            const isViewing = viewing !== undefined && (c.commitId === viewing || c.commitId.startsWith(viewing));
+            return (
+              <li key={c.commitId} className={isViewing ? "commit commit-current" : "commit"}>
+                <p className="commit-message" title={c.message}>
+                  {firstLine(c.message)}
+                </p>
+                <p className="commit-meta">
+                  <span>{c.authorName ?? "Unknown author"}</span>
+                  <span aria-hidden="true">·</span>
+                  <TimeAgo value={c.createdAt} />
+                  <span aria-hidden="true">·</span>
+                  <Link
+                    href={withQuery(basePath, { branch: doc.branchName, commit: c.commitId })}
+                    className="commit-id"
+                    title={`View the document at commit ${c.commitId}`}
+                  >
+                    {shortId(c.commitId)}
+                  </Link>
+                  {c.kind && c.kind !== "commit" ? <span className="badge badge-small">{c.kind}</span> : null}
+                  {isViewing ? <span className="badge badge-small badge-accent">viewing</span> : null}
+                </p>
+              </li>
+            );
+          })}
+        </ol>
+      )}
+      {log.ok && (logCursor || log.value.nextCursor) ? (
+        <nav className="pager pager-small" aria-label="History pages">
+          {logCursor ? <Link href={withQuery(basePath, { branch: doc.branchName, commit: viewing })}>Newest</Link> : <span />}
+          {log.value.nextCursor ? (
+            <Link href={withQuery(basePath, { branch: doc.branchName, commit: viewing, logCursor: log.value.nextCursor })}>
+              Older commits →
+            </Link>
+          ) : null}
+        </nav>
+      ) : null}
+    </section>
+  );
+}
+
+function tagStyle(color: string | null): CSSProperties | undefined {
+  if (!color || !/^#[0-9a-f]{3}([0-9a-f]{3})?$/i.test(color)) return undefined;
+  return { "--tag-color": color } as CSSProperties;
+}
+
+function BranchIcon() {
+  return (
+    <svg viewBox="0 0 16 16" width="12" height="12" aria-hidden="true">
+      <circle cx="4.5" cy="3.5" r="1.75" fill="none" stroke="currentColor" strokeWidth="1.3" />
+      <circle cx="4.5" cy="12.5" r="1.75" fill="none" stroke="currentColor" strokeWidth="1.3" />
+      <circle cx="11.5" cy="5" r="1.75" fill="none" stroke="currentColor" strokeWidth="1.3" />
+      <path d="M4.5 5.25v5.5M11.5 6.75c0 3-7 2.5-7 4" fill="none" stroke="currentColor" strokeWidth="1.3" />
+    </svg>
+  );
+}

@@ -1,0 +1,163 @@
+/**
+ * How each content block of a section is shown. Text is markdown rendered by
+ * react-markdown without rehype-raw: raw HTML in a document shows as inert
+ * text and link URLs pass react-markdown's safe-protocol filter. Images load
+ * only from http(s) URLs or inline base64 data; stored files are named but
+ * not yet downloadable.
+ */
+import type { ComponentPropsWithoutRef, ReactNode } from "react";
+import Markdown, { type Components } from "react-markdown";
+import type { Block } from "@/server/core/blocks";
+import { markCommentRanges, rehypeCommentMarks } from "./comment-markup";
+
+export function SectionBlocks({ blocks }: { blocks: readonly Block[] }) {
+  if (blocks.length === 0) return <p className="muted empty-section">This section is empty.</p>;
+  return (
+    <div className="blocks">
+      {blocks.map((block, index) => (
+        <BlockView key={index} block={block} />
+      ))}
+    </div>
+  );
+}
+
+function BlockView({ block }: { block: Block }) {
+  switch (block.blockType) {
+    case "text":
+      return <MarkdownText text={block.text} />;
+    case "image":
+      switch (block.type) {
+        case "url":
+          return isHttpUrl(block.url) ? (
+            <figure className="block-image">
+              <img src={block.url} alt={block.alt ?? ""} loading="lazy" referrerPolicy="no-referrer" />
+              {block.alt ? <figcaption>{block.alt}</figcaption> : null}
+            </figure>
+          ) : (
+            <Placeholder kind="Image" detail="link is not an http(s) URL and is not shown" />
+          );
+        case "base64": {
+          const src = base64ImageSrc(block.mediaType, block.data);
+          return src ? (
+            <figure className="block-image">
+              <img src={src} alt="" loading="lazy" />
+            </figure>
+          ) : (
+            <Placeholder kind="Image" detail="inline image data is not valid" />
+          );
+        }
+        case "storage":
+          return <Placeholder kind="Image" detail={<code>{block.key}</code>} note="stored file · preview coming soon" />;
+        case "file":
+          return <Placeholder kind="Image" detail={<code>{block.path}</code>} note="local file, not uploaded" />;
+        default:
+          return <UnknownBlock />;
+      }
+    case "document":
+      return (
+        <div className="block-attachment">
+          <AttachmentIcon />
+          <div>
+            {isHttpUrl(block.url) ? (
+              <a href={block.url} rel="noopener noreferrer nofollow" target="_blank">{block.filename}</a>
+            ) : (
+              <span>{block.filename}</span>
+            )}
+            <span className="attachment-meta">Document · {block.mediaType}</span>
+          </div>
+        </div>
+      );
+    case "file":
+      return <Placeholder kind="File" detail={block.filename} note={`${block.mediaType} · stored as ${block.key} · downloads coming soon`} />;
+    case "csv":
+      return (
+        <Placeholder
+          kind="CSV"
+          detail={block.filename}
+          note={`${block.rowCount} row${block.rowCount === 1 ? "" : "s"} · columns: ${block.headers.join(", ") || "none"} · stored as ${block.key}`}
+        />
+      );
+    case "database_embed":
+      return <Placeholder kind="Database" detail={<code>{block.databaseId}</code>} note="embedded database · view coming soon" />;
+    default:
+      return <UnknownBlock />;
+  }
+}
+
+const markdownComponents: Components = {
+  // The section name is the H2; headings inside its text sit below it.
+  h1: (props) => <h3 {...withoutNode(props)} />,
+  h2: (props) => <h4 {...withoutNode(props)} />,
+  h3: (props) => <h5 {...withoutNode(props)} />,
+  h4: (props) => <h6 {...withoutNode(props)} />,
+  h5: (props) => <h6 {...withoutNode(props)} />,
+  a: (props) => {
+    const { href, children, ...rest } = withoutNode(props);
+    const external = typeof href === "string" && /^https?:\/\//i.test(href);
+    return (
+      <a href={href} {...rest} {...(external ? { rel: "noopener noreferrer nofollow", target: "_blank" } : {})}>
+        {children}
+      </a>
+    );
+  },
+  img: (props) => {
+    const { src, alt, ...rest } = withoutNode(props);
+    if (typeof src !== "string" || !isHttpUrl(src)) return <span className="muted">[image: {alt || "not shown"}]</span>;
+    return <img src={src} alt={alt ?? ""} {...rest} loading="lazy" referrerPolicy="no-referrer" />;
+  },
+};
+
+function MarkdownText({ text }: { text: string }) {
+  return (
+    <div className="markdown">
+      <Markdown components={markdownComponents} rehypePlugins={[rehypeCommentMarks]}>
+        {markCommentRanges(text)}
+      </Markdown>
+    </div>
+  );
+}
+
+function withoutNode<T extends { node?: unknown }>(props: T): Omit<T, "node"> {
+  const { node: _node, ...rest } = props;
+  return rest;
+}
+
+function Placeholder({ kind, detail, note }: { kind: string; detail: ReactNode; note?: string }) {
+  return (
+    <div className="block-placeholder">
+      <span className="block-kind">{kind}</span>
+      <span className="block-detail">{detail}</span>
+      {note ? <span className="block-note">{note}</span> : null}
+    </div>
+  );
+}
+
+function UnknownBlock() {
+  return <Placeholder kind="Block" detail="This kind of content cannot be shown here yet." />;
+}
+
+function AttachmentIcon(props: ComponentPropsWithoutRef<"svg">) {
+  return (
+    <svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" {...props}>
+      <path d="M4 1.75h5.5L12.25 4.5v9.75H4z" fill="none" stroke="currentColor" strokeWidth="1.2" strokeLinejoin="round" />
+      <path d="M9.25 1.75v3h3" fill="none" stroke="currentColor" strokeWidth="1.2" />
+    </svg>
+  );
+}
+
+export function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+const IMAGE_MEDIA_TYPE = /^image\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function base64ImageSrc(mediaType: string, data: string): string | null {
+  if (!IMAGE_MEDIA_TYPE.test(mediaType) || data.length === 0 || !BASE64.test(data)) return null;
+  return `data:${mediaType.toLowerCase()};base64,${data}`;
+}

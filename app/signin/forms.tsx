@@ -1,0 +1,121 @@
+"use client";
+
+import { signIn } from "next-auth/react";
+import { useState, type FormEvent } from "react";
+import { createOwnerAccount } from "./actions";
+
+const MIN_PASSWORD_LENGTH = 8;
+
+type Status = { kind: "idle" } | { kind: "pending" } | { kind: "error"; message: string; alreadyInitialized?: boolean };
+
+async function signInWithPassword(email: string, password: string): Promise<string | null> {
+  const result = await signIn("credentials", { redirect: false, email, password });
+  if (!result) return "Sign-in failed: no answer from the server. Please try again.";
+  if (result.error) {
+    return result.error === "CredentialsSignin" ? "Wrong email or password." : "Sign-in failed. Please try again.";
+  }
+  return null;
+}
+
+function fieldsOf(event: FormEvent<HTMLFormElement>): Record<string, string> {
+  const data = new FormData(event.currentTarget);
+  const out: Record<string, string> = {};
+  for (const [key, value] of data.entries()) if (typeof value === "string") out[key] = value;
+  return out;
+}
+
+export function SignInForm({ callbackUrl, initialError }: { callbackUrl: string; initialError?: string }) {
+  const [status, setStatus] = useState<Status>(initialError ? { kind: "error", message: initialError } : { kind: "idle" });
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const { email = "", password = "" } = fieldsOf(event);
+    setStatus({ kind: "pending" });
+    const error = await signInWithPassword(email.trim(), password);
+    if (error) {
+      setStatus({ kind: "error", message: error });
+      return;
+    }
+    // A full navigation, so every server component renders with the new session cookie.
+    window.location.assign(callbackUrl);
+  }
+
+  const pending = status.kind === "pending";
+  return (
+    <form className="form" onSubmit={onSubmit} aria-label="Sign in">
+      {status.kind === "error" ? (
+        <p className="form-error" role="alert">{status.message}</p>
+      ) : null}
+      <label className="field">
+        <span>Email</span>
+        <input name="email" type="email" autoComplete="username" required autoFocus />
+      </label>
+      <label className="field">
+        <span>Password</span>
+        <input name="password" type="password" autoComplete="current-password" required />
+      </label>
+      <button type="submit" className="button button-primary button-block" disabled={pending}>
+        {pending ? "Signing in…" : "Sign in"}
+      </button>
+    </form>
+  );
+}
+
+export function OwnerSetupForm({ callbackUrl }: { callbackUrl: string }) {
+  const [status, setStatus] = useState<Status>({ kind: "idle" });
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const { name = "", email = "", password = "" } = fieldsOf(event);
+    if (password.length < MIN_PASSWORD_LENGTH) {
+      setStatus({ kind: "error", message: `The password must be at least ${MIN_PASSWORD_LENGTH} characters long.` });
+      return;
+    }
+    setStatus({ kind: "pending" });
+    const created = await createOwnerAccount({ name, email, password });
+    if (!created.ok) {
+      setStatus({ kind: "error", message: created.message, alreadyInitialized: created.code === "ALREADY_INITIALIZED" });
+      return;
+    }
+    const error = await signInWithPassword(created.email, password);
+    if (error) {
+      setStatus({ kind: "error", message: `The account was created, but signing in failed: ${error}` });
+      return;
+    }
+    window.location.assign(callbackUrl);
+  }
+
+  const pending = status.kind === "pending";
+  return (
+    <form className="form" onSubmit={onSubmit} aria-label="Create the owner account">
+      {status.kind === "error" ? (
+        <div className="form-error" role="alert">
+          <p>{status.message}</p>
+          {status.alreadyInitialized ? (
+            <p>
+              <a href={callbackUrl === "/" ? "/signin" : `/signin?callbackUrl=${encodeURIComponent(callbackUrl)}`}>
+                Sign in instead
+              </a>
+            </p>
+          ) : null}
+        </div>
+      ) : null}
+      <label className="field">
+        <span>Name</span>
+        <input name="name" type="text" autoComplete="name" required maxLength={200} autoFocus />
+      </label>
+      <label className="field">
+        <span>Email</span>
+        <input name="email" type="email" autoComplete="username" required />
+      </label>
+      <label className="field">
+        <span>Password</span>
+        <input name="password" type="password" autoComplete="new-password" required minLength={MIN_PASSWORD_LENGTH} />
+        <small className="muted">At least {MIN_PASSWORD_LENGTH} characters.</small>
+      </label>
+      <button type="submit" className="button button-primary button-block" disabled={pending}>
+        {pending ? "Creating account…" : "Create the owner account"}
+      </button>
+    </form>
+  );
+}

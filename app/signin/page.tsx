@@ -1,0 +1,50 @@
+import type { Metadata } from "next";
+import { redirect } from "next/navigation";
+import { getSessionUser, safeCallbackPath } from "@/app/_lib/session";
+import { firstParam, type SearchParams } from "@/app/_lib/search-params";
+import { getBridge } from "@/server/bridge";
+import { OwnerSetupForm, SignInForm } from "./forms";
+
+export const metadata: Metadata = { title: "Sign in" };
+
+const NEXT_AUTH_ERRORS: Record<string, string> = {
+  CredentialsSignin: "Wrong email or password.",
+  SessionRequired: "Please sign in to continue.",
+};
+
+export default async function SignInPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  const params = await searchParams;
+  const callbackUrl = safeCallbackPath(firstParam(params.callbackUrl));
+  if (await getSessionUser()) redirect(callbackUrl);
+
+  const initialized = await getBridge().hasUsers();
+  const errorCode = firstParam(params.error);
+  const initialError = errorCode ? (NEXT_AUTH_ERRORS[errorCode] ?? "Sign-in failed. Please try again.") : undefined;
+
+  return (
+    <main className="auth-page">
+      <div className="auth-card">
+        <div className="auth-brand">
+          <span className="brand-mark" aria-hidden="true">Q</span>
+          <span className="brand-name">Quire</span>
+        </div>
+        {initialized ? (
+          <>
+            <h1>Sign in</h1>
+            <p className="muted">Documents with branches, history and review.</p>
+            <SignInForm callbackUrl={callbackUrl} initialError={initialError} />
+          </>
+        ) : (
+          <>
+            <h1>Create the owner account</h1>
+            <p className="muted">
+              This Quire instance has no accounts yet. The first account owns the workspace and can invite
+              everyone else.
+            </p>
+            <OwnerSetupForm callbackUrl={callbackUrl} />
+          </>
+        )}
+      </div>
+    </main>
+  );
+}

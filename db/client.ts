@@ -1,0 +1,79 @@
+/**
+ * Opens Quire's database: PostgreSQL through postgres.js when a URL is given,
+ * otherwise an embedded PGlite database in a data folder (or in memory).
+ * Both run the same Drizzle schema and the same migrations.
+ */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { PGlite } from "@electric-sql/pglite";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
+import postgres from "postgres";
+import * as schema from "./schema";
+
+export type Schema = typeof schema;
+export type Database = PgDatabase<PgQueryResultHKT, Schema>;
+
+export interface DatabaseHandle {
+  db: Database;
+  kind: "postgres" | "pglite";
+  /** Applies pending migrations; safe to call from several processes at once. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const migrationsFolder = fileURLToPath(new URL("./migrations", import.meta.url));
+
+/** Serialises concurrent migrators on one PostgreSQL server. */
+const MIGRATION_LOCK_KEY = 4_711_2026;
+
+export interface OpenDatabaseOptions {
+  /** postgres:// URL; when absent PGlite is used. */
+  url?: string;
+  /** PGlite data folder; absent = in memory. */
+  dataDir?: string;
+  /** postgres.js pool size. */
+  maxConnections?: number;
+}
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  if (options.url) return openPostgres(options.url, options.maxConnections ?? 10);
+  return openPglite(options.dataDir);
+}
+
+function openPostgres(url: string, max: number): DatabaseHandle {
+  const client = postgres(url, { max, onnotice: () => {} });
+  const db = drizzlePostgres(client, { schema }) as unknown as Database;
+  return {
+    db,
+    kind: "postgres",
+    async migrate() {
+      const lockClient = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        await lockClient`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
+        await migratePostgres(drizzlePostgres(lockClient), { migrationsFolder });
+        await lockClient`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`;
+      } finally {
+        await lockClient.end();
+      }
+    },
+    close: () => client.end(),
+  };
+}
+
+async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> {
+  if (dataDir) mkdirSync(path.dirname(dataDir), { recursive: true });
+  const client = new PGlite(dataDir);
+  await client.waitReady;
+  const db = drizzlePglite(client, { schema }) as unknown as Database;
+  return {
+    db,
+    kind: "pglite",
+    migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder }),
+    close: () => client.close(),
+  };
+}

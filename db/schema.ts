@@ -1,0 +1,168 @@
+/**
+ * Quire's tables. Versioned state (blobs, trees, commits, branches) is immutable
+ * except for branch heads; everything else is ordinary relational data.
+ */
+import { sql } from "drizzle-orm";
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+
+const createdAt = () => timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
+
+export const workspaces = pgTable("workspaces", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  name: text("name").notNull(),
+  createdAt: createdAt(),
+});
+
+export const users = pgTable("users", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  /** Stored lower-cased; unique across the instance. */
+  email: text("email").notNull().unique(),
+  name: text("name").notNull(),
+  passwordHash: text("password_hash").notNull(),
+  createdAt: createdAt(),
+});
+
+export const memberships = pgTable(
+  "memberships",
+  {
+    workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
+    userId: uuid("user_id").notNull().references(() => users.id),
+    role: text("role", { enum: ["owner", "admin", "member", "guest"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.userId] }), index("memberships_user_idx").on(t.userId)],
+);
+
+export const apiTokens = pgTable("api_tokens", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  userId: uuid("user_id").notNull().references(() => users.id),
+  label: text("label"),
+  /** sha256 of the token; the token itself is shown once and never stored. */
+  tokenHash: text("token_hash").notNull().unique(),
+  createdAt: createdAt(),
+  lastUsedAt: timestamp("last_used_at", { withTimezone: true, mode: "date" }),
+  expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }),
+  revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+});
+
+/**
+ * A document's identity. path/name/description/deleted mirror the tree at the
+ * head of the default branch (kept in step in the transaction that moves that
+ * head) so listing and path uniqueness need no tree reads.
+ */
+export const documents = pgTable(
+  "documents",
+  {
+    id: uuid("id").primaryKey(),
+    workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
+    defaultBranch: text("default_branch").notNull().default("main"),
+    path: text("path").notNull(),
+    name: text("name").notNull(),
+    description: text("description"),
+    deleted: boolean("deleted").notNull().default(false),
+    createdBy: uuid("created_by").notNull().references(() => users.id),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("documents_live_path_uq").on(t.workspaceId, t.path).where(sql`${t.deleted} = false`),
+  ],
+);
+
+/** Content-addressed section versions: hash of the canonical encoding of the body. */
+export const blobs = pgTable("blobs", {
+  hash: text("hash").primaryKey(),
+  body: jsonb("body").notNull(),
+});
+
+/** Content-addressed document snapshots: document state plus ordered (sectionId, blobHash). */
+export const trees = pgTable("trees", {
+  hash: text("hash").primaryKey(),
+  body: jsonb("body").notNull(),
+});
+
+export const commits = pgTable(
+  "commits",
+  {
+    id: uuid("id").primaryKey(),
+    documentId: uuid("document_id").notNull().references(() => documents.id),
+    parentIds: uuid("parent_ids").array().notNull(),
+    /** 1 + max(parent generation): lets history walks stop at the fork point. */
+    generation: integer("generation").notNull(),
+    treeHash: text("tree_hash").notNull().references(() => trees.hash),
+    message: text("message").notNull(),
+    authorId: uuid("author_id").notNull().references(() => users.id),
+    kind: text("kind", { enum: ["create", "write", "merge", "revert"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("commits_document_idx").on(t.documentId, t.generation)],
+);
+
+export const branches = pgTable(
+  "branches",
+  {
+    documentId: uuid("document_id").notNull().references(() => documents.id),
+    name: text("name").notNull(),
+    headCommitId: uuid("head_commit_id").notNull().references(() => commits.id),
+    createdBy: uuid("created_by").notNull().references(() => users.id),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.documentId, t.name] })],
+);
+
+export const tags = pgTable(
+  "tags",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
+    path: text("path").notNull(),
+    displayName: text("display_name"),
+    description: text("description"),
+    color: text("color"),
+    createdBy: uuid("created_by").notNull().references(() => users.id),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("tags_workspace_path_uq").on(t.workspaceId, t.path)],
+);
+
+/**
+ * Files uploaded for storage blocks. A storage block may name only an upload of
+ * its own workspace; the bytes live in the workspace's object storage.
+ */
+export const uploads = pgTable(
+  "uploads",
+  {
+    key: text("key").primaryKey(),
+    workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
+    filename: text("filename").notNull(),
+    mediaType: text("media_type").notNull(),
+    byteSize: integer("byte_size"),
+    sha256: text("sha256"),
+    createdBy: uuid("created_by").notNull().references(() => users.id),
+    createdAt: createdAt(),
+    /** Set when the bytes have arrived; a storage block may only name a completed upload. */
+    completedAt: timestamp("completed_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [index("uploads_workspace_idx").on(t.workspaceId)],
+);
+
+/** Instance-wide settings shared by every process on this database (e.g. the session signing secret). */
+export const instanceSettings = pgTable("instance_settings", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});
+
+export type Role = (typeof memberships.$inferSelect)["role"];
+export type CommitKind = (typeof commits.$inferSelect)["kind"];

@@ -1,0 +1,135 @@
+/** The `read` tool: a document's state on a branch or at a commit, sections in order with their contentHash. */
+import { z } from "zod";
+import type { Block } from "@/server/core/blocks";
+import type { DocumentTree, Permission, PropertyValue, SectionReference } from "@/server/core/document-model";
+import { DomainError } from "@/server/core/errors";
+import { branchNameSchema } from "@/server/core/names";
+import { CommitGraph, type CommitRecord } from "@/server/store/commits";
+import type { Tx } from "@/server/store/db";
+import { type DocumentRow, getBranch, getDocument } from "@/server/store/documents";
+import { loadSections, loadTree } from "@/server/store/objects";
+import { getTags } from "@/server/store/tags";
+import { defineTool, uuidSchema } from "./tool";
+
+export const readInput = z.strictObject({
+  documentId: uuidSchema.describe("The document to read."),
+  branchName: branchNameSchema.optional().describe("Branch to read; default: the document's default branch (main)."),
+  commitId: uuidSchema
+    .optional()
+    .describe("Read the document as it was at this commit instead of a branch head (from `documents` action `log`)."),
+  sectionIds: z
+    .array(uuidSchema)
+    .min(1)
+    .max(5_000)
+    .optional()
+    .describe("Only these sections (positions stay those of the whole document). Default: all sections."),
+});
+
+export interface SectionView {
+  sectionId: string;
+  name: string;
+  content: Block[];
+  /** Pass as `expectedContentHash` to the `sections` tool to detect concurrent edits. */
+  contentHash: string;
+  /** 0-based index in the document's section order. */
+  position: number;
+  defaultPermission: Permission | null;
+  aiAccess: Permission | null;
+  references: SectionReference[];
+}
+
+export interface TagView {
+  tagId: string;
+  path: string;
+  displayName: string | null;
+  color: string | null;
+}
+
+export interface DocumentView {
+  documentId: string;
+  path: string;
+  name: string;
+  description: string | null;
+  /** True when the document is deleted in this state (deleted on a branch, not yet merged). */
+  deleted: boolean;
+  /** The branch read, or null when reading a commit directly. */
+  branchName: string | null;
+  /** The commit whose state is shown: the branch head, or `commitId` when given. */
+  headCommitId: string;
+  tags: TagView[];
+  properties: Record<string, PropertyValue>;
+  sections: SectionView[];
+}
+
+/** Builds the view of one commit of a document; shared by `read` and `documents` `show`. */
+export async function documentView(
+  tx: Tx,
+  input: { document: DocumentRow; commit: CommitRecord; branchName: string | null; sectionIds?: string[] },
+): Promise<DocumentView> {
+  const tree: DocumentTree = await loadTree(tx, input.commit.treeHash);
+  let entries = tree.sections.map((entry, position) => ({ ...entry, position }));
+  if (input.sectionIds) {
+    const present = new Set(tree.sections.map((s) => s.sectionId));
+    const unknown = [...new Set(input.sectionIds)].filter((id) => !present.has(id));
+    if (unknown.length > 0) {
+      throw new DomainError(
+        "NOT_FOUND",
+        `Section(s) ${unknown.join(", ")} are not in this document at this point. Read without sectionIds to list its sections.`,
+        { kind: "Section", ids: unknown },
+      );
+    }
+    const wanted = new Set(input.sectionIds);
+    entries = entries.filter((e) => wanted.has(e.sectionId));
+  }
+  const [versions, tagRows] = await Promise.all([
+    loadSections(tx, entries.map((e) => e.blobHash)),
+    getTags(tx, input.document.workspaceId, tree.tagIds),
+  ]);
+  return {
+    documentId: input.document.id,
+    path: tree.path,
+    name: tree.name,
+    description: tree.description,
+    deleted: tree.deleted,
+    branchName: input.branchName,
+    headCommitId: input.commit.id,
+    tags: tagRows
+      .map((t) => ({ tagId: t.id, path: t.path, displayName: t.displayName, color: t.color }))
+      .sort((a, b) => a.path.localeCompare(b.path)),
+    properties: tree.properties,
+    sections: entries.map((e) => {
+      const v = versions.get(e.blobHash)!;
+      return {
+        sectionId: e.sectionId,
+        name: v.name,
+        content: v.content,
+        contentHash: e.blobHash,
+        position: e.position,
+        defaultPermission: v.defaultPermission,
+        aiAccess: v.aiAccess,
+        references: v.references,
+      };
+    }),
+  };
+}
+
+export const readTool = defineTool({
+  name: "read",
+  description:
+    "Read a document: its path, name, description, tags, scalar properties and ordered sections (sectionId, name, content blocks, contentHash, position, permission overrides, references). Reads the head of `branchName` (default: main) or, with `commitId`, the document as it was at that commit. Keep each section's `contentHash` and pass it as `expectedContentHash` when you update the section with the `sections` tool, so a concurrent edit is detected instead of overwritten.",
+  input: readInput,
+  readOnly: true,
+  async run(ctx, input): Promise<DocumentView> {
+    const tx = ctx.db;
+    const document = await getDocument(tx, ctx.actor.workspaceId, input.documentId);
+    const graph = new CommitGraph(tx, document.id);
+    if (input.commitId) {
+      const commit = await graph.get(input.commitId);
+      return documentView(tx, { document, commit, branchName: null, sectionIds: input.sectionIds });
+    }
+    const branchName = input.branchName ?? document.defaultBranch;
+    const branch = await getBranch(tx, document.id, branchName);
+    const commit = await graph.get(branch.headCommitId);
+    return documentView(tx, { document, commit, branchName, sectionIds: input.sectionIds });
+  },
+});

@@ -1,0 +1,24 @@
+/** Every tool Quire offers, by name; both transport faces are generated from this map. */
+import type { z } from "zod";
+import { type DocumentsResults, documentsTool } from "./documents";
+import { type DocumentView, readTool } from "./read";
+
+export const tools = {
+  documents: documentsTool,
+  read: readTool,
+} as const;
+
+export type ToolName = keyof typeof tools;
+export type ToolInput<T extends ToolName> = z.input<(typeof tools)[T]["input"]>;
+
+interface ResultsByTool {
+  documents: DocumentsResults;
+  read: DocumentView;
+}
+
+/** The result of calling `tool` with `input`: per action for tools with several actions. */
+export type ToolOutput<T extends ToolName, I = ToolInput<T>> = ResultsByTool[T] extends DocumentView
+  ? ResultsByTool[T]
+  : I extends { action: infer A extends keyof ResultsByTool[T] }
+    ? ResultsByTool[T][A]
+    : ResultsByTool[T][keyof ResultsByTool[T]];

@@ -1,0 +1,81 @@
+/**
+ * A tool is one zod input schema (a union on `action`) plus the function that
+ * runs it. The same definition serves tRPC and MCP.
+ */
+import { z } from "zod";
+import { DomainError } from "@/server/core/errors";
+import type { ActionContext } from "./context";
+
+export interface ToolDefinition<Input, Output> {
+  name: string;
+  description: string;
+  input: z.ZodType<Input>;
+  /** Whether some action of the tool can change state (MCP annotation; tRPC mutation vs query). */
+  readOnly: boolean;
+  run(ctx: ActionContext, input: Input): Promise<Output>;
+}
+
+export function defineTool<S extends z.ZodType, Output>(definition: {
+  name: string;
+  description: string;
+  input: S;
+  readOnly: boolean;
+  run(ctx: ActionContext, input: z.output<S>): Promise<Output>;
+}): ToolDefinition<z.output<S>, Output> {
+  return definition as ToolDefinition<z.output<S>, Output>;
+}
+
+/** Turns zod issues into the VALIDATION_FAILED error both faces return. */
+export function validationError(error: z.ZodError): DomainError {
+  const issues = error.issues.map((issue) => ({
+    path: issue.path.map(String).join("."),
+    message: issue.message,
+  }));
+  const summary = issues
+    .slice(0, 5)
+    .map((i) => (i.path ? `${i.path}: ${i.message}` : i.message))
+    .join("; ");
+  return new DomainError("VALIDATION_FAILED", `Invalid parameters: ${summary}${issues.length > 5 ? "; …" : ""}`, {
+    issues,
+  });
+}
+
+/** Validates raw input against the tool's schema; invalid input never reaches the action. */
+export function parseToolInput<Input>(tool: ToolDefinition<Input, unknown>, raw: unknown): Input {
+  const parsed = tool.input.safeParse(raw);
+  if (!parsed.success) throw validationError(parsed.error);
+  return parsed.data;
+}
+
+export const uuidSchema = z.string().uuid("must be a UUID");
+
+export const MAX_PAGE_SIZE = 200;
+export const pageLimitSchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_PAGE_SIZE)
+  .optional()
+  .describe(`Page size, 1-${MAX_PAGE_SIZE} (default 50).`);
+export const cursorSchema = z.string().max(20_000).optional().describe("`nextCursor` from the previous page.");
+
+/** Opaque pagination cursors: base64url JSON, validated on the way back in. */
+export function encodeCursor(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString("base64url");
+}
+
+export function decodeCursor<T>(cursor: string, schema: z.ZodType<T>): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    value = undefined;
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new DomainError("VALIDATION_FAILED", "cursor is not valid: pass `nextCursor` exactly as a previous page returned it.", {
+      issues: [{ path: "cursor", message: "not a cursor this list returned" }],
+    });
+  }
+  return parsed.data;
+}

@@ -1,0 +1,94 @@
+/**
+ * Account operations shared by the CLI and the web sign-in: users, the first
+ * owner, credential checks, API tokens and the actor a credential acts as.
+ */
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import type { Database } from "@/db/client";
+import type { Actor } from "@/server/actions/context";
+import { validationError } from "@/server/actions/tool";
+import { DomainError } from "@/server/core/errors";
+import { sha256Hex } from "@/server/core/hashing";
+import {
+  type CreatedUser,
+  countUsers,
+  createUser,
+  findUserByEmail,
+  getMembership,
+  getOrInitSetting,
+  insertApiToken,
+  useApiToken,
+} from "@/server/store/accounts";
+import { hashPassword, verifyPassword } from "./passwords";
+
+export const MIN_PASSWORD_LENGTH = 8;
+
+const newUserSchema = z.object({
+  email: z.string().trim().toLowerCase().email("must be an email address").max(320),
+  name: z.string().trim().min(1, "must not be empty").max(200),
+  password: z.string().min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`).max(1_000),
+});
+
+export type NewUser = z.input<typeof newUserSchema>;
+
+/** Adds a user; the first one also creates the default workspace and owns it. */
+export async function addUser(db: Database, input: NewUser, now: Date, options: { onlyIfFirst?: boolean } = {}): Promise<CreatedUser> {
+  const parsed = newUserSchema.safeParse(input);
+  if (!parsed.success) throw validationError(parsed.error);
+  const passwordHash = await hashPassword(parsed.data.password);
+  return db.transaction((tx) =>
+    createUser(tx, { email: parsed.data.email, name: parsed.data.name, passwordHash, now, onlyIfFirst: options.onlyIfFirst }),
+  );
+}
+
+export const hasUsers = async (db: Database): Promise<boolean> => (await countUsers(db)) > 0;
+
+export async function verifyCredentials(db: Database, email: string, password: string) {
+  const user = await findUserByEmail(db, email.trim());
+  if (!user || !(await verifyPassword(user.passwordHash, password))) return null;
+  return { id: user.id, email: user.email, name: user.name };
+}
+
+const TOKEN_PREFIX = "qk_";
+
+/** Tokens carry 256 random bits, so a fast hash is enough to keep them useless if the table leaks. */
+export const hashApiToken = (token: string): string => sha256Hex(token);
+
+export async function issueApiToken(
+  db: Database,
+  input: { email: string; label?: string; expiresAt?: Date },
+  now: Date,
+): Promise<{ token: string; tokenId: string; userId: string }> {
+  const user = await findUserByEmail(db, input.email);
+  if (!user) throw new DomainError("NOT_FOUND", `No user has the email ${JSON.stringify(input.email)}. Add one with \`quire user add\`.`);
+  const token = TOKEN_PREFIX + randomBytes(32).toString("base64url");
+  const { id } = await insertApiToken(db, {
+    userId: user.id,
+    label: input.label ?? null,
+    tokenHash: hashApiToken(token),
+    expiresAt: input.expiresAt ?? null,
+    now,
+  });
+  return { token, tokenId: id, userId: user.id };
+}
+
+/** The actor a user acts as: their membership in the workspace, or null for a user who belongs nowhere. */
+export async function actorForUser(db: Database, userId: string, via: Actor["via"]): Promise<Actor | null> {
+  const membership = await getMembership(db, userId);
+  if (!membership) return null;
+  return { userId, workspaceId: membership.workspaceId, role: membership.role, via };
+}
+
+/** The actor behind a bearer token, or null when the token is unknown, revoked or expired. */
+export async function actorForApiToken(db: Database, token: string, via: Actor["via"], now: Date): Promise<Actor | null> {
+  if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
+  const used = await useApiToken(db, hashApiToken(token), now);
+  return used ? actorForUser(db, used.userId, via) : null;
+}
+
+const AUTH_SECRET_KEY = "auth_secret";
+
+/** The secret that signs browser sessions: from the environment, else generated once and kept in the database. */
+export async function ensureAuthSecret(db: Database, fromEnv: string | undefined): Promise<string> {
+  return fromEnv ?? getOrInitSetting(db, AUTH_SECRET_KEY, randomBytes(32).toString("base64url"));
+}

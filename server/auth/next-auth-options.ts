@@ -1,0 +1,52 @@
+/**
+ * next-auth (v4) configuration for the browser: email + password through the
+ * Credentials provider, sessions as signed JWT cookies. Accounts live in the
+ * Quire server, reached through the in-process bridge.
+ *
+ * `secret` is deliberately not set here: next-auth reads NEXTAUTH_SECRET from
+ * the environment on every request, and the Quire server sets it before Next
+ * starts. The callback URL origin comes from NEXTAUTH_URL / AUTH_TRUST_HOST,
+ * also set by the server, so sign-in works on whatever port it listens on.
+ */
+import type { NextAuthOptions } from "next-auth";
+import CredentialsProvider from "next-auth/providers/credentials";
+import { getBridge } from "../bridge";
+
+export const authOptions: NextAuthOptions = {
+  session: { strategy: "jwt" },
+  pages: { signIn: "/signin", error: "/signin" },
+  providers: [
+    CredentialsProvider({
+      id: "credentials",
+      name: "Email and password",
+      credentials: {
+        email: { label: "Email", type: "email" },
+        password: { label: "Password", type: "password" },
+      },
+      async authorize(credentials) {
+        const email = credentials?.email?.trim();
+        const password = credentials?.password;
+        if (!email || !password) return null;
+        const user = await getBridge().verifyCredentials(email, password);
+        return user ? { id: user.id, email: user.email, name: user.name } : null;
+      },
+    }),
+  ],
+  callbacks: {
+    jwt({ token, user }) {
+      // `user` is present only on sign-in; afterwards the token carries the id.
+      if (user) {
+        token.sub = user.id;
+        token.name = user.name;
+        token.email = user.email;
+      }
+      return token;
+    },
+    session({ session, token }) {
+      if (token.sub) {
+        session.user = { ...session.user, id: token.sub };
+      }
+      return session;
+    },
+  },
+};

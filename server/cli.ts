@@ -1,0 +1,120 @@
+/**
+ * The `quire` command line: serve, migrate, user add, token create.
+ * Same data-dir / DATABASE_URL rules as `npm start`.
+ */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { openDatabase } from "@/db/client";
+import { addUser, issueApiToken } from "@/server/auth/accounts";
+import { loadConfig } from "@/server/config";
+import { isDomainError } from "@/server/core/errors";
+import { startServer } from "@/server/http/server";
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+const USAGE = `Usage: quire <command> [options]
+
+  serve [--port N] [--dev]          Migrate the database and serve Quire (PORT, DATABASE_URL, QUIRE_DATA_DIR apply)
+  migrate                           Apply database migrations
+  user add --email E --name N --password P
+                                    Add a user (the first user owns the workspace)
+  token create --email E [--label L] [--expires-in-days D]
+                                    Create an API token; printed once, on the last line
+
+Without DATABASE_URL, Quire uses an embedded database in QUIRE_DATA_DIR (default .quire/).`;
+
+async function openConfiguredDatabase() {
+  const config = loadConfig();
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: path.join(config.dataDir, "db") });
+  await database.migrate();
+  return { config, database };
+}
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(1);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, subcommand] = argv;
+  const options = {
+    email: { type: "string" },
+    name: { type: "string" },
+    password: { type: "string" },
+    label: { type: "string" },
+    "expires-in-days": { type: "string" },
+    port: { type: "string" },
+    dev: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  } as const;
+  const { values } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  if (!command || values.help) {
+    console.log(USAGE);
+    return;
+  }
+
+  if (command === "migrate") {
+    const { database } = await openConfiguredDatabase();
+    await database.close();
+    console.log(`Migrations applied (${database.kind}).`);
+    return;
+  }
+
+  if (command === "serve") {
+    const { config, database } = await openConfiguredDatabase();
+    const port = values.port ? Number(values.port) : config.port;
+    const server = await startServer({
+      database,
+      port,
+      host: config.host,
+      authSecret: config.authSecret,
+      next: { dev: values.dev ?? false, dir: projectRoot },
+    });
+    console.log(`Quire is serving ${server.url} (database: ${database.kind}${database.kind === "pglite" ? ` in ${config.dataDir}` : ""})`);
+    const stop = async () => {
+      await server.close();
+      await database.close();
+      process.exit(0);
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    return;
+  }
+
+  if (command === "user" && subcommand === "add") {
+    if (!values.email || !values.name || !values.password) fail("user add needs --email, --name and --password.");
+    const { database } = await openConfiguredDatabase();
+    try {
+      const created = await addUser(database.db, { email: values.email, name: values.name, password: values.password }, new Date());
+      console.log(`Added ${created.user.email} (${created.role}) with id ${created.user.id}`);
+    } finally {
+      await database.close();
+    }
+    return;
+  }
+
+  if (command === "token" && subcommand === "create") {
+    if (!values.email) fail("token create needs --email.");
+    const days = values["expires-in-days"] ? Number(values["expires-in-days"]) : undefined;
+    if (days !== undefined && !(days > 0)) fail("--expires-in-days must be a positive number.");
+    const { database } = await openConfiguredDatabase();
+    try {
+      const now = new Date();
+      const expiresAt = days ? new Date(now.getTime() + days * 86_400_000) : undefined;
+      const issued = await issueApiToken(database.db, { email: values.email, label: values.label, expiresAt }, now);
+      console.log(`API token for ${values.email}${expiresAt ? `, expires ${expiresAt.toISOString()}` : ""}. It is shown only once:`);
+      console.log(issued.token);
+    } finally {
+      await database.close();
+    }
+    return;
+  }
+
+  fail(`Unknown command: ${argv.join(" ")}\n\n${USAGE}`);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (isDomainError(error)) fail(`${error.code}: ${error.message}`);
+  fail(error instanceof Error ? error.message : String(error));
+});

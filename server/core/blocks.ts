@@ -1,0 +1,134 @@
+/**
+ * Content blocks: the one schema for every block variant of the spec's block
+ * table (spec §2.2). Objects are strict so a misspelt field is reported, not
+ * silently dropped.
+ */
+import { z } from "zod";
+
+export const MAX_BLOCKS_PER_SECTION = 2_000;
+export const MAX_TEXT_BLOCK_CHARS = 1_000_000;
+/** About 15 MB of binary image data; larger images belong in storage via `upload_url`. */
+export const MAX_BASE64_CHARS = 20_000_000;
+
+const mediaType = z
+  .string()
+  .max(255)
+  .regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i, "must be a media type such as image/png")
+  .describe("IANA media type, e.g. image/png, application/pdf, text/csv.");
+
+const imageMediaType = mediaType.refine((t) => t.toLowerCase().startsWith("image/"), "must be an image/* media type");
+
+const httpUrl = z
+  .string()
+  .max(8_192)
+  .url()
+  .refine((u) => /^https?:$/i.test(new URL(u).protocol), "must be an http:// or https:// URL")
+  .describe("An http(s) URL. Quire stores it as given and never fetches it.");
+
+const storageKey = z
+  .string()
+  .min(1)
+  .max(512)
+  .describe("Storage key returned by the `upload_url` tool for a file uploaded to this workspace.");
+
+const filename = z.string().min(1).max(255).describe("File name shown to readers.");
+
+const textBlock = z.strictObject({
+  blockType: z.literal("text"),
+  text: z
+    .string()
+    .max(MAX_TEXT_BLOCK_CHARS)
+    .describe(
+      "Markdown. Keep existing <svc:comment id=\"…\">…</svc:comment> tags intact; add a comment with <svc:comment-new body=\"…\" mentions=\"<userId>\">text</svc:comment-new>.",
+    ),
+});
+
+const imageBlock = z.discriminatedUnion("type", [
+  z.strictObject({
+    blockType: z.literal("image"),
+    type: z.literal("url"),
+    mediaType: imageMediaType,
+    url: httpUrl,
+    alt: z.string().max(2_000).optional().describe("Alternative text."),
+  }),
+  z.strictObject({
+    blockType: z.literal("image"),
+    type: z.literal("base64"),
+    mediaType: imageMediaType,
+    data: z
+      .string()
+      .min(1)
+      .max(MAX_BASE64_CHARS)
+      .regex(/^[A-Za-z0-9+/]*={0,2}$/, "must be standard base64 without line breaks")
+      .describe("The image bytes, base64-encoded."),
+  }),
+  z.strictObject({
+    blockType: z.literal("image"),
+    type: z.literal("storage"),
+    mediaType: imageMediaType,
+    key: storageKey,
+  }),
+  z.strictObject({
+    blockType: z.literal("image"),
+    type: z.literal("file"),
+    path: z
+      .string()
+      .min(1)
+      .max(4_096)
+      .describe("Absolute local path. Only the stdio proxy (`quire mcp-proxy`) accepts this; it uploads the file."),
+  }),
+]);
+
+const documentBlock = z.strictObject({
+  blockType: z.literal("document"),
+  type: z.literal("url"),
+  mediaType,
+  url: httpUrl,
+  filename,
+});
+
+const csvBlock = z.strictObject({
+  blockType: z.literal("csv"),
+  type: z.literal("storage"),
+  mediaType,
+  key: storageKey,
+  filename,
+  headers: z.array(z.string().max(1_000)).max(1_000).describe("Column headers of the CSV file."),
+  rowCount: z.number().int().min(0).describe("Number of data rows."),
+});
+
+const fileBlock = z.strictObject({
+  blockType: z.literal("file"),
+  type: z.literal("storage"),
+  mediaType,
+  key: storageKey,
+  filename,
+});
+
+const databaseEmbedBlock = z.strictObject({
+  blockType: z.literal("database_embed"),
+  databaseId: z.string().uuid().describe("The database to embed."),
+});
+
+export const blockSchema = z
+  .discriminatedUnion("blockType", [textBlock, imageBlock, documentBlock, csvBlock, fileBlock, databaseEmbedBlock])
+  .describe(
+    "A content block. blockType text {text}; image type url {mediaType,url,alt?} | base64 {mediaType,data} | storage {mediaType,key} | file {path} (stdio proxy only); document type url {mediaType,url,filename}; csv type storage {mediaType,key,filename,headers,rowCount}; file type storage {mediaType,key,filename}; database_embed {databaseId}.",
+  );
+
+export const contentSchema = z
+  .array(blockSchema)
+  .max(MAX_BLOCKS_PER_SECTION)
+  .describe("Ordered content blocks of a section.");
+
+export type Block = z.infer<typeof blockSchema>;
+
+/** Storage keys a piece of content refers to (for upload checks and signed download links). */
+export function storageKeysOf(content: readonly Block[]): string[] {
+  return content.flatMap((b) => ("type" in b && b.type === "storage" ? [b.key] : []));
+}
+
+/** Index of the first block the server itself cannot accept (a local file only the stdio proxy can upload). */
+export function firstLocalFileBlock(content: readonly Block[]): number {
+  return content.findIndex((b) => b.blockType === "image" && b.type === "file");
+}

@@ -1,0 +1,63 @@
+/**
+ * The versioned shape of a document: a tree of document-level state plus the
+ * ordered sections, each section a content-addressed blob. Two trees compare by
+ * hashes alone; content is loaded only where hashes differ.
+ */
+import type { Block } from "./blocks";
+import { canonicalHash } from "./hashing";
+
+export const PERMISSIONS = ["edit", "read", "none"] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+export interface SectionReference {
+  referenceId: string;
+  targetDocumentId: string;
+  /** null links to the whole document. */
+  targetSectionId: string | null;
+  /** null shows the target's own title. */
+  displayTitle: string | null;
+}
+
+/** Everything versioned about one section; its hash is the section's contentHash. */
+export interface SectionVersion {
+  name: string;
+  content: Block[];
+  defaultPermission: Permission | null;
+  aiAccess: Permission | null;
+  references: SectionReference[];
+}
+
+export interface TreeEntry {
+  sectionId: string;
+  blobHash: string;
+}
+
+export type PropertyValue = string | number | boolean;
+
+export interface DocumentTree {
+  path: string;
+  name: string;
+  description: string | null;
+  deleted: boolean;
+  /** Sorted, unique. */
+  tagIds: string[];
+  /** Column UUID -> scalar value; an absent key is an unset property. */
+  properties: Record<string, PropertyValue>;
+  sections: TreeEntry[];
+}
+
+export function hashSection(version: SectionVersion): string {
+  return canonicalHash(version);
+}
+
+export function normalizeTree(tree: DocumentTree): DocumentTree {
+  return { ...tree, tagIds: [...new Set(tree.tagIds)].sort() };
+}
+
+export function hashTree(tree: DocumentTree): string {
+  return canonicalHash(normalizeTree(tree));
+}
+
+export function newSectionVersion(name: string, content: Block[]): SectionVersion {
+  return { name, content, defaultPermission: null, aiAccess: null, references: [] };
+}

@@ -1,0 +1,62 @@
+/**
+ * The one error type actions throw. Codes are stable API: clients branch on
+ * them, so add new ones rather than changing what an existing one means.
+ */
+export const ERROR_CODES = [
+  "VALIDATION_FAILED",
+  "UNAUTHENTICATED",
+  "PERMISSION_DENIED",
+  "NOT_FOUND",
+  "PATH_TAKEN",
+  "BRANCH_EXISTS",
+  "BRANCH_MOVED",
+  "DEFAULT_BRANCH_PROTECTED",
+  "DOCUMENT_DELETED",
+  "TAG_EXISTS",
+  "CONTENT_HASH_MISMATCH",
+  "DUPLICATE_HEADING",
+  "ALREADY_INITIALIZED",
+  "EMAIL_TAKEN",
+  "INTERNAL",
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface ErrorPayload {
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export class DomainError extends Error {
+  override readonly name = "DomainError";
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+
+  toPayload(): ErrorPayload {
+    return this.details === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, details: this.details };
+  }
+}
+
+/** Duck-typed so errors keep their meaning across separately bundled copies of this module. */
+export function isDomainError(error: unknown): error is DomainError {
+  return (
+    error instanceof Error &&
+    error.name === "DomainError" &&
+    typeof (error as { code?: unknown }).code === "string" &&
+    typeof (error as { toPayload?: unknown }).toPayload === "function"
+  );
+}
+
+/** An object that does not exist or that the caller may not see: the two read the same. */
+export function notFound(kind: string, id: string, hint?: string): DomainError {
+  const next = hint ?? "Check the id (list or search to find valid ones).";
+  return new DomainError("NOT_FOUND", `${kind} ${JSON.stringify(id)} was not found. ${next}`, { kind, id });
+}

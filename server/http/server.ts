@@ -1,0 +1,164 @@
+/**
+ * Quire's single process: one HTTP server that answers MCP (/api/mcp) and
+ * tRPC (/api/trpc) itself and hands every other request to Next.js, which it
+ * reaches through the in-process bridge. The live-collaboration WebSocket
+ * upgrade joins this server on the same port.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createHTTPHandler } from "@trpc/server/adapters/standalone";
+import type { DatabaseHandle } from "@/db/client";
+import type { Actor } from "@/server/actions/context";
+import { tools } from "@/server/actions/registry";
+import { runTool } from "@/server/actions/run";
+import { appRouter } from "@/server/api/router";
+import {
+  actorForApiToken,
+  actorForUser,
+  addUser,
+  ensureAuthSecret,
+  hasUsers,
+  verifyCredentials,
+} from "@/server/auth/accounts";
+import { sessionUserId } from "@/server/auth/web-session";
+import { installBridge, type QuireBridge } from "@/server/bridge";
+import { DomainError } from "@/server/core/errors";
+import { handleMcpRequest } from "@/server/mcp/server";
+import packageJson from "../../package.json" with { type: "json" };
+
+export interface ServerOptions {
+  database: DatabaseHandle;
+  port: number;
+  host?: string;
+  /** Serve the Next.js app too (needs a build unless dev). */
+  next?: { dev: boolean; dir: string } | false;
+  authSecret?: string;
+  clock?: () => Date;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+function bearerToken(req: IncomingMessage): string | null {
+  const header = req.headers.authorization;
+  const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+  return match ? match[1]! : null;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify(body));
+}
+
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const { db } = options.database;
+  const clock = options.clock ?? (() => new Date());
+  const authSecret = await ensureAuthSecret(db, options.authSecret);
+  const version = packageJson.version;
+
+  const bridge: QuireBridge = {
+    async callTool(tool, userId, input) {
+      const actor = await actorForUser(db, userId, "web");
+      if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is not a member of this workspace.");
+      return runTool(tool, { db, actor, clock }, input) as never;
+    },
+    verifyCredentials: (email, password) => verifyCredentials(db, email, password),
+    hasUsers: () => hasUsers(db),
+    async createOwner(input) {
+      const { user } = await addUser(db, input, clock(), { onlyIfFirst: true });
+      return { id: user.id, email: user.email, name: user.name };
+    },
+  };
+  installBridge(bridge);
+
+  /** A token makes an API actor; without one, the browser session cookie makes a web actor. */
+  async function actorFor(req: IncomingMessage, tokenVia: Actor["via"]): Promise<Actor | null> {
+    const token = bearerToken(req);
+    if (token) return actorForApiToken(db, token, tokenVia, clock());
+    const userId = await sessionUserId(req.headers.cookie, authSecret);
+    return userId ? actorForUser(db, userId, "web") : null;
+  }
+
+  const trpcHandler = createHTTPHandler({
+    router: appRouter,
+    basePath: "/api/trpc/",
+    createContext: async ({ req }) => ({ db, clock, actor: await actorFor(req, "cli") }),
+  });
+
+  let nextHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? "/").split("?", 1)[0]!;
+    if (path === "/api/mcp") {
+      const token = bearerToken(req);
+      const actor = token ? await actorForApiToken(db, token, "mcp", clock()) : null;
+      if (!actor) {
+        sendJson(
+          res,
+          401,
+          { error: { code: "UNAUTHENTICATED", message: "Send Authorization: Bearer <API token> (create one with `npx quire token create`)." } },
+          { "www-authenticate": 'Bearer realm="quire"' },
+        );
+        return;
+      }
+      await handleMcpRequest(req, res, { db, actor, clock }, version);
+      return;
+    }
+    if (path.startsWith("/api/trpc/")) {
+      trpcHandler(req, res);
+      return;
+    }
+    if (path === "/api/health") {
+      sendJson(res, 200, { ok: true, version, tools: Object.keys(tools) });
+      return;
+    }
+    if (nextHandler) {
+      await nextHandler(req, res);
+      return;
+    }
+    sendJson(res, options.next ? 503 : 404, {
+      error: options.next
+        ? { code: "INTERNAL", message: "The web app is still starting; retry in a moment." }
+        : { code: "NOT_FOUND", message: `No route for ${path}.` },
+    });
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      console.error("[quire] request failed", error);
+      if (!res.headersSent) sendJson(res, 500, { error: { code: "INTERNAL", message: "Internal error." } });
+      else res.end();
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host ?? "0.0.0.0", () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://localhost:${port}`;
+
+  if (options.next) {
+    process.env.NEXTAUTH_SECRET = authSecret;
+    process.env.NEXTAUTH_URL ??= url;
+    process.env.NEXT_TELEMETRY_DISABLED = "1";
+    const { default: createNext } = await import("next");
+    const app = createNext({ dev: options.next.dev, dir: options.next.dir, hostname: "localhost", port });
+    await app.prepare();
+    const handler = app.getRequestHandler();
+    nextHandler = (req, res) => handler(req, res);
+  }
+
+  return {
+    url,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,270 @@
+/**
+ * Commits and the history graph. Walks are ordered by generation number (as
+ * git's commit-graph does), so log pages and merge bases cost what lies between
+ * the heads and the answer, not the length of the history.
+ */
+import { randomUUID } from "node:crypto";
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { Heap } from "heap-js";
+import { commits, type CommitKind } from "@/db/schema";
+import { DomainError, notFound } from "@/server/core/errors";
+import { queryRows, type Tx } from "./db";
+
+export interface CommitRecord {
+  id: string;
+  documentId: string;
+  parentIds: string[];
+  generation: number;
+  treeHash: string;
+  message: string;
+  authorId: string;
+  kind: CommitKind;
+  createdAt: Date;
+}
+
+export interface NewCommit {
+  documentId: string;
+  parentIds: string[];
+  treeHash: string;
+  message: string;
+  authorId: string;
+  kind: CommitKind;
+  createdAt: Date;
+}
+
+export async function insertCommit(tx: Tx, commit: NewCommit): Promise<CommitRecord> {
+  let generation = 1;
+  if (commit.parentIds.length > 0) {
+    const parents = await tx
+      .select({ generation: commits.generation })
+      .from(commits)
+      .where(inArray(commits.id, commit.parentIds));
+    if (parents.length !== new Set(commit.parentIds).size) throw new DomainError("INTERNAL", "A parent commit is missing.");
+    generation = 1 + Math.max(...parents.map((p) => p.generation));
+  }
+  const record: CommitRecord = { id: randomUUID(), generation, ...commit };
+  await tx.insert(commits).values(record);
+  return record;
+}
+
+export async function getCommit(tx: Tx, documentId: string, commitId: string): Promise<CommitRecord> {
+  const [row] = await tx
+    .select()
+    .from(commits)
+    .where(and(eq(commits.id, commitId), eq(commits.documentId, documentId)));
+  if (!row) throw notFound("Commit", commitId, "Use `documents` action `log` to list this document's commits.");
+  return row;
+}
+
+/** How many ancestors one round trip fetches ahead of the walk. */
+const PREFETCH_DEPTH = 64;
+
+interface CommitRow {
+  id: string;
+  document_id: string;
+  parent_ids: string[] | string;
+  generation: number;
+  tree_hash: string;
+  message: string;
+  author_id: string;
+  kind: CommitKind;
+  created_at: Date | string;
+}
+
+/** postgres.js returns uuid[] as an array; PGlite may hand back the text form "{a,b}". */
+function parseUuidArray(value: string[] | string): string[] {
+  if (Array.isArray(value)) return value;
+  const inner = value.replace(/^\{|\}$/g, "");
+  return inner === "" ? [] : inner.split(",");
+}
+
+/**
+ * A lazily loaded view of one document's commit graph. Loading a commit also
+ * fetches its ancestors a few dozen generations deep in the same query, so a
+ * walk needs a round trip per PREFETCH_DEPTH commits rather than per commit.
+ */
+export class CommitGraph {
+  private readonly loaded = new Map<string, CommitRecord>();
+
+  constructor(
+    private readonly tx: Tx,
+    readonly documentId: string,
+  ) {}
+
+  async get(id: string): Promise<CommitRecord> {
+    const [commit] = await this.getMany([id]);
+    return commit!;
+  }
+
+  async getMany(ids: readonly string[]): Promise<CommitRecord[]> {
+    const missing = [...new Set(ids.filter((id) => !this.loaded.has(id)))];
+    if (missing.length > 0) await this.prefetch(missing);
+    return ids.map((id) => {
+      const commit = this.loaded.get(id);
+      if (!commit) throw notFound("Commit", id, "Use `documents` action `log` to list this document's commits.");
+      return commit;
+    });
+  }
+
+  private async prefetch(ids: string[]): Promise<void> {
+    const idList = sql.join(
+      ids.map((id) => sql`${id}::uuid`),
+      sql`, `,
+    );
+    const rows = await queryRows<CommitRow>(
+      this.tx,
+      sql`
+        WITH RECURSIVE walk(id, depth) AS (
+          SELECT unnest(ARRAY[${idList}]), 0
+          UNION
+          SELECT parent, walk.depth + 1
+          FROM walk
+          JOIN commits c ON c.id = walk.id
+          CROSS JOIN LATERAL unnest(c.parent_ids) AS parent
+          WHERE walk.depth < ${PREFETCH_DEPTH}
+        )
+        SELECT c.id, c.document_id, c.parent_ids, c.generation, c.tree_hash, c.message, c.author_id, c.kind, c.created_at
+        FROM commits c
+        WHERE c.id IN (SELECT id FROM walk) AND c.document_id = ${this.documentId}::uuid
+      `,
+    );
+    for (const r of rows) {
+      this.loaded.set(r.id, {
+        id: r.id,
+        documentId: r.document_id,
+        parentIds: parseUuidArray(r.parent_ids),
+        generation: Number(r.generation),
+        treeHash: r.tree_hash,
+        message: r.message,
+        authorId: r.author_id,
+        kind: r.kind,
+        createdAt: new Date(r.created_at),
+      });
+    }
+  }
+}
+
+/** Newest first: higher generation, then later time, then id for a total order. */
+const newestFirst = (a: CommitRecord, b: CommitRecord): number =>
+  b.generation - a.generation || b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+export interface LogPage {
+  commits: CommitRecord[];
+  /** The walk's frontier, to resume from; null when history is exhausted. */
+  nextFrontier: string[] | null;
+}
+
+/**
+ * Lists the ancestors of `frontier` (heads, or a cursor's frontier) newest first.
+ * Popping in generation order means every child of a commit is popped before
+ * it, so the frontier alone (no visited set) keeps the walk free of repeats and
+ * is all a cursor needs to carry.
+ */
+export async function walkLog(graph: CommitGraph, frontier: readonly string[], limit: number): Promise<LogPage> {
+  const queue = new Heap<CommitRecord>(newestFirst);
+  const queued = new Set<string>();
+  for (const c of await graph.getMany(frontier)) {
+    if (!queued.has(c.id)) {
+      queued.add(c.id);
+      queue.push(c);
+    }
+  }
+  const page: CommitRecord[] = [];
+  while (page.length < limit && !queue.isEmpty()) {
+    const commit = queue.pop()!;
+    queued.delete(commit.id);
+    page.push(commit);
+    for (const parent of await graph.getMany(commit.parentIds)) {
+      if (!queued.has(parent.id)) {
+        queued.add(parent.id);
+        queue.push(parent);
+      }
+    }
+  }
+  return { commits: page, nextFrontier: queue.isEmpty() ? null : [...queued] };
+}
+
+const FROM_A = 1;
+const FROM_B = 2;
+const STALE = 4;
+
+/**
+ * All best common ancestors of two commits, like `git merge-base --all`:
+ * paint down from both heads in generation order; a commit reached from both is
+ * a common ancestor and marks its own ancestors stale; finally drop any
+ * candidate that is an ancestor of another. Sorted newest first.
+ */
+export async function mergeBases(graph: CommitGraph, a: string, b: string): Promise<string[]> {
+  if (a === b) return [a];
+  const flags = new Map<string, number>();
+  const queue = new Heap<CommitRecord>(newestFirst);
+  const queued = new Set<string>();
+  const enqueue = (c: CommitRecord, flag: number) => {
+    const before = flags.get(c.id) ?? 0;
+    flags.set(c.id, before | flag);
+    if (!queued.has(c.id)) {
+      queued.add(c.id);
+      queue.push(c);
+    }
+  };
+  const [commitA, commitB] = await graph.getMany([a, b]);
+  enqueue(commitA!, FROM_A);
+  enqueue(commitB!, FROM_B);
+
+  const candidates: CommitRecord[] = [];
+  const hasLiveEntry = () => [...queued].some((id) => ((flags.get(id) ?? 0) & STALE) === 0);
+  while (!queue.isEmpty() && hasLiveEntry()) {
+    const commit = queue.pop()!;
+    queued.delete(commit.id);
+    let flag = flags.get(commit.id)!;
+    if ((flag & (FROM_A | FROM_B)) === (FROM_A | FROM_B) && (flag & STALE) === 0) {
+      candidates.push(commit);
+      flag |= STALE;
+      flags.set(commit.id, flag);
+    }
+    for (const parent of await graph.getMany(commit.parentIds)) {
+      if (((flags.get(parent.id) ?? 0) & flag) !== flag) enqueue(parent, flag);
+    }
+  }
+  return (await removeRedundant(graph, candidates)).sort(newestFirst).map((c) => c.id);
+}
+
+/** Drops every candidate that is an ancestor of another candidate. */
+async function removeRedundant(graph: CommitGraph, candidates: CommitRecord[]): Promise<CommitRecord[]> {
+  if (candidates.length < 2) return candidates;
+  const redundant = new Set<string>();
+  for (const from of candidates) {
+    if (redundant.has(from.id)) continue;
+    const others = candidates.filter((c) => c.id !== from.id && !redundant.has(c.id));
+    for (const reached of await reachableAmong(graph, from, others)) redundant.add(reached);
+  }
+  return candidates.filter((c) => !redundant.has(c.id));
+}
+
+/** Which of `targets` are proper ancestors of `from`; the walk stops below the lowest target generation. */
+async function reachableAmong(graph: CommitGraph, from: CommitRecord, targets: CommitRecord[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  if (targets.length === 0) return found;
+  const targetIds = new Set(targets.map((t) => t.id));
+  const floor = Math.min(...targets.map((t) => t.generation));
+  const seen = new Set<string>([from.id]);
+  let layer = [from];
+  while (layer.length > 0 && found.size < targetIds.size) {
+    const next: CommitRecord[] = [];
+    for (const parent of await graph.getMany(layer.flatMap((c) => c.parentIds))) {
+      if (seen.has(parent.id) || parent.generation < floor) continue;
+      seen.add(parent.id);
+      if (targetIds.has(parent.id)) found.add(parent.id);
+      next.push(parent);
+    }
+    layer = next;
+  }
+  return found;
+}
+
+/** True when `ancestor` is `descendant` or one of its ancestors. */
+export async function isAncestor(graph: CommitGraph, ancestor: string, descendant: string): Promise<boolean> {
+  if (ancestor === descendant) return true;
+  const [a, d] = await graph.getMany([ancestor, descendant]);
+  return (await reachableAmong(graph, d!, [a!])).has(ancestor);
+}

@@ -1,0 +1,291 @@
+/**
+ * Documents and their branches. A write on a branch locks the branch row,
+ * builds the new tree from the head's, stores it as a commit and moves the head
+ * by compare-and-swap, all in the caller's transaction.
+ */
+import { randomUUID } from "node:crypto";
+import { and, asc, eq, gt, like, ne } from "drizzle-orm";
+import { branches, documents } from "@/db/schema";
+import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
+import { DomainError, notFound } from "@/server/core/errors";
+import { type CommitRecord, getCommit, insertCommit } from "./commits";
+import { isUniqueViolation, type Tx } from "./db";
+import { loadSections, loadTree, putSections, putTree } from "./objects";
+
+export type DocumentRow = typeof documents.$inferSelect;
+export type BranchRow = typeof branches.$inferSelect;
+
+const LIVE_PATH_CONSTRAINT = "documents_live_path_uq";
+
+function pathTaken(path: string): DomainError {
+  return new DomainError(
+    "PATH_TAKEN",
+    `Another live document already has the path ${JSON.stringify(path)}. Choose a different path.`,
+    { path },
+  );
+}
+
+export async function getDocument(tx: Tx, workspaceId: string, documentId: string): Promise<DocumentRow> {
+  const [row] = await tx
+    .select()
+    .from(documents)
+    .where(and(eq(documents.id, documentId), eq(documents.workspaceId, workspaceId)));
+  if (!row) throw notFound("Document", documentId, "Use `documents` action `list` to find documents.");
+  return row;
+}
+
+export interface DocumentListQuery {
+  workspaceId: string;
+  pathPrefix?: string;
+  /** Exclusive lower bound on path (the cursor). */
+  afterPath?: string;
+  limit: number;
+}
+
+/** Live documents ordered by path. */
+export async function listDocuments(tx: Tx, q: DocumentListQuery): Promise<DocumentRow[]> {
+  const escapedPrefix = q.pathPrefix?.replace(/[\\%_]/g, (c) => `\\${c}`);
+  return tx
+    .select()
+    .from(documents)
+    .where(
+      and(
+        eq(documents.workspaceId, q.workspaceId),
+        eq(documents.deleted, false),
+        escapedPrefix === undefined ? undefined : like(documents.path, `${escapedPrefix}%`),
+        q.afterPath === undefined ? undefined : gt(documents.path, q.afterPath),
+      ),
+    )
+    .orderBy(asc(documents.path))
+    .limit(q.limit);
+}
+
+/** Fails with PATH_TAKEN when another live document of the workspace holds `path`. */
+export async function assertPathFree(tx: Tx, workspaceId: string, path: string, exceptDocumentId: string): Promise<void> {
+  const [row] = await tx
+    .select({ id: documents.id })
+    .from(documents)
+    .where(
+      and(
+        eq(documents.workspaceId, workspaceId),
+        eq(documents.path, path),
+        eq(documents.deleted, false),
+        ne(documents.id, exceptDocumentId),
+      ),
+    );
+  if (row) throw pathTaken(path);
+}
+
+export interface CreateDocumentInput {
+  workspaceId: string;
+  authorId: string;
+  tree: DocumentTree;
+  sections: SectionVersion[];
+  message: string;
+  now: Date;
+}
+
+/** Creates the document, its first commit and its default branch `main`. */
+export async function createDocument(
+  tx: Tx,
+  input: CreateDocumentInput,
+): Promise<{ document: DocumentRow; commit: CommitRecord; tree: DocumentTree }> {
+  const id = randomUUID();
+  const { tree } = input;
+  let document: DocumentRow;
+  try {
+    [document] = (await tx
+      .insert(documents)
+      .values({
+        id,
+        workspaceId: input.workspaceId,
+        path: tree.path,
+        name: tree.name,
+        description: tree.description,
+        createdBy: input.authorId,
+        createdAt: input.now,
+        updatedAt: input.now,
+      })
+      .returning()) as [DocumentRow];
+  } catch (error) {
+    if (isUniqueViolation(error, LIVE_PATH_CONSTRAINT)) throw pathTaken(tree.path);
+    throw error;
+  }
+  await putSections(tx, input.sections);
+  const treeHash = await putTree(tx, tree);
+  const commit = await insertCommit(tx, {
+    documentId: id,
+    parentIds: [],
+    treeHash,
+    message: input.message,
+    authorId: input.authorId,
+    kind: "create",
+    createdAt: input.now,
+  });
+  await tx.insert(branches).values({
+    documentId: id,
+    name: document.defaultBranch,
+    headCommitId: commit.id,
+    createdBy: input.authorId,
+    createdAt: input.now,
+    updatedAt: input.now,
+  });
+  return { document, commit, tree };
+}
+
+export async function getBranch(tx: Tx, documentId: string, name: string, options: { forUpdate?: boolean } = {}) {
+  const query = tx
+    .select()
+    .from(branches)
+    .where(and(eq(branches.documentId, documentId), eq(branches.name, name)));
+  const [row] = options.forUpdate ? await query.for("update") : await query;
+  if (!row) {
+    throw notFound("Branch", name, "Use `documents` action `list_branches` to see this document's branches.");
+  }
+  return row;
+}
+
+export async function listBranches(tx: Tx, documentId: string): Promise<BranchRow[]> {
+  return tx.select().from(branches).where(eq(branches.documentId, documentId)).orderBy(asc(branches.name));
+}
+
+export async function createBranch(
+  tx: Tx,
+  input: { documentId: string; name: string; headCommitId: string; authorId: string; now: Date },
+): Promise<BranchRow> {
+  const [row] = await tx
+    .insert(branches)
+    .values({
+      documentId: input.documentId,
+      name: input.name,
+      headCommitId: input.headCommitId,
+      createdBy: input.authorId,
+      createdAt: input.now,
+      updatedAt: input.now,
+    })
+    .onConflictDoNothing()
+    .returning();
+  if (!row) {
+    throw new DomainError("BRANCH_EXISTS", `Branch ${JSON.stringify(input.name)} already exists on this document. Pick another name or write to it.`, {
+      branchName: input.name,
+    });
+  }
+  return row;
+}
+
+/**
+ * Moves a branch head only if it still points at `expectedHead` (git update-ref
+ * semantics). When the branch is the default branch, the document row's mirror
+ * of the head tree moves with it in the same transaction.
+ */
+export async function moveBranchHead(
+  tx: Tx,
+  input: { document: DocumentRow; branchName: string; expectedHead: string; newHead: string; tree: DocumentTree; now: Date },
+): Promise<void> {
+  const moved = await tx
+    .update(branches)
+    .set({ headCommitId: input.newHead, updatedAt: input.now })
+    .where(
+      and(
+        eq(branches.documentId, input.document.id),
+        eq(branches.name, input.branchName),
+        eq(branches.headCommitId, input.expectedHead),
+      ),
+    )
+    .returning({ name: branches.name });
+  if (moved.length === 0) {
+    throw new DomainError(
+      "BRANCH_MOVED",
+      `Branch ${JSON.stringify(input.branchName)} moved while this change was being written. Nothing was changed; read the branch again and retry.`,
+      { branchName: input.branchName },
+    );
+  }
+  if (input.branchName === input.document.defaultBranch) {
+    try {
+      await tx
+        .update(documents)
+        .set({
+          path: input.tree.path,
+          name: input.tree.name,
+          description: input.tree.description,
+          deleted: input.tree.deleted,
+          updatedAt: input.now,
+        })
+        .where(eq(documents.id, input.document.id));
+    } catch (error) {
+      if (isUniqueViolation(error, LIVE_PATH_CONSTRAINT)) throw pathTaken(input.tree.path);
+      throw error;
+    }
+  }
+}
+
+/** What a write sees of the branch it changes. */
+export interface BranchState {
+  document: DocumentRow;
+  branch: BranchRow;
+  head: CommitRecord;
+  tree: DocumentTree;
+  /** Loads section versions of this tree (or any stored ones) by hash. */
+  loadSections(hashes: Iterable<string>): Promise<Map<string, SectionVersion>>;
+}
+
+/** What a write produces: the next tree, the section versions it introduces, and why. */
+export interface BranchChange<R> {
+  tree: DocumentTree;
+  newSections: SectionVersion[];
+  message: string;
+  kind?: "write" | "revert";
+  /** Returned to the caller with the commit. */
+  result: R;
+}
+
+export interface BranchWriteResult<R> {
+  /** The new head; equals the old head when the change left the tree as it was. */
+  commitId: string;
+  changed: boolean;
+  tree: DocumentTree;
+  result: R;
+}
+
+/**
+ * One write on a branch, inside the caller's transaction. The branch row is
+ * locked first, so concurrent writers to one branch queue up and each sees the
+ * head the previous one left; `change` may throw to abort with nothing written.
+ */
+export async function writeOnBranch<R>(
+  tx: Tx,
+  input: { document: DocumentRow; branchName: string; authorId: string; now: Date },
+  change: (state: BranchState) => Promise<BranchChange<R>>,
+): Promise<BranchWriteResult<R>> {
+  const branch = await getBranch(tx, input.document.id, input.branchName, { forUpdate: true });
+  const head = await getCommit(tx, input.document.id, branch.headCommitId);
+  const tree = await loadTree(tx, head.treeHash);
+  const next = await change({
+    document: input.document,
+    branch,
+    head,
+    tree,
+    loadSections: (hashes) => loadSections(tx, hashes),
+  });
+  await putSections(tx, next.newSections);
+  const treeHash = await putTree(tx, next.tree);
+  if (treeHash === head.treeHash) return { commitId: head.id, changed: false, tree, result: next.result };
+  const commit = await insertCommit(tx, {
+    documentId: input.document.id,
+    parentIds: [head.id],
+    treeHash,
+    message: next.message,
+    authorId: input.authorId,
+    kind: next.kind ?? "write",
+    createdAt: input.now,
+  });
+  await moveBranchHead(tx, {
+    document: input.document,
+    branchName: input.branchName,
+    expectedHead: head.id,
+    newHead: commit.id,
+    tree: next.tree,
+    now: input.now,
+  });
+  return { commitId: commit.id, changed: true, tree: next.tree, result: next.result };
+}

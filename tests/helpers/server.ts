@@ -1,0 +1,104 @@
+/** Starts a real Quire server on a free port against an isolated database, with helpers to act as users. */
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { createTRPCClient, httpLink } from "@trpc/client";
+import type { DatabaseHandle } from "@/db/client";
+import type { Actor } from "@/server/actions/context";
+import type { ToolInput, ToolName, ToolOutput } from "@/server/actions/registry";
+import { runTool } from "@/server/actions/run";
+import { type AppRouter, createCaller } from "@/server/api/router";
+import { actorForUser, addUser, issueApiToken } from "@/server/auth/accounts";
+import { startServer } from "@/server/http/server";
+import { createTestDatabase } from "./database";
+
+export const projectRoot = path.resolve(import.meta.dirname, "../..");
+
+export interface TestUser {
+  userId: string;
+  email: string;
+  token: string;
+  actor: Actor;
+}
+
+export async function startTestServer(options: { next?: boolean; database?: DatabaseHandle } = {}) {
+  const database = options.database ?? (await createTestDatabase());
+  const server = await startServer({
+    database,
+    port: 0,
+    host: "127.0.0.1",
+    next: options.next ? { dev: false, dir: projectRoot } : false,
+  });
+  const { db } = database;
+  let userCount = 0;
+
+  return {
+    url: server.url,
+    database,
+    db,
+    /** Adds a user (the first is the owner) and an API token for them. */
+    async createUser(email?: string, name?: string, password = "correct horse battery"): Promise<TestUser> {
+      userCount += 1;
+      const address = email ?? `user${userCount}@example.test`;
+      const created = await addUser(db, { email: address, name: name ?? `User ${userCount}`, password }, new Date());
+      const { token } = await issueApiToken(db, { email: address, label: "test" }, new Date());
+      const actor = (await actorForUser(db, created.user.id, "mcp"))!;
+      return { userId: created.user.id, email: address, token, actor };
+    },
+    /** Calls a tool in-process as a user, as the web app does. */
+    async callTool<T extends ToolName, const I extends ToolInput<T>>(tool: T, userId: string, input: I): Promise<ToolOutput<T, I>> {
+      const actor = (await actorForUser(db, userId, "web"))!;
+      return (await runTool(tool, { db, actor, clock: () => new Date() }, input)) as ToolOutput<T, I>;
+    },
+    /** A tRPC caller acting as the user. */
+    trpcCaller(user: TestUser) {
+      return createCaller({ db, actor: { ...user.actor, via: "web" }, clock: () => new Date() });
+    },
+    /** A tRPC client over HTTP with the user's bearer token. */
+    trpcClient(token?: string) {
+      return createTRPCClient<AppRouter>({
+        links: [httpLink({ url: `${server.url}/api/trpc`, headers: token ? { authorization: `Bearer ${token}` } : {} })],
+      });
+    },
+    /** An MCP SDK client connected over Streamable HTTP with the given bearer token. */
+    async mcpClient(token: string): Promise<Client> {
+      const client = new Client({ name: "quire-tests", version: "1.0.0" });
+      const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/api/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      });
+      await client.connect(transport);
+      return client;
+    },
+    async close() {
+      await server.close();
+      if (!options.database) await database.close();
+    },
+  };
+}
+
+export type TestServer = Awaited<ReturnType<typeof startTestServer>>;
+
+/** Calls an MCP tool and returns its structured result, failing the test if the tool reported an error. */
+export async function callMcp<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown>): Promise<T> {
+  const result = await client.callTool({ name, arguments: args });
+  if (result.isError) throw new Error(`MCP ${name} failed: ${JSON.stringify(result.structuredContent)}`);
+  return result.structuredContent as T;
+}
+
+/** Calls an MCP tool expecting a failure; returns the { code, message, details } payload. */
+export async function callMcpError(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ code: string; message: string; details?: Record<string, unknown> }> {
+  const result = await client.callTool({ name, arguments: args });
+  if (!result.isError) throw new Error(`MCP ${name} unexpectedly succeeded: ${JSON.stringify(result.structuredContent)}`);
+  const structured = result.structuredContent as { error: { code: string; message: string; details?: Record<string, unknown> } };
+  const content = result.content as Array<{ type: string; text: string }>;
+  expectSameJson(JSON.parse(content[0]!.text), structured);
+  return structured.error;
+}
+
+function expectSameJson(a: unknown, b: unknown): void {
+  if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error("text content and structuredContent differ");
+}
