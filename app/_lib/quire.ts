@@ -25,7 +25,7 @@ export interface DocumentList {
 export interface DocumentTag {
   tagId: string;
   path: string;
-  displayName: string;
+  displayName: string | null;
   color: string | null;
 }
 
@@ -53,7 +53,8 @@ export interface DocumentRead {
   name: string;
   description: string | null;
   deleted: boolean;
-  branchName: string;
+  /** The branch read, or null when reading a commit directly. */
+  branchName: string | null;
   headCommitId: string;
   tags: DocumentTag[];
   properties: Record<string, string | number | boolean>;
@@ -113,16 +114,17 @@ export async function listBranches(userId: string, documentId: string): Promise<
   return result.branches;
 }
 
+/** Newest first; `branchName` undefined means the document's default branch. */
 export async function commitLog(
   userId: string,
   documentId: string,
-  branchName: string,
+  branchName: string | undefined,
   cursor?: string,
 ): Promise<CommitLog> {
   const result: CommitLog = await getBridge().callTool("documents", userId, {
     action: "log",
     documentId,
-    branchName,
+    ...(branchName ? { branchName } : {}),
     limit: 30,
     ...(cursor ? { cursor } : {}),
   });

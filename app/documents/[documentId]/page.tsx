@@ -47,7 +47,7 @@ export default async function DocumentPage({ params, searchParams }: Props) {
   const logCursor = firstParam(query.logCursor);
   const basePath = `/documents/${encodeURIComponent(documentId)}`;
   const user = await requireUser(withQuery(basePath, { branch, commit, logCursor }));
-  if (!UUID_PATTERN.test(documentId)) notFound();
+  if (!UUID_PATTERN.test(documentId) || (commit !== undefined && !UUID_PATTERN.test(commit))) notFound();
 
   const [read, branches] = await Promise.all([
     readOnce(user.id, documentId, branch, commit),
@@ -62,9 +62,12 @@ export default async function DocumentPage({ params, searchParams }: Props) {
     );
   }
   const doc = read.value;
-  const log = await attempt(() => commitLog(user.id, documentId, doc.branchName, logCursor));
+  // Reading a commit is branch-less: the branch is the one the visitor came from, else the default.
+  const branchName =
+    branchName ?? branch ?? (branches.ok ? branches.value.find((b) => b.isDefault)?.name : undefined) ?? null;
+  const log = await attempt(() => commitLog(user.id, documentId, branchName ?? undefined, logCursor));
   const sections = [...doc.sections].sort((a, b) => a.position - b.position);
-  const branchHref = withQuery(basePath, { branch: doc.branchName });
+  const branchHref = withQuery(basePath, { branch: branchName });
 
   return (
     <AppShell user={user} wide>
@@ -78,7 +81,7 @@ export default async function DocumentPage({ params, searchParams }: Props) {
           ) : null}
           {doc.deleted ? (
             <div className="banner banner-warning" role="status">
-              This document was deleted on <strong>{doc.branchName}</strong>. Its history is kept.
+              This document is deleted {commit ? "at this commit" : <>on <strong>{branchName}</strong></>}. Its history is kept.
             </div>
           ) : null}
 
@@ -86,9 +89,11 @@ export default async function DocumentPage({ params, searchParams }: Props) {
             <h1 className="doc-title">{doc.name}</h1>
             {doc.description ? <p className="doc-description">{doc.description}</p> : null}
             <div className="doc-meta">
-              <span className="branch-pill" title="Branch">
-                <BranchIcon /> {doc.branchName}
-              </span>
+              {branchName ? (
+                <span className="branch-pill" title="Branch">
+                  <BranchIcon /> {branchName}
+                </span>
+              ) : null}
               <span>
                 {commit ? "commit" : "head"} <code>{shortId(doc.headCommitId)}</code>
               </span>
@@ -100,7 +105,7 @@ export default async function DocumentPage({ params, searchParams }: Props) {
               <ul className="tags" aria-label="Tags">
                 {doc.tags.map((tag) => (
                   <li key={tag.tagId} className="tag" title={tag.path} style={tagStyle(tag.color)}>
-                    {tag.displayName}
+                    {tag.displayName ?? tag.path}
                   </li>
                 ))}
               </ul>
@@ -116,7 +121,7 @@ export default async function DocumentPage({ params, searchParams }: Props) {
         </article>
 
         <aside className="doc-sidebar">
-          <BranchPanel basePath={basePath} doc={doc} branches={branches} />
+          <BranchPanel basePath={basePath} current={branchName} branches={branches} />
           {sections.length > 1 ? (
             <nav className="panel" aria-label="Sections">
               <h2 className="panel-title">On this page</h2>
@@ -129,7 +134,7 @@ export default async function DocumentPage({ params, searchParams }: Props) {
               </ol>
             </nav>
           ) : null}
-          <HistoryPanel basePath={basePath} doc={doc} viewing={commit} log={log} logCursor={logCursor} />
+          <HistoryPanel basePath={basePath} branchName={branchName} viewing={commit} log={log} logCursor={logCursor} />
         </aside>
       </div>
     </AppShell>
@@ -207,17 +212,15 @@ function Properties({ properties }: { properties: DocumentRead["properties"] }) 
 
 function BranchPanel({
   basePath,
-  doc,
+  current,
   branches,
 }: {
   basePath: string;
-  doc: DocumentRead;
+  current: string | null;
   branches: Outcome<BranchSummary[]>;
 }) {
-  const list = branches.ok ? sortBranches(branches.value) : [];
-  if (!list.some((b) => b.name === doc.branchName)) {
-    list.unshift({ name: doc.branchName, headCommitId: doc.headCommitId, isDefault: false, createdAt: "", updatedAt: "" });
-  }
+  const names = branches.ok ? sortBranches(branches.value).map((b) => ({ name: b.name, isDefault: b.isDefault })) : [];
+  if (current !== null && !names.some((b) => b.name === current)) names.unshift({ name: current, isDefault: false });
   return (
     <section className="panel" aria-labelledby="branch-panel-title">
       <h2 className="panel-title" id="branch-panel-title">
@@ -227,8 +230,8 @@ function BranchPanel({
         <label className="visually-hidden" htmlFor="branch-select">
           Branch
         </label>
-        <select id="branch-select" name="branch" defaultValue={doc.branchName}>
-          {list.map((b) => (
+        <select id="branch-select" name="branch" defaultValue={current ?? undefined}>
+          {names.map((b) => (
             <option key={b.name} value={b.name}>
               {b.name}
               {b.isDefault ? " (default)" : ""}
@@ -241,7 +244,7 @@ function BranchPanel({
       </form>
       <p className="muted small">
         {branches.ok
-          ? `${list.length} branch${list.length === 1 ? "" : "es"}`
+          ? `${names.length} branch${names.length === 1 ? "" : "es"}`
           : `Branches could not be listed: ${branches.message}`}
       </p>
     </section>
@@ -254,13 +257,13 @@ function sortBranches(branches: BranchSummary[]): BranchSummary[] {
 
 function HistoryPanel({
   basePath,
-  doc,
+  branchName,
   viewing,
   log,
   logCursor,
 }: {
   basePath: string;
-  doc: DocumentRead;
+  branchName: string | null;
   viewing: string | undefined;
   log: Outcome<CommitLog>;
   logCursor: string | undefined;
@@ -268,7 +271,7 @@ function HistoryPanel({
   return (
     <section className="panel" aria-labelledby="history-panel-title">
       <h2 className="panel-title" id="history-panel-title">
-        History <span className="muted">on {doc.branchName}</span>
+        History {branchName ? <span className="muted">on {branchName}</span> : null}
       </h2>
       {!log.ok ? (
         <p className="muted small">The history could not be loaded: {log.message}</p>
@@ -289,13 +292,13 @@ function HistoryPanel({
                   <TimeAgo value={c.createdAt} />
                   <span aria-hidden="true">·</span>
                   <Link
-                    href={withQuery(basePath, { branch: doc.branchName, commit: c.commitId })}
+                    href={withQuery(basePath, { branch: branchName, commit: c.commitId })}
                     className="commit-id"
                     title={`View the document at commit ${c.commitId}`}
                   >
                     {shortId(c.commitId)}
                   </Link>
-                  {c.kind && c.kind !== "commit" ? <span className="badge badge-small">{c.kind}</span> : null}
+                  {c.kind && c.kind !== "write" ? <span className="badge badge-small">{c.kind}</span> : null}
                   {isViewing ? <span className="badge badge-small badge-accent">viewing</span> : null}
                 </p>
               </li>
@@ -305,9 +308,9 @@ function HistoryPanel({
       )}
       {log.ok && (logCursor || log.value.nextCursor) ? (
         <nav className="pager pager-small" aria-label="History pages">
-          {logCursor ? <Link href={withQuery(basePath, { branch: doc.branchName, commit: viewing })}>Newest</Link> : <span />}
+          {logCursor ? <Link href={withQuery(basePath, { branch: branchName, commit: viewing })}>Newest</Link> : <span />}
           {log.value.nextCursor ? (
-            <Link href={withQuery(basePath, { branch: doc.branchName, commit: viewing, logCursor: log.value.nextCursor })}>
+            <Link href={withQuery(basePath, { branch: branchName, commit: viewing, logCursor: log.value.nextCursor })}>
               Older commits →
             </Link>
           ) : null}
