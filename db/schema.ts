@@ -138,6 +138,28 @@ export const tags = pgTable(
 );
 
 /**
+ * Comments anchored in section text by <svc:comment id="…"> markup. The markup
+ * is versioned with the section; the comment itself (author, body, mentions)
+ * lives here, once.
+ */
+export const comments = pgTable(
+  "comments",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
+    documentId: uuid("document_id").notNull().references(() => documents.id),
+    sectionId: uuid("section_id").notNull(),
+    /** The branch the comment was written on. */
+    branchName: text("branch_name").notNull(),
+    authorId: uuid("author_id").notNull().references(() => users.id),
+    body: text("body").notNull(),
+    mentions: uuid("mentions").array().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("comments_document_idx").on(t.documentId, t.sectionId)],
+);
+
+/**
  * Files uploaded for storage blocks. A storage block may name only an upload of
  * its own workspace; the bytes live in the workspace's object storage.
  */

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { contentSchema, storageKeysOf } from "@/server/core/blocks";
+import { contentSchema } from "@/server/core/blocks";
 import { type DocumentTree, hashSection, newSectionVersion, type SectionVersion } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
 import {
@@ -17,25 +17,24 @@ import {
   quoteForMessage,
   tagPathSchema,
 } from "@/server/core/names";
-import { assertSectionContentAllowed } from "@/server/core/section-rules";
 import { CommitGraph, type CommitRecord, walkLog } from "@/server/store/commits";
-import type { Tx } from "@/server/store/db";
 import {
   assertPathFree,
   createBranch,
   createDocument,
   type DocumentRow,
   getBranch,
+  DEFAULT_BRANCH,
   getDocument,
   listBranches,
   listDocuments,
-  writeOnBranch,
 } from "@/server/store/documents";
 import { loadTree } from "@/server/store/objects";
 import { getTags, insertTag } from "@/server/store/tags";
-import { missingUploadKeys } from "@/server/store/uploads";
 import { userNames } from "@/server/store/users";
+import { assertNotDeleted, type WriteResult, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
+import { prepareSectionContent } from "./section-content";
 import { type DocumentView, documentView } from "./read";
 import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
 
@@ -171,15 +170,6 @@ export interface CommitSummary {
   kind: CommitRecord["kind"];
 }
 
-export interface WriteResult {
-  documentId: string;
-  branchName: string;
-  /** The branch head after the write. */
-  commitId: string;
-  /** False when the write left the document as it was (no commit was made). */
-  changed: boolean;
-}
-
 const summarize = (d: DocumentRow): DocumentSummary => ({
   documentId: d.id,
   path: d.path,
@@ -190,58 +180,16 @@ const summarize = (d: DocumentRow): DocumentSummary => ({
   updatedAt: d.updatedAt.toISOString(),
 });
 
-/** Validates section specs and turns them into stored section versions with new ids. */
-export async function prepareNewSections(
-  tx: Tx,
-  workspaceId: string,
-  specs: ReadonlyArray<{ name: string; content: SectionVersion["content"] }>,
-  where: string,
-): Promise<Array<{ sectionId: string; version: SectionVersion }>> {
-  specs.forEach((spec, i) => assertSectionContentAllowed(spec.name, spec.content, `${where}[${i}]`));
-  const missing = await missingUploadKeys(tx, workspaceId, specs.flatMap((s) => storageKeysOf(s.content)));
-  if (missing.length > 0) {
-    throw new DomainError(
-      "NOT_FOUND",
-      `Storage key(s) ${missing.map((k) => JSON.stringify(k)).join(", ")} do not name an upload of this workspace. Upload the file with the \`upload_url\` tool and use the key it returns.`,
-      { kind: "Upload", ids: missing },
-    );
-  }
-  return specs.map((spec) => ({ sectionId: randomUUID(), version: newSectionVersion(spec.name, spec.content) }));
-}
-
-function assertNotDeleted(tree: DocumentTree, branchName: string): void {
-  if (tree.deleted) {
-    throw new DomainError(
-      "DOCUMENT_DELETED",
-      `The document is deleted on branch ${JSON.stringify(branchName)}. Revert the deletion (\`revert\` to an earlier commit) or write on another branch.`,
-      { branchName },
-    );
-  }
-}
-
-/** Runs one tree change on a branch as a commit, in its own transaction. */
-function commitChange(
-  ctx: ActionContext,
-  input: { documentId: string; branchName: string; commitMessage?: string },
-  change: (tree: DocumentTree, document: DocumentRow, tx: Tx) => Promise<{ tree: DocumentTree; message: string; kind?: "revert" }>,
-): Promise<WriteResult> {
-  return ctx.db.transaction(async (tx) => {
-    const document = await getDocument(tx, ctx.actor.workspaceId, input.documentId);
-    const written = await writeOnBranch(
-      tx,
-      { document, branchName: input.branchName, authorId: ctx.actor.userId, now: ctx.clock() },
-      async (state) => {
-        const next = await change(state.tree, document, tx);
-        return { tree: next.tree, newSections: [], message: input.commitMessage ?? next.message, kind: next.kind, result: null };
-      },
-    );
-    return { documentId: document.id, branchName: input.branchName, commitId: written.commitId, changed: written.changed };
-  });
-}
-
 async function create(ctx: ActionContext, input: ActionInput<"create">) {
+  const documentId = randomUUID();
   return ctx.db.transaction(async (tx) => {
-    const sections = await prepareNewSections(tx, ctx.actor.workspaceId, input.sections ?? [], "sections");
+    const sections: Array<{ sectionId: string; version: SectionVersion }> = [];
+    for (const [index, spec] of (input.sections ?? []).entries()) {
+      const sectionId = randomUUID();
+      const target = { documentId, branchName: DEFAULT_BRANCH, sectionId, name: spec.name, where: `sections[${index}]` };
+      const content = await prepareSectionContent(ctx, tx, target, spec.content);
+      sections.push({ sectionId, version: newSectionVersion(spec.name, content) });
+    }
     const tree: DocumentTree = {
       path: input.path,
       name: input.name ?? nameFromPath(input.path),
@@ -252,6 +200,7 @@ async function create(ctx: ActionContext, input: ActionInput<"create">) {
       sections: sections.map((s) => ({ sectionId: s.sectionId, blobHash: hashSection(s.version) })),
     };
     const { document, commit } = await createDocument(tx, {
+      documentId,
       workspaceId: ctx.actor.workspaceId,
       authorId: ctx.actor.userId,
       tree,
@@ -297,7 +246,7 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
       issues: [{ path: "", message: "one of newPath, newName, newDescription is required" }],
     });
   }
-  return commitChange(ctx, input, async (tree, document, tx) => {
+  return writeBranch(ctx, input, async ({ tree, document }, tx) => {
     assertNotDeleted(tree, input.branchName);
     const changes: string[] = [];
     const next = { ...tree };
@@ -315,12 +264,12 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
       changes.push(input.newDescription === null ? "clear description" : "update description");
     }
     const summary = changes.join(", ");
-    return { tree: next, message: summary.charAt(0).toUpperCase() + summary.slice(1) };
+    return { tree: next, message: summary.charAt(0).toUpperCase() + summary.slice(1) , result: {} };
   });
 }
 
 function deleteDocument(ctx: ActionContext, input: ActionInput<"delete">) {
-  return commitChange(ctx, input, async (tree, document) => {
+  return writeBranch(ctx, input, async ({ tree, document }) => {
     if (input.branchName === document.defaultBranch) {
       throw new DomainError(
         "DEFAULT_BRANCH_PROTECTED",
@@ -329,7 +278,7 @@ function deleteDocument(ctx: ActionContext, input: ActionInput<"delete">) {
       );
     }
     assertNotDeleted(tree, input.branchName);
-    return { tree: { ...tree, deleted: true }, message: `Delete document ${quoteForMessage(tree.path)}` };
+    return { tree: { ...tree, deleted: true }, message: `Delete document ${quoteForMessage(tree.path)}` , result: {} };
   });
 }
 
@@ -403,11 +352,11 @@ async function show(ctx: ActionContext, input: ActionInput<"show">): Promise<Doc
 }
 
 function revert(ctx: ActionContext, input: ActionInput<"revert">) {
-  return commitChange(ctx, input, async (_tree, document, tx) => {
+  return writeBranch(ctx, input, async ({ document }, tx) => {
     const target = await new CommitGraph(tx, document.id).get(input.commitId);
     const restored = await loadTree(tx, target.treeHash);
     const firstLine = target.message.split("\n", 1)[0] ?? "";
-    return { tree: restored, message: `Revert to ${target.id.slice(0, 8)} (${quoteForMessage(firstLine)})`, kind: "revert" };
+    return { tree: restored, message: `Revert to ${target.id.slice(0, 8)} (${quoteForMessage(firstLine)})`, kind: "revert" , result: {} };
   });
 }
 
@@ -425,23 +374,23 @@ async function createTag(ctx: ActionContext, input: ActionInput<"create_tag">) {
 }
 
 function changeTag(ctx: ActionContext, input: ActionInput<"assign_tag"> | ActionInput<"remove_tag">) {
-  return commitChange(ctx, input, async (tree, document, tx) => {
+  return writeBranch(ctx, input, async ({ tree, document }, tx) => {
     assertNotDeleted(tree, input.branchName);
     const [tag] = await getTags(tx, document.workspaceId, [input.tagId]);
     if (!tag) throw notFound("Tag", input.tagId, "Create it with `create_tag` first.");
     const has = tree.tagIds.includes(tag.id);
     if (input.action === "assign_tag") {
-      return { tree: { ...tree, tagIds: has ? tree.tagIds : [...tree.tagIds, tag.id] }, message: `Add tag ${quoteForMessage(tag.path)}` };
+      return { tree: { ...tree, tagIds: has ? tree.tagIds : [...tree.tagIds, tag.id] }, message: `Add tag ${quoteForMessage(tag.path)}` , result: {} };
     }
     if (!has) {
       throw notFound("Tag", input.tagId, `That tag is not assigned to this document on branch ${JSON.stringify(input.branchName)}.`);
     }
-    return { tree: { ...tree, tagIds: tree.tagIds.filter((id) => id !== tag.id) }, message: `Remove tag ${quoteForMessage(tag.path)}` };
+    return { tree: { ...tree, tagIds: tree.tagIds.filter((id) => id !== tag.id) }, message: `Remove tag ${quoteForMessage(tag.path)}` , result: {} };
   });
 }
 
 function setProperty(ctx: ActionContext, input: ActionInput<"set_property">) {
-  return commitChange(ctx, input, async (tree) => {
+  return writeBranch(ctx, input, async ({ tree }) => {
     assertNotDeleted(tree, input.branchName);
     const properties = { ...tree.properties };
     if (input.value === null) delete properties[input.columnId];
@@ -450,7 +399,7 @@ function setProperty(ctx: ActionContext, input: ActionInput<"set_property">) {
       input.value === null
         ? `Unset property ${input.columnId}`
         : `Set property ${input.columnId} to ${quoteForMessage(String(input.value))}`;
-    return { tree: { ...tree, properties }, message };
+    return { tree: { ...tree, properties }, message , result: {} };
   });
 }
 

@@ -1,14 +1,17 @@
 /** The `read` tool: a document's state on a branch or at a commit, sections in order with their contentHash. */
 import { z } from "zod";
 import type { Block } from "@/server/core/blocks";
-import type { DocumentTree, Permission, PropertyValue, SectionReference } from "@/server/core/document-model";
+import { existingCommentTags } from "@/server/core/comment-markup";
+import type { DocumentTree, Permission, PropertyValue, SectionReference, SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import { branchNameSchema } from "@/server/core/names";
 import { CommitGraph, type CommitRecord } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import { type DocumentRow, getBranch, getDocument } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
+import { getComments } from "@/server/store/comments";
 import { getTags } from "@/server/store/tags";
+import { userNames } from "@/server/store/users";
 import { defineTool, uuidSchema } from "./tool";
 
 export const readInput = z.strictObject({
@@ -36,6 +39,20 @@ export interface SectionView {
   defaultPermission: Permission | null;
   aiAccess: Permission | null;
   references: SectionReference[];
+  /** Comments anchored in this section's text by <svc:comment id="…"> markup. */
+  comments: CommentView[];
+}
+
+export interface CommentView {
+  commentId: string;
+  body: string;
+  authorId: string;
+  authorName: string | null;
+  /** Mentioned user ids. */
+  mentions: string[];
+  /** The branch the comment was written on. */
+  branchName: string;
+  createdAt: string;
 }
 
 export interface TagView {
@@ -61,6 +78,29 @@ export interface DocumentView {
   sections: SectionView[];
 }
 
+/** The stored comments anchored in the given section versions, by comment id. */
+async function commentsOf(tx: Tx, documentId: string, versions: SectionVersion[]): Promise<Map<string, CommentView>> {
+  const ids = versions.flatMap((v) =>
+    v.content.flatMap((b) => (b.blockType === "text" ? existingCommentTags(b.text).map((t) => t.id) : [])),
+  );
+  const rows = await getComments(tx, documentId, ids);
+  const names = await userNames(tx, rows.map((r) => r.authorId));
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      {
+        commentId: r.id,
+        body: r.body,
+        authorId: r.authorId,
+        authorName: names.get(r.authorId) ?? null,
+        mentions: r.mentions,
+        branchName: r.branchName,
+        createdAt: r.createdAt.toISOString(),
+      },
+    ]),
+  );
+}
+
 /** Builds the view of one commit of a document; shared by `read` and `documents` `show`. */
 export async function documentView(
   tx: Tx,
@@ -81,10 +121,9 @@ export async function documentView(
     const wanted = new Set(input.sectionIds);
     entries = entries.filter((e) => wanted.has(e.sectionId));
   }
-  const [versions, tagRows] = await Promise.all([
-    loadSections(tx, entries.map((e) => e.blobHash)),
-    getTags(tx, input.document.workspaceId, tree.tagIds),
-  ]);
+  const versions = await loadSections(tx, entries.map((e) => e.blobHash));
+  const tagRows = await getTags(tx, input.document.workspaceId, tree.tagIds);
+  const comments = await commentsOf(tx, input.document.id, [...versions.values()]);
   return {
     documentId: input.document.id,
     path: tree.path,
@@ -108,6 +147,9 @@ export async function documentView(
         defaultPermission: v.defaultPermission,
         aiAccess: v.aiAccess,
         references: v.references,
+        comments: v.content.flatMap((b) =>
+          b.blockType === "text" ? existingCommentTags(b.text).flatMap((tag) => comments.get(tag.id) ?? []) : [],
+        ),
       };
     }),
   };

@@ -2,10 +2,12 @@
 import type { z } from "zod";
 import { type DocumentsResults, documentsTool } from "./documents";
 import { type DocumentView, readTool } from "./read";
+import { type SectionsResults, sectionsTool } from "./sections";
 
 export const tools = {
   documents: documentsTool,
   read: readTool,
+  sections: sectionsTool,
 } as const;
 
 export type ToolName = keyof typeof tools;
@@ -14,6 +16,7 @@ export type ToolInput<T extends ToolName> = z.input<(typeof tools)[T]["input"]>;
 interface ResultsByTool {
   documents: DocumentsResults;
   read: DocumentView;
+  sections: SectionsResults;
 }
 
 /** The result of calling `tool` with `input`: per action for tools with several actions. */

@@ -30,6 +30,7 @@ const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   TAG_EXISTS: "CONFLICT",
   CONTENT_HASH_MISMATCH: "CONFLICT",
   DUPLICATE_HEADING: "BAD_REQUEST",
+  COMMENT_TAGS_REMOVED: "BAD_REQUEST",
   ALREADY_INITIALIZED: "CONFLICT",
   EMAIL_TAKEN: "CONFLICT",
   INTERNAL: "INTERNAL_SERVER_ERROR",
@@ -68,6 +69,7 @@ async function callTool(name: ToolName, ctx: ActionContext, input: unknown) {
 export const appRouter = t.router({
   documents: toolProcedure("documents").mutation(({ ctx, input }) => callTool("documents", ctx, input) as Promise<ToolOutput<"documents">>),
   read: toolProcedure("read").query(({ ctx, input }) => callTool("read", ctx, input) as Promise<ToolOutput<"read">>),
+  sections: toolProcedure("sections").mutation(({ ctx, input }) => callTool("sections", ctx, input) as Promise<ToolOutput<"sections">>),
 });
 
 export type AppRouter = typeof appRouter;

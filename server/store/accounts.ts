@@ -1,5 +1,5 @@
 /** Users, workspaces, memberships, API tokens and instance settings. */
-import { and, asc, count, eq, gt, isNull, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 import { apiTokens, instanceSettings, memberships, type Role, users, workspaces } from "@/db/schema";
 import { DomainError } from "@/server/core/errors";
 import { isUniqueViolation, type Tx } from "./db";
@@ -121,4 +121,16 @@ export async function useApiToken(tx: Tx, tokenHash: string, now: Date): Promise
     )
     .returning({ tokenId: apiTokens.id, userId: apiTokens.userId });
   return row;
+}
+
+/** The ids among `userIds` that are not members of the workspace. */
+export async function nonMembers(tx: Tx, workspaceId: string, userIds: readonly string[]): Promise<string[]> {
+  const wanted = [...new Set(userIds)];
+  if (wanted.length === 0) return [];
+  const rows = await tx
+    .select({ userId: memberships.userId })
+    .from(memberships)
+    .where(and(eq(memberships.workspaceId, workspaceId), inArray(memberships.userId, wanted)));
+  const members = new Set(rows.map((r) => r.userId));
+  return wanted.filter((id) => !members.has(id));
 }

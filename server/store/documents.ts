@@ -3,7 +3,6 @@
  * builds the new tree from the head's, stores it as a commit and moves the head
  * by compare-and-swap, all in the caller's transaction.
  */
-import { randomUUID } from "node:crypto";
 import { and, asc, eq, gt, like, ne } from "drizzle-orm";
 import { branches, documents } from "@/db/schema";
 import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
@@ -14,6 +13,9 @@ import { loadSections, loadTree, putSections, putTree } from "./objects";
 
 export type DocumentRow = typeof documents.$inferSelect;
 export type BranchRow = typeof branches.$inferSelect;
+
+/** Every document starts with this branch, its default. */
+export const DEFAULT_BRANCH = "main";
 
 const LIVE_PATH_CONSTRAINT = "documents_live_path_uq";
 
@@ -77,6 +79,7 @@ export async function assertPathFree(tx: Tx, workspaceId: string, path: string, 
 }
 
 export interface CreateDocumentInput {
+  documentId: string;
   workspaceId: string;
   authorId: string;
   tree: DocumentTree;
@@ -90,7 +93,7 @@ export async function createDocument(
   tx: Tx,
   input: CreateDocumentInput,
 ): Promise<{ document: DocumentRow; commit: CommitRecord; tree: DocumentTree }> {
-  const id = randomUUID();
+  const id = input.documentId;
   const { tree } = input;
   let document: DocumentRow;
   try {
@@ -99,6 +102,7 @@ export async function createDocument(
       .values({
         id,
         workspaceId: input.workspaceId,
+        defaultBranch: DEFAULT_BRANCH,
         path: tree.path,
         name: tree.name,
         description: tree.description,

@@ -27,7 +27,8 @@ type Props = { params: Promise<{ documentId: string }>; searchParams: Promise<Se
 
 /** One read per request, shared by generateMetadata and the page. */
 const readOnce = cache((userId: string, documentId: string, branchName?: string, commitId?: string) =>
-  attempt(() => readDocument(userId, documentId, { branchName, commitId })),
+  // `read` ignores the branch when given a commit, so only one of the two is sent.
+  attempt(() => readDocument(userId, documentId, commitId ? { commitId } : { branchName })),
 );
 
 export async function generateMetadata({ params, searchParams }: Props): Promise<Metadata> {
@@ -64,7 +65,7 @@ export default async function DocumentPage({ params, searchParams }: Props) {
   const doc = read.value;
   // Reading a commit is branch-less: the branch is the one the visitor came from, else the default.
   const branchName =
-    branchName ?? branch ?? (branches.ok ? branches.value.find((b) => b.isDefault)?.name : undefined) ?? null;
+    doc.branchName ?? branch ?? (branches.ok ? branches.value.find((b) => b.isDefault)?.name : undefined) ?? null;
   const log = await attempt(() => commitLog(user.id, documentId, branchName ?? undefined, logCursor));
   const sections = [...doc.sections].sort((a, b) => a.position - b.position);
   const branchHref = withQuery(basePath, { branch: branchName });
@@ -279,7 +280,8 @@ function HistoryPanel({
         <p className="muted small">No commits.</p>
       ) : (
         <ol className="commit-log" data-testid="commit-log">
-          {log.value.commits.map((c) => {
+          {log.value.commits.map((c, index) => {
+            const isHead = index === 0 && !logCursor && branchName !== null;
             const isViewing = viewing !== undefined && (c.commitId === viewing || c.commitId.startsWith(viewing));
             return (
               <li key={c.commitId} className={isViewing ? "commit commit-current" : "commit"}>
@@ -299,6 +301,7 @@ function HistoryPanel({
                     {shortId(c.commitId)}
                   </Link>
                   {c.kind && c.kind !== "write" ? <span className="badge badge-small">{c.kind}</span> : null}
+                  {isHead ? <span className="badge badge-small">head</span> : null}
                   {isViewing ? <span className="badge badge-small badge-accent">viewing</span> : null}
                 </p>
               </li>

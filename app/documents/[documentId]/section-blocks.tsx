@@ -93,6 +93,8 @@ const markdownComponents: Components = {
   h5: (props) => <h6 {...withoutNode(props)} />,
   a: (props) => {
     const { href, children, ...rest } = withoutNode(props);
+    // react-markdown blanks unsafe URLs (javascript: and the like): keep the text, drop the link.
+    if (!href) return <span className="unsafe-link">{children}</span>;
     const external = typeof href === "string" && /^https?:\/\//i.test(href);
     return (
       <a href={href} {...rest} {...(external ? { rel: "noopener noreferrer nofollow", target: "_blank" } : {})}>

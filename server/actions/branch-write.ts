@@ -1,0 +1,59 @@
+/** One write on a branch, as its own transaction and commit: the path every writing action takes. */
+import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
+import { DomainError } from "@/server/core/errors";
+import type { Tx } from "@/server/store/db";
+import { type BranchState, getDocument, writeOnBranch } from "@/server/store/documents";
+import type { ActionContext } from "./context";
+
+export interface WriteResult {
+  documentId: string;
+  branchName: string;
+  /** The branch head after the write. */
+  commitId: string;
+  /** False when the write left the document as it was (no commit was made). */
+  changed: boolean;
+}
+
+export interface BranchEdit<R> {
+  tree: DocumentTree;
+  newSections?: SectionVersion[];
+  /** Generated message, used unless the caller gave `commitMessage`. */
+  message: string;
+  kind?: "write" | "revert";
+  result: R;
+}
+
+export function writeBranch<R>(
+  ctx: ActionContext,
+  input: { documentId: string; branchName: string; commitMessage?: string },
+  edit: (state: BranchState, tx: Tx) => Promise<BranchEdit<R>>,
+): Promise<WriteResult & R> {
+  return ctx.db.transaction(async (tx) => {
+    const document = await getDocument(tx, ctx.actor.workspaceId, input.documentId);
+    const written = await writeOnBranch(
+      tx,
+      { document, branchName: input.branchName, authorId: ctx.actor.userId, now: ctx.clock() },
+      async (state) => {
+        const next = await edit(state, tx);
+        return {
+          tree: next.tree,
+          newSections: next.newSections ?? [],
+          message: input.commitMessage ?? next.message,
+          kind: next.kind,
+          result: next.result,
+        };
+      },
+    );
+    return { documentId: document.id, branchName: input.branchName, commitId: written.commitId, changed: written.changed, ...written.result };
+  });
+}
+
+export function assertNotDeleted(tree: DocumentTree, branchName: string): void {
+  if (tree.deleted) {
+    throw new DomainError(
+      "DOCUMENT_DELETED",
+      `The document is deleted on branch ${JSON.stringify(branchName)}. Revert the deletion (\`documents\` action \`revert\` to an earlier commit) or write on another branch.`,
+      { branchName },
+    );
+  }
+}

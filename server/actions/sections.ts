@@ -1,0 +1,428 @@
+/**
+ * The `sections` tool (spec §2, §4.1): create, batch_create, update, delete,
+ * reorder, add_reference, remove_reference. Each call is one transaction and
+ * one commit on `branchName`; the branch row lock makes concurrent calls on a
+ * branch queue up, so checks such as `expectedContentHash` see the latest head.
+ */
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import { contentSchema } from "@/server/core/blocks";
+import {
+  type DocumentTree,
+  hashSection,
+  newSectionVersion,
+  PERMISSIONS,
+  type SectionVersion,
+} from "@/server/core/document-model";
+import { DomainError, notFound } from "@/server/core/errors";
+import { branchNameSchema, commitMessageSchema, documentNameSchema, quoteForMessage } from "@/server/core/names";
+import { CommitGraph } from "@/server/store/commits";
+import type { Tx } from "@/server/store/db";
+import { type BranchState, getBranch, getDocument } from "@/server/store/documents";
+import { loadTree } from "@/server/store/objects";
+import { assertNotDeleted, type WriteResult, writeBranch } from "./branch-write";
+import type { ActionContext } from "./context";
+import { prepareSectionContent } from "./section-content";
+import { defineTool, uuidSchema } from "./tool";
+
+const permission = z.enum(PERMISSIONS).nullable();
+
+const f = {
+  documentId: uuidSchema.describe("The document."),
+  branchName: branchNameSchema.describe("The branch to write on; every write commits to it."),
+  sectionId: uuidSchema.describe("The section (from `read`)."),
+  commitMessage: commitMessageSchema.optional(),
+  name: documentNameSchema.describe("Section name, rendered as the section's H2 heading; do not repeat it as a heading in the content."),
+  expectedContentHash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, "must be a contentHash as returned by `read`")
+    .optional()
+    .describe("Optimistic lock: the section's `contentHash` from `read`. If the section changed since, nothing is written and CONTENT_HASH_MISMATCH is returned."),
+  defaultPermission: permission
+    .optional()
+    .describe("Team permission override for this section (edit | read | none; null = inherit from the document). Only on non-default branches."),
+  aiAccess: permission
+    .optional()
+    .describe("AI permission override for this section (edit | read | none; null = inherit). Only on non-default branches."),
+};
+
+export const sectionsInput = z.discriminatedUnion("action", [
+  z.strictObject({
+    action: z.literal("create"),
+    documentId: f.documentId,
+    branchName: f.branchName,
+    name: f.name,
+    content: contentSchema,
+    position: z.number().int().min(0).optional().describe("0-based index to insert at; default: append at the end."),
+    defaultPermission: f.defaultPermission,
+    aiAccess: f.aiAccess,
+    commitMessage: f.commitMessage,
+  }),
+  z.strictObject({
+    action: z.literal("batch_create"),
+    documentId: f.documentId,
+    branchName: f.branchName,
+    sections: z
+      .array(z.strictObject({ name: f.name, content: contentSchema }))
+      .min(1)
+      .max(2_000)
+      .describe("Section specs [{name, content}], appended in this order, all in one commit (all or none)."),
+    commitMessage: f.commitMessage,
+  }),
+  z.strictObject({
+    action: z.literal("update"),
+    documentId: f.documentId,
+    branchName: f.branchName,
+    sectionId: f.sectionId,
+    newName: f.name.optional().describe("New section name."),
+    newContent: contentSchema.optional().describe("Replacement content: replaces all blocks of the section."),
+    content: contentSchema.optional().describe("Same as newContent (accepted for compatibility); give only one of the two."),
+    expectedContentHash: f.expectedContentHash,
+    defaultPermission: f.defaultPermission,
+    aiAccess: f.aiAccess,
+    commitMessage: f.commitMessage,
+  }),
+  z.strictObject({
+    action: z.literal("delete"),
+    documentId: f.documentId,
+    branchName: f.branchName,
+    sectionId: f.sectionId,
+    expectedContentHash: f.expectedContentHash,
+    commitMessage: f.commitMessage,
+  }),
+  z.strictObject({
+    action: z.literal("reorder"),
+    documentId: f.documentId,
+    branchName: f.branchName,
+    sectionOrder: z
+      .array(uuidSchema)
+      .max(10_000)
+      .describe("Every section id of the document on this branch, exactly once, in the new order."),
+    commitMessage: f.commitMessage,
+  }),
+  z.strictObject({
+    action: z.literal("add_reference"),
+    documentId: f.documentId,
+    branchName: f.branchName,
+    sectionId: f.sectionId.describe("The section the reference is added to."),
+    targetDocumentId: uuidSchema.describe("The document the reference points to."),
+    targetSectionId: uuidSchema.nullable().optional().describe("A section of the target document; null or absent links the whole document."),
+    displayTitle: z.string().trim().min(1).max(300).nullable().optional().describe("Link text override; null uses the target's own title."),
+    commitMessage: f.commitMessage,
+  }),
+  z.strictObject({
+    action: z.literal("remove_reference"),
+    documentId: f.documentId,
+    branchName: f.branchName,
+    referenceId: uuidSchema.describe("The reference to remove (from `read` or `add_reference`)."),
+    commitMessage: f.commitMessage,
+  }),
+]);
+
+type SectionsInput = z.infer<typeof sectionsInput>;
+type ActionInput<A extends SectionsInput["action"]> = Extract<SectionsInput, { action: A }>;
+
+/** The section entries of a tree with their positions, by id. */
+function indexSections(tree: DocumentTree) {
+  return new Map(tree.sections.map((entry, position) => [entry.sectionId, { ...entry, position }]));
+}
+
+async function loadSection(state: BranchState, sectionId: string) {
+  const entry = indexSections(state.tree).get(sectionId);
+  if (!entry) {
+    throw notFound("Section", sectionId, `It is not in this document on branch ${JSON.stringify(state.branch.name)}; \`read\` lists its sections.`);
+  }
+  const version = (await state.loadSections([entry.blobHash])).get(entry.blobHash)!;
+  return { ...entry, version };
+}
+
+function assertExpectedHash(sectionId: string, current: string, expected: string | undefined): void {
+  if (expected !== undefined && expected !== current) {
+    throw new DomainError(
+      "CONTENT_HASH_MISMATCH",
+      `Section ${sectionId} changed since you read it (expected contentHash ${expected.slice(0, 12)}…, current ${current.slice(0, 12)}…). Nothing was written: \`read\` the section again, reapply your change to the current content, and retry with the new contentHash.`,
+      { sectionId, expectedContentHash: expected, currentContentHash: current },
+    );
+  }
+}
+
+function assertPermissionsSettable(
+  state: BranchState,
+  input: { defaultPermission?: unknown; aiAccess?: unknown },
+): void {
+  if ((input.defaultPermission !== undefined || input.aiAccess !== undefined) && state.branch.name === state.document.defaultBranch) {
+    throw new DomainError(
+      "DEFAULT_BRANCH_PROTECTED",
+      `Section permissions cannot be changed directly on the default branch ${JSON.stringify(state.document.defaultBranch)}. Change them on another branch and merge it with a merge request, so the change is reviewed.`,
+      { branchName: state.branch.name },
+    );
+  }
+}
+
+function withSections(tree: DocumentTree, sections: DocumentTree["sections"]): DocumentTree {
+  return { ...tree, sections };
+}
+
+function create(ctx: ActionContext, input: ActionInput<"create">) {
+  return writeBranch(ctx, input, async (state, tx) => {
+    assertNotDeleted(state.tree, input.branchName);
+    assertPermissionsSettable(state, input);
+    const count = state.tree.sections.length;
+    const position = input.position ?? count;
+    if (position > count) {
+      throw new DomainError(
+        "VALIDATION_FAILED",
+        `position ${position} is out of range: the document has ${count} section(s) on this branch, so position must be 0-${count} (or omitted to append).`,
+        { issues: [{ path: "position", message: `must be between 0 and ${count}` }] },
+      );
+    }
+    const sectionId = randomUUID();
+    const content = await prepareSectionContent(
+      ctx,
+      tx,
+      { documentId: state.document.id, branchName: input.branchName, sectionId, name: input.name, where: "content" },
+      input.content,
+    );
+    const version: SectionVersion = {
+      ...newSectionVersion(input.name, content),
+      defaultPermission: input.defaultPermission ?? null,
+      aiAccess: input.aiAccess ?? null,
+    };
+    const contentHash = hashSection(version);
+    const sections = [...state.tree.sections];
+    sections.splice(position, 0, { sectionId, blobHash: contentHash });
+    return {
+      tree: withSections(state.tree, sections),
+      newSections: [version],
+      message: `Add section ${quoteForMessage(input.name)}`,
+      result: { sectionId, contentHash, position },
+    };
+  });
+}
+
+function batchCreate(ctx: ActionContext, input: ActionInput<"batch_create">) {
+  return writeBranch(ctx, input, async (state, tx) => {
+    assertNotDeleted(state.tree, input.branchName);
+    const versions: SectionVersion[] = [];
+    const sectionIds: string[] = [];
+    for (const [index, spec] of input.sections.entries()) {
+      const sectionId = randomUUID();
+      const content = await prepareSectionContent(
+        ctx,
+        tx,
+        { documentId: state.document.id, branchName: input.branchName, sectionId, name: spec.name, where: `sections[${index}]` },
+        spec.content,
+      );
+      sectionIds.push(sectionId);
+      versions.push(newSectionVersion(spec.name, content));
+    }
+    const contentHashes = versions.map(hashSection);
+    const start = state.tree.sections.length;
+    const added = sectionIds.map((sectionId, i) => ({ sectionId, blobHash: contentHashes[i]! }));
+    const names = input.sections.map((s) => quoteForMessage(s.name, 30));
+    return {
+      tree: withSections(state.tree, [...state.tree.sections, ...added]),
+      newSections: versions,
+      message: `Add ${versions.length} section${versions.length === 1 ? "" : "s"}: ${names.slice(0, 5).join(", ")}${names.length > 5 ? ", …" : ""}`,
+      result: { sectionIds, contentHashes, positions: sectionIds.map((_, i) => start + i) },
+    };
+  });
+}
+
+function update(ctx: ActionContext, input: ActionInput<"update">) {
+  if (input.newContent !== undefined && input.content !== undefined) {
+    throw new DomainError("VALIDATION_FAILED", "Give the replacement content once, as newContent (content is an alias).", {
+      issues: [{ path: "content", message: "use newContent or content, not both" }],
+    });
+  }
+  const newContent = input.newContent ?? input.content;
+  if (newContent === undefined && input.newName === undefined && input.defaultPermission === undefined && input.aiAccess === undefined) {
+    throw new DomainError("VALIDATION_FAILED", "Nothing to update: give newContent and/or newName (or, on a non-default branch, defaultPermission / aiAccess).", {
+      issues: [{ path: "newContent", message: "newContent or newName is required" }],
+    });
+  }
+  return writeBranch(ctx, input, async (state, tx) => {
+    assertNotDeleted(state.tree, input.branchName);
+    const section = await loadSection(state, input.sectionId);
+    assertExpectedHash(section.sectionId, section.blobHash, input.expectedContentHash);
+    assertPermissionsSettable(state, input);
+    const name = input.newName ?? section.version.name;
+    const content = await prepareSectionContent(
+      ctx,
+      tx,
+      {
+        documentId: state.document.id,
+        branchName: input.branchName,
+        sectionId: section.sectionId,
+        name,
+        previous: section.version.content,
+        where: input.newContent !== undefined ? "newContent" : input.content !== undefined ? "content" : "newName",
+      },
+      newContent ?? section.version.content,
+    );
+    const version: SectionVersion = {
+      ...section.version,
+      name,
+      content,
+      defaultPermission: input.defaultPermission === undefined ? section.version.defaultPermission : input.defaultPermission,
+      aiAccess: input.aiAccess === undefined ? section.version.aiAccess : input.aiAccess,
+    };
+    const contentHash = hashSection(version);
+    const sections = state.tree.sections.map((e) => (e.sectionId === section.sectionId ? { ...e, blobHash: contentHash } : e));
+    const what =
+      input.newName !== undefined && input.newName !== section.version.name
+        ? `Rename section ${quoteForMessage(section.version.name)} to ${quoteForMessage(input.newName)}`
+        : `Update section ${quoteForMessage(name)}`;
+    return {
+      tree: withSections(state.tree, sections),
+      newSections: [version],
+      message: what,
+      result: { sectionId: section.sectionId, name, contentHash, position: section.position },
+    };
+  });
+}
+
+function deleteSection(ctx: ActionContext, input: ActionInput<"delete">) {
+  return writeBranch(ctx, input, async (state) => {
+    assertNotDeleted(state.tree, input.branchName);
+    const section = await loadSection(state, input.sectionId);
+    assertExpectedHash(section.sectionId, section.blobHash, input.expectedContentHash);
+    return {
+      tree: withSections(state.tree, state.tree.sections.filter((e) => e.sectionId !== section.sectionId)),
+      message: `Delete section ${quoteForMessage(section.version.name)}`,
+      result: { sectionId: section.sectionId },
+    };
+  });
+}
+
+function reorder(ctx: ActionContext, input: ActionInput<"reorder">) {
+  return writeBranch(ctx, input, async (state) => {
+    assertNotDeleted(state.tree, input.branchName);
+    const current = indexSections(state.tree);
+    const seen = new Set<string>();
+    const duplicated = new Set<string>();
+    for (const id of input.sectionOrder) (seen.has(id) ? duplicated : seen).add(id);
+    const unknown = [...seen].filter((id) => !current.has(id));
+    const missing = [...current.keys()].filter((id) => !seen.has(id));
+    if (unknown.length + missing.length + duplicated.size > 0) {
+      const parts = [
+        missing.length ? `missing ${missing.join(", ")}` : "",
+        unknown.length ? `not in this document on this branch ${unknown.join(", ")}` : "",
+        duplicated.size ? `listed more than once ${[...duplicated].join(", ")}` : "",
+      ].filter(Boolean);
+      throw new DomainError(
+        "VALIDATION_FAILED",
+        `sectionOrder must list every section of the document on branch ${JSON.stringify(input.branchName)} exactly once: ${parts.join("; ")}. \`read\` the branch for the current section ids.`,
+        { issues: [{ path: "sectionOrder", message: parts.join("; ") }], missing, unknown, duplicated: [...duplicated] },
+      );
+    }
+    return {
+      tree: withSections(state.tree, input.sectionOrder.map((id) => ({ sectionId: id, blobHash: current.get(id)!.blobHash }))),
+      message: "Reorder sections",
+      result: { sectionOrder: input.sectionOrder },
+    };
+  });
+}
+
+/** Checks the target of a reference exists in the caller's workspace (and, if named, its section on the default branch). */
+async function assertReferenceTarget(ctx: ActionContext, tx: Tx, targetDocumentId: string, targetSectionId: string | null) {
+  const target = await getDocument(tx, ctx.actor.workspaceId, targetDocumentId);
+  if (targetSectionId === null) return;
+  const head = await getBranch(tx, target.id, target.defaultBranch);
+  const commit = await new CommitGraph(tx, target.id).get(head.headCommitId);
+  const tree = await loadTree(tx, commit.treeHash);
+  if (!tree.sections.some((s) => s.sectionId === targetSectionId)) {
+    throw notFound("Section", targetSectionId, `It is not a section of document ${targetDocumentId} on its default branch.`);
+  }
+}
+
+function addReference(ctx: ActionContext, input: ActionInput<"add_reference">) {
+  return writeBranch(ctx, input, async (state, tx) => {
+    assertNotDeleted(state.tree, input.branchName);
+    const section = await loadSection(state, input.sectionId);
+    const targetSectionId = input.targetSectionId ?? null;
+    await assertReferenceTarget(ctx, tx, input.targetDocumentId, targetSectionId);
+    const referenceId = randomUUID();
+    const version: SectionVersion = {
+      ...section.version,
+      references: [
+        ...section.version.references,
+        { referenceId, targetDocumentId: input.targetDocumentId, targetSectionId, displayTitle: input.displayTitle ?? null },
+      ],
+    };
+    const contentHash = hashSection(version);
+    return {
+      tree: withSections(state.tree, state.tree.sections.map((e) => (e.sectionId === section.sectionId ? { ...e, blobHash: contentHash } : e))),
+      newSections: [version],
+      message: `Add reference from section ${quoteForMessage(section.version.name)}`,
+      result: { sectionId: section.sectionId, referenceId, contentHash },
+    };
+  });
+}
+
+function removeReference(ctx: ActionContext, input: ActionInput<"remove_reference">) {
+  return writeBranch(ctx, input, async (state) => {
+    assertNotDeleted(state.tree, input.branchName);
+    const versions = await state.loadSections(state.tree.sections.map((e) => e.blobHash));
+    const holder = state.tree.sections.find((e) =>
+      versions.get(e.blobHash)!.references.some((r) => r.referenceId === input.referenceId),
+    );
+    if (!holder) {
+      throw notFound("Reference", input.referenceId, `No section of this document on branch ${JSON.stringify(input.branchName)} has it; \`read\` lists references per section.`);
+    }
+    const before = versions.get(holder.blobHash)!;
+    const version: SectionVersion = { ...before, references: before.references.filter((r) => r.referenceId !== input.referenceId) };
+    const contentHash = hashSection(version);
+    return {
+      tree: withSections(state.tree, state.tree.sections.map((e) => (e.sectionId === holder.sectionId ? { ...e, blobHash: contentHash } : e))),
+      newSections: [version],
+      message: `Remove reference from section ${quoteForMessage(before.name)}`,
+      result: { sectionId: holder.sectionId, referenceId: input.referenceId, contentHash },
+    };
+  });
+}
+
+export interface SectionsResults {
+  create: WriteResult & { sectionId: string; contentHash: string; position: number };
+  batch_create: WriteResult & { sectionIds: string[]; contentHashes: string[]; positions: number[] };
+  update: WriteResult & { sectionId: string; name: string; contentHash: string; position: number };
+  delete: WriteResult & { sectionId: string };
+  reorder: WriteResult & { sectionOrder: string[] };
+  add_reference: WriteResult & { sectionId: string; referenceId: string; contentHash: string };
+  remove_reference: WriteResult & { sectionId: string; referenceId: string; contentHash: string };
+}
+
+export const sectionsTool = defineTool({
+  name: "sections",
+  description: [
+    "Write the sections of a document on a branch. Every call is one commit on `branchName` (message: `commitMessage`, or generated, e.g. `Update section \"Pricing\"`). Choose the operation with `action`:",
+    "- create {documentId, branchName, name, content, position?} appends (or inserts at 0-based position) -> {sectionId, contentHash, position}.",
+    "- batch_create {documentId, branchName, sections: [{name, content}]}: atomic, in order, one commit -> {sectionIds, contentHashes, positions}. Prefer it whenever you add more than one section.",
+    "- update {documentId, branchName, sectionId, newContent? (replaces all blocks), newName?, expectedContentHash?} -> {sectionId, name, contentHash, position}. Pass the contentHash from `read` as expectedContentHash: if someone changed the section meanwhile you get CONTENT_HASH_MISMATCH and nothing is written.",
+    "- delete {documentId, branchName, sectionId, expectedContentHash?}.",
+    "- reorder {documentId, branchName, sectionOrder: every section id exactly once} -> {sectionOrder}.",
+    "- add_reference {documentId, branchName, sectionId, targetDocumentId, targetSectionId?, displayTitle?} -> {referenceId}; remove_reference {documentId, branchName, referenceId}.",
+    "Every result also has {documentId, branchName, commitId, changed}.",
+    "Rules: the section name is shown as its H2 heading, so content must not start with that same heading (DUPLICATE_HEADING). Keep <svc:comment id=\"…\">…</svc:comment> elements intact (COMMENT_TAGS_REMOVED otherwise); add comments with <svc:comment-new body=\"…\" mentions=\"<userId>,…\">text</svc:comment-new>. defaultPermission / aiAccess (edit | read | none | null) can be set on create/update only on a non-default branch. Image blocks with type \"file\" work only through the stdio proxy; storage blocks must name a key from `upload_url`.",
+  ].join("\n"),
+  input: sectionsInput,
+  readOnly: false,
+  run(ctx, input): Promise<SectionsResults[keyof SectionsResults]> {
+    switch (input.action) {
+      case "create":
+        return create(ctx, input);
+      case "batch_create":
+        return batchCreate(ctx, input);
+      case "update":
+        return update(ctx, input);
+      case "delete":
+        return deleteSection(ctx, input);
+      case "reorder":
+        return reorder(ctx, input);
+      case "add_reference":
+        return addReference(ctx, input);
+      case "remove_reference":
+        return removeReference(ctx, input);
+    }
+  },
+});

@@ -1,0 +1,73 @@
+/**
+ * Comment markup inside text blocks (spec §2.3):
+ *   existing: <svc:comment id="ID">commented text</svc:comment>
+ *   new:      <svc:comment-new body="…" mentions="UUID,UUID">commented text</svc:comment-new>
+ * Attribute values use HTML entity escaping for quotes, ampersands and angle brackets.
+ */
+import { DomainError } from "./errors";
+
+export interface ExistingCommentTag {
+  id: string;
+  /** The whole element as written, which an edit must keep intact. */
+  raw: string;
+}
+
+export interface NewCommentTag {
+  body: string;
+  mentions: string[];
+  text: string;
+}
+
+const EXISTING = /<svc:comment\s+id="([^"]*)"\s*>([\s\S]*?)<\/svc:comment>/g;
+const NEW = /<svc:comment-new((?:\s+[\w-]+="[^"]*")*)\s*>([\s\S]*?)<\/svc:comment-new>/g;
+const ATTRIBUTE = /([\w-]+)="([^"]*)"/g;
+
+const ENTITIES: Record<string, string> = { "&quot;": '"', "&#39;": "'", "&apos;": "'", "&lt;": "<", "&gt;": ">", "&amp;": "&" };
+const decodeEntities = (value: string) => value.replace(/&(?:quot|#39|apos|lt|gt|amp);/g, (e) => ENTITIES[e]!);
+
+export const MAX_COMMENT_BODY_CHARS = 10_000;
+
+export function existingCommentTags(text: string): ExistingCommentTag[] {
+  return [...text.matchAll(EXISTING)].map((m) => ({ id: m[1]!, raw: m[0] }));
+}
+
+/**
+ * Finds new-comment elements, checking each is well formed. `where` names the
+ * block for error messages.
+ */
+export function newCommentTags(text: string, where: string): NewCommentTag[] {
+  const tags: NewCommentTag[] = [];
+  for (const match of text.matchAll(NEW)) {
+    const attributes = new Map<string, string>();
+    for (const a of match[1]!.matchAll(ATTRIBUTE)) attributes.set(a[1]!, decodeEntities(a[2]!));
+    const unknown = [...attributes.keys()].filter((k) => k !== "body" && k !== "mentions");
+    const body = attributes.get("body")?.trim() ?? "";
+    if (unknown.length > 0 || body === "" || body.length > MAX_COMMENT_BODY_CHARS) {
+      throw new DomainError(
+        "VALIDATION_FAILED",
+        `${where}: <svc:comment-new> needs a non-empty body="…" (at most ${MAX_COMMENT_BODY_CHARS} characters) and optionally mentions="<userId>,…"; nothing else.`,
+        { issues: [{ path: where, message: "malformed svc:comment-new" }] },
+      );
+    }
+    const mentions = (attributes.get("mentions") ?? "")
+      .split(/[\s,]+/)
+      .filter((m) => m !== "");
+    tags.push({ body, mentions: [...new Set(mentions)], text: match[2]! });
+  }
+  const opened = (text.match(/<svc:comment(?:-new)?[\s>]/g) ?? []).length;
+  const closed = (text.match(/<\/svc:comment(?:-new)?>/g) ?? []).length;
+  if (opened !== closed) {
+    throw new DomainError(
+      "VALIDATION_FAILED",
+      `${where}: comment markup is unbalanced (${opened} opening and ${closed} closing svc:comment tags). Each <svc:comment …> and <svc:comment-new …> needs its closing tag.`,
+      { issues: [{ path: where, message: "unbalanced comment markup" }] },
+    );
+  }
+  return tags;
+}
+
+/** Rewrites the new-comment elements, in order, to existing-comment elements with the given ids. */
+export function replaceNewCommentTags(text: string, ids: readonly string[]): string {
+  let index = 0;
+  return text.replace(NEW, (_whole, _attributes, inner: string) => `<svc:comment id="${ids[index++]}">${inner}</svc:comment>`);
+}
