@@ -40,10 +40,10 @@ describe("authentication", () => {
     }
   });
 
-  test("lists the documents and read tools with flat object schemas", async () => {
+  test("lists the tools with flat object schemas", async () => {
     const { tools } = await mcp.listTools();
     const names = tools.map((t) => t.name).sort();
-    expect(names).toEqual(["documents", "read"]);
+    expect(names).toEqual(["documents", "read", "sections"]);
     const documents = tools.find((t) => t.name === "documents")!;
     expect(documents.inputSchema.type).toBe("object");
     const props = documents.inputSchema.properties as Record<string, { enum?: string[]; description?: string }>;
