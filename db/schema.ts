@@ -137,6 +137,45 @@ export const tags = pgTable(
   (t) => [uniqueIndex("tags_workspace_path_uq").on(t.workspaceId, t.path)],
 );
 
+export const mergeRequests = pgTable(
+  "merge_requests",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
+    documentId: uuid("document_id").notNull().references(() => documents.id),
+    sourceBranch: text("source_branch").notNull(),
+    targetBranch: text("target_branch").notNull(),
+    title: text("title").notNull(),
+    description: text("description"),
+    status: text("status", { enum: ["open", "merged", "closed"] }).notNull().default("open"),
+    authorId: uuid("author_id").notNull().references(() => users.id),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+    mergedAt: timestamp("merged_at", { withTimezone: true, mode: "date" }),
+    mergedBy: uuid("merged_by").references(() => users.id),
+    mergeCommitId: uuid("merge_commit_id").references(() => commits.id),
+    closedAt: timestamp("closed_at", { withTimezone: true, mode: "date" }),
+    closedBy: uuid("closed_by").references(() => users.id),
+  },
+  (t) => [
+    index("merge_requests_workspace_idx").on(t.workspaceId, t.createdAt),
+    index("merge_requests_document_idx").on(t.documentId, t.status),
+  ],
+);
+
+export const mergeRequestReviewers = pgTable(
+  "merge_request_reviewers",
+  {
+    mergeRequestId: uuid("merge_request_id").notNull().references(() => mergeRequests.id),
+    userId: uuid("user_id").notNull().references(() => users.id),
+    state: text("state", { enum: ["pending", "approved", "changes_requested"] }).notNull().default("pending"),
+    addedAt: createdAt(),
+    /** When the reviewer last approved, requested changes or reset. */
+    reviewedAt: timestamp("reviewed_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [primaryKey({ columns: [t.mergeRequestId, t.userId] })],
+);
+
 /**
  * Comments anchored in section text by <svc:comment id="…"> markup. The markup
  * is versioned with the section; the comment itself (author, body, mentions)
@@ -187,4 +226,6 @@ export const instanceSettings = pgTable("instance_settings", {
 });
 
 export type Role = (typeof memberships.$inferSelect)["role"];
+export type MergeRequestStatus = (typeof mergeRequests.$inferSelect)["status"];
+export type ReviewState = (typeof mergeRequestReviewers.$inferSelect)["state"];
 export type CommitKind = (typeof commits.$inferSelect)["kind"];

@@ -181,38 +181,35 @@ const summarize = (d: DocumentRow): DocumentSummary => ({
 });
 
 async function create(ctx: ActionContext, input: ActionInput<"create">) {
-  const documentId = randomUUID();
   return ctx.db.transaction(async (tx) => {
-    const sections: Array<{ sectionId: string; version: SectionVersion }> = [];
-    for (const [index, spec] of (input.sections ?? []).entries()) {
-      const sectionId = randomUUID();
-      const target = { documentId, branchName: DEFAULT_BRANCH, sectionId, name: spec.name, where: `sections[${index}]` };
-      const content = await prepareSectionContent(ctx, tx, target, spec.content);
-      sections.push({ sectionId, version: newSectionVersion(spec.name, content) });
-    }
-    const tree: DocumentTree = {
-      path: input.path,
-      name: input.name ?? nameFromPath(input.path),
-      description: input.description ?? null,
-      deleted: false,
-      tagIds: [],
-      properties: {},
-      sections: sections.map((s) => ({ sectionId: s.sectionId, blobHash: hashSection(s.version) })),
-    };
-    const { document, commit } = await createDocument(tx, {
-      documentId,
-      workspaceId: ctx.actor.workspaceId,
-      authorId: ctx.actor.userId,
-      tree,
-      sections: sections.map((s) => s.version),
-      message: input.commitMessage ?? `Create document ${quoteForMessage(input.path)}`,
-      now: ctx.clock(),
-    });
+    const { document, commit, tree } = await createDocument(
+      tx,
+      {
+        documentId: randomUUID(),
+        workspaceId: ctx.actor.workspaceId,
+        authorId: ctx.actor.userId,
+        path: input.path,
+        name: input.name ?? nameFromPath(input.path),
+        description: input.description ?? null,
+        message: input.commitMessage ?? `Create document ${quoteForMessage(input.path)}`,
+        now: ctx.clock(),
+      },
+      async (created) => {
+        const sections: Array<{ sectionId: string; version: SectionVersion }> = [];
+        for (const [index, spec] of (input.sections ?? []).entries()) {
+          const sectionId = randomUUID();
+          const target = { documentId: created.id, branchName: created.defaultBranch, sectionId, name: spec.name, where: `sections[${index}]` };
+          const content = await prepareSectionContent(ctx, tx, target, spec.content);
+          sections.push({ sectionId, version: newSectionVersion(spec.name, content) });
+        }
+        return sections;
+      },
+    );
     return {
       ...summarize(document),
       branchName: document.defaultBranch,
       commitId: commit.id,
-      sectionIds: sections.map((s) => s.sectionId),
+      sectionIds: tree.sections.map((s) => s.sectionId),
     };
   });
 }

@@ -1,6 +1,7 @@
 /** Every tool Quire offers, by name; both transport faces are generated from this map. */
 import type { z } from "zod";
 import { type DocumentsResults, documentsTool } from "./documents";
+import { type MergeRequestsResults, mergeRequestsTool } from "./merge-requests";
 import { type DocumentView, readTool } from "./read";
 import { type SectionsResults, sectionsTool } from "./sections";
 
@@ -8,6 +9,7 @@ export const tools = {
   documents: documentsTool,
   read: readTool,
   sections: sectionsTool,
+  merge_requests: mergeRequestsTool,
 } as const;
 
 export type ToolName = keyof typeof tools;
@@ -17,6 +19,7 @@ interface ResultsByTool {
   documents: DocumentsResults;
   read: DocumentView;
   sections: SectionsResults;
+  merge_requests: MergeRequestsResults;
 }
 
 /** The result of calling `tool` with `input`: per action for tools with several actions. */

@@ -31,6 +31,11 @@ const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   CONTENT_HASH_MISMATCH: "CONFLICT",
   DUPLICATE_HEADING: "BAD_REQUEST",
   COMMENT_TAGS_REMOVED: "BAD_REQUEST",
+  MERGE_REQUEST_EXISTS: "CONFLICT",
+  MERGE_REQUEST_NOT_OPEN: "PRECONDITION_FAILED",
+  NOTHING_TO_MERGE: "PRECONDITION_FAILED",
+  UNRESOLVED_CONFLICTS: "CONFLICT",
+  COMMIT_MESSAGE_TOO_LONG: "BAD_REQUEST",
   ALREADY_INITIALIZED: "CONFLICT",
   EMAIL_TAKEN: "CONFLICT",
   INTERNAL: "INTERNAL_SERVER_ERROR",
@@ -69,6 +74,9 @@ async function callTool(name: ToolName, ctx: ActionContext, input: unknown) {
 export const appRouter = t.router({
   documents: toolProcedure("documents").mutation(({ ctx, input }) => callTool("documents", ctx, input) as Promise<ToolOutput<"documents">>),
   read: toolProcedure("read").query(({ ctx, input }) => callTool("read", ctx, input) as Promise<ToolOutput<"read">>),
+  mergeRequests: toolProcedure("merge_requests").mutation(
+    ({ ctx, input }) => callTool("merge_requests", ctx, input) as Promise<ToolOutput<"merge_requests">>,
+  ),
   sections: toolProcedure("sections").mutation(({ ctx, input }) => callTool("sections", ctx, input) as Promise<ToolOutput<"sections">>),
 });
 

@@ -144,6 +144,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   if (options.next) {
     process.env.NEXTAUTH_SECRET = authSecret;
     process.env.NEXTAUTH_URL ??= url;
+    // Sign-in callbacks follow the Host the browser used, so any port or proxy name works.
+    process.env.AUTH_TRUST_HOST ??= "true";
     process.env.NEXT_TELEMETRY_DISABLED = "1";
     const { default: createNext } = await import("next");
     const app = createNext({ dev: options.next.dev, dir: options.next.dir, hostname: "localhost", port });

@@ -268,3 +268,42 @@ export async function isAncestor(graph: CommitGraph, ancestor: string, descendan
   const [a, d] = await graph.getMany([ancestor, descendant]);
   return (await reachableAmong(graph, d!, [a!])).has(ancestor);
 }
+
+/**
+ * Commits reachable from `head` but from none of `exclude` (git rev-list head ^exclude…),
+ * oldest first. Walking in generation order means a commit's reachability from
+ * an excluded head is settled before it is popped.
+ */
+export async function commitsOnlyIn(graph: CommitGraph, head: string, exclude: readonly string[]): Promise<CommitRecord[]> {
+  const excluded = new Set<string>();
+  const queued = new Set<string>();
+  const queue = new Heap<CommitRecord>(newestFirst);
+  let interestingQueued = 0;
+  const enqueue = (c: CommitRecord, isExcluded: boolean) => {
+    if (queued.has(c.id)) {
+      if (isExcluded && !excluded.has(c.id)) {
+        excluded.add(c.id);
+        interestingQueued -= 1;
+      }
+      return;
+    }
+    queued.add(c.id);
+    queue.push(c);
+    if (isExcluded) excluded.add(c.id);
+    else interestingQueued += 1;
+  };
+  for (const c of await graph.getMany(exclude)) enqueue(c, true);
+  enqueue(await graph.get(head), false);
+  const result: CommitRecord[] = [];
+  while (interestingQueued > 0) {
+    const commit = queue.pop()!;
+    queued.delete(commit.id);
+    const isExcluded = excluded.has(commit.id);
+    if (!isExcluded) {
+      interestingQueued -= 1;
+      result.push(commit);
+    }
+    for (const parent of await graph.getMany(commit.parentIds)) enqueue(parent, isExcluded);
+  }
+  return result.reverse();
+}

@@ -82,43 +82,57 @@ export interface CreateDocumentInput {
   documentId: string;
   workspaceId: string;
   authorId: string;
-  tree: DocumentTree;
-  sections: SectionVersion[];
+  path: string;
+  name: string;
+  description: string | null;
   message: string;
   now: Date;
 }
 
-/** Creates the document, its first commit and its default branch `main`. */
+/**
+ * Creates the document, its first commit and its default branch `main`. The
+ * document row exists before `initialSections` runs, so whatever that stores
+ * about the sections (comments) can refer to it.
+ */
 export async function createDocument(
   tx: Tx,
   input: CreateDocumentInput,
+  initialSections: (document: DocumentRow) => Promise<Array<{ sectionId: string; version: SectionVersion }>>,
 ): Promise<{ document: DocumentRow; commit: CommitRecord; tree: DocumentTree }> {
-  const id = input.documentId;
-  const { tree } = input;
   let document: DocumentRow;
   try {
     [document] = (await tx
       .insert(documents)
       .values({
-        id,
+        id: input.documentId,
         workspaceId: input.workspaceId,
         defaultBranch: DEFAULT_BRANCH,
-        path: tree.path,
-        name: tree.name,
-        description: tree.description,
+        path: input.path,
+        name: input.name,
+        description: input.description,
         createdBy: input.authorId,
         createdAt: input.now,
         updatedAt: input.now,
       })
       .returning()) as [DocumentRow];
   } catch (error) {
-    if (isUniqueViolation(error, LIVE_PATH_CONSTRAINT)) throw pathTaken(tree.path);
+    if (isUniqueViolation(error, LIVE_PATH_CONSTRAINT)) throw pathTaken(input.path);
     throw error;
   }
-  await putSections(tx, input.sections);
+  const sections = await initialSections(document);
+  const hashes = await putSections(tx, sections.map((s) => s.version));
+  const tree: DocumentTree = {
+    path: input.path,
+    name: input.name,
+    description: input.description,
+    deleted: false,
+    tagIds: [],
+    properties: {},
+    sections: sections.map((s, i) => ({ sectionId: s.sectionId, blobHash: hashes[i]! })),
+  };
   const treeHash = await putTree(tx, tree);
   const commit = await insertCommit(tx, {
-    documentId: id,
+    documentId: document.id,
     parentIds: [],
     treeHash,
     message: input.message,
@@ -127,7 +141,7 @@ export async function createDocument(
     createdAt: input.now,
   });
   await tx.insert(branches).values({
-    documentId: id,
+    documentId: document.id,
     name: document.defaultBranch,
     headCommitId: commit.id,
     createdBy: input.authorId,

@@ -39,6 +39,12 @@ afterAll(async () => {
 });
 
 test("a fresh instance sends visitors to /signin, which creates the owner account and signs in", async () => {
+  // A second visitor who opened the form at the same time loses the race below.
+  const rival = await browser.newContext();
+  const rivalPage = await rival.newPage();
+  await rivalPage.goto(`${server.url}/signin`);
+  await rivalPage.getByRole("heading", { name: "Create the owner account" }).waitFor();
+
   await page.goto(`${server.url}/`);
   expect(pathOf(page)).toBe("/signin");
   await page.getByRole("heading", { name: "Create the owner account" }).waitFor();
@@ -59,6 +65,18 @@ test("a fresh instance sends visitors to /signin, which creates the owner accoun
   expect(session.user?.email).toBe(OWNER.email);
   expect(typeof session.user?.id).toBe("string");
   ownerId = session.user!.id!;
+
+  try {
+    await rivalPage.getByLabel("Name").fill("Mallory");
+    await rivalPage.getByLabel("Email").fill("mallory@example.test");
+    await rivalPage.getByLabel("Password").fill("another password");
+    await rivalPage.getByRole("button", { name: "Create the owner account" }).click();
+    await rivalPage.getByRole("alert").filter({ hasText: /already/i }).waitFor();
+    await rivalPage.getByRole("link", { name: "Sign in instead" }).click();
+    await rivalPage.getByRole("heading", { name: "Sign in" }).waitFor();
+  } finally {
+    await rival.close();
+  }
 });
 
 test("documents appear by path; the document page renders markdown safely, switches branch and shows history", async () => {
@@ -72,13 +90,25 @@ test("documents appear by path; the document page renders markdown safely, switc
         content: [
           {
             blockType: "text",
-            text: 'Hello **team** <script>window.__pwned=1</script> <img src=x onerror="window.__pwned=2">\n\nPlease read the first steps carefully.',
+            text: 'Hello **team** <script>window.__pwned=1</script> <img src=x onerror="window.__pwned=2">',
           },
         ],
       },
     ],
   });
   documentId = created.documentId;
+  // Comment markup arrives through the sections tool (new comments become <svc:comment id="…"> elements).
+  const [welcome] = (await server.callTool("read", ownerId, { documentId })).sections;
+  await server.callTool("sections", ownerId, {
+    action: "update",
+    documentId,
+    branchName: "main",
+    sectionId: welcome!.sectionId,
+    newContent: [
+      ...welcome!.content,
+      { blockType: "text", text: 'Please read the <svc:comment-new body="Link the setup guide here">first steps</svc:comment-new> carefully.' },
+    ],
+  });
   await server.callTool("documents", ownerId, { action: "create", path: "handbook/travel", name: "Travel policy", description: "How to book trips." });
   await server.callTool("documents", ownerId, { action: "create_branch", documentId, branchName: "draft" });
   await server.callTool("documents", ownerId, { action: "update", documentId, branchName: "draft", newName: "Onboarding v2" });
@@ -101,6 +131,8 @@ test("documents appear by path; the document page renders markdown safely, switc
   expect(await page.evaluate(() => (window as { __pwned?: unknown }).__pwned)).toBeUndefined();
   expect(await page.locator(".markdown script, .markdown img[src='x']").count()).toBe(0);
   expect(await page.locator(".markdown").first().textContent()).toContain("<script>");
+  expect(await page.locator(".comment-mark").first().textContent()).toBe("first steps");
+  expect(await page.locator(".doc-section").first().textContent()).not.toContain("svc:comment");
 
   // Switch to the draft branch with the selector (a plain GET form).
   await page.locator("#branch-select").selectOption("draft");
@@ -124,6 +156,21 @@ test("documents appear by path; the document page renders markdown safely, switc
   await page.getByRole("link", { name: "back to branch head" }).click();
   await page.waitForURL((url) => url.searchParams.get("commit") === null && url.searchParams.get("branch") === "draft");
   expect(await page.locator(".doc-title").textContent()).toBe("Onboarding v2");
+
+  // The branch selector is a plain GET form: it works with JavaScript off.
+  const noScript = await browser.newContext({ javaScriptEnabled: false });
+  try {
+    await noScript.addCookies(await context.cookies());
+    const plain = await noScript.newPage();
+    await plain.goto(`${server.url}/documents/${documentId}`);
+    expect(await plain.locator(".doc-title").textContent()).toBe("Onboarding");
+    await plain.locator("#branch-select").selectOption("draft");
+    await plain.getByRole("button", { name: "Switch" }).click();
+    await plain.waitForURL((url) => url.searchParams.get("branch") === "draft");
+    expect(await plain.locator(".doc-title").textContent()).toBe("Onboarding v2");
+  } finally {
+    await noScript.close();
+  }
 
   // An unknown document is a 404 page.
   const missing = await page.goto(`${server.url}/documents/00000000-0000-4000-8000-000000000000`);

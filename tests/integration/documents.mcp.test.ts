@@ -43,7 +43,7 @@ describe("authentication", () => {
   test("lists the tools with flat object schemas", async () => {
     const { tools } = await mcp.listTools();
     const names = tools.map((t) => t.name).sort();
-    expect(names).toEqual(["documents", "read", "sections"]);
+    expect(names).toEqual(["documents", "merge_requests", "read", "sections"]);
     const documents = tools.find((t) => t.name === "documents")!;
     expect(documents.inputSchema.type).toBe("object");
     const props = documents.inputSchema.properties as Record<string, { enum?: string[]; description?: string }>;

@@ -66,24 +66,20 @@ class History {
 
   static async create(): Promise<History> {
     documentCount += 1;
-    const tree: DocumentTree = {
-      path: `history/doc-${documentCount}`,
-      name: `doc-${documentCount}`,
-      description: null,
-      deleted: false,
-      tagIds: [],
-      properties: {},
-      sections: [],
-    };
-    const { document, commit } = await createDocument(db, {
-      documentId: randomUUID(),
-      workspaceId,
-      authorId,
-      tree,
-      sections: [],
-      message: "create",
-      now: new Date(BASE_TIME),
-    });
+    const { document, commit } = await createDocument(
+      db,
+      {
+        documentId: randomUUID(),
+        workspaceId,
+        authorId,
+        path: `history/doc-${documentCount}`,
+        name: `doc-${documentCount}`,
+        description: null,
+        message: "create",
+        now: new Date(BASE_TIME),
+      },
+      async () => [],
+    );
     return new History(document.id, commit.treeHash, commit);
   }
 
@@ -639,15 +635,13 @@ describe("merge bases agree with git merge-base --all", () => {
         expect(aUnderB, `is-ancestor ${a} ${b}`).toBe(gitSays);
       }
       // Brute force on many more pairs (cheap), so criss-crosses are surely met.
-      for (const a of recent) {
-        for (const b of recent.slice(0, 10)) {
+      for (const a of recent.slice(-30)) {
+        for (const b of recent.slice(0, 8)) {
           const ours = await h.mergeBases(a, b);
           expect(ours, `merge-base ${a} ${b}`).toEqual(h.expectedMergeBases(a, b));
           if (ours.length > 1) multiple += 1;
         }
       }
-      const merges=[...h.byLabel.values()].filter(r=>r.parentIds.length>1).length; let maxB=0; for (const a of names.slice(-60)) for (const b of names.slice(-60)) maxB=Math.max(maxB,h.expectedMergeBases(a,b).length);
-      console.log("STATS", seed, {multiple, merges, maxB, maxGen: Math.max(...[...h.byLabel.values()].map(r=>r.generation))});
       expect(multiple, "these DAGs should contain criss-cross pairs").toBeGreaterThan(0);
     });
   }

@@ -7,6 +7,7 @@
  */
 import type { ComponentPropsWithoutRef, ReactNode } from "react";
 import Markdown, { type Components } from "react-markdown";
+import remarkGfm from "remark-gfm";
 import type { Block } from "@/server/core/blocks";
 import { markCommentRanges, rehypeCommentMarks } from "./comment-markup";
 
@@ -112,7 +113,7 @@ const markdownComponents: Components = {
 function MarkdownText({ text }: { text: string }) {
   return (
     <div className="markdown">
-      <Markdown components={markdownComponents} rehypePlugins={[rehypeCommentMarks]}>
+      <Markdown components={markdownComponents} remarkPlugins={[remarkGfm]} rehypePlugins={[rehypeCommentMarks]}>
         {markCommentRanges(text)}
       </Markdown>
     </div>

@@ -1,0 +1,233 @@
+/**
+ * Loads what the pure merge engine needs for a merge request — both heads,
+ * their merge bases (a virtual base for criss-cross histories), and only the
+ * section blobs whose hashes differ — and writes what `execute` decides.
+ */
+import { and, eq, inArray, ne } from "drizzle-orm";
+import { documents } from "@/db/schema";
+import { exceedsCommitMessageLimit, mergeCommitMessage } from "@/server/core/commit-messages";
+import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
+import { DomainError } from "@/server/core/errors";
+import {
+  analyzeMerge,
+  buildMergedTree,
+  hashesNeededForAnalysis,
+  type MergeAnalysis,
+  type MergeResolutions,
+  type MergeSectionEntry,
+  type MissingResolutions,
+  type PropertyConflict,
+} from "@/server/core/merge-analysis";
+import { MAX_COMMIT_MESSAGE_CHARS } from "@/server/core/names";
+import { buildVirtualBase } from "@/server/core/virtual-base";
+import { CommitGraph, type CommitRecord, commitsOnlyIn, insertCommit, mergeBases } from "@/server/store/commits";
+import type { Tx } from "@/server/store/db";
+import { assertPathFree, type DocumentRow, getBranch, getDocument, moveBranchHead } from "@/server/store/documents";
+import type { MergeRequestRow } from "@/server/store/merge-requests";
+import { loadSections, loadTree, putTree } from "@/server/store/objects";
+
+export interface MergeAnalysisView {
+  mergeRequestId: string;
+  hasConflicts: boolean;
+  hasTagConflicts: boolean;
+  hasPathCollision: boolean;
+  hasDocumentDeletionConflict: boolean;
+  /** Scalar properties changed differently on both sides; resolve each with scalarPropertyResolutions. */
+  propertyConflicts: PropertyConflict[];
+  /** Sections that differ between base, source and target, in merged order. Sections identical on all three are omitted. */
+  sections: MergeSectionEntry[];
+  /** The target has no commits of its own: execute just moves it to the source head. */
+  fastForward: boolean;
+  /** The target already contains every source commit: there is nothing to merge. */
+  upToDate: boolean;
+  sourceHeadCommitId: string;
+  targetHeadCommitId: string;
+  mergeBaseCommitIds: string[];
+}
+
+export interface MergeExecution {
+  mergeRequestId: string;
+  status: "merged";
+  targetBranch: string;
+  /** The new target head: the merge commit, or the source head after a fast-forward. */
+  mergeCommitId: string;
+  fastForward: boolean;
+  message: string;
+  /** Resolutions that were given for something not in conflict, and therefore not applied. */
+  warnings: string[];
+}
+
+interface MergeState {
+  document: DocumentRow;
+  graph: CommitGraph;
+  sourceHead: CommitRecord;
+  targetHead: CommitRecord;
+  bases: string[];
+  sourceTree: DocumentTree;
+  analysis: MergeAnalysis;
+}
+
+/** The paths among `paths` that another live document of the workspace holds. */
+async function pathsHeldElsewhere(tx: Tx, document: DocumentRow, paths: string[]): Promise<Set<string>> {
+  const rows = await tx
+    .select({ path: documents.path })
+    .from(documents)
+    .where(
+      and(
+        eq(documents.workspaceId, document.workspaceId),
+        inArray(documents.path, [...new Set(paths)]),
+        eq(documents.deleted, false),
+        ne(documents.id, document.id),
+      ),
+    );
+  return new Set(rows.map((r) => r.path));
+}
+
+async function loadMergeState(tx: Tx, request: MergeRequestRow, options: { lockTarget: boolean }): Promise<MergeState> {
+  const document = await getDocument(tx, request.workspaceId, request.documentId);
+  const target = await getBranch(tx, document.id, request.targetBranch, { forUpdate: options.lockTarget });
+  const source = await getBranch(tx, document.id, request.sourceBranch);
+  const graph = new CommitGraph(tx, document.id);
+  const [sourceHead, targetHead] = await graph.getMany([source.headCommitId, target.headCommitId]);
+  const bases = await mergeBases(graph, sourceHead!.id, targetHead!.id);
+  const treeOf = async (commitId: string) => loadTree(tx, (await graph.get(commitId)).treeHash);
+  const virtual = await buildVirtualBase(bases, {
+    treeOf,
+    mergeBasesOf: (a, b) => mergeBases(graph, a, b),
+    loadSections: (hashes) => loadSections(tx, hashes),
+  });
+  const [sourceTree, targetTree] = await Promise.all([loadTree(tx, sourceHead!.treeHash), loadTree(tx, targetHead!.treeHash)]);
+  const needed = hashesNeededForAnalysis(virtual.tree, sourceTree, targetTree).filter((h) => !virtual.sections.has(h));
+  const sectionsByHash = new Map<string, SectionVersion>([...(await loadSections(tx, needed)), ...virtual.sections]);
+  const held = await pathsHeldElsewhere(tx, document, [virtual.tree.path, sourceTree.path, targetTree.path]);
+  const analysis = analyzeMerge({
+    base: virtual.tree,
+    source: sourceTree,
+    target: targetTree,
+    sectionsByHash,
+    isPathTakenByAnotherDocument: (path) => held.has(path),
+  });
+  return { document, graph, sourceHead: sourceHead!, targetHead: targetHead!, bases, sourceTree, analysis };
+}
+
+function view(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
+  const { analysis } = state;
+  return {
+    mergeRequestId: request.id,
+    hasConflicts: analysis.hasConflicts,
+    hasTagConflicts: analysis.hasTagConflicts,
+    hasPathCollision: analysis.hasPathCollision,
+    hasDocumentDeletionConflict: analysis.hasDocumentDeletionConflict,
+    propertyConflicts: analysis.propertyConflicts,
+    sections: analysis.sections,
+    // A fast-forward cannot rename onto a path another document holds; that merge needs a commit with resolvedPath.
+    fastForward: state.bases.includes(state.targetHead.id) && state.targetHead.id !== state.sourceHead.id && !analysis.hasPathCollision,
+    upToDate: state.bases.includes(state.sourceHead.id),
+    sourceHeadCommitId: state.sourceHead.id,
+    targetHeadCommitId: state.targetHead.id,
+    mergeBaseCommitIds: state.bases,
+  };
+}
+
+export async function analyzeMergeRequest(tx: Tx, request: MergeRequestRow): Promise<MergeAnalysisView> {
+  return view(request, await loadMergeState(tx, request, { lockTarget: false }));
+}
+
+function describeMissing(missing: MissingResolutions): string {
+  const parts = [
+    missing.sections.length ? `resolutions for sections ${missing.sections.join(", ")}` : "",
+    missing.tags ? "tagResolution" : "",
+    missing.properties.length ? `scalarPropertyResolutions for columns ${missing.properties.join(", ")}` : "",
+    missing.path ? "resolvedPath" : "",
+    missing.documentDeletion ? "documentDeletionResolution" : "",
+  ];
+  return parts.filter(Boolean).join("; ");
+}
+
+/**
+ * Merges inside the caller's transaction (which holds the merge request row).
+ * The target branch row is locked and the analysis re-run on the current heads,
+ * so resolutions can never apply to a stale analysis.
+ */
+export async function executeMerge(
+  tx: Tx,
+  request: MergeRequestRow,
+  options: { authorId: string; now: Date; resolutions: MergeResolutions; commitMessage?: string },
+): Promise<MergeExecution> {
+  const state = await loadMergeState(tx, request, { lockTarget: true });
+  const current = view(request, state);
+  const base = { mergeRequestId: request.id, status: "merged" as const, targetBranch: request.targetBranch };
+  if (current.upToDate) {
+    throw new DomainError(
+      "NOTHING_TO_MERGE",
+      `Branch ${JSON.stringify(request.targetBranch)} already contains every commit of ${JSON.stringify(request.sourceBranch)}. Commit to the source branch first, or close this merge request.`,
+      { mergeRequestId: request.id },
+    );
+  }
+  if (current.fastForward) {
+    await moveBranchHead(tx, {
+      document: state.document,
+      branchName: request.targetBranch,
+      expectedHead: state.targetHead.id,
+      newHead: state.sourceHead.id,
+      tree: state.sourceTree,
+      now: options.now,
+    });
+    const message = `Fast-forward ${request.targetBranch} to ${request.sourceBranch}`;
+    return { ...base, mergeCommitId: state.sourceHead.id, fastForward: true, message, warnings: ignoredResolutions(options.resolutions) };
+  }
+
+  const built = buildMergedTree(state.analysis, options.resolutions);
+  if ("missing" in built) {
+    throw new DomainError(
+      "UNRESOLVED_CONFLICTS",
+      `The merge has conflicts without a resolution: ${describeMissing(built.missing)}. Run \`analyze\`, decide each one, and pass the resolutions to \`execute\`. Nothing was changed.`,
+      { missing: built.missing },
+    );
+  }
+  if (options.resolutions.resolvedPath !== undefined && state.analysis.hasPathCollision) {
+    await assertPathFree(tx, state.document.workspaceId, built.tree.path, state.document.id);
+  }
+  const sourceCommits = await commitsOnlyIn(state.graph, state.sourceHead.id, [state.targetHead.id]);
+  const message =
+    options.commitMessage ??
+    mergeCommitMessage(request.sourceBranch, request.targetBranch, sourceCommits.map((c) => c.message));
+  if (exceedsCommitMessageLimit(message)) {
+    throw new DomainError(
+      "COMMIT_MESSAGE_TOO_LONG",
+      `The generated merge commit message lists ${sourceCommits.length} source commits and would be ${message.length} characters, over the ${MAX_COMMIT_MESSAGE_CHARS}-character limit. Pass your own commitMessage (at most ${MAX_COMMIT_MESSAGE_CHARS} characters) to execute. Nothing was changed.`,
+      { length: message.length, limit: MAX_COMMIT_MESSAGE_CHARS },
+    );
+  }
+  const treeHash = await putTree(tx, built.tree);
+  const commit = await insertCommit(tx, {
+    documentId: state.document.id,
+    parentIds: [state.targetHead.id, state.sourceHead.id],
+    treeHash,
+    message,
+    authorId: options.authorId,
+    kind: "merge",
+    createdAt: options.now,
+  });
+  await moveBranchHead(tx, {
+    document: state.document,
+    branchName: request.targetBranch,
+    expectedHead: state.targetHead.id,
+    newHead: commit.id,
+    tree: built.tree,
+    now: options.now,
+  });
+  return { ...base, mergeCommitId: commit.id, fastForward: false, message, warnings: built.ignored };
+}
+
+/** On a fast-forward nothing is in conflict, so every resolution given is ignored. */
+function ignoredResolutions(resolutions: MergeResolutions): string[] {
+  const given = [
+    ...Object.keys(resolutions.sections ?? {}).map((id) => `resolution for section ${id}`),
+    resolutions.tagResolution ? "tagResolution" : "",
+    ...Object.keys(resolutions.scalarPropertyResolutions ?? {}).map((id) => `scalarPropertyResolutions for column ${id}`),
+    resolutions.resolvedPath !== undefined ? "resolvedPath" : "",
+    resolutions.documentDeletionResolution ? "documentDeletionResolution" : "",
+  ].filter(Boolean);
+  return given.map((g) => `${g} ignored: the merge was a fast-forward, nothing was in conflict`);
+}

@@ -1,0 +1,361 @@
+/**
+ * The `merge_requests` tool (spec §2.6–2.8, §3, §4.2): list, get, create,
+ * analyze, execute, close, update, and reviews (approve, request_changes,
+ * reset). The analysis is the pure engine in server/core; this module loads
+ * what it needs and writes what it decides.
+ */
+import { z } from "zod";
+import type { MergeRequestStatus, ReviewState } from "@/db/schema";
+import { DomainError } from "@/server/core/errors";
+import { branchNameSchema, commitMessageSchema, descriptionSchema, documentPathSchema } from "@/server/core/names";
+import { nonMembers } from "@/server/store/accounts";
+import type { Tx } from "@/server/store/db";
+import { getBranch, getDocument } from "@/server/store/documents";
+import {
+  addReviewers,
+  findOpenMergeRequest,
+  getMergeRequest,
+  insertMergeRequest,
+  listMergeRequests,
+  listReviewers,
+  type MergeRequestRow,
+  removeReviewers,
+  type ReviewerView,
+  setReviewState,
+  updateMergeRequest,
+} from "@/server/store/merge-requests";
+import type { ActionContext } from "./context";
+import { analyzeMergeRequest, executeMerge, type MergeAnalysisView, type MergeExecution } from "./merge-engine";
+import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
+
+const DEFAULT_PAGE_SIZE = 50;
+const sideSchema = z.enum(["source", "target"]);
+
+const f = {
+  mergeRequestId: uuidSchema.describe("The merge request."),
+  title: z.string().trim().min(1, "title must not be empty").max(300),
+  reviewerIds: z
+    .array(uuidSchema)
+    .max(50)
+    .describe("User ids (workspace members; find them with the `members` tool) to add as reviewers."),
+};
+
+export const mergeRequestsInput = z.discriminatedUnion("action", [
+  z.strictObject({
+    action: z.literal("list"),
+    documentId: uuidSchema.optional().describe("Only requests of this document."),
+    status: z.enum(["open", "merged", "closed"]).optional().describe("Only requests in this state."),
+    limit: pageLimitSchema,
+    cursor: cursorSchema,
+  }),
+  z.strictObject({ action: z.literal("get"), mergeRequestId: f.mergeRequestId }),
+  z.strictObject({
+    action: z.literal("create"),
+    documentId: uuidSchema.describe("The document whose branches are merged."),
+    sourceBranch: branchNameSchema.describe("The branch whose changes are brought in."),
+    targetBranch: branchNameSchema.describe("The branch that receives them (usually main)."),
+    title: f.title.describe("Title of the merge request."),
+    description: descriptionSchema.optional().describe("What the change is and why."),
+    reviewerIds: f.reviewerIds.optional(),
+  }),
+  z.strictObject({ action: z.literal("analyze"), mergeRequestId: f.mergeRequestId }),
+  z.strictObject({
+    action: z.literal("execute"),
+    mergeRequestId: f.mergeRequestId,
+    resolutions: z
+      .array(z.strictObject({ sectionId: uuidSchema.describe("A section in conflict."), resolution: sideSchema.describe("source keeps the incoming branch's version; target keeps the target's.") }))
+      .max(10_000)
+      .optional()
+      .describe("One resolution per conflicting section (required when hasConflicts)."),
+    tagResolution: sideSchema.optional().describe("Which side's tags win (required when hasTagConflicts)."),
+    scalarPropertyResolutions: z
+      .record(uuidSchema, sideSchema)
+      .optional()
+      .describe("Column UUID -> source | target, for each conflicting scalar property (see propertyConflicts)."),
+    resolvedPath: documentPathSchema.optional().describe("The path to use when hasPathCollision."),
+    documentDeletionResolution: z
+      .enum(["delete", "keep"])
+      .optional()
+      .describe("Whether the document ends deleted, when one side deleted it and the other changed it."),
+    commitMessage: commitMessageSchema.optional().describe("Merge commit message (max 1000 characters). Generated from the source branch's commits when omitted."),
+  }),
+  z.strictObject({ action: z.literal("close"), mergeRequestId: f.mergeRequestId }),
+  z.strictObject({
+    action: z.literal("update"),
+    mergeRequestId: f.mergeRequestId,
+    newTitle: f.title.optional().describe("New title."),
+    newDescription: descriptionSchema.nullable().optional().describe("New description; null clears it."),
+    reviewerIds: f.reviewerIds.optional(),
+    removeReviewerIds: z.array(uuidSchema).max(50).optional().describe("Reviewers to remove."),
+  }),
+  z.strictObject({ action: z.literal("approve"), mergeRequestId: f.mergeRequestId }),
+  z.strictObject({ action: z.literal("request_changes"), mergeRequestId: f.mergeRequestId }),
+  z.strictObject({ action: z.literal("reset"), mergeRequestId: f.mergeRequestId }),
+]);
+
+type MergeRequestsInput = z.infer<typeof mergeRequestsInput>;
+type ActionInput<A extends MergeRequestsInput["action"]> = Extract<MergeRequestsInput, { action: A }>;
+
+export interface MergeRequestView {
+  mergeRequestId: string;
+  documentId: string;
+  sourceBranch: string;
+  targetBranch: string;
+  title: string;
+  description: string | null;
+  status: MergeRequestStatus;
+  authorId: string;
+  createdAt: string;
+  updatedAt: string;
+  mergedAt: string | null;
+  mergedBy: string | null;
+  mergeCommitId: string | null;
+  closedAt: string | null;
+  reviewers: Array<{ userId: string; name: string; email: string; state: ReviewState; reviewedAt: string | null }>;
+}
+
+function present(row: MergeRequestRow, reviewers: ReviewerView[]): MergeRequestView {
+  return {
+    mergeRequestId: row.id,
+    documentId: row.documentId,
+    sourceBranch: row.sourceBranch,
+    targetBranch: row.targetBranch,
+    title: row.title,
+    description: row.description,
+    status: row.status,
+    authorId: row.authorId,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    mergedAt: row.mergedAt?.toISOString() ?? null,
+    mergedBy: row.mergedBy,
+    mergeCommitId: row.mergeCommitId,
+    closedAt: row.closedAt?.toISOString() ?? null,
+    reviewers: reviewers.map((r) => ({ userId: r.userId, name: r.name, email: r.email, state: r.state, reviewedAt: r.reviewedAt?.toISOString() ?? null })),
+  };
+}
+
+async function presentOne(tx: Tx, row: MergeRequestRow): Promise<MergeRequestView> {
+  return present(row, (await listReviewers(tx, [row.id])).get(row.id)!);
+}
+
+function assertOpen(row: MergeRequestRow, doing: string): void {
+  if (row.status !== "open") {
+    const when = row.status === "merged" ? `merged${row.mergedAt ? ` at ${row.mergedAt.toISOString()}` : ""}` : "closed";
+    throw new DomainError(
+      "MERGE_REQUEST_NOT_OPEN",
+      `Merge request ${row.id} is already ${when}, so it cannot ${doing}. Merged and closed requests are final; create a new merge request to merge further changes.`,
+      { mergeRequestId: row.id, status: row.status },
+    );
+  }
+}
+
+async function assertMembers(tx: Tx, workspaceId: string, userIds: readonly string[]): Promise<void> {
+  const strangers = await nonMembers(tx, workspaceId, userIds);
+  if (strangers.length > 0) {
+    throw new DomainError(
+      "VALIDATION_FAILED",
+      `reviewerIds ${strangers.join(", ")} are not members of this workspace. Find member ids with the \`members\` tool.`,
+      { issues: [{ path: "reviewerIds", message: "not a workspace member" }], userIds: strangers },
+    );
+  }
+}
+
+async function list(ctx: ActionContext, input: ActionInput<"list">) {
+  const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+  const before = input.cursor
+    ? decodeCursor(input.cursor, z.object({ createdAt: z.string().datetime(), id: uuidSchema }))
+    : undefined;
+  if (input.documentId) await getDocument(ctx.db, ctx.actor.workspaceId, input.documentId);
+  const rows = await listMergeRequests(ctx.db, {
+    workspaceId: ctx.actor.workspaceId,
+    documentId: input.documentId,
+    status: input.status,
+    before: before ? { createdAt: new Date(before.createdAt), id: before.id } : undefined,
+    limit: limit + 1,
+  });
+  const page = rows.slice(0, limit);
+  const reviewers = await listReviewers(ctx.db, page.map((r) => r.id));
+  const last = page[page.length - 1];
+  return {
+    mergeRequests: page.map((r) => present(r, reviewers.get(r.id)!)),
+    nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt.toISOString(), id: last.id }) : null,
+  };
+}
+
+async function get(ctx: ActionContext, input: ActionInput<"get">) {
+  return presentOne(ctx.db, await getMergeRequest(ctx.db, ctx.actor.workspaceId, input.mergeRequestId));
+}
+
+function create(ctx: ActionContext, input: ActionInput<"create">) {
+  return ctx.db.transaction(async (tx) => {
+    const document = await getDocument(tx, ctx.actor.workspaceId, input.documentId);
+    if (input.sourceBranch === input.targetBranch) {
+      throw new DomainError("VALIDATION_FAILED", "sourceBranch and targetBranch must differ: a merge request brings one branch into another.", {
+        issues: [{ path: "targetBranch", message: "same as sourceBranch" }],
+      });
+    }
+    await getBranch(tx, document.id, input.sourceBranch);
+    await getBranch(tx, document.id, input.targetBranch);
+    const existing = await findOpenMergeRequest(tx, document.id, input.sourceBranch, input.targetBranch);
+    if (existing) {
+      throw new DomainError(
+        "MERGE_REQUEST_EXISTS",
+        `Merge request ${existing.id} already proposes ${input.sourceBranch} -> ${input.targetBranch} and is open. Update or close it instead of opening another.`,
+        { mergeRequestId: existing.id },
+      );
+    }
+    await assertMembers(tx, ctx.actor.workspaceId, input.reviewerIds ?? []);
+    const now = ctx.clock();
+    const row = await insertMergeRequest(tx, {
+      workspaceId: ctx.actor.workspaceId,
+      documentId: document.id,
+      sourceBranch: input.sourceBranch,
+      targetBranch: input.targetBranch,
+      title: input.title,
+      description: input.description ?? null,
+      authorId: ctx.actor.userId,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await addReviewers(tx, row.id, input.reviewerIds ?? [], now);
+    return presentOne(tx, row);
+  });
+}
+
+async function analyze(ctx: ActionContext, input: ActionInput<"analyze">): Promise<MergeAnalysisView> {
+  const row = await getMergeRequest(ctx.db, ctx.actor.workspaceId, input.mergeRequestId);
+  return analyzeMergeRequest(ctx.db, row);
+}
+
+function execute(ctx: ActionContext, input: ActionInput<"execute">): Promise<MergeExecution> {
+  return ctx.db.transaction(async (tx) => {
+    // Lock order everywhere: merge request row, then branch row.
+    const row = await getMergeRequest(tx, ctx.actor.workspaceId, input.mergeRequestId, { forUpdate: true });
+    assertOpen(row, "be merged");
+    const execution = await executeMerge(tx, row, {
+      authorId: ctx.actor.userId,
+      now: ctx.clock(),
+      resolutions: {
+        sections: Object.fromEntries((input.resolutions ?? []).map((r) => [r.sectionId, r.resolution])),
+        tagResolution: input.tagResolution,
+        scalarPropertyResolutions: input.scalarPropertyResolutions,
+        resolvedPath: input.resolvedPath,
+        documentDeletionResolution: input.documentDeletionResolution,
+      },
+      commitMessage: input.commitMessage,
+    });
+    await updateMergeRequest(tx, row.id, {
+      status: "merged",
+      mergedAt: ctx.clock(),
+      mergedBy: ctx.actor.userId,
+      mergeCommitId: execution.mergeCommitId,
+      updatedAt: ctx.clock(),
+    });
+    return execution;
+  });
+}
+
+function close(ctx: ActionContext, input: ActionInput<"close">) {
+  return ctx.db.transaction(async (tx) => {
+    const row = await getMergeRequest(tx, ctx.actor.workspaceId, input.mergeRequestId, { forUpdate: true });
+    assertOpen(row, "be closed");
+    const now = ctx.clock();
+    return presentOne(tx, await updateMergeRequest(tx, row.id, { status: "closed", closedAt: now, closedBy: ctx.actor.userId, updatedAt: now }));
+  });
+}
+
+function update(ctx: ActionContext, input: ActionInput<"update">) {
+  if (
+    input.newTitle === undefined &&
+    input.newDescription === undefined &&
+    input.reviewerIds === undefined &&
+    input.removeReviewerIds === undefined
+  ) {
+    throw new DomainError("VALIDATION_FAILED", "Nothing to update: give newTitle, newDescription, reviewerIds and/or removeReviewerIds.", {
+      issues: [{ path: "", message: "nothing to update" }],
+    });
+  }
+  return ctx.db.transaction(async (tx) => {
+    const row = await getMergeRequest(tx, ctx.actor.workspaceId, input.mergeRequestId, { forUpdate: true });
+    assertOpen(row, "be updated");
+    const now = ctx.clock();
+    await assertMembers(tx, ctx.actor.workspaceId, input.reviewerIds ?? []);
+    await addReviewers(tx, row.id, input.reviewerIds ?? [], now);
+    await removeReviewers(tx, row.id, input.removeReviewerIds ?? []);
+    const updated = await updateMergeRequest(tx, row.id, {
+      ...(input.newTitle !== undefined ? { title: input.newTitle } : {}),
+      ...(input.newDescription !== undefined ? { description: input.newDescription } : {}),
+      updatedAt: now,
+    });
+    return presentOne(tx, updated);
+  });
+}
+
+const REVIEW_STATES = { approve: "approved", request_changes: "changes_requested", reset: "pending" } as const;
+
+function review(ctx: ActionContext, input: ActionInput<"approve" | "request_changes" | "reset">) {
+  return ctx.db.transaction(async (tx) => {
+    const row = await getMergeRequest(tx, ctx.actor.workspaceId, input.mergeRequestId, { forUpdate: true });
+    assertOpen(row, "be reviewed");
+    const recorded = await setReviewState(tx, row.id, ctx.actor.userId, REVIEW_STATES[input.action], ctx.clock());
+    if (!recorded) {
+      throw new DomainError(
+        "PERMISSION_DENIED",
+        `You are not a reviewer of merge request ${row.id}. Ask its author to add you (\`update\` with reviewerIds), then review.`,
+        { mergeRequestId: row.id },
+      );
+    }
+    return presentOne(tx, row);
+  });
+}
+
+export interface MergeRequestsResults {
+  list: { mergeRequests: MergeRequestView[]; nextCursor: string | null };
+  get: MergeRequestView;
+  create: MergeRequestView;
+  analyze: MergeAnalysisView;
+  execute: MergeExecution;
+  close: MergeRequestView;
+  update: MergeRequestView;
+  approve: MergeRequestView;
+  request_changes: MergeRequestView;
+  reset: MergeRequestView;
+}
+
+export const mergeRequestsTool = defineTool({
+  name: "merge_requests",
+  description: [
+    "Propose, review and merge one branch of a document into another. Workflow: (1) create -> mergeRequestId; (2) analyze to see per-section diffs and conflicts; (3) execute, passing resolutions when there are conflicts. Choose the operation with `action`:",
+    "- list {documentId?, status?, limit?, cursor?} -> {mergeRequests, nextCursor}, newest first. get {mergeRequestId} -> the request with reviewers (userId, name, email, state: pending | approved | changes_requested).",
+    "- create {documentId, sourceBranch, targetBranch, title, description?, reviewerIds?} -> the request, status open. Branch names, not ids.",
+    "- analyze {mergeRequestId} -> {mergeRequestId, hasConflicts, hasTagConflicts, hasPathCollision, hasDocumentDeletionConflict, propertyConflicts: [{columnId, base, source, target}], fastForward, sections: [{sectionId, name, status: added | deleted | modified | conflict | unchanged, sourceDiff, targetDiff}]} (unified diffs from the merge base; a status says what the merge brings into the target).",
+    "- execute {mergeRequestId, resolutions?: [{sectionId, resolution: source | target}], tagResolution?, scalarPropertyResolutions?: {columnId: source | target}, resolvedPath?, documentDeletionResolution?: delete | keep, commitMessage?} merges. Fast-forwards when the target has no commits of its own. Every conflict needs a resolution, else UNRESOLVED_CONFLICTS lists what is missing and nothing changes. The generated commit message lists the source commits; if it would exceed 1000 characters the merge fails with COMMIT_MESSAGE_TOO_LONG: pass your own commitMessage.",
+    "- close {mergeRequestId}: open -> closed, without merging. Merged and closed requests are final.",
+    "- update {mergeRequestId, newTitle?, newDescription? (null clears), reviewerIds? (adds), removeReviewerIds?}.",
+    "- approve | request_changes | reset {mergeRequestId}: record your review as a reviewer.",
+  ].join("\n"),
+  input: mergeRequestsInput,
+  readOnly: false,
+  run(ctx, input): Promise<MergeRequestsResults[keyof MergeRequestsResults]> {
+    switch (input.action) {
+      case "list":
+        return list(ctx, input);
+      case "get":
+        return get(ctx, input);
+      case "create":
+        return create(ctx, input);
+      case "analyze":
+        return analyze(ctx, input);
+      case "execute":
+        return execute(ctx, input);
+      case "close":
+        return close(ctx, input);
+      case "update":
+        return update(ctx, input);
+      case "approve":
+      case "request_changes":
+      case "reset":
+        return review(ctx, input);
+    }
+  },
+});

@@ -1,0 +1,133 @@
+/** Merge request records and their reviewers. */
+import { and, desc, eq, inArray, lt, or, type SQL } from "drizzle-orm";
+import { mergeRequestReviewers, mergeRequests, type MergeRequestStatus, type ReviewState, users } from "@/db/schema";
+import { notFound } from "@/server/core/errors";
+import type { Tx } from "./db";
+
+export type MergeRequestRow = typeof mergeRequests.$inferSelect;
+
+export async function insertMergeRequest(tx: Tx, values: typeof mergeRequests.$inferInsert): Promise<MergeRequestRow> {
+  const [row] = await tx.insert(mergeRequests).values(values).returning();
+  return row!;
+}
+
+export async function getMergeRequest(
+  tx: Tx,
+  workspaceId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<MergeRequestRow> {
+  const query = tx
+    .select()
+    .from(mergeRequests)
+    .where(and(eq(mergeRequests.id, id), eq(mergeRequests.workspaceId, workspaceId)));
+  const [row] = options.forUpdate ? await query.for("update") : await query;
+  if (!row) throw notFound("Merge request", id, "Use `merge_requests` action `list` to find merge requests.");
+  return row;
+}
+
+export async function findOpenMergeRequest(tx: Tx, documentId: string, sourceBranch: string, targetBranch: string) {
+  const [row] = await tx
+    .select({ id: mergeRequests.id })
+    .from(mergeRequests)
+    .where(
+      and(
+        eq(mergeRequests.documentId, documentId),
+        eq(mergeRequests.sourceBranch, sourceBranch),
+        eq(mergeRequests.targetBranch, targetBranch),
+        eq(mergeRequests.status, "open"),
+      ),
+    );
+  return row;
+}
+
+export interface MergeRequestListQuery {
+  workspaceId: string;
+  documentId?: string;
+  status?: MergeRequestStatus;
+  /** Keyset cursor: rows strictly older than this (createdAt, id). */
+  before?: { createdAt: Date; id: string };
+  limit: number;
+}
+
+/** Newest first. */
+export async function listMergeRequests(tx: Tx, q: MergeRequestListQuery): Promise<MergeRequestRow[]> {
+  const conditions: Array<SQL | undefined> = [
+    eq(mergeRequests.workspaceId, q.workspaceId),
+    q.documentId ? eq(mergeRequests.documentId, q.documentId) : undefined,
+    q.status ? eq(mergeRequests.status, q.status) : undefined,
+    q.before
+      ? or(
+          lt(mergeRequests.createdAt, q.before.createdAt),
+          and(eq(mergeRequests.createdAt, q.before.createdAt), lt(mergeRequests.id, q.before.id)),
+        )
+      : undefined,
+  ];
+  return tx
+    .select()
+    .from(mergeRequests)
+    .where(and(...conditions))
+    .orderBy(desc(mergeRequests.createdAt), desc(mergeRequests.id))
+    .limit(q.limit);
+}
+
+export async function updateMergeRequest(tx: Tx, id: string, values: Partial<typeof mergeRequests.$inferInsert>): Promise<MergeRequestRow> {
+  const [row] = await tx.update(mergeRequests).set(values).where(eq(mergeRequests.id, id)).returning();
+  return row!;
+}
+
+export interface ReviewerView {
+  userId: string;
+  name: string;
+  email: string;
+  state: ReviewState;
+  addedAt: Date;
+  reviewedAt: Date | null;
+}
+
+export async function listReviewers(tx: Tx, mergeRequestIds: readonly string[]): Promise<Map<string, ReviewerView[]>> {
+  const byRequest = new Map<string, ReviewerView[]>(mergeRequestIds.map((id) => [id, []]));
+  if (mergeRequestIds.length === 0) return byRequest;
+  const rows = await tx
+    .select({
+      mergeRequestId: mergeRequestReviewers.mergeRequestId,
+      userId: mergeRequestReviewers.userId,
+      name: users.name,
+      email: users.email,
+      state: mergeRequestReviewers.state,
+      addedAt: mergeRequestReviewers.addedAt,
+      reviewedAt: mergeRequestReviewers.reviewedAt,
+    })
+    .from(mergeRequestReviewers)
+    .innerJoin(users, eq(users.id, mergeRequestReviewers.userId))
+    .where(inArray(mergeRequestReviewers.mergeRequestId, [...mergeRequestIds]))
+    .orderBy(mergeRequestReviewers.addedAt, users.name);
+  for (const { mergeRequestId, ...reviewer } of rows) byRequest.get(mergeRequestId)!.push(reviewer);
+  return byRequest;
+}
+
+export async function addReviewers(tx: Tx, mergeRequestId: string, userIds: readonly string[], now: Date): Promise<void> {
+  if (userIds.length === 0) return;
+  await tx
+    .insert(mergeRequestReviewers)
+    .values(userIds.map((userId) => ({ mergeRequestId, userId, addedAt: now })))
+    .onConflictDoNothing();
+}
+
+export async function removeReviewers(tx: Tx, mergeRequestId: string, userIds: readonly string[]): Promise<void> {
+  if (userIds.length === 0) return;
+  await tx
+    .delete(mergeRequestReviewers)
+    .where(and(eq(mergeRequestReviewers.mergeRequestId, mergeRequestId), inArray(mergeRequestReviewers.userId, [...userIds])));
+}
+
+/** Records a reviewer's verdict; returns false when the user is not a reviewer of the request. */
+export async function setReviewState(tx: Tx, mergeRequestId: string, userId: string, state: ReviewState, now: Date): Promise<boolean> {
+  const rows = await tx
+    .update(mergeRequestReviewers)
+    .set({ state, reviewedAt: now })
+    .where(and(eq(mergeRequestReviewers.mergeRequestId, mergeRequestId), eq(mergeRequestReviewers.userId, userId)))
+    .returning({ userId: mergeRequestReviewers.userId });
+  return rows.length > 0;
+}
+

@@ -1,0 +1,191 @@
+import { applyPatch, parsePatch } from "diff";
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { sectionToMarkdown } from "@/server/core/section-markdown";
+import { splitLinesKeepEol, unifiedDiff } from "@/server/core/text-diff";
+import type { SectionVersion } from "@/server/core/document-model";
+
+/** The patch must turn `before` into `after`. */
+function expectCorrectPatch(before: string, after: string): string {
+  const patch = unifiedDiff(before, after);
+  if (before === after) {
+    expect(patch).toBe("");
+    return patch;
+  }
+  expect(patch.startsWith("--- before\n+++ after\n@@ ")).toBe(true);
+  expect(applyPatch(before, patch)).toBe(after);
+  return patch;
+}
+
+function hunkHeaders(patch: string): string[] {
+  return patch.split("\n").filter((l) => l.startsWith("@@"));
+}
+
+const lines = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => `${f(i)}\n`).join("");
+
+describe("unifiedDiff", () => {
+  test("equal texts give an empty string", () => {
+    expect(unifiedDiff("", "")).toBe("");
+    expect(unifiedDiff("a\nb\n", "a\nb\n")).toBe("");
+  });
+
+  test("small change: headers, one hunk, three lines of context", () => {
+    const before = lines(10, (i) => `line ${i}`);
+    const after = before.replace("line 5\n", "line five\n");
+    expect(unifiedDiff(before, after, { before: "base", after: "source" })).toBe(
+      [
+        "--- base",
+        "+++ source",
+        "@@ -3,7 +3,7 @@",
+        " line 2",
+        " line 3",
+        " line 4",
+        "-line 5",
+        "+line five",
+        " line 6",
+        " line 7",
+        " line 8",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  test("distant changes give separate hunks, close ones merge", () => {
+    const before = lines(30, (i) => `l${i}`);
+    const far = before.replace("l2\n", "L2\n").replace("l25\n", "L25\n");
+    expect(hunkHeaders(expectCorrectPatch(before, far))).toEqual(["@@ -1,6 +1,6 @@", "@@ -23,7 +23,7 @@"]);
+    const near = before.replace("l2\n", "L2\n").replace("l8\n", "L8\n");
+    expect(hunkHeaders(expectCorrectPatch(before, near))).toEqual(["@@ -1,12 +1,12 @@"]);
+  });
+
+  test.each([
+    ["add to empty", "", "x\n"],
+    ["remove all", "x\ny\n", ""],
+    ["no trailing newline on both", "a\nb", "a\nc"],
+    ["trailing newline added", "a\nb", "a\nb\n"],
+    ["trailing newline removed", "a\nb\n", "a\nb"],
+    ["insert at start", "b\nc\n", "a\nb\nc\n"],
+    ["insert at end", "a\nb\n", "a\nb\nc\n"],
+    ["blank lines", "\n\n\n", "\n\nx\n\n"],
+    ["carriage returns kept", "a\r\nb\r\n", "a\r\nc\r\n"],
+    ["unicode", "héllo →\n", "héllo ←\n"],
+  ])("edge case: %s", (_name, before, after) => {
+    expectCorrectPatch(before, after);
+  });
+
+  test("pathological: 20,000-line full rewrite is a correct (coarse) patch", () => {
+    const before = lines(20_000, (i) => `line ${i} alpha`);
+    const after = lines(20_000, (i) => `row ${i} beta`);
+    const patch = expectCorrectPatch(before, after);
+    expect(hunkHeaders(patch)).toEqual(["@@ -1,20000 +1,20000 @@"]);
+  });
+
+  test("pathological: 1 line vs 13,000 lines, both directions", () => {
+    const big = lines(13_000, (i) => `l${i}`);
+    expectCorrectPatch("x\n", big);
+    expectCorrectPatch(big, "x\n");
+    // The single line also occurs in the big text: it is kept as context.
+    const patch = expectCorrectPatch("l6500\n", big);
+    expect(patch).toContain("\n l6500\n");
+    expectCorrectPatch("a\n", "a\n".repeat(13_000));
+    expectCorrectPatch("b\n", "a\n".repeat(13_000));
+  });
+
+  test("many scattered edits in a big text stay minimal (anchored fallback)", () => {
+    const before = lines(20_000, (i) => `line ${i}`);
+    const after = lines(20_000, (i) => (i % 10 === 0 ? `line ${i} changed` : `line ${i}`));
+    const patch = expectCorrectPatch(before, after);
+    const [parsed] = parsePatch(patch);
+    const removed = parsed!.hunks.flatMap((h) => h.lines).filter((l) => l.startsWith("-")).length;
+    expect(removed).toBe(2_000);
+  });
+
+  test("big text with heavy line repetition", () => {
+    let x = 1;
+    const rnd = () => {
+      x = (x * 1103515245 + 12345) & 0x7fffffff;
+      return x;
+    };
+    const before = lines(20_000, () => `v${rnd() % 7}`);
+    const after = lines(19_000, () => `v${rnd() % 7}`);
+    expectCorrectPatch(before, after);
+  });
+
+  test("property: the patch always applies (random line texts)", () => {
+    const text = fc.array(fc.constantFrom("a", "b", "c", "", "d e", "# h"), { maxLength: 40 }).chain((ls) =>
+      fc.boolean().map((eol) => ls.join("\n") + (eol && ls.length > 0 ? "\n" : "")),
+    );
+    fc.assert(
+      fc.property(text, text, (before, after) => {
+        const patch = unifiedDiff(before, after);
+        if (before === after) return patch === "";
+        return applyPatch(before, patch) === after;
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test("splitLinesKeepEol", () => {
+    expect(splitLinesKeepEol("")).toEqual([]);
+    expect(splitLinesKeepEol("a")).toEqual(["a"]);
+    expect(splitLinesKeepEol("a\n")).toEqual(["a\n"]);
+    expect(splitLinesKeepEol("a\n\nb")).toEqual(["a\n", "\n", "b"]);
+  });
+});
+
+describe("sectionToMarkdown", () => {
+  const full: SectionVersion = {
+    name: "Pricing",
+    content: [
+      { blockType: "text", text: "Intro **bold**" },
+      { blockType: "image", type: "url", mediaType: "image/png", url: "https://x.test/a.png", alt: "A chart" },
+      { blockType: "image", type: "url", mediaType: "image/png", url: "https://x.test/b.png" },
+      { blockType: "image", type: "base64", mediaType: "image/png", data: "QUJDREVGR0hJSktMTU5PUFFSU1RVVldY" },
+      { blockType: "image", type: "storage", mediaType: "image/jpeg", key: "ws/1/img.jpg" },
+      { blockType: "document", type: "url", mediaType: "application/pdf", url: "https://x.test/d.pdf", filename: "d.pdf" },
+      { blockType: "csv", type: "storage", mediaType: "text/csv", key: "ws/1/t.csv", filename: "t.csv", headers: ["a", "b"], rowCount: 12 },
+      { blockType: "file", type: "storage", mediaType: "application/zip", key: "ws/1/f.zip", filename: "f.zip" },
+      { blockType: "database_embed", databaseId: "6f1c1f0e-2b7a-4d5e-9a53-0f5f3c1d2e4b" },
+    ],
+    defaultPermission: "read",
+    aiAccess: "none",
+    references: [
+      { referenceId: "r1", targetDocumentId: "doc-1", targetSectionId: "sec-1", displayTitle: "See also" },
+      { referenceId: "r2", targetDocumentId: "doc-2", targetSectionId: null, displayTitle: null },
+    ],
+  };
+
+  test("renders every block kind, references and permission overrides", () => {
+    expect(sectionToMarkdown(full)).toBe(
+      [
+        "## Pricing",
+        "Intro **bold**",
+        "![A chart](https://x.test/a.png)",
+        "![](https://x.test/b.png)",
+        "![image](data:image/png;base64,QUJDREVGR0hJSktM… (24 bytes))",
+        "![image](storage:ws/1/img.jpg)",
+        "[d.pdf](https://x.test/d.pdf)",
+        "[t.csv](storage:ws/1/t.csv) — CSV, headers: a, b, 12 rows",
+        "[f.zip](storage:ws/1/f.zip)",
+        "[database](database:6f1c1f0e-2b7a-4d5e-9a53-0f5f3c1d2e4b)",
+        "→ reference: See also#sec-1",
+        "→ reference: doc-2#",
+        "<!-- defaultPermission: read -->",
+        "<!-- aiAccess: none -->",
+      ].join("\n\n") + "\n",
+    );
+  });
+
+  test("no overrides, no references: heading and blocks only; never the whole base64 payload", () => {
+    const data = "A".repeat(4_000);
+    const md = sectionToMarkdown({
+      name: "S",
+      content: [{ blockType: "image", type: "base64", mediaType: "image/gif", data }],
+      defaultPermission: null,
+      aiAccess: null,
+      references: [],
+    });
+    expect(md).toBe(`## S\n\n![image](data:image/gif;base64,${"A".repeat(16)}… (3000 bytes))\n`);
+    expect(sectionToMarkdown(full)).toBe(sectionToMarkdown(structuredClone(full)));
+  });
+});
