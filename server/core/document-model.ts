@@ -61,3 +61,15 @@ export function hashTree(tree: DocumentTree): string {
 export function newSectionVersion(name: string, content: Block[]): SectionVersion {
   return { name, content, defaultPermission: null, aiAccess: null, references: [] };
 }
+
+/** Sections added, removed or changed between two trees (by hash alone). */
+export function changedSectionIds(before: DocumentTree | null, after: DocumentTree): string[] {
+  const old = new Map((before?.sections ?? []).map((e) => [e.sectionId, e.blobHash]));
+  const changed = new Set<string>();
+  for (const e of after.sections) {
+    if (old.get(e.sectionId) !== e.blobHash) changed.add(e.sectionId);
+    old.delete(e.sectionId);
+  }
+  for (const removed of old.keys()) changed.add(removed);
+  return [...changed];
+}

@@ -38,7 +38,9 @@ export interface DiffLabels {
   after?: string;
 }
 
-type Op = 0 | 1 | 2; // 0 = common, 1 = removed, 2 = added
+/** 0 = common, 1 = removed, 2 = added. */
+export type LineOp = 0 | 1 | 2;
+type Op = LineOp;
 
 interface DiffState {
   a: string[];

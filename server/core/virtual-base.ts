@@ -251,7 +251,7 @@ export async function buildVirtualBase(bases: string[], io: VirtualBaseIo): Prom
   const folder = new Folder(io);
   if (bases.length === 1) return { tree: await folder.treeOf(bases[0]!), sections: new Map() };
   const tree = await folder.fold(bases);
-  // Keep only the synthetic sections the final tree (or a deeper one it was built from) refers to.
+  // Synthetic sections of inner levels that the final tree no longer refers to are not needed.
   const used = new Set(tree.sections.map((e) => e.blobHash));
   const sections = new Map([...folder.synthetic].filter(([h]) => used.has(h)));
   return { tree, sections };

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { hashSection, newSectionVersion, type DocumentTree, type SectionVersion } from "@/server/core/document-model";
 import {
@@ -185,6 +186,42 @@ describe("section order: three-way merge", () => {
     { name: "addition after a section the other side deleted", base: "ABC", source: "ABXC", target: "AC", merged: "ABXC" },
   ])("$name: $base / $source / $target → $merged", ({ base, source, target, merged }) => {
     expect(mergeSectionOrder([...base], [...source], [...target]).join("")).toBe(merged);
+  });
+
+  /** A side derived from base: some ids deleted, some added, some moved. */
+  const sideOf = (base: string[], prefix: string) =>
+    fc
+      .tuple(
+        fc.array(fc.boolean(), { minLength: base.length, maxLength: base.length }),
+        fc.array(fc.nat(), { maxLength: 3 }),
+        fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 3 }),
+      )
+      .map(([keep, adds, moves]) => {
+        const out = base.filter((_, i) => keep[i]);
+        adds.forEach((at, k) => out.splice(at % (out.length + 1), 0, `${prefix}${k}`));
+        for (const [from, to] of moves) {
+          if (out.length === 0) break;
+          const [id] = out.splice(from % out.length, 1);
+          out.splice(to % (out.length + 1), 0, id!);
+        }
+        return out;
+      });
+  const histories = fc
+    .uniqueArray(fc.constantFrom(..."ABCDEFGH"), { maxLength: 8 })
+    .chain((base) => fc.tuple(fc.constant(base), sideOf(base, "s"), sideOf(base, "t")));
+  const restrict = (order: string[], to: string[]) => order.filter((id) => to.includes(id));
+
+  test("property: every id exactly once; one side unchanged, or both the same → that order", () => {
+    fc.assert(
+      fc.property(histories, ([base, source, target]) => {
+        const merged = mergeSectionOrder(base, source, target);
+        expect([...merged].sort()).toEqual([...new Set([...base, ...source, ...target])].sort());
+        expect(restrict(mergeSectionOrder(base, base, target), target)).toEqual(target);
+        expect(restrict(mergeSectionOrder(base, source, base), source)).toEqual(source);
+        expect(restrict(mergeSectionOrder(base, source, source), source)).toEqual(source);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   test("merged tree and analysis entries follow the merged order; removed sections dropped", () => {
