@@ -71,6 +71,10 @@ export const documents = pgTable(
     name: text("name").notNull(),
     description: text("description"),
     deleted: boolean("deleted").notNull().default(false),
+    /** What workspace members may do without a grant of their own (edit | read | none). */
+    defaultPermission: text("default_permission", { enum: ["edit", "read", "none"] }).notNull().default("edit"),
+    /** The most an AI (any MCP call) may do on this document, before section overrides. */
+    aiAccess: text("ai_access", { enum: ["edit", "read", "none"] }).notNull().default("edit"),
     createdBy: uuid("created_by").notNull().references(() => users.id),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
@@ -104,6 +108,8 @@ export const commits = pgTable(
     message: text("message").notNull(),
     authorId: uuid("author_id").notNull().references(() => users.id),
     kind: text("kind", { enum: ["create", "write", "merge", "revert"] }).notNull(),
+    /** Sections whose content this commit changed relative to its first parent (lets `log` hide what a reader may not see). */
+    sectionIds: uuid("section_ids").array().notNull().default(sql`'{}'::uuid[]`),
     createdAt: createdAt(),
   },
   (t) => [index("commits_document_idx").on(t.documentId, t.generation)],
@@ -121,6 +127,48 @@ export const branches = pgTable(
   },
   (t) => [primaryKey({ columns: [t.documentId, t.name] })],
 );
+
+/** Per-user document permissions that raise or lower the document's team default. */
+export const documentGrants = pgTable(
+  "document_grants",
+  {
+    documentId: uuid("document_id").notNull().references(() => documents.id),
+    userId: uuid("user_id").notNull().references(() => users.id),
+    permission: text("permission", { enum: ["edit", "read", "none"] }).notNull(),
+    grantedBy: uuid("granted_by").notNull().references(() => users.id),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.documentId, t.userId] }), index("document_grants_user_idx").on(t.userId)],
+);
+
+/** Links that grant access to one document; the token is stored only as a hash. */
+export const shareLinks = pgTable("share_links", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
+  documentId: uuid("document_id").notNull().references(() => documents.id),
+  tokenHash: text("token_hash").notNull().unique(),
+  permission: text("permission", { enum: ["edit", "read"] }).notNull(),
+  createdBy: uuid("created_by").notNull().references(() => users.id),
+  createdAt: createdAt(),
+  expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }),
+  revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+});
+
+/** Invitations to join the workspace; the token is stored only as a hash. */
+export const invites = pgTable("invites", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
+  tokenHash: text("token_hash").notNull().unique(),
+  role: text("role", { enum: ["admin", "member", "guest"] }).notNull(),
+  /** When set, only this email may accept. */
+  email: text("email"),
+  createdBy: uuid("created_by").notNull().references(() => users.id),
+  createdAt: createdAt(),
+  expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }),
+  acceptedAt: timestamp("accepted_at", { withTimezone: true, mode: "date" }),
+  acceptedBy: uuid("accepted_by").references(() => users.id),
+  revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+});
 
 export const tags = pgTable(
   "tags",
@@ -213,6 +261,8 @@ export const uploads = pgTable(
     sha256: text("sha256"),
     createdBy: uuid("created_by").notNull().references(() => users.id),
     createdAt: createdAt(),
+    /** The signed upload URL stops working at this time. */
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
     /** Set when the bytes have arrived; a storage block may only name a completed upload. */
     completedAt: timestamp("completed_at", { withTimezone: true, mode: "date" }),
   },

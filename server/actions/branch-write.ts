@@ -2,7 +2,8 @@
 import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import type { Tx } from "@/server/store/db";
-import { type BranchState, getDocument, writeOnBranch } from "@/server/store/documents";
+import { type BranchState, writeOnBranch } from "@/server/store/documents";
+import { type DocumentAccess, openDocument } from "./access";
 import type { ActionContext } from "./context";
 
 export interface WriteResult {
@@ -23,18 +24,26 @@ export interface BranchEdit<R> {
   result: R;
 }
 
+/**
+ * `need` is the document-level permission the write requires up front: "edit"
+ * for changes to the document itself, "read" for writes that check each
+ * section they touch themselves (section permissions can be stricter or looser
+ * than the document's).
+ */
 export function writeBranch<R>(
   ctx: ActionContext,
   input: { documentId: string; branchName: string; commitMessage?: string },
-  edit: (state: BranchState, tx: Tx) => Promise<BranchEdit<R>>,
+  need: "read" | "edit",
+  edit: (state: BranchState, tx: Tx, access: DocumentAccess) => Promise<BranchEdit<R>>,
 ): Promise<WriteResult & R> {
   return ctx.db.transaction(async (tx) => {
-    const document = await getDocument(tx, ctx.actor.workspaceId, input.documentId);
+    const access = await openDocument(tx, ctx.actor, input.documentId, need);
+    const { document } = access;
     const written = await writeOnBranch(
       tx,
       { document, branchName: input.branchName, authorId: ctx.actor.userId, now: ctx.clock() },
       async (state) => {
-        const next = await edit(state, tx);
+        const next = await edit(state, tx, access);
         return {
           tree: next.tree,
           newSections: next.newSections ?? [],

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { contentSchema } from "@/server/core/blocks";
-import { type DocumentTree, hashSection, newSectionVersion, type SectionVersion } from "@/server/core/document-model";
+import { type DocumentTree, newSectionVersion, PERMISSIONS, type SectionVersion } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
 import {
   branchNameSchema,
@@ -18,6 +18,7 @@ import {
   tagPathSchema,
 } from "@/server/core/names";
 import { CommitGraph, type CommitRecord, walkLog } from "@/server/store/commits";
+import type { Tx } from "@/server/store/db";
 import {
   assertPathFree,
   createBranch,
@@ -29,9 +30,14 @@ import {
   listBranches,
   listDocuments,
 } from "@/server/store/documents";
-import { loadTree } from "@/server/store/objects";
+import { loadSections, loadTree } from "@/server/store/objects";
 import { getTags, insertTag } from "@/server/store/tags";
+import { grantsFor, insertShareLink, listGrants, listShareLinks, revokeShareLink, setDocumentPermissions, setGrant, type ShareLinkRow } from "@/server/store/access";
+import { nonMembers } from "@/server/store/accounts";
+import { hashSecretToken, newSecretToken } from "@/server/auth/secret-tokens";
+import { documentPermission } from "@/server/policies/access";
 import { userNames } from "@/server/store/users";
+import { assertSectionChangesAllowed, type DocumentAccess, openDocument, requireFullMember, subjectOf, visibleEntries } from "./access";
 import { assertNotDeleted, type WriteResult, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { prepareSectionContent } from "./section-content";
@@ -136,6 +142,38 @@ export const documentsInput = z.discriminatedUnion("action", [
     commitMessage: f.commitMessage,
   }),
   z.strictObject({
+    action: z.literal("get_permissions"),
+    documentId: f.documentId,
+  }),
+  z.strictObject({
+    action: z.literal("set_permissions"),
+    documentId: f.documentId,
+    defaultPermission: z.enum(PERMISSIONS).optional().describe("Team default for workspace members: edit | read | none."),
+    aiAccess: z.enum(PERMISSIONS).optional().describe("The most any AI (MCP) call may do on this document: edit | read | none."),
+    grants: z
+      .array(
+        z.strictObject({
+          userId: uuidSchema.describe("A workspace member."),
+          permission: z.enum(PERMISSIONS).nullable().describe("Their permission on this document, overriding the team default; null removes the grant."),
+        }),
+      )
+      .max(500)
+      .optional()
+      .describe("Per-user grants to set or remove."),
+  }),
+  z.strictObject({
+    action: z.literal("create_share_link"),
+    documentId: f.documentId,
+    permission: z.enum(["read", "edit"]).describe("What the link grants. Visitors without an account get read-only access (read links only)."),
+    expiresInDays: z.number().int().min(1).max(3_650).optional().describe("Days until the link stops working; default: never."),
+  }),
+  z.strictObject({ action: z.literal("list_share_links"), documentId: f.documentId }),
+  z.strictObject({
+    action: z.literal("revoke_share_link"),
+    documentId: f.documentId,
+    shareLinkId: uuidSchema.describe("The link to revoke (from list_share_links)."),
+  }),
+  z.strictObject({
     action: z.literal("set_property"),
     documentId: f.documentId,
     branchName: f.branchName,
@@ -181,6 +219,7 @@ const summarize = (d: DocumentRow): DocumentSummary => ({
 });
 
 async function create(ctx: ActionContext, input: ActionInput<"create">) {
+  requireFullMember(ctx.actor, "create documents");
   return ctx.db.transaction(async (tx) => {
     const { document, commit, tree } = await createDocument(
       tx,
@@ -216,25 +255,33 @@ async function create(ctx: ActionContext, input: ActionInput<"create">) {
 
 async function list(ctx: ActionContext, input: ActionInput<"list">) {
   const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-  const after = input.cursor ? decodeCursor(input.cursor, z.object({ afterPath: z.string() })).afterPath : undefined;
-  const rows = await listDocuments(ctx.db, {
-    workspaceId: ctx.actor.workspaceId,
-    pathPrefix: input.pathPrefix?.replace(/^\/+/, ""),
-    afterPath: after,
-    limit: limit + 1,
-  });
-  const page = rows.slice(0, limit);
-  const hasMore = rows.length > limit;
-  return {
-    documents: page.map(summarize),
-    nextCursor: hasMore ? encodeCursor({ afterPath: page[page.length - 1]!.path }) : null,
-  };
+  let after = input.cursor ? decodeCursor(input.cursor, z.object({ afterPath: z.string() })).afterPath : undefined;
+  const subject = subjectOf(ctx.actor);
+  const page: DocumentRow[] = [];
+  // Documents the caller may not see are skipped; scan on until the page is full or the list ends.
+  for (;;) {
+    const rows = await listDocuments(ctx.db, {
+      workspaceId: ctx.actor.workspaceId,
+      pathPrefix: input.pathPrefix?.replace(/^\/+/, ""),
+      afterPath: after,
+      limit: limit + 1,
+    });
+    const grants = await grantsFor(ctx.db, ctx.actor.userId, rows.map((r) => r.id));
+    for (const row of rows) {
+      const facts = { createdBy: row.createdBy, defaultPermission: row.defaultPermission, aiAccess: row.aiAccess, grant: grants.get(row.id) ?? null };
+      if (documentPermission(subject, facts) === "none") continue;
+      if (page.length === limit) return { documents: page.map(summarize), nextCursor: encodeCursor({ afterPath: page[limit - 1]!.path }) };
+      page.push(row);
+    }
+    if (rows.length <= limit) return { documents: page.map(summarize), nextCursor: null };
+    after = rows[rows.length - 1]!.path;
+  }
 }
 
 async function get(ctx: ActionContext, input: ActionInput<"get">) {
-  const document = await getDocument(ctx.db, ctx.actor.workspaceId, input.documentId);
+  const { document, permission, canManage } = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   const branch = await getBranch(ctx.db, document.id, document.defaultBranch);
-  return { ...summarize(document), headCommitId: branch.headCommitId };
+  return { ...summarize(document), headCommitId: branch.headCommitId, yourPermission: permission, canManage };
 }
 
 function update(ctx: ActionContext, input: ActionInput<"update">) {
@@ -243,7 +290,7 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
       issues: [{ path: "", message: "one of newPath, newName, newDescription is required" }],
     });
   }
-  return writeBranch(ctx, input, async ({ tree, document }, tx) => {
+  return writeBranch(ctx, input, "edit", async ({ tree, document }, tx) => {
     assertNotDeleted(tree, input.branchName);
     const changes: string[] = [];
     const next = { ...tree };
@@ -266,7 +313,7 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
 }
 
 function deleteDocument(ctx: ActionContext, input: ActionInput<"delete">) {
-  return writeBranch(ctx, input, async ({ tree, document }) => {
+  return writeBranch(ctx, input, "edit", async ({ tree, document }) => {
     if (input.branchName === document.defaultBranch) {
       throw new DomainError(
         "DEFAULT_BRANCH_PROTECTED",
@@ -281,7 +328,7 @@ function deleteDocument(ctx: ActionContext, input: ActionInput<"delete">) {
 
 async function createBranchAction(ctx: ActionContext, input: ActionInput<"create_branch">) {
   return ctx.db.transaction(async (tx) => {
-    const document = await getDocument(tx, ctx.actor.workspaceId, input.documentId);
+    const { document } = await openDocument(tx, ctx.actor, input.documentId, "edit");
     const source = await getBranch(tx, document.id, input.sourceBranch ?? document.defaultBranch);
     const branch = await createBranch(tx, {
       documentId: document.id,
@@ -295,7 +342,7 @@ async function createBranchAction(ctx: ActionContext, input: ActionInput<"create
 }
 
 async function listBranchesAction(ctx: ActionContext, input: ActionInput<"list_branches">) {
-  const document = await getDocument(ctx.db, ctx.actor.workspaceId, input.documentId);
+  const { document } = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   const rows = await listBranches(ctx.db, document.id);
   return {
     documentId: document.id,
@@ -309,55 +356,67 @@ async function listBranchesAction(ctx: ActionContext, input: ActionInput<"list_b
   };
 }
 
-async function log(ctx: ActionContext, input: ActionInput<"log">) {
-  const document = await getDocument(ctx.db, ctx.actor.workspaceId, input.documentId);
-  const graph = new CommitGraph(ctx.db, document.id);
-  const frontier = input.cursor
-    ? decodeCursor(input.cursor, z.object({ frontier: z.array(uuidSchema).min(1).max(1_000) })).frontier
-    : [(await getBranch(ctx.db, document.id, input.branchName ?? document.defaultBranch)).headCommitId];
-  const page = await walkLog(graph, frontier, input.limit ?? DEFAULT_PAGE_SIZE);
-  const names = await userNames(ctx.db, page.commits.map((c) => c.authorId));
-  const commits: CommitSummary[] = page.commits.map((c) => ({
+/** Shown instead of the message of a commit that changed sections the reader may not see (the message may name them). */
+const HIDDEN_COMMIT_MESSAGE = "Changes to sections you cannot see";
+
+/** Commit summaries for a reader; `hidden` holds the section ids the reader may not see. */
+async function summarizeCommits(tx: Tx, commits: CommitRecord[], hidden: ReadonlySet<string>): Promise<CommitSummary[]> {
+  const names = await userNames(tx, commits.map((c) => c.authorId));
+  return commits.map((c) => ({
     commitId: c.id,
-    message: c.message,
+    message: c.sectionIds.some((id) => hidden.has(id)) ? HIDDEN_COMMIT_MESSAGE : c.message,
     authorId: c.authorId,
     authorName: names.get(c.authorId) ?? null,
     createdAt: c.createdAt.toISOString(),
     parentIds: c.parentIds,
     kind: c.kind,
   }));
-  return { commits, nextCursor: page.nextFrontier ? encodeCursor({ frontier: page.nextFrontier }) : null };
 }
 
-async function show(ctx: ActionContext, input: ActionInput<"show">): Promise<DocumentView & { commit: CommitSummary }> {
-  const document = await getDocument(ctx.db, ctx.actor.workspaceId, input.documentId);
-  const commit = await new CommitGraph(ctx.db, document.id).get(input.commitId);
-  const view = await documentView(ctx.db, { document, commit, branchName: null });
-  const names = await userNames(ctx.db, [commit.authorId]);
+/** Section ids of a tree that the caller may not see. */
+async function hiddenSectionIds(tx: Tx, access: DocumentAccess, tree: DocumentTree): Promise<Set<string>> {
+  const visible = new Set((await visibleEntries(access, tree, (hashes) => loadSections(tx, hashes))).map((e) => e.sectionId));
+  return new Set(tree.sections.map((e) => e.sectionId).filter((id) => !visible.has(id)));
+}
+
+async function log(ctx: ActionContext, input: ActionInput<"log">) {
+  const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
+  const { document } = access;
+  const graph = new CommitGraph(ctx.db, document.id);
+  const head = await graph.get((await getBranch(ctx.db, document.id, input.branchName ?? document.defaultBranch)).headCommitId);
+  const frontier = input.cursor
+    ? decodeCursor(input.cursor, z.object({ frontier: z.array(uuidSchema).min(1).max(1_000) })).frontier
+    : [head.id];
+  const page = await walkLog(graph, frontier, input.limit ?? DEFAULT_PAGE_SIZE);
+  // Which sections are hidden is judged by the branch head: a section's permissions are part of its versioned state.
+  const hidden = await hiddenSectionIds(ctx.db, access, await loadTree(ctx.db, head.treeHash));
   return {
-    ...view,
-    commit: {
-      commitId: commit.id,
-      message: commit.message,
-      authorId: commit.authorId,
-      authorName: names.get(commit.authorId) ?? null,
-      createdAt: commit.createdAt.toISOString(),
-      parentIds: commit.parentIds,
-      kind: commit.kind,
-    },
+    commits: await summarizeCommits(ctx.db, page.commits, hidden),
+    nextCursor: page.nextFrontier ? encodeCursor({ frontier: page.nextFrontier }) : null,
   };
 }
 
+async function show(ctx: ActionContext, input: ActionInput<"show">): Promise<DocumentView & { commit: CommitSummary }> {
+  const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
+  const commit = await new CommitGraph(ctx.db, access.document.id).get(input.commitId);
+  const view = await documentView(ctx.db, { access, commit, branchName: null });
+  const hidden = await hiddenSectionIds(ctx.db, access, await loadTree(ctx.db, commit.treeHash));
+  const [summary] = await summarizeCommits(ctx.db, [commit], hidden);
+  return { ...view, commit: summary! };
+}
+
 function revert(ctx: ActionContext, input: ActionInput<"revert">) {
-  return writeBranch(ctx, input, async ({ document }, tx) => {
+  return writeBranch(ctx, input, "edit", async ({ tree, document, loadSections }, tx, access) => {
     const target = await new CommitGraph(tx, document.id).get(input.commitId);
     const restored = await loadTree(tx, target.treeHash);
+    await assertSectionChangesAllowed(access, tree, restored, loadSections, "revert to that commit");
     const firstLine = target.message.split("\n", 1)[0] ?? "";
     return { tree: restored, message: `Revert to ${target.id.slice(0, 8)} (${quoteForMessage(firstLine)})`, kind: "revert" , result: {} };
   });
 }
 
 async function createTag(ctx: ActionContext, input: ActionInput<"create_tag">) {
+  requireFullMember(ctx.actor, "create tags");
   const tag = await insertTag(ctx.db, {
     workspaceId: ctx.actor.workspaceId,
     path: input.tagPath,
@@ -371,7 +430,7 @@ async function createTag(ctx: ActionContext, input: ActionInput<"create_tag">) {
 }
 
 function changeTag(ctx: ActionContext, input: ActionInput<"assign_tag"> | ActionInput<"remove_tag">) {
-  return writeBranch(ctx, input, async ({ tree, document }, tx) => {
+  return writeBranch(ctx, input, "edit", async ({ tree, document }, tx) => {
     assertNotDeleted(tree, input.branchName);
     const [tag] = await getTags(tx, document.workspaceId, [input.tagId]);
     if (!tag) throw notFound("Tag", input.tagId, "Create it with `create_tag` first.");
@@ -387,7 +446,7 @@ function changeTag(ctx: ActionContext, input: ActionInput<"assign_tag"> | Action
 }
 
 function setProperty(ctx: ActionContext, input: ActionInput<"set_property">) {
-  return writeBranch(ctx, input, async ({ tree }) => {
+  return writeBranch(ctx, input, "edit", async ({ tree }) => {
     assertNotDeleted(tree, input.branchName);
     const properties = { ...tree.properties };
     if (input.value === null) delete properties[input.columnId];
@@ -398,6 +457,79 @@ function setProperty(ctx: ActionContext, input: ActionInput<"set_property">) {
         : `Set property ${input.columnId} to ${quoteForMessage(String(input.value))}`;
     return { tree: { ...tree, properties }, message , result: {} };
   });
+}
+
+async function permissionsView(tx: Tx, workspaceId: string, documentId: string) {
+  const document = await getDocument(tx, workspaceId, documentId);
+  const grants = await listGrants(tx, documentId);
+  const names = await userNames(tx, grants.map((g) => g.userId));
+  return {
+    documentId,
+    defaultPermission: document.defaultPermission,
+    aiAccess: document.aiAccess,
+    grants: grants.map((g) => ({ userId: g.userId, name: names.get(g.userId) ?? null, permission: g.permission })),
+  };
+}
+
+async function getPermissions(ctx: ActionContext, input: ActionInput<"get_permissions">) {
+  await openDocument(ctx.db, ctx.actor, input.documentId, "manage");
+  return permissionsView(ctx.db, ctx.actor.workspaceId, input.documentId);
+}
+
+function setPermissions(ctx: ActionContext, input: ActionInput<"set_permissions">) {
+  return ctx.db.transaction(async (tx) => {
+    await openDocument(tx, ctx.actor, input.documentId, "manage");
+    const grants = input.grants ?? [];
+    const strangers = await nonMembers(tx, ctx.actor.workspaceId, grants.map((g) => g.userId));
+    if (strangers.length > 0) {
+      throw new DomainError("VALIDATION_FAILED", `grants name users who are not workspace members: ${strangers.join(", ")}. Find members with the \`members\` tool.`, {
+        issues: [{ path: "grants", message: "not a workspace member" }],
+        userIds: strangers,
+      });
+    }
+    await setDocumentPermissions(tx, input.documentId, { defaultPermission: input.defaultPermission, aiAccess: input.aiAccess });
+    for (const grant of grants) {
+      await setGrant(tx, { documentId: input.documentId, userId: grant.userId, permission: grant.permission, grantedBy: ctx.actor.userId, now: ctx.clock() });
+    }
+    return permissionsView(tx, ctx.actor.workspaceId, input.documentId);
+  });
+}
+
+const presentShareLink = (link: ShareLinkRow) => ({
+  shareLinkId: link.id,
+  documentId: link.documentId,
+  permission: link.permission,
+  createdAt: link.createdAt.toISOString(),
+  expiresAt: link.expiresAt?.toISOString() ?? null,
+  revokedAt: link.revokedAt?.toISOString() ?? null,
+});
+
+async function createShareLink(ctx: ActionContext, input: ActionInput<"create_share_link">) {
+  const { document } = await openDocument(ctx.db, ctx.actor, input.documentId, "manage");
+  const token = newSecretToken();
+  const now = ctx.clock();
+  const link = await insertShareLink(ctx.db, {
+    workspaceId: document.workspaceId,
+    documentId: document.id,
+    tokenHash: hashSecretToken(token),
+    permission: input.permission,
+    createdBy: ctx.actor.userId,
+    createdAt: now,
+    expiresAt: input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * 86_400_000) : null,
+  });
+  return { ...presentShareLink(link), path: `/share/${token}` };
+}
+
+async function listShareLinksAction(ctx: ActionContext, input: ActionInput<"list_share_links">) {
+  await openDocument(ctx.db, ctx.actor, input.documentId, "manage");
+  return { shareLinks: (await listShareLinks(ctx.db, input.documentId)).map(presentShareLink) };
+}
+
+async function revokeShareLinkAction(ctx: ActionContext, input: ActionInput<"revoke_share_link">) {
+  await openDocument(ctx.db, ctx.actor, input.documentId, "manage");
+  const link = await revokeShareLink(ctx.db, input.documentId, input.shareLinkId, ctx.clock());
+  if (!link) throw notFound("Share link", input.shareLinkId, "It does not exist on this document or is already revoked; `list_share_links` shows the links.");
+  return presentShareLink(link);
 }
 
 /** The result type of each `documents` action. */
@@ -416,6 +548,11 @@ export interface DocumentsResults {
   assign_tag: WriteResult;
   remove_tag: WriteResult;
   set_property: WriteResult;
+  get_permissions: Awaited<ReturnType<typeof permissionsView>>;
+  set_permissions: Awaited<ReturnType<typeof permissionsView>>;
+  create_share_link: Awaited<ReturnType<typeof createShareLink>>;
+  list_share_links: Awaited<ReturnType<typeof listShareLinksAction>>;
+  revoke_share_link: ReturnType<typeof presentShareLink>;
 }
 
 export const documentsTool = defineTool({
@@ -431,6 +568,8 @@ export const documentsTool = defineTool({
     "- show {documentId, commitId}: the document at that commit. revert {documentId, branchName, commitId}: a new commit restoring that state (history is kept).",
     "- create_tag {tagPath, tagDisplayName?, tagDescription?, tagColor?} -> tagId; assign_tag / remove_tag {documentId, branchName, tagId}.",
     "- set_property {documentId, branchName, columnId, value: string|number|boolean|null (null unsets)}.",
+    "- get_permissions / set_permissions {documentId, defaultPermission?, aiAccess?, grants?: [{userId, permission | null}]}: the team default, the AI limit and per-user grants (the document's creator and workspace owners/admins only, never through an AI call).",
+    "- create_share_link {documentId, permission: read | edit, expiresInDays?} -> {shareLinkId, path: \"/share/<token>\"} (the token is shown once); list_share_links; revoke_share_link {documentId, shareLinkId}.",
     "Writes return {documentId, branchName, commitId, changed}; `changed` is false (and no commit is made) when the write changes nothing. Every write accepts an optional commitMessage (max 1000 characters); otherwise one is generated.",
   ].join("\n"),
   input: documentsInput,
@@ -464,6 +603,16 @@ export const documentsTool = defineTool({
         return changeTag(ctx, input);
       case "set_property":
         return setProperty(ctx, input);
+      case "get_permissions":
+        return getPermissions(ctx, input);
+      case "set_permissions":
+        return setPermissions(ctx, input);
+      case "create_share_link":
+        return createShareLink(ctx, input);
+      case "list_share_links":
+        return listShareLinksAction(ctx, input);
+      case "revoke_share_link":
+        return revokeShareLinkAction(ctx, input);
     }
   },
 });

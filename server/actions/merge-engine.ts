@@ -6,7 +6,7 @@
 import { and, eq, inArray, ne } from "drizzle-orm";
 import { documents } from "@/db/schema";
 import { exceedsCommitMessageLimit, mergeCommitMessage } from "@/server/core/commit-messages";
-import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
+import { changedSectionIds, type DocumentTree, hashTree, type SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import {
   analyzeMerge,
@@ -22,9 +22,11 @@ import { MAX_COMMIT_MESSAGE_CHARS } from "@/server/core/names";
 import { buildVirtualBase } from "@/server/core/virtual-base";
 import { CommitGraph, type CommitRecord, commitsOnlyIn, insertCommit, mergeBases } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
-import { assertPathFree, type DocumentRow, getBranch, getDocument, moveBranchHead } from "@/server/store/documents";
+import { strictestSectionPermission } from "@/server/policies/access";
+import { assertPathFree, type DocumentRow, getBranch, moveBranchHead } from "@/server/store/documents";
 import type { MergeRequestRow } from "@/server/store/merge-requests";
 import { loadSections, loadTree, putTree } from "@/server/store/objects";
+import { assertSectionChangesAllowed, atLeastEdit, type DocumentAccess } from "./access";
 
 export interface MergeAnalysisView {
   mergeRequestId: string;
@@ -34,8 +36,10 @@ export interface MergeAnalysisView {
   hasDocumentDeletionConflict: boolean;
   /** Scalar properties changed differently on both sides; resolve each with scalarPropertyResolutions. */
   propertyConflicts: PropertyConflict[];
-  /** Sections that differ between base, source and target, in merged order. Sections identical on all three are omitted. */
+  /** Sections that differ between base, source and target, in merged order. Sections identical on all three, and sections you may not see, are omitted. */
   sections: MergeSectionEntry[];
+  /** Conflicting sections you may not see: they still block the merge until someone allowed to see them resolves it. */
+  hiddenConflicts: number;
   /** The target has no commits of its own: execute just moves it to the source head. */
   fastForward: boolean;
   /** The target already contains every source commit: there is nothing to merge. */
@@ -64,7 +68,12 @@ interface MergeState {
   targetHead: CommitRecord;
   bases: string[];
   sourceTree: DocumentTree;
+  targetTree: DocumentTree;
   analysis: MergeAnalysis;
+  /** Every section version the analysis looked at, by hash. */
+  sectionsByHash: Map<string, SectionVersion>;
+  /** Section ids of the analysis the reader may not see (in any of the versions involved). */
+  hidden: Set<string>;
 }
 
 /** The paths among `paths` that another live document of the workspace holds. */
@@ -83,8 +92,8 @@ async function pathsHeldElsewhere(tx: Tx, document: DocumentRow, paths: string[]
   return new Set(rows.map((r) => r.path));
 }
 
-async function loadMergeState(tx: Tx, request: MergeRequestRow, options: { lockTarget: boolean }): Promise<MergeState> {
-  const document = await getDocument(tx, request.workspaceId, request.documentId);
+async function loadMergeState(tx: Tx, request: MergeRequestRow, access: DocumentAccess, options: { lockTarget: boolean }): Promise<MergeState> {
+  const { document } = access;
   const target = await getBranch(tx, document.id, request.targetBranch, { forUpdate: options.lockTarget });
   const source = await getBranch(tx, document.id, request.sourceBranch);
   const graph = new CommitGraph(tx, document.id);
@@ -107,7 +116,13 @@ async function loadMergeState(tx: Tx, request: MergeRequestRow, options: { lockT
     sectionsByHash,
     isPathTakenByAnotherDocument: (path) => held.has(path),
   });
-  return { document, graph, sourceHead: sourceHead!, targetHead: targetHead!, bases, sourceTree, analysis };
+  const versionOf = (hash: string | null) => (hash === null ? null : sectionsByHash.get(hash));
+  const hidden = new Set(
+    analysis.plan.sections
+      .filter((p) => strictestSectionPermission(access.subject, access.facts, [versionOf(p.base), versionOf(p.source), versionOf(p.target)]) === "none")
+      .map((p) => p.sectionId),
+  );
+  return { document, graph, sourceHead: sourceHead!, targetHead: targetHead!, bases, sourceTree, targetTree, analysis, sectionsByHash, hidden };
 }
 
 function view(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
@@ -119,7 +134,8 @@ function view(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
     hasPathCollision: analysis.hasPathCollision,
     hasDocumentDeletionConflict: analysis.hasDocumentDeletionConflict,
     propertyConflicts: analysis.propertyConflicts,
-    sections: analysis.sections,
+    sections: analysis.sections.filter((entry) => !state.hidden.has(entry.sectionId)),
+    hiddenConflicts: analysis.sections.filter((entry) => entry.status === "conflict" && state.hidden.has(entry.sectionId)).length,
     // A fast-forward cannot rename onto a path another document holds; that merge needs a commit with resolvedPath.
     fastForward: state.bases.includes(state.targetHead.id) && state.targetHead.id !== state.sourceHead.id && !analysis.hasPathCollision,
     upToDate: state.bases.includes(state.sourceHead.id),
@@ -129,8 +145,42 @@ function view(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
   };
 }
 
-export async function analyzeMergeRequest(tx: Tx, request: MergeRequestRow): Promise<MergeAnalysisView> {
-  return view(request, await loadMergeState(tx, request, { lockTarget: false }));
+export async function analyzeMergeRequest(tx: Tx, request: MergeRequestRow, access: DocumentAccess): Promise<MergeAnalysisView> {
+  return view(request, await loadMergeState(tx, request, access, { lockTarget: false }));
+}
+
+/**
+ * Proposing a merge needs edit on the target for every section the merge
+ * would change (conflicts included: their resolution changes them) and, when
+ * it changes the document's own state, edit on the document.
+ */
+export async function assertMayProposeMerge(tx: Tx, request: MergeRequestRow, access: DocumentAccess): Promise<void> {
+  const state = await loadMergeState(tx, request, access, { lockTarget: false });
+  const { analysis, targetTree, sectionsByHash } = state;
+  // The widest change the merge can make: every conflict resolved towards the source.
+  const conflicted = analysis.plan.sections.filter((p) => p.merged.conflict);
+  const preview = buildMergedTree(analysis, {
+    sections: Object.fromEntries(conflicted.map((p) => [p.sectionId, "source" as const])),
+    tagResolution: "source",
+    scalarPropertyResolutions: Object.fromEntries(analysis.propertyConflicts.map((c) => [c.columnId, "source" as const])),
+    resolvedPath: state.sourceTree.path,
+    documentDeletionResolution: "keep",
+  });
+  if (!("tree" in preview)) return;
+  const touched = new Set([...changedSectionIds(targetTree, preview.tree), ...conflicted.map((p) => p.sectionId)]);
+  const versionOf = (hash: string | null) => (hash === null ? null : sectionsByHash.get(hash));
+  const sectionForbidden = analysis.plan.sections.some(
+    (p) => touched.has(p.sectionId) && strictestSectionPermission(access.subject, access.facts, [versionOf(p.source), versionOf(p.target)]) !== "edit",
+  );
+  const documentChanged =
+    analysis.hasDocumentDeletionConflict || hashTree({ ...preview.tree, sections: [] }) !== hashTree({ ...targetTree, sections: [] });
+  if (sectionForbidden || (documentChanged && !atLeastEdit(access))) {
+    throw new DomainError(
+      "PERMISSION_DENIED",
+      "You cannot propose this merge: it changes parts of the document you are not allowed to edit. Ask someone with edit access to open it.",
+      { mergeRequestId: request.id },
+    );
+  }
 }
 
 function describeMissing(missing: MissingResolutions): string {
@@ -152,10 +202,18 @@ function describeMissing(missing: MissingResolutions): string {
 export async function executeMerge(
   tx: Tx,
   request: MergeRequestRow,
+  access: DocumentAccess,
   options: { authorId: string; now: Date; resolutions: MergeResolutions; commitMessage?: string },
 ): Promise<MergeExecution> {
-  const state = await loadMergeState(tx, request, { lockTarget: true });
+  const state = await loadMergeState(tx, request, access, { lockTarget: true });
   const current = view(request, state);
+  if (current.hiddenConflicts > 0) {
+    throw new DomainError(
+      "UNRESOLVED_CONFLICTS",
+      `The merge has ${current.hiddenConflicts} conflicting section(s) you are not allowed to see. Someone with access to them must resolve and merge this request. Nothing was changed.`,
+      { hiddenConflicts: current.hiddenConflicts },
+    );
+  }
   const base = { mergeRequestId: request.id, status: "merged" as const, targetBranch: request.targetBranch };
   if (current.upToDate) {
     throw new DomainError(
@@ -164,7 +222,9 @@ export async function executeMerge(
       { mergeRequestId: request.id },
     );
   }
+  const loadForCheck = (hashes: Iterable<string>) => loadSections(tx, hashes);
   if (current.fastForward) {
+    await assertSectionChangesAllowed(access, state.targetTree, state.sourceTree, loadForCheck, "merge this request");
     await moveBranchHead(tx, {
       document: state.document,
       branchName: request.targetBranch,
@@ -185,6 +245,7 @@ export async function executeMerge(
       { missing: built.missing },
     );
   }
+  await assertSectionChangesAllowed(access, state.targetTree, built.tree, loadForCheck, "merge this request");
   if (options.resolutions.resolvedPath !== undefined && state.analysis.hasPathCollision) {
     await assertPathFree(tx, state.document.workspaceId, built.tree.path, state.document.id);
   }
@@ -207,6 +268,7 @@ export async function executeMerge(
     message,
     authorId: options.authorId,
     kind: "merge",
+    sectionIds: changedSectionIds(state.targetTree, built.tree),
     createdAt: options.now,
   });
   await moveBranchHead(tx, {

@@ -6,16 +6,17 @@
  */
 import { z } from "zod";
 import type { MergeRequestStatus, ReviewState } from "@/db/schema";
-import { DomainError } from "@/server/core/errors";
+import { DomainError, isDomainError, notFound } from "@/server/core/errors";
 import { branchNameSchema, commitMessageSchema, descriptionSchema, documentPathSchema } from "@/server/core/names";
-import { nonMembers } from "@/server/store/accounts";
+import { getMembership, nonMembers } from "@/server/store/accounts";
 import type { Tx } from "@/server/store/db";
-import { getBranch, getDocument } from "@/server/store/documents";
+import { getBranch } from "@/server/store/documents";
 import {
   addReviewers,
   findOpenMergeRequest,
   getMergeRequest,
   insertMergeRequest,
+  mergeRequestNotFound,
   listMergeRequests,
   listReviewers,
   type MergeRequestRow,
@@ -25,7 +26,8 @@ import {
   updateMergeRequest,
 } from "@/server/store/merge-requests";
 import type { ActionContext } from "./context";
-import { analyzeMergeRequest, executeMerge, type MergeAnalysisView, type MergeExecution } from "./merge-engine";
+import { accessFor, atLeastEdit, type DocumentAccess, openDocument } from "./access";
+import { analyzeMergeRequest, assertMayProposeMerge, executeMerge, type MergeAnalysisView, type MergeExecution } from "./merge-engine";
 import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -162,33 +164,103 @@ async function assertMembers(tx: Tx, workspaceId: string, userIds: readonly stri
 
 async function list(ctx: ActionContext, input: ActionInput<"list">) {
   const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-  const before = input.cursor
-    ? decodeCursor(input.cursor, z.object({ createdAt: z.string().datetime(), id: uuidSchema }))
+  let before = input.cursor
+    ? (({ createdAt, id }) => ({ createdAt: new Date(createdAt), id }))(
+        decodeCursor(input.cursor, z.object({ createdAt: z.string().datetime(), id: uuidSchema })),
+      )
     : undefined;
-  if (input.documentId) await getDocument(ctx.db, ctx.actor.workspaceId, input.documentId);
-  const rows = await listMergeRequests(ctx.db, {
-    workspaceId: ctx.actor.workspaceId,
-    documentId: input.documentId,
-    status: input.status,
-    before: before ? { createdAt: new Date(before.createdAt), id: before.id } : undefined,
-    limit: limit + 1,
-  });
-  const page = rows.slice(0, limit);
-  const reviewers = await listReviewers(ctx.db, page.map((r) => r.id));
-  const last = page[page.length - 1];
-  return {
-    mergeRequests: page.map((r) => present(r, reviewers.get(r.id)!)),
-    nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt.toISOString(), id: last.id }) : null,
+  if (input.documentId) await openDocument(ctx.db, ctx.actor, input.documentId, "read");
+  const readable = new Map<string, boolean>();
+  const canRead = async (documentId: string) => {
+    if (!readable.has(documentId)) readable.set(documentId, await documentVisible(ctx, documentId));
+    return readable.get(documentId)!;
   };
+  const page: MergeRequestRow[] = [];
+  // Requests on documents the caller may not read are skipped; scan on until the page is full.
+  for (;;) {
+    const rows = await listMergeRequests(ctx.db, {
+      workspaceId: ctx.actor.workspaceId,
+      documentId: input.documentId,
+      status: input.status,
+      before,
+      limit: limit + 1,
+    });
+    for (const row of rows) {
+      if (!(await canRead(row.documentId))) continue;
+      if (page.length === limit) {
+        const last = page[limit - 1]!;
+        return presentPage(ctx.db, page, encodeCursor({ createdAt: last.createdAt.toISOString(), id: last.id }));
+      }
+      page.push(row);
+    }
+    const last = rows[rows.length - 1];
+    if (rows.length <= limit || !last) return presentPage(ctx.db, page, null);
+    before = { createdAt: last.createdAt, id: last.id };
+  }
+}
+
+async function documentVisible(ctx: ActionContext, documentId: string): Promise<boolean> {
+  try {
+    await openDocument(ctx.db, ctx.actor, documentId, "read");
+    return true;
+  } catch (error) {
+    if (isDomainError(error) && error.code === "NOT_FOUND") return false;
+    throw error;
+  }
+}
+
+async function presentPage(tx: Tx, page: MergeRequestRow[], nextCursor: string | null) {
+  const reviewers = await listReviewers(tx, page.map((r) => r.id));
+  return { mergeRequests: page.map((r) => present(r, reviewers.get(r.id)!)), nextCursor };
+}
+
+/** Loads a merge request the caller may see: one on a document they can read (else NOT_FOUND, like a missing id). */
+async function openMergeRequest(tx: Tx, ctx: ActionContext, mergeRequestId: string, options: { forUpdate?: boolean } = {}) {
+  const row = await getMergeRequest(tx, ctx.actor.workspaceId, mergeRequestId, options);
+  try {
+    return { row, access: await openDocument(tx, ctx.actor, row.documentId, "read") };
+  } catch (error) {
+    if (isDomainError(error) && error.code === "NOT_FOUND") throw mergeRequestNotFound(mergeRequestId);
+    throw error;
+  }
+}
+
+/**
+ * Closing, retitling and managing reviewers is for the document's editors and
+ * the request's author — in person: an AI call needs edit like any other write.
+ */
+function requireAuthorOrEditor(ctx: ActionContext, row: MergeRequestRow, access: DocumentAccess): void {
+  const isHumanAuthor = row.authorId === ctx.actor.userId && ctx.actor.via !== "mcp";
+  if (!isHumanAuthor && !atLeastEdit(access)) {
+    throw new DomainError("PERMISSION_DENIED", `Only the author of merge request ${row.id} or someone who can edit the document can change it.`, {
+      mergeRequestId: row.id,
+    });
+  }
+}
+
+/** Reviewers must be members who can read the document. */
+async function assertReviewers(tx: Tx, ctx: ActionContext, access: DocumentAccess, userIds: readonly string[]): Promise<void> {
+  await assertMembers(tx, ctx.actor.workspaceId, userIds);
+  for (const userId of new Set(userIds)) {
+    const membership = await getMembership(tx, userId);
+    const reviewerAccess = await accessFor(tx, access.document, { kind: "member", userId, role: membership!.role, isAi: false });
+    if (reviewerAccess.permission === "none") {
+      throw new DomainError("VALIDATION_FAILED", `Reviewer ${userId} cannot read this document. Grant them access first (documents set_permissions).`, {
+        issues: [{ path: "reviewerIds", message: "reviewer cannot read the document" }],
+        userIds: [userId],
+      });
+    }
+  }
 }
 
 async function get(ctx: ActionContext, input: ActionInput<"get">) {
-  return presentOne(ctx.db, await getMergeRequest(ctx.db, ctx.actor.workspaceId, input.mergeRequestId));
+  return presentOne(ctx.db, (await openMergeRequest(ctx.db, ctx, input.mergeRequestId)).row);
 }
 
 function create(ctx: ActionContext, input: ActionInput<"create">) {
   return ctx.db.transaction(async (tx) => {
-    const document = await getDocument(tx, ctx.actor.workspaceId, input.documentId);
+    const access = await openDocument(tx, ctx.actor, input.documentId, "read");
+    const { document } = access;
     if (input.sourceBranch === input.targetBranch) {
       throw new DomainError("VALIDATION_FAILED", "sourceBranch and targetBranch must differ: a merge request brings one branch into another.", {
         issues: [{ path: "targetBranch", message: "same as sourceBranch" }],
@@ -204,7 +276,7 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
         { mergeRequestId: existing.id },
       );
     }
-    await assertMembers(tx, ctx.actor.workspaceId, input.reviewerIds ?? []);
+    await assertReviewers(tx, ctx, access, input.reviewerIds ?? []);
     const now = ctx.clock();
     const row = await insertMergeRequest(tx, {
       workspaceId: ctx.actor.workspaceId,
@@ -218,21 +290,22 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
       updatedAt: now,
     });
     await addReviewers(tx, row.id, input.reviewerIds ?? [], now);
+    await assertMayProposeMerge(tx, row, access);
     return presentOne(tx, row);
   });
 }
 
 async function analyze(ctx: ActionContext, input: ActionInput<"analyze">): Promise<MergeAnalysisView> {
-  const row = await getMergeRequest(ctx.db, ctx.actor.workspaceId, input.mergeRequestId);
-  return analyzeMergeRequest(ctx.db, row);
+  const { row, access } = await openMergeRequest(ctx.db, ctx, input.mergeRequestId);
+  return analyzeMergeRequest(ctx.db, row, access);
 }
 
 function execute(ctx: ActionContext, input: ActionInput<"execute">): Promise<MergeExecution> {
   return ctx.db.transaction(async (tx) => {
     // Lock order everywhere: merge request row, then branch row.
-    const row = await getMergeRequest(tx, ctx.actor.workspaceId, input.mergeRequestId, { forUpdate: true });
+    const { row, access } = await openMergeRequest(tx, ctx, input.mergeRequestId, { forUpdate: true });
     assertOpen(row, "be merged");
-    const execution = await executeMerge(tx, row, {
+    const execution = await executeMerge(tx, row, access, {
       authorId: ctx.actor.userId,
       now: ctx.clock(),
       resolutions: {
@@ -257,8 +330,9 @@ function execute(ctx: ActionContext, input: ActionInput<"execute">): Promise<Mer
 
 function close(ctx: ActionContext, input: ActionInput<"close">) {
   return ctx.db.transaction(async (tx) => {
-    const row = await getMergeRequest(tx, ctx.actor.workspaceId, input.mergeRequestId, { forUpdate: true });
+    const { row, access } = await openMergeRequest(tx, ctx, input.mergeRequestId, { forUpdate: true });
     assertOpen(row, "be closed");
+    requireAuthorOrEditor(ctx, row, access);
     const now = ctx.clock();
     return presentOne(tx, await updateMergeRequest(tx, row.id, { status: "closed", closedAt: now, closedBy: ctx.actor.userId, updatedAt: now }));
   });
@@ -276,10 +350,11 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
     });
   }
   return ctx.db.transaction(async (tx) => {
-    const row = await getMergeRequest(tx, ctx.actor.workspaceId, input.mergeRequestId, { forUpdate: true });
+    const { row, access } = await openMergeRequest(tx, ctx, input.mergeRequestId, { forUpdate: true });
     assertOpen(row, "be updated");
+    requireAuthorOrEditor(ctx, row, access);
     const now = ctx.clock();
-    await assertMembers(tx, ctx.actor.workspaceId, input.reviewerIds ?? []);
+    await assertReviewers(tx, ctx, access, input.reviewerIds ?? []);
     await addReviewers(tx, row.id, input.reviewerIds ?? [], now);
     await removeReviewers(tx, row.id, input.removeReviewerIds ?? []);
     const updated = await updateMergeRequest(tx, row.id, {
@@ -295,7 +370,7 @@ const REVIEW_STATES = { approve: "approved", request_changes: "changes_requested
 
 function review(ctx: ActionContext, input: ActionInput<"approve" | "request_changes" | "reset">) {
   return ctx.db.transaction(async (tx) => {
-    const row = await getMergeRequest(tx, ctx.actor.workspaceId, input.mergeRequestId, { forUpdate: true });
+    const { row } = await openMergeRequest(tx, ctx, input.mergeRequestId, { forUpdate: true });
     assertOpen(row, "be reviewed");
     const recorded = await setReviewState(tx, row.id, ctx.actor.userId, REVIEW_STATES[input.action], ctx.clock());
     if (!recorded) {

@@ -7,11 +7,12 @@ import { DomainError } from "@/server/core/errors";
 import { branchNameSchema } from "@/server/core/names";
 import { CommitGraph, type CommitRecord } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
-import { type DocumentRow, getBranch, getDocument } from "@/server/store/documents";
+import { getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
 import { getComments } from "@/server/store/comments";
 import { getTags } from "@/server/store/tags";
 import { userNames } from "@/server/store/users";
+import { type DocumentAccess, openDocument, visibleEntries } from "./access";
 import { defineTool, uuidSchema } from "./tool";
 
 export const readInput = z.strictObject({
@@ -104,12 +105,15 @@ async function commentsOf(tx: Tx, documentId: string, versions: SectionVersion[]
 /** Builds the view of one commit of a document; shared by `read` and `documents` `show`. */
 export async function documentView(
   tx: Tx,
-  input: { document: DocumentRow; commit: CommitRecord; branchName: string | null; sectionIds?: string[] },
+  input: { access: DocumentAccess; commit: CommitRecord; branchName: string | null; sectionIds?: string[] },
 ): Promise<DocumentView> {
+  const document = input.access.document;
   const tree: DocumentTree = await loadTree(tx, input.commit.treeHash);
-  let entries = tree.sections.map((entry, position) => ({ ...entry, position }));
+  // Positions count only the sections the caller can see, so hidden ones leave no gaps.
+  const visible = await visibleEntries(input.access, tree, (hashes) => loadSections(tx, hashes));
+  let entries = visible.map((entry, position) => ({ ...entry, position }));
   if (input.sectionIds) {
-    const present = new Set(tree.sections.map((s) => s.sectionId));
+    const present = new Set(visible.map((s) => s.sectionId));
     const unknown = [...new Set(input.sectionIds)].filter((id) => !present.has(id));
     if (unknown.length > 0) {
       throw new DomainError(
@@ -122,10 +126,10 @@ export async function documentView(
     entries = entries.filter((e) => wanted.has(e.sectionId));
   }
   const versions = await loadSections(tx, entries.map((e) => e.blobHash));
-  const tagRows = await getTags(tx, input.document.workspaceId, tree.tagIds);
-  const comments = await commentsOf(tx, input.document.id, [...versions.values()]);
+  const tagRows = await getTags(tx, document.workspaceId, tree.tagIds);
+  const comments = await commentsOf(tx, document.id, [...versions.values()]);
   return {
-    documentId: input.document.id,
+    documentId: document.id,
     path: tree.path,
     name: tree.name,
     description: tree.description,
@@ -155,23 +159,31 @@ export async function documentView(
   };
 }
 
+/** `read` for an already opened document: also serves share-link visitors, who are no workspace actor. */
+export async function readDocument(
+  tx: Tx,
+  access: DocumentAccess,
+  input: { branchName?: string; commitId?: string; sectionIds?: string[] },
+): Promise<DocumentView> {
+  const { document } = access;
+  const graph = new CommitGraph(tx, document.id);
+  if (input.commitId) {
+    const commit = await graph.get(input.commitId);
+    return documentView(tx, { access, commit, branchName: null, sectionIds: input.sectionIds });
+  }
+  const branchName = input.branchName ?? document.defaultBranch;
+  const branch = await getBranch(tx, document.id, branchName);
+  const commit = await graph.get(branch.headCommitId);
+  return documentView(tx, { access, commit, branchName, sectionIds: input.sectionIds });
+}
+
 export const readTool = defineTool({
   name: "read",
   description:
-    "Read a document: its path, name, description, tags, scalar properties and ordered sections (sectionId, name, content blocks, contentHash, position, permission overrides, references). Reads the head of `branchName` (default: main) or, with `commitId`, the document as it was at that commit. Keep each section's `contentHash` and pass it as `expectedContentHash` when you update the section with the `sections` tool, so a concurrent edit is detected instead of overwritten.",
+    "Read a document: its path, name, description, tags, scalar properties and ordered sections (sectionId, name, content blocks, contentHash, position, permission overrides, references, comments). Sections you may not see are left out (positions count only the sections you see). Reads the head of `branchName` (default: main) or, with `commitId`, the document as it was at that commit. Keep each section's `contentHash` and pass it as `expectedContentHash` when you update the section with the `sections` tool, so a concurrent edit is detected instead of overwritten.",
   input: readInput,
   readOnly: true,
   async run(ctx, input): Promise<DocumentView> {
-    const tx = ctx.db;
-    const document = await getDocument(tx, ctx.actor.workspaceId, input.documentId);
-    const graph = new CommitGraph(tx, document.id);
-    if (input.commitId) {
-      const commit = await graph.get(input.commitId);
-      return documentView(tx, { document, commit, branchName: null, sectionIds: input.sectionIds });
-    }
-    const branchName = input.branchName ?? document.defaultBranch;
-    const branch = await getBranch(tx, document.id, branchName);
-    const commit = await graph.get(branch.headCommitId);
-    return documentView(tx, { document, commit, branchName, sectionIds: input.sectionIds });
+    return readDocument(ctx.db, await openDocument(ctx.db, ctx.actor, input.documentId, "read"), input);
   },
 });

@@ -18,8 +18,9 @@ import { DomainError, notFound } from "@/server/core/errors";
 import { branchNameSchema, commitMessageSchema, documentNameSchema, quoteForMessage } from "@/server/core/names";
 import { CommitGraph } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
-import { type BranchState, getBranch, getDocument } from "@/server/store/documents";
-import { loadTree } from "@/server/store/objects";
+import { type BranchState, getBranch } from "@/server/store/documents";
+import { loadSections, loadTree } from "@/server/store/objects";
+import { type DocumentAccess, openDocument, requireSection, visibleEntries } from "./access";
 import { assertNotDeleted, type WriteResult, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { prepareSectionContent } from "./section-content";
@@ -127,12 +128,14 @@ function indexSections(tree: DocumentTree) {
   return new Map(tree.sections.map((entry, position) => [entry.sectionId, { ...entry, position }]));
 }
 
-async function loadSection(state: BranchState, sectionId: string) {
+/** Loads a section the caller names, checking they may `need` it (hidden sections read as missing). */
+async function loadSection(state: BranchState, access: DocumentAccess, sectionId: string, need: "read" | "edit") {
   const entry = indexSections(state.tree).get(sectionId);
   if (!entry) {
     throw notFound("Section", sectionId, `It is not in this document on branch ${JSON.stringify(state.branch.name)}; \`read\` lists its sections.`);
   }
   const version = (await state.loadSections([entry.blobHash])).get(entry.blobHash)!;
+  requireSection(access, sectionId, [version], need, state.branch.name);
   return { ...entry, version };
 }
 
@@ -164,10 +167,12 @@ function withSections(tree: DocumentTree, sections: DocumentTree["sections"]): D
 }
 
 function create(ctx: ActionContext, input: ActionInput<"create">) {
-  return writeBranch(ctx, input, async (state, tx) => {
+  return writeBranch(ctx, input, "edit", async (state, tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
     assertPermissionsSettable(state, input);
-    const count = state.tree.sections.length;
+    // Positions count the sections the caller can see; hidden ones keep their places.
+    const visible = await visibleEntries(access, state.tree, state.loadSections);
+    const count = visible.length;
     const position = input.position ?? count;
     if (position > count) {
       throw new DomainError(
@@ -190,7 +195,8 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
     };
     const contentHash = hashSection(version);
     const sections = [...state.tree.sections];
-    sections.splice(position, 0, { sectionId, blobHash: contentHash });
+    const insertAt = position === count ? sections.length : sections.indexOf(visible[position]!);
+    sections.splice(insertAt, 0, { sectionId, blobHash: contentHash });
     return {
       tree: withSections(state.tree, sections),
       newSections: [version],
@@ -201,8 +207,9 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
 }
 
 function batchCreate(ctx: ActionContext, input: ActionInput<"batch_create">) {
-  return writeBranch(ctx, input, async (state, tx) => {
+  return writeBranch(ctx, input, "edit", async (state, tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
+    const start = (await visibleEntries(access, state.tree, state.loadSections)).length;
     const versions: SectionVersion[] = [];
     const sectionIds: string[] = [];
     for (const [index, spec] of input.sections.entries()) {
@@ -217,7 +224,6 @@ function batchCreate(ctx: ActionContext, input: ActionInput<"batch_create">) {
       versions.push(newSectionVersion(spec.name, content));
     }
     const contentHashes = versions.map(hashSection);
-    const start = state.tree.sections.length;
     const added = sectionIds.map((sectionId, i) => ({ sectionId, blobHash: contentHashes[i]! }));
     const names = input.sections.map((s) => quoteForMessage(s.name, 30));
     return {
@@ -241,11 +247,12 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
       issues: [{ path: "newContent", message: "newContent or newName is required" }],
     });
   }
-  return writeBranch(ctx, input, async (state, tx) => {
+  return writeBranch(ctx, input, "read", async (state, tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
-    const section = await loadSection(state, input.sectionId);
+    const section = await loadSection(state, access, input.sectionId, "edit");
     assertExpectedHash(section.sectionId, section.blobHash, input.expectedContentHash);
     assertPermissionsSettable(state, input);
+    const position = (await visibleEntries(access, state.tree, state.loadSections)).findIndex((e) => e.sectionId === section.sectionId);
     const name = input.newName ?? section.version.name;
     const content = await prepareSectionContent(
       ctx,
@@ -277,15 +284,15 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
       tree: withSections(state.tree, sections),
       newSections: [version],
       message: what,
-      result: { sectionId: section.sectionId, name, contentHash, position: section.position },
+      result: { sectionId: section.sectionId, name, contentHash, position },
     };
   });
 }
 
 function deleteSection(ctx: ActionContext, input: ActionInput<"delete">) {
-  return writeBranch(ctx, input, async (state) => {
+  return writeBranch(ctx, input, "read", async (state, _tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
-    const section = await loadSection(state, input.sectionId);
+    const section = await loadSection(state, access, input.sectionId, "edit");
     assertExpectedHash(section.sectionId, section.blobHash, input.expectedContentHash);
     return {
       tree: withSections(state.tree, state.tree.sections.filter((e) => e.sectionId !== section.sectionId)),
@@ -295,15 +302,22 @@ function deleteSection(ctx: ActionContext, input: ActionInput<"delete">) {
   });
 }
 
+/**
+ * Sets the order of the sections the caller can see. Sections hidden from the
+ * caller keep their slots, so a reorder never reveals or moves what it cannot name.
+ */
 function reorder(ctx: ActionContext, input: ActionInput<"reorder">) {
-  return writeBranch(ctx, input, async (state) => {
+  return writeBranch(ctx, input, "edit", async (state, _tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
-    const current = indexSections(state.tree);
+    const versions = await state.loadSections(state.tree.sections.map((e) => e.blobHash));
+    const visible = new Map(
+      state.tree.sections.filter((e) => access.section(versions.get(e.blobHash)!) !== "none").map((e) => [e.sectionId, e]),
+    );
     const seen = new Set<string>();
     const duplicated = new Set<string>();
     for (const id of input.sectionOrder) (seen.has(id) ? duplicated : seen).add(id);
-    const unknown = [...seen].filter((id) => !current.has(id));
-    const missing = [...current.keys()].filter((id) => !seen.has(id));
+    const unknown = [...seen].filter((id) => !visible.has(id));
+    const missing = [...visible.keys()].filter((id) => !seen.has(id));
     if (unknown.length + missing.length + duplicated.size > 0) {
       const parts = [
         missing.length ? `missing ${missing.join(", ")}` : "",
@@ -316,8 +330,10 @@ function reorder(ctx: ActionContext, input: ActionInput<"reorder">) {
         { issues: [{ path: "sectionOrder", message: parts.join("; ") }], missing, unknown, duplicated: [...duplicated] },
       );
     }
+    const requested = input.sectionOrder[Symbol.iterator]();
+    const sections = state.tree.sections.map((e) => (visible.has(e.sectionId) ? visible.get(requested.next().value as string)! : e));
     return {
-      tree: withSections(state.tree, input.sectionOrder.map((id) => ({ sectionId: id, blobHash: current.get(id)!.blobHash }))),
+      tree: withSections(state.tree, sections),
       message: "Reorder sections",
       result: { sectionOrder: input.sectionOrder },
     };
@@ -326,20 +342,22 @@ function reorder(ctx: ActionContext, input: ActionInput<"reorder">) {
 
 /** Checks the target of a reference exists in the caller's workspace (and, if named, its section on the default branch). */
 async function assertReferenceTarget(ctx: ActionContext, tx: Tx, targetDocumentId: string, targetSectionId: string | null) {
-  const target = await getDocument(tx, ctx.actor.workspaceId, targetDocumentId);
+  const target = await openDocument(tx, ctx.actor, targetDocumentId, "read");
   if (targetSectionId === null) return;
-  const head = await getBranch(tx, target.id, target.defaultBranch);
-  const commit = await new CommitGraph(tx, target.id).get(head.headCommitId);
+  const head = await getBranch(tx, target.document.id, target.document.defaultBranch);
+  const commit = await new CommitGraph(tx, target.document.id).get(head.headCommitId);
   const tree = await loadTree(tx, commit.treeHash);
-  if (!tree.sections.some((s) => s.sectionId === targetSectionId)) {
+  const entry = tree.sections.find((s) => s.sectionId === targetSectionId);
+  const version = entry ? (await loadSections(tx, [entry.blobHash])).get(entry.blobHash) : undefined;
+  if (!version || target.section(version) === "none") {
     throw notFound("Section", targetSectionId, `It is not a section of document ${targetDocumentId} on its default branch.`);
   }
 }
 
 function addReference(ctx: ActionContext, input: ActionInput<"add_reference">) {
-  return writeBranch(ctx, input, async (state, tx) => {
+  return writeBranch(ctx, input, "read", async (state, tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
-    const section = await loadSection(state, input.sectionId);
+    const section = await loadSection(state, access, input.sectionId, "edit");
     const targetSectionId = input.targetSectionId ?? null;
     await assertReferenceTarget(ctx, tx, input.targetDocumentId, targetSectionId);
     const referenceId = randomUUID();
@@ -361,16 +379,18 @@ function addReference(ctx: ActionContext, input: ActionInput<"add_reference">) {
 }
 
 function removeReference(ctx: ActionContext, input: ActionInput<"remove_reference">) {
-  return writeBranch(ctx, input, async (state) => {
+  return writeBranch(ctx, input, "read", async (state, _tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
     const versions = await state.loadSections(state.tree.sections.map((e) => e.blobHash));
-    const holder = state.tree.sections.find((e) =>
-      versions.get(e.blobHash)!.references.some((r) => r.referenceId === input.referenceId),
-    );
+    const holder = state.tree.sections.find((e) => {
+      const version = versions.get(e.blobHash)!;
+      return access.section(version) !== "none" && version.references.some((r) => r.referenceId === input.referenceId);
+    });
     if (!holder) {
       throw notFound("Reference", input.referenceId, `No section of this document on branch ${JSON.stringify(input.branchName)} has it; \`read\` lists references per section.`);
     }
     const before = versions.get(holder.blobHash)!;
+    requireSection(access, holder.sectionId, [before], "edit", input.branchName);
     const version: SectionVersion = { ...before, references: before.references.filter((r) => r.referenceId !== input.referenceId) };
     const contentHash = hashSection(version);
     return {

@@ -19,6 +19,8 @@ export interface CommitRecord {
   message: string;
   authorId: string;
   kind: CommitKind;
+  /** Sections this commit changed relative to its first parent. */
+  sectionIds: string[];
   createdAt: Date;
 }
 
@@ -29,6 +31,8 @@ export interface NewCommit {
   message: string;
   authorId: string;
   kind: CommitKind;
+  /** Sections the commit changed relative to its first parent; default none. */
+  sectionIds?: string[];
   createdAt: Date;
 }
 
@@ -42,7 +46,7 @@ export async function insertCommit(tx: Tx, commit: NewCommit): Promise<CommitRec
     if (parents.length !== new Set(commit.parentIds).size) throw new DomainError("INTERNAL", "A parent commit is missing.");
     generation = 1 + Math.max(...parents.map((p) => p.generation));
   }
-  const record: CommitRecord = { id: randomUUID(), generation, ...commit };
+  const record: CommitRecord = { id: randomUUID(), generation, ...commit, sectionIds: commit.sectionIds ?? [] };
   await tx.insert(commits).values(record);
   return record;
 }
@@ -68,6 +72,7 @@ interface CommitRow {
   message: string;
   author_id: string;
   kind: CommitKind;
+  section_ids: string[] | string;
   created_at: Date | string;
 }
 
@@ -123,7 +128,7 @@ export class CommitGraph {
           CROSS JOIN LATERAL unnest(c.parent_ids) AS parent
           WHERE walk.depth < ${PREFETCH_DEPTH}
         )
-        SELECT c.id, c.document_id, c.parent_ids, c.generation, c.tree_hash, c.message, c.author_id, c.kind, c.created_at
+        SELECT c.id, c.document_id, c.parent_ids, c.generation, c.tree_hash, c.message, c.author_id, c.kind, c.section_ids, c.created_at
         FROM commits c
         WHERE c.id IN (SELECT id FROM walk) AND c.document_id = ${this.documentId}::uuid
       `,
@@ -138,6 +143,7 @@ export class CommitGraph {
         message: r.message,
         authorId: r.author_id,
         kind: r.kind,
+        sectionIds: parseUuidArray(r.section_ids),
         createdAt: new Date(r.created_at),
       });
     }

@@ -5,7 +5,7 @@
  */
 import { and, asc, eq, gt, like, ne } from "drizzle-orm";
 import { branches, documents } from "@/db/schema";
-import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
+import { changedSectionIds, type DocumentTree, type SectionVersion } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
 import { type CommitRecord, getCommit, insertCommit } from "./commits";
 import { isUniqueViolation, type Tx } from "./db";
@@ -27,12 +27,15 @@ function pathTaken(path: string): DomainError {
   );
 }
 
+export const documentNotFound = (documentId: string): DomainError =>
+  notFound("Document", documentId, "Use `documents` action `list` to find documents.");
+
 export async function getDocument(tx: Tx, workspaceId: string, documentId: string): Promise<DocumentRow> {
   const [row] = await tx
     .select()
     .from(documents)
     .where(and(eq(documents.id, documentId), eq(documents.workspaceId, workspaceId)));
-  if (!row) throw notFound("Document", documentId, "Use `documents` action `list` to find documents.");
+  if (!row) throw documentNotFound(documentId);
   return row;
 }
 
@@ -138,6 +141,7 @@ export async function createDocument(
     message: input.message,
     authorId: input.authorId,
     kind: "create",
+    sectionIds: tree.sections.map((e) => e.sectionId),
     createdAt: input.now,
   });
   await tx.insert(branches).values({
@@ -295,6 +299,7 @@ export async function writeOnBranch<R>(
     message: next.message,
     authorId: input.authorId,
     kind: next.kind ?? "write",
+    sectionIds: changedSectionIds(tree, next.tree),
     createdAt: input.now,
   });
   await moveBranchHead(tx, {

@@ -11,6 +11,9 @@ export async function insertMergeRequest(tx: Tx, values: typeof mergeRequests.$i
   return row!;
 }
 
+export const mergeRequestNotFound = (id: string) =>
+  notFound("Merge request", id, "Use `merge_requests` action `list` to find merge requests.");
+
 export async function getMergeRequest(
   tx: Tx,
   workspaceId: string,
@@ -22,7 +25,7 @@ export async function getMergeRequest(
     .from(mergeRequests)
     .where(and(eq(mergeRequests.id, id), eq(mergeRequests.workspaceId, workspaceId)));
   const [row] = options.forUpdate ? await query.for("update") : await query;
-  if (!row) throw notFound("Merge request", id, "Use `merge_requests` action `list` to find merge requests.");
+  if (!row) throw mergeRequestNotFound(id);
   return row;
 }
 

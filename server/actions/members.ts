@@ -1,0 +1,89 @@
+/**
+ * The `members` tool: the people of the caller's workspace, to find the user
+ * ids that reviewers and mentions need. Listing or searching; never writes.
+ */
+import { z } from "zod";
+import type { Role } from "@/db/schema";
+import { listMembers, type MemberRow } from "@/server/store/members";
+import type { ActionContext } from "./context";
+import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
+
+const DEFAULT_PAGE_SIZE = 50;
+
+export const membersInput = z.discriminatedUnion("action", [
+  z.strictObject({
+    action: z.literal("list"),
+    limit: pageLimitSchema,
+    cursor: cursorSchema,
+  }),
+  z.strictObject({
+    action: z.literal("search"),
+    query: z
+      .string()
+      .trim()
+      .min(1, "query must not be empty")
+      .max(200)
+      .describe('Start of a name, of any word of a name, or of an email; case-insensitive ("lov" finds "Ada Lovelace", "ada@" finds ada@example.com).'),
+    limit: pageLimitSchema,
+    cursor: cursorSchema,
+  }),
+]);
+
+type MembersInput = z.infer<typeof membersInput>;
+
+export interface MemberView {
+  userId: string;
+  name: string;
+  email: string;
+  role: Role;
+}
+
+export interface MemberList {
+  members: MemberView[];
+  nextCursor: string | null;
+}
+
+export interface MembersResults {
+  list: MemberList;
+  search: MemberList;
+}
+
+const memberCursor = z.object({ sortName: z.string(), userId: uuidSchema });
+
+/** One page of members (all, or those matching `query`), with the cursor to the next. */
+export async function pageOfMembers(
+  ctx: Pick<ActionContext, "db" | "actor">,
+  input: { query?: string; limit?: number; cursor?: string },
+): Promise<{ rows: MemberRow[]; nextCursor: string | null }> {
+  const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+  const after = input.cursor ? decodeCursor(input.cursor, memberCursor) : undefined;
+  const rows = await listMembers(ctx.db, { workspaceId: ctx.actor.workspaceId, query: input.query, after, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    rows: page,
+    nextCursor: rows.length > limit && last ? encodeCursor({ sortName: last.sortName, userId: last.userId }) : null,
+  };
+}
+
+async function run(ctx: ActionContext, input: MembersInput): Promise<MemberList> {
+  const { rows, nextCursor } = await pageOfMembers(ctx, {
+    query: input.action === "search" ? input.query : undefined,
+    limit: input.limit,
+    cursor: input.cursor,
+  });
+  return { members: rows.map((r) => ({ userId: r.userId, name: r.name, email: r.email, role: r.role })), nextCursor };
+}
+
+export const membersTool = defineTool({
+  name: "members",
+  description: [
+    "The people in your workspace, to find the user ids other tools take (merge request reviewerIds, comment mentions).",
+    "Actions: `list` {limit?, cursor?} pages through everyone by name; `search` {query, limit?, cursor?} matches the start of a name,",
+    "of any word of a name, or of an email, case-insensitively.",
+    "Both return { members: [{ userId, name, email, role }], nextCursor } (role: owner | admin | member | guest; nextCursor null on the last page).",
+  ].join(" "),
+  input: membersInput,
+  readOnly: true,
+  run,
+});

@@ -1,0 +1,281 @@
+/**
+ * Workspace administration for owners and admins: members and their roles,
+ * removal, and invite links. Not an MCP tool (agents do not manage people);
+ * the web app reaches it through the bridge, scripts through tRPC
+ * (`workspace`), and the CLI through server/auth/invites.ts.
+ *
+ * The rules (who may change whom, the last owner) are in
+ * server/policies/workspace.ts; this module loads the facts, asks, and writes.
+ */
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import type { Role } from "@/db/schema";
+import { DomainError, isDomainError, notFound } from "@/server/core/errors";
+import { sha256Hex } from "@/server/core/hashing";
+import {
+  assignableRoles,
+  canManageMembers,
+  changeRoleRefusal,
+  inviteRefusal,
+  managerRefusal,
+  type Refusal,
+  removeRefusal,
+} from "@/server/policies/workspace";
+import { findUserByEmail } from "@/server/store/accounts";
+import { getInvite, type InviteRow, insertInvite, listPendingInvites, markInviteRevoked } from "@/server/store/invites";
+import { deleteMembership, getMember, lockOwners, setMemberRole } from "@/server/store/members";
+import type { ActionContext } from "./context";
+import { pageOfMembers } from "./members";
+import { cursorSchema, pageLimitSchema, uuidSchema, validationError } from "./tool";
+
+export const DEFAULT_INVITE_DAYS = 7;
+export const MAX_INVITE_DAYS = 365;
+
+/**
+ * Who acts, on what database, when — and, because these actions hand out
+ * links, the public base URL the caller reached Quire at.
+ */
+export interface WorkspaceContext extends Pick<ActionContext, "db" | "actor" | "clock"> {
+  baseUrl: string;
+}
+
+const roleSchema = z.enum(["owner", "admin", "member", "guest"]);
+const inviteRoleSchema = z.enum(["admin", "member", "guest"]);
+
+export const workspaceInput = z.discriminatedUnion("action", [
+  z.strictObject({
+    action: z.literal("list_members").describe("Members with roles and join dates, by name; open to every member."),
+    limit: pageLimitSchema,
+    cursor: cursorSchema,
+  }),
+  z.strictObject({
+    action: z.literal("change_role").describe("Give a member another role (owners: anyone; admins: members and guests only)."),
+    userId: uuidSchema.describe("The member whose role changes."),
+    role: roleSchema.describe("The new role: owner | admin | member | guest."),
+  }),
+  z.strictObject({
+    action: z.literal("remove_member").describe("End a membership; what they wrote stays in history under their name."),
+    userId: uuidSchema.describe("The member to remove."),
+  }),
+  z.strictObject({
+    action: z.literal("create_invite").describe("Create an invite link; its token is returned once and stored only as a hash."),
+    role: inviteRoleSchema.describe("Role the invitee joins with: admin | member | guest (admins cannot invite admins)."),
+    email: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .email("must be an email address")
+      .max(320)
+      .optional()
+      .describe("When given, only an account with this email can accept the invite."),
+    expiresInDays: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_INVITE_DAYS)
+      .optional()
+      .describe(`Days until the link stops working, 1-${MAX_INVITE_DAYS} (default ${DEFAULT_INVITE_DAYS}).`),
+  }),
+  z.strictObject({
+    action: z.literal("list_invites").describe("Invites not yet accepted, revoked or expired, newest first."),
+  }),
+  z.strictObject({
+    action: z.literal("revoke_invite").describe("Stop an invite link from working."),
+    inviteId: uuidSchema.describe("The invite, from list_invites."),
+  }),
+]);
+
+export type WorkspaceInput = z.input<typeof workspaceInput>;
+type ParsedInput = z.infer<typeof workspaceInput>;
+type ActionInput<A extends ParsedInput["action"]> = Extract<ParsedInput, { action: A }>;
+
+export interface WorkspaceMemberView {
+  userId: string;
+  name: string;
+  email: string;
+  role: Role;
+  joinedAt: string;
+}
+
+export interface InviteView {
+  inviteId: string;
+  role: Role;
+  email: string | null;
+  createdBy: string;
+  createdByName: string | null;
+  createdAt: string;
+  expiresAt: string | null;
+  status: "pending" | "accepted" | "revoked" | "expired";
+}
+
+export interface WorkspaceResults {
+  list_members: {
+    members: WorkspaceMemberView[];
+    nextCursor: string | null;
+    /** The caller: what the page may offer them. */
+    viewer: { userId: string; role: Role; canManage: boolean; assignableRoles: Role[] };
+  };
+  change_role: { member: WorkspaceMemberView; previousRole: Role; changed: boolean };
+  remove_member: { userId: string; removed: true };
+  /** `token` and `url` are shown once: only the token's hash is kept. */
+  create_invite: { invite: InviteView; token: string; url: string };
+  list_invites: { invites: InviteView[] };
+  revoke_invite: { invite: InviteView };
+}
+
+export type WorkspaceOutput<I> = I extends { action: infer A extends keyof WorkspaceResults } ? WorkspaceResults[A] : never;
+
+/** Invite tokens carry 256 random bits; like API tokens, a fast hash keeps a leaked table useless. */
+export const hashInviteToken = (token: string): string => sha256Hex(token);
+
+export const inviteUrl = (baseUrl: string, token: string): string => `${baseUrl.replace(/\/+$/, "")}/invite/${token}`;
+
+export function inviteStatusOf(row: InviteRow, now: Date): InviteView["status"] {
+  if (row.acceptedAt) return "accepted";
+  if (row.revokedAt) return "revoked";
+  if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return "expired";
+  return "pending";
+}
+
+function presentInvite(row: InviteRow, createdByName: string | null, now: Date): InviteView {
+  return {
+    inviteId: row.id,
+    role: row.role,
+    email: row.email,
+    createdBy: row.createdBy,
+    createdByName,
+    createdAt: row.createdAt.toISOString(),
+    expiresAt: row.expiresAt?.toISOString() ?? null,
+    status: inviteStatusOf(row, now),
+  };
+}
+
+function refuse(refusal: Refusal): void {
+  if (refusal) throw new DomainError(refusal.code, refusal.message);
+}
+
+const memberNotFound = (userId: string) => notFound("Member", userId, "List the members to find valid ids.");
+
+async function listMembersAction(ctx: WorkspaceContext, input: ActionInput<"list_members">): Promise<WorkspaceResults["list_members"]> {
+  const { rows, nextCursor } = await pageOfMembers(ctx, { limit: input.limit, cursor: input.cursor });
+  const { role, userId } = ctx.actor;
+  return {
+    members: rows.map((r) => ({ userId: r.userId, name: r.name, email: r.email, role: r.role, joinedAt: r.joinedAt.toISOString() })),
+    nextCursor,
+    viewer: { userId, role, canManage: canManageMembers(role), assignableRoles: assignableRoles(role) },
+  };
+}
+
+function changeRole(ctx: WorkspaceContext, input: ActionInput<"change_role">): Promise<WorkspaceResults["change_role"]> {
+  refuse(managerRefusal(ctx.actor.role));
+  return ctx.db.transaction(async (tx) => {
+    const owners = await lockOwners(tx, ctx.actor.workspaceId);
+    // The caller's role as of now, under the lock (it may have changed since the request was authenticated).
+    const actor = await getMember(tx, ctx.actor.workspaceId, ctx.actor.userId);
+    const target = await getMember(tx, ctx.actor.workspaceId, input.userId, { forUpdate: true });
+    if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is no longer a member of this workspace.");
+    if (!target) throw memberNotFound(input.userId);
+    const changed = target.role !== input.role;
+    // Keeping a role takes no owner away, so only a real change counts the owners.
+    const ownerCount = changed ? owners.length : Number.POSITIVE_INFINITY;
+    refuse(changeRoleRefusal({ actor: actor.role, target: target.role, newRole: input.role, ownerCount }));
+    if (changed) await setMemberRole(tx, ctx.actor.workspaceId, target.userId, input.role);
+    return {
+      member: { userId: target.userId, name: target.name, email: target.email, role: input.role, joinedAt: target.joinedAt.toISOString() },
+      previousRole: target.role,
+      changed,
+    };
+  });
+}
+
+function removeMember(ctx: WorkspaceContext, input: ActionInput<"remove_member">): Promise<WorkspaceResults["remove_member"]> {
+  refuse(managerRefusal(ctx.actor.role));
+  return ctx.db.transaction(async (tx) => {
+    const owners = await lockOwners(tx, ctx.actor.workspaceId);
+    const actor = await getMember(tx, ctx.actor.workspaceId, ctx.actor.userId);
+    const target = await getMember(tx, ctx.actor.workspaceId, input.userId, { forUpdate: true });
+    if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is no longer a member of this workspace.");
+    if (!target) throw memberNotFound(input.userId);
+    refuse(removeRefusal({ actor: actor.role, target: target.role, ownerCount: owners.length }));
+    await deleteMembership(tx, ctx.actor.workspaceId, target.userId);
+    return { userId: target.userId, removed: true as const };
+  });
+}
+
+async function createInvite(ctx: WorkspaceContext, input: ActionInput<"create_invite">): Promise<WorkspaceResults["create_invite"]> {
+  refuse(inviteRefusal({ actor: ctx.actor.role, inviteRole: input.role }));
+  if (input.email) {
+    const existing = await findUserByEmail(ctx.db, input.email);
+    if (existing && (await getMember(ctx.db, ctx.actor.workspaceId, existing.id))) {
+      throw new DomainError("ALREADY_MEMBER", `${input.email} is already a member of this workspace; change their role instead.`, {
+        userId: existing.id,
+      });
+    }
+  }
+  const now = ctx.clock();
+  const days = input.expiresInDays ?? DEFAULT_INVITE_DAYS;
+  const token = randomBytes(32).toString("base64url");
+  const row = await insertInvite(ctx.db, {
+    workspaceId: ctx.actor.workspaceId,
+    tokenHash: hashInviteToken(token),
+    role: input.role,
+    email: input.email ?? null,
+    createdBy: ctx.actor.userId,
+    now,
+    expiresAt: new Date(now.getTime() + days * 86_400_000),
+  });
+  const creator = await getMember(ctx.db, ctx.actor.workspaceId, ctx.actor.userId);
+  return { invite: presentInvite(row, creator?.name ?? null, now), token, url: inviteUrl(ctx.baseUrl, token) };
+}
+
+async function listInvites(ctx: WorkspaceContext): Promise<WorkspaceResults["list_invites"]> {
+  refuse(managerRefusal(ctx.actor.role));
+  const now = ctx.clock();
+  const rows = await listPendingInvites(ctx.db, ctx.actor.workspaceId, now);
+  return { invites: rows.map((r) => presentInvite(r, r.createdByName, now)) };
+}
+
+function revokeInvite(ctx: WorkspaceContext, input: ActionInput<"revoke_invite">): Promise<WorkspaceResults["revoke_invite"]> {
+  refuse(managerRefusal(ctx.actor.role));
+  return ctx.db.transaction(async (tx) => {
+    const now = ctx.clock();
+    const row = await getInvite(tx, ctx.actor.workspaceId, input.inviteId, { forUpdate: true });
+    if (!row) throw notFound("Invite", input.inviteId, "List the pending invites to find valid ids.");
+    if (row.acceptedAt) {
+      throw new DomainError("INVITE_USED", "This invite was already accepted, so there is nothing to revoke; remove the member instead.", {
+        inviteId: row.id,
+      });
+    }
+    if (!row.revokedAt) await markInviteRevoked(tx, row.id, now);
+    return { invite: presentInvite({ ...row, revokedAt: row.revokedAt ?? now }, null, now) };
+  });
+}
+
+/** Validates and runs one workspace action; any failure is a DomainError, and bad input changes nothing. */
+export async function runWorkspaceAction<const I extends WorkspaceInput>(ctx: WorkspaceContext, raw: I): Promise<WorkspaceOutput<I>>;
+export async function runWorkspaceAction(ctx: WorkspaceContext, raw: unknown): Promise<unknown>;
+export async function runWorkspaceAction(ctx: WorkspaceContext, raw: unknown): Promise<unknown> {
+  const parsed = workspaceInput.safeParse(raw);
+  if (!parsed.success) throw validationError(parsed.error);
+  const input = parsed.data;
+  try {
+    switch (input.action) {
+      case "list_members":
+        return await listMembersAction(ctx, input);
+      case "change_role":
+        return await changeRole(ctx, input);
+      case "remove_member":
+        return await removeMember(ctx, input);
+      case "create_invite":
+        return await createInvite(ctx, input);
+      case "list_invites":
+        return await listInvites(ctx);
+      case "revoke_invite":
+        return await revokeInvite(ctx, input);
+    }
+  } catch (error) {
+    if (isDomainError(error)) throw error;
+    console.error(`[quire] workspace ${input.action} failed`, error);
+    throw new DomainError("INTERNAL", "Quire hit an internal error; nothing was changed. Retry, and report it if it persists.");
+  }
+}
