@@ -1,0 +1,163 @@
+/**
+ * A section hidden from a caller never shows: not in read, not in analyze,
+ * not in log messages, not in error text — for a member hidden by the
+ * section's team override and for an AI hidden by the section's aiAccess.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { ToolName } from "@/server/actions/registry";
+import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+
+const SECRET_NAME = "Acquisition target";
+const SECRET_TEXT = "We are buying Initech";
+
+let server: TestServer;
+let owner: TestUser;
+let member: TestUser;
+let ownerAi: Client;
+let documentId: string;
+let secretId: string;
+let aiHiddenId: string;
+let mergeRequestId: string;
+
+const text = (t: string) => ({ blockType: "text", text: t });
+const asOwner = <T = Record<string, unknown>>(tool: ToolName, args: Record<string, unknown>) =>
+  server.callTool(tool, owner.userId, args as never) as Promise<T>;
+
+/** Every response and error a caller sees is checked for these. */
+function assertNoLeak(value: unknown): void {
+  const json = JSON.stringify(value);
+  expect(json).not.toContain(SECRET_NAME);
+  expect(json).not.toContain(SECRET_TEXT);
+  expect(json).not.toContain(secretId);
+}
+
+/** A human member's call through tRPC; returns the result or the error payload. */
+async function asMember(tool: ToolName, args: Record<string, unknown>): Promise<unknown> {
+  const caller = server.trpcCaller(member) as unknown as Record<string, (a: unknown) => Promise<unknown>>;
+  try {
+    return await caller[tool === "merge_requests" ? "mergeRequests" : tool]!(args);
+  } catch (error) {
+    const cause = (error as { cause?: { toPayload?: () => unknown } }).cause;
+    return { error: cause?.toPayload?.() ?? String(error) };
+  }
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  owner = await server.createUser("owner@example.test", "Olive Owner");
+  member = await server.createUser("member@example.test", "Mo Member");
+  ownerAi = await server.mcpClient(owner.token);
+  const doc = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
+    action: "create",
+    path: "board/plans",
+    sections: [
+      { name: "Public", content: [text("Everyone may read this")] },
+      { name: SECRET_NAME, content: [text(SECRET_TEXT)] },
+      { name: "Model notes", content: [text("Not for the AI")] },
+    ],
+  });
+  documentId = doc.documentId;
+  [, secretId, aiHiddenId] = doc.sectionIds as [string, string, string];
+  // Overrides are set on a branch and merged, as they must be.
+  await asOwner("documents", { action: "create_branch", documentId, branchName: "lockdown" });
+  await asOwner("sections", { action: "update", documentId, branchName: "lockdown", sectionId: secretId, defaultPermission: "none", commitMessage: `Hide ${SECRET_NAME}` });
+  await asOwner("sections", { action: "update", documentId, branchName: "lockdown", sectionId: aiHiddenId, aiAccess: "none" });
+  const lockdown = await asOwner<{ mergeRequestId: string }>("merge_requests", { action: "create", documentId, sourceBranch: "lockdown", targetBranch: "main", title: "Lock down" });
+  await asOwner("merge_requests", { action: "execute", mergeRequestId: lockdown.mergeRequestId });
+
+  // Then a conflict inside the hidden section: both sides change it.
+  await asOwner("documents", { action: "create_branch", documentId, branchName: "feature" });
+  await asOwner("sections", { action: "update", documentId, branchName: "feature", sectionId: secretId, newContent: [text(`${SECRET_TEXT} for $5M`)] });
+  await asOwner("sections", { action: "update", documentId, branchName: "main", sectionId: secretId, newContent: [text(`${SECRET_TEXT} for $6M`)] });
+  await asOwner("sections", { action: "update", documentId, branchName: "feature", sectionId: doc.sectionIds[0], newContent: [text("Public, revised")] });
+  const mr = await asOwner<{ mergeRequestId: string }>("merge_requests", { action: "create", documentId, sourceBranch: "feature", targetBranch: "main", title: "Feature" });
+  mergeRequestId = mr.mergeRequestId;
+}, 120_000);
+
+afterAll(async () => {
+  await ownerAi?.close();
+  await server?.close();
+});
+
+describe("a member hidden from a section by its team override", () => {
+  test("read leaves it out, positions have no gap", async () => {
+    const view = (await asMember("read", { documentId })) as { sections: Array<{ name: string; position: number }> };
+    expect(view.sections.map((s) => [s.name, s.position])).toEqual([
+      ["Public", 0],
+      ["Model notes", 1],
+    ]);
+    assertNoLeak(view);
+  });
+
+  test("naming it reads exactly like a missing section, and writes change nothing", async () => {
+    for (const [tool, args] of [
+      ["read", { documentId, sectionIds: [secretId] }],
+      ["sections", { action: "update", documentId, branchName: "main", sectionId: secretId, newContent: [text("overwrite")] }],
+      ["sections", { action: "delete", documentId, branchName: "main", sectionId: secretId }],
+    ] as const) {
+      const result = (await asMember(tool, args)) as { error: { code: string; message: string } };
+      expect(result.error.code).toBe("NOT_FOUND");
+      expect(JSON.stringify(result)).not.toContain(SECRET_NAME);
+    }
+    const stillThere = await asOwner<{ sections: Array<{ sectionId: string; content: unknown[] }> }>("read", { documentId, sectionIds: [secretId] });
+    expect(JSON.stringify(stillThere.sections[0]!.content)).toContain(SECRET_TEXT);
+  });
+
+  test("log hides the messages of commits that touched it", async () => {
+    const log = (await asMember("documents", { action: "log", documentId, limit: 50 })) as { commits: Array<{ message: string }> };
+    expect(log.commits.some((c) => c.message === "Changes to sections you cannot see")).toBe(true);
+    assertNoLeak(log);
+    const ownerLog = await asOwner<{ commits: Array<{ message: string }> }>("documents", { action: "log", documentId, limit: 50 });
+    expect(ownerLog.commits.some((c) => c.message.includes(SECRET_NAME))).toBe(true);
+  });
+
+  test("reorder moves only what the member sees; the hidden section keeps its slot", async () => {
+    await asOwner("documents", { action: "create_branch", documentId, branchName: "member-order" });
+    const view = (await asMember("read", { documentId, branchName: "member-order" })) as { sections: Array<{ sectionId: string }> };
+    const ids = view.sections.map((s) => s.sectionId);
+    const result = await asMember("sections", { action: "reorder", documentId, branchName: "member-order", sectionOrder: [...ids].reverse() });
+    assertNoLeak(result);
+    const full = await asOwner<{ sections: Array<{ sectionId: string }> }>("read", { documentId, branchName: "member-order" });
+    expect(full.sections.map((s) => s.sectionId)).toEqual([ids[1], secretId, ids[0]]);
+  });
+
+  test("analyze leaves it out but says a hidden conflict blocks; execute refuses without naming it", async () => {
+    const analysis = (await asMember("merge_requests", { action: "analyze", mergeRequestId })) as {
+      hasConflicts: boolean;
+      hiddenConflicts: number;
+      sections: Array<{ name: string }>;
+    };
+    expect(analysis.hasConflicts).toBe(true);
+    expect(analysis.hiddenConflicts).toBe(1);
+    expect(analysis.sections.map((s) => s.name)).toEqual(["Public"]);
+    assertNoLeak(analysis);
+    const execute = (await asMember("merge_requests", { action: "execute", mergeRequestId, resolutions: [{ sectionId: secretId, resolution: "source" }] })) as {
+      error: { code: string; message: string };
+    };
+    expect(execute.error.code).toBe("UNRESOLVED_CONFLICTS");
+    expect(execute.error.message).toMatch(/not allowed to see/);
+    assertNoLeak(execute);
+    const ownerView = await asOwner<{ sections: Array<{ name: string; status: string }>; hiddenConflicts: number }>("merge_requests", {
+      action: "analyze",
+      mergeRequestId,
+    });
+    expect(ownerView.hiddenConflicts).toBe(0);
+    expect(ownerView.sections.find((s) => s.name === SECRET_NAME)!.status).toBe("conflict");
+  });
+});
+
+describe("an AI hidden from a section by its aiAccess", () => {
+  test("the owner's own token over MCP cannot see or touch it", async () => {
+    const view = await callMcp<{ sections: Array<{ sectionId: string; name: string }> }>(ownerAi, "read", { documentId });
+    expect(view.sections.map((s) => s.name)).toEqual(["Public", SECRET_NAME]);
+    expect(JSON.stringify(view)).not.toContain("Not for the AI");
+    const update = await ownerAi.callTool({
+      name: "sections",
+      arguments: { action: "update", documentId, branchName: "main", sectionId: aiHiddenId, newContent: [text("AI was here")] },
+    });
+    expect(update.isError).toBe(true);
+    expect((update.structuredContent as { error: { code: string } }).error.code).toBe("NOT_FOUND");
+    expect(JSON.stringify(update)).not.toContain("Model notes");
+  });
+});
