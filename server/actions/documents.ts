@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { contentSchema } from "@/server/core/blocks";
-import { type DocumentTree, newSectionVersion, PERMISSIONS, type SectionVersion } from "@/server/core/document-model";
+import { type DocumentTree, newSectionVersion, type Permission, PERMISSIONS, type SectionVersion } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
 import {
   branchNameSchema,
@@ -42,7 +42,7 @@ import { assertNotDeleted, type WriteResult, writeBranch } from "./branch-write"
 import type { ActionContext } from "./context";
 import { prepareSectionContent } from "./section-content";
 import { type DocumentView, documentView } from "./read";
-import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
+import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
 
 const DEFAULT_PAGE_SIZE = 50;
 
@@ -254,28 +254,32 @@ async function create(ctx: ActionContext, input: ActionInput<"create">) {
 }
 
 async function list(ctx: ActionContext, input: ActionInput<"list">) {
-  const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-  let after = input.cursor ? decodeCursor(input.cursor, z.object({ afterPath: z.string() })).afterPath : undefined;
   const subject = subjectOf(ctx.actor);
-  const page: DocumentRow[] = [];
-  // Documents the caller may not see are skipped; scan on until the page is full or the list ends.
-  for (;;) {
-    const rows = await listDocuments(ctx.db, {
-      workspaceId: ctx.actor.workspaceId,
-      pathPrefix: input.pathPrefix?.replace(/^\/+/, ""),
-      afterPath: after,
-      limit: limit + 1,
-    });
-    const grants = await grantsFor(ctx.db, ctx.actor.userId, rows.map((r) => r.id));
-    for (const row of rows) {
-      const facts = { createdBy: row.createdBy, defaultPermission: row.defaultPermission, aiAccess: row.aiAccess, grant: grants.get(row.id) ?? null };
-      if (documentPermission(subject, facts) === "none") continue;
-      if (page.length === limit) return { documents: page.map(summarize), nextCursor: encodeCursor({ afterPath: page[limit - 1]!.path }) };
-      page.push(row);
-    }
-    if (rows.length <= limit) return { documents: page.map(summarize), nextCursor: null };
-    after = rows[rows.length - 1]!.path;
-  }
+  let grants = new Map<string, Permission>();
+  const page = await visiblePage({
+    limit: input.limit ?? DEFAULT_PAGE_SIZE,
+    start: input.cursor ? decodeCursor(input.cursor, z.object({ afterPath: z.string() })).afterPath : undefined,
+    fetch: async (afterPath, batchSize) => {
+      const rows = await listDocuments(ctx.db, {
+        workspaceId: ctx.actor.workspaceId,
+        pathPrefix: input.pathPrefix?.replace(/^\/+/, ""),
+        afterPath,
+        limit: batchSize,
+      });
+      grants = await grantsFor(ctx.db, ctx.actor.userId, rows.map((r) => r.id));
+      return rows;
+    },
+    // Documents the caller may not see are left out.
+    visible: (row) =>
+      documentPermission(subject, {
+        createdBy: row.createdBy,
+        defaultPermission: row.defaultPermission,
+        aiAccess: row.aiAccess,
+        grant: grants.get(row.id) ?? null,
+      }) !== "none",
+    position: (row) => row.path,
+  });
+  return { documents: page.rows.map(summarize), nextCursor: page.next === null ? null : encodeCursor({ afterPath: page.next }) };
 }
 
 async function get(ctx: ActionContext, input: ActionInput<"get">) {

@@ -28,7 +28,7 @@ import {
 import type { ActionContext } from "./context";
 import { accessFor, atLeastEdit, type DocumentAccess, openDocument } from "./access";
 import { analyzeMergeRequest, assertMayProposeMerge, executeMerge, type MergeAnalysisView, type MergeExecution } from "./merge-engine";
-import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
+import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
 
 const DEFAULT_PAGE_SIZE = 50;
 const sideSchema = z.enum(["source", "target"]);
@@ -163,40 +163,33 @@ async function assertMembers(tx: Tx, workspaceId: string, userIds: readonly stri
 }
 
 async function list(ctx: ActionContext, input: ActionInput<"list">) {
-  const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-  let before = input.cursor
-    ? (({ createdAt, id }) => ({ createdAt: new Date(createdAt), id }))(
-        decodeCursor(input.cursor, z.object({ createdAt: z.string().datetime(), id: uuidSchema })),
-      )
-    : undefined;
+  const cursorSchema = z.object({ createdAt: z.string().datetime(), id: uuidSchema });
+  const start = input.cursor ? decodeCursor(input.cursor, cursorSchema) : undefined;
   if (input.documentId) await openDocument(ctx.db, ctx.actor, input.documentId, "read");
-  const readable = new Map<string, boolean>();
-  const canRead = async (documentId: string) => {
-    if (!readable.has(documentId)) readable.set(documentId, await documentVisible(ctx, documentId));
-    return readable.get(documentId)!;
+  const readable = new Map<string, Promise<boolean>>();
+  const page = await visiblePage({
+    limit: input.limit ?? DEFAULT_PAGE_SIZE,
+    start,
+    fetch: (after, batchSize) =>
+      listMergeRequests(ctx.db, {
+        workspaceId: ctx.actor.workspaceId,
+        documentId: input.documentId,
+        status: input.status,
+        before: after ? { createdAt: new Date(after.createdAt), id: after.id } : undefined,
+        limit: batchSize,
+      }),
+    // Requests on documents the caller may not read are left out.
+    visible: (row) => {
+      if (!readable.has(row.documentId)) readable.set(row.documentId, documentVisible(ctx, row.documentId));
+      return readable.get(row.documentId)!;
+    },
+    position: (row) => ({ createdAt: row.createdAt.toISOString(), id: row.id }),
+  });
+  const reviewers = await listReviewers(ctx.db, page.rows.map((r) => r.id));
+  return {
+    mergeRequests: page.rows.map((r) => present(r, reviewers.get(r.id)!)),
+    nextCursor: page.next ? encodeCursor(page.next) : null,
   };
-  const page: MergeRequestRow[] = [];
-  // Requests on documents the caller may not read are skipped; scan on until the page is full.
-  for (;;) {
-    const rows = await listMergeRequests(ctx.db, {
-      workspaceId: ctx.actor.workspaceId,
-      documentId: input.documentId,
-      status: input.status,
-      before,
-      limit: limit + 1,
-    });
-    for (const row of rows) {
-      if (!(await canRead(row.documentId))) continue;
-      if (page.length === limit) {
-        const last = page[limit - 1]!;
-        return presentPage(ctx.db, page, encodeCursor({ createdAt: last.createdAt.toISOString(), id: last.id }));
-      }
-      page.push(row);
-    }
-    const last = rows[rows.length - 1];
-    if (rows.length <= limit || !last) return presentPage(ctx.db, page, null);
-    before = { createdAt: last.createdAt, id: last.id };
-  }
 }
 
 async function documentVisible(ctx: ActionContext, documentId: string): Promise<boolean> {
@@ -207,11 +200,6 @@ async function documentVisible(ctx: ActionContext, documentId: string): Promise<
     if (isDomainError(error) && error.code === "NOT_FOUND") return false;
     throw error;
   }
-}
-
-async function presentPage(tx: Tx, page: MergeRequestRow[], nextCursor: string | null) {
-  const reviewers = await listReviewers(tx, page.map((r) => r.id));
-  return { mergeRequests: page.map((r) => present(r, reviewers.get(r.id)!)), nextCursor };
 }
 
 /** Loads a merge request the caller may see: one on a document they can read (else NOT_FOUND, like a missing id). */

@@ -123,14 +123,9 @@ export const sectionsInput = z.discriminatedUnion("action", [
 type SectionsInput = z.infer<typeof sectionsInput>;
 type ActionInput<A extends SectionsInput["action"]> = Extract<SectionsInput, { action: A }>;
 
-/** The section entries of a tree with their positions, by id. */
-function indexSections(tree: DocumentTree) {
-  return new Map(tree.sections.map((entry, position) => [entry.sectionId, { ...entry, position }]));
-}
-
 /** Loads a section the caller names, checking they may `need` it (hidden sections read as missing). */
 async function loadSection(state: BranchState, access: DocumentAccess, sectionId: string, need: "read" | "edit") {
-  const entry = indexSections(state.tree).get(sectionId);
+  const entry = state.tree.sections.find((e) => e.sectionId === sectionId);
   if (!entry) {
     throw notFound("Section", sectionId, `It is not in this document on branch ${JSON.stringify(state.branch.name)}; \`read\` lists its sections.`);
   }

@@ -79,3 +79,31 @@ export function decodeCursor<T>(cursor: string, schema: z.ZodType<T>): T {
   }
   return parsed.data;
 }
+
+/**
+ * One page of rows the caller may see, from a keyset-ordered source where some
+ * rows are filtered out after loading (by permission): keeps fetching batches
+ * until the page is full or the source ends. `position` is the keyset
+ * position of a row; the next page resumes after the last row returned.
+ */
+export async function visiblePage<Row, Position>(options: {
+  limit: number;
+  start: Position | undefined;
+  fetch: (after: Position | undefined, batchSize: number) => Promise<Row[]>;
+  visible: (row: Row) => boolean | Promise<boolean>;
+  position: (row: Row) => Position;
+}): Promise<{ rows: Row[]; next: Position | null }> {
+  const rows: Row[] = [];
+  let after = options.start;
+  for (;;) {
+    const batch = await options.fetch(after, options.limit + 1);
+    for (const row of batch) {
+      if (!(await options.visible(row))) continue;
+      if (rows.length === options.limit) return { rows, next: options.position(rows[rows.length - 1]!) };
+      rows.push(row);
+    }
+    const last = batch[batch.length - 1];
+    if (batch.length <= options.limit || last === undefined) return { rows, next: null };
+    after = options.position(last);
+  }
+}

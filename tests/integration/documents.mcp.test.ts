@@ -1,7 +1,7 @@
 /** The `documents` and `read` tools through a real MCP client over Streamable HTTP. */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { tools } from "@/server/actions/registry";
+import { tools as registeredTools } from "@/server/actions/registry";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 let server: TestServer;
@@ -44,7 +44,7 @@ describe("authentication", () => {
   test("lists the tools with flat object schemas", async () => {
     const { tools } = await mcp.listTools();
     const names = tools.map((t) => t.name).sort();
-    expect(names).toEqual(Object.keys(tools).sort());
+    expect(names).toEqual(Object.keys(registeredTools).sort());
     expect(names).toEqual(expect.arrayContaining(["documents", "merge_requests", "read", "sections"]));
     const documents = tools.find((t) => t.name === "documents")!;
     expect(documents.inputSchema.type).toBe("object");
