@@ -42,6 +42,7 @@ import { assertNotDeleted, type WriteResult, writeBranch } from "./branch-write"
 import type { ActionContext } from "./context";
 import { prepareSectionContent } from "./section-content";
 import { type DocumentView, documentView } from "./read";
+import { downloadLinks } from "./upload-url";
 import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -403,7 +404,7 @@ async function log(ctx: ActionContext, input: ActionInput<"log">) {
 async function show(ctx: ActionContext, input: ActionInput<"show">): Promise<DocumentView & { commit: CommitSummary }> {
   const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   const commit = await new CommitGraph(ctx.db, access.document.id).get(input.commitId);
-  const view = await documentView(ctx.db, { access, commit, branchName: null });
+  const view = await documentView(ctx.db, { access, commit, branchName: null, downloads: (content) => downloadLinks(ctx, access.document.id, content) });
   const hidden = await hiddenSectionIds(ctx.db, access, await loadTree(ctx.db, commit.treeHash));
   const [summary] = await summarizeCommits(ctx.db, [commit], hidden);
   return { ...view, commit: summary! };

@@ -13,6 +13,7 @@ import { getComments } from "@/server/store/comments";
 import { getTags } from "@/server/store/tags";
 import { userNames } from "@/server/store/users";
 import { type DocumentAccess, openDocument, visibleEntries } from "./access";
+import { downloadLinks } from "./upload-url";
 import { defineTool, uuidSchema } from "./tool";
 
 export const readInput = z.strictObject({
@@ -42,6 +43,8 @@ export interface SectionView {
   references: SectionReference[];
   /** Comments anchored in this section's text by <svc:comment id="…"> markup. */
   comments: CommentView[];
+  /** Storage key -> signed download URL (valid 15 minutes) for each storage block of the section. */
+  downloads: Record<string, string>;
 }
 
 export interface CommentView {
@@ -103,9 +106,12 @@ async function commentsOf(tx: Tx, documentId: string, versions: SectionVersion[]
 }
 
 /** Builds the view of one commit of a document; shared by `read` and `documents` `show`. */
+/** Signs download URLs for the storage blocks of a section's content; absent for readers who get no file links. */
+export type DownloadSigner = (content: readonly Block[]) => Record<string, string>;
+
 export async function documentView(
   tx: Tx,
-  input: { access: DocumentAccess; commit: CommitRecord; branchName: string | null; sectionIds?: string[] },
+  input: { access: DocumentAccess; commit: CommitRecord; branchName: string | null; sectionIds?: string[]; downloads?: DownloadSigner },
 ): Promise<DocumentView> {
   const document = input.access.document;
   const tree: DocumentTree = await loadTree(tx, input.commit.treeHash);
@@ -154,6 +160,7 @@ export async function documentView(
         comments: v.content.flatMap((b) =>
           b.blockType === "text" ? existingCommentTags(b.text).flatMap((tag) => comments.get(tag.id) ?? []) : [],
         ),
+        downloads: input.downloads?.(v.content) ?? {},
       };
     }),
   };
@@ -164,26 +171,28 @@ export async function readDocument(
   tx: Tx,
   access: DocumentAccess,
   input: { branchName?: string; commitId?: string; sectionIds?: string[] },
+  downloads?: DownloadSigner,
 ): Promise<DocumentView> {
   const { document } = access;
   const graph = new CommitGraph(tx, document.id);
   if (input.commitId) {
     const commit = await graph.get(input.commitId);
-    return documentView(tx, { access, commit, branchName: null, sectionIds: input.sectionIds });
+    return documentView(tx, { access, commit, branchName: null, sectionIds: input.sectionIds, downloads });
   }
   const branchName = input.branchName ?? document.defaultBranch;
   const branch = await getBranch(tx, document.id, branchName);
   const commit = await graph.get(branch.headCommitId);
-  return documentView(tx, { access, commit, branchName, sectionIds: input.sectionIds });
+  return documentView(tx, { access, commit, branchName, sectionIds: input.sectionIds, downloads });
 }
 
 export const readTool = defineTool({
   name: "read",
   description:
-    "Read a document: its path, name, description, tags, scalar properties and ordered sections (sectionId, name, content blocks, contentHash, position, permission overrides, references, comments). Sections you may not see are left out (positions count only the sections you see). Reads the head of `branchName` (default: main) or, with `commitId`, the document as it was at that commit. Keep each section's `contentHash` and pass it as `expectedContentHash` when you update the section with the `sections` tool, so a concurrent edit is detected instead of overwritten.",
+    "Read a document: its path, name, description, tags, scalar properties and ordered sections (sectionId, name, content blocks, contentHash, position, permission overrides, references, comments, and `downloads`: signed URLs for storage blocks, valid 15 minutes). Sections you may not see are left out (positions count only the sections you see). Reads the head of `branchName` (default: main) or, with `commitId`, the document as it was at that commit. Keep each section's `contentHash` and pass it as `expectedContentHash` when you update the section with the `sections` tool, so a concurrent edit is detected instead of overwritten.",
   input: readInput,
   readOnly: true,
   async run(ctx, input): Promise<DocumentView> {
-    return readDocument(ctx.db, await openDocument(ctx.db, ctx.actor, input.documentId, "read"), input);
+    const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
+    return readDocument(ctx.db, access, input, (content) => downloadLinks(ctx, access.document.id, content));
   },
 });
