@@ -10,6 +10,8 @@ import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { loadConfig } from "@/server/config";
 import { isDomainError } from "@/server/core/errors";
 import { startServer } from "@/server/http/server";
+import { ADMIN_USAGE, runAdminCommand } from "@/server/cli-admin";
+import { createObjectStore } from "@/server/storage";
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -21,6 +23,9 @@ const USAGE = `Usage: quire <command> [options]
                                     Add a user (the first user owns the workspace)
   token create --email E [--label L] [--expires-in-days D]
                                     Create an API token; printed once, on the last line
+${ADMIN_USAGE}
+  mcp-proxy --url U --token T       MCP server on stdio forwarding to the Quire at U (QUIRE_URL, QUIRE_TOKEN apply);
+                                    uploads local image files named by {blockType:"image",type:"file",path} blocks
 
 Without DATABASE_URL, Quire uses an embedded database in QUIRE_DATA_DIR (default .quire/).`;
 
@@ -45,6 +50,10 @@ async function main(argv: string[]): Promise<void> {
     label: { type: "string" },
     "expires-in-days": { type: "string" },
     port: { type: "string" },
+    url: { type: "string" },
+    token: { type: "string" },
+    role: { type: "string" },
+    id: { type: "string" },
     dev: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   } as const;
@@ -69,6 +78,9 @@ async function main(argv: string[]): Promise<void> {
       port,
       host: config.host,
       authSecret: config.authSecret,
+      objectStore: createObjectStore(config),
+      publicUrl: config.publicUrl,
+      maxUploadBytes: config.maxUploadBytes,
       next: { dev: values.dev ?? false, dir: projectRoot },
     });
     console.log(`Quire is serving ${server.url} (database: ${database.kind}${database.kind === "pglite" ? ` in ${config.dataDir}` : ""})`);
@@ -110,6 +122,18 @@ async function main(argv: string[]): Promise<void> {
     }
     return;
   }
+
+  if (command === "mcp-proxy") {
+    const url = values.url ?? process.env.QUIRE_URL;
+    const token = values.token ?? process.env.QUIRE_TOKEN;
+    if (!url || !token) fail("mcp-proxy needs --url (or QUIRE_URL) and --token (or QUIRE_TOKEN).");
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) fail(`mcp-proxy: --url must be an http(s) URL, not ${JSON.stringify(url)}.`);
+    const { runStdioProxy } = await import("@/server/mcp/stdio-proxy");
+    await runStdioProxy({ url, token });
+    process.exit(0);
+  }
+
+  if (await runAdminCommand(command, subcommand, values, openConfiguredDatabase, fail)) return;
 
   fail(`Unknown command: ${argv.join(" ")}\n\n${USAGE}`);
 }

@@ -7,11 +7,10 @@
  * The rules (who may change whom, the last owner) are in
  * server/policies/workspace.ts; this module loads the facts, asks, and writes.
  */
-import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Role } from "@/db/schema";
+import { hashSecretToken, newSecretToken } from "@/server/auth/secret-tokens";
 import { DomainError, isDomainError, notFound } from "@/server/core/errors";
-import { sha256Hex } from "@/server/core/hashing";
 import {
   assignableRoles,
   canManageMembers,
@@ -125,8 +124,8 @@ export interface WorkspaceResults {
 
 export type WorkspaceOutput<I> = I extends { action: infer A extends keyof WorkspaceResults } ? WorkspaceResults[A] : never;
 
-/** Invite tokens carry 256 random bits; like API tokens, a fast hash keeps a leaked table useless. */
-export const hashInviteToken = (token: string): string => sha256Hex(token);
+/** Invite tokens are bearer secrets like API tokens: 256 random bits, stored as a sha256 hash. */
+export const hashInviteToken = hashSecretToken;
 
 export const inviteUrl = (baseUrl: string, token: string): string => `${baseUrl.replace(/\/+$/, "")}/invite/${token}`;
 
@@ -214,7 +213,7 @@ async function createInvite(ctx: WorkspaceContext, input: ActionInput<"create_in
   }
   const now = ctx.clock();
   const days = input.expiresInDays ?? DEFAULT_INVITE_DAYS;
-  const token = randomBytes(32).toString("base64url");
+  const token = newSecretToken();
   const row = await insertInvite(ctx.db, {
     workspaceId: ctx.actor.workspaceId,
     tokenHash: hashInviteToken(token),

@@ -7,14 +7,20 @@ import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { Actor, ActionContext } from "@/server/actions/context";
 import type { ToolInput, ToolName, ToolOutput } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/run";
+import { type ApiTokensInput, type ApiTokensOutput, runApiTokensAction } from "@/server/actions/api-tokens";
+import { runWorkspaceAction, type WorkspaceInput, type WorkspaceOutput } from "@/server/actions/workspace";
 import { type ErrorCode, type ErrorPayload, isDomainError } from "@/server/core/errors";
 import type { Database } from "@/db/client";
+import type { FileLinks } from "@/server/storage/links";
 
 export interface TrpcContext {
   db: Database;
   /** Null when the request carried no valid session or token. */
   actor: Actor | null;
   clock: () => Date;
+  files: FileLinks;
+  /** Public base URL for links handed out (invites); default QUIRE_PUBLIC_URL, else http://localhost:$PORT. */
+  baseUrl?: string;
 }
 
 const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
@@ -38,6 +44,18 @@ const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   COMMIT_MESSAGE_TOO_LONG: "BAD_REQUEST",
   ALREADY_INITIALIZED: "CONFLICT",
   EMAIL_TAKEN: "CONFLICT",
+  SIGNATURE_INVALID: "FORBIDDEN",
+  LINK_EXPIRED: "FORBIDDEN",
+  UPLOAD_ALREADY_USED: "CONFLICT",
+  PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+  LAST_OWNER: "PRECONDITION_FAILED",
+  ALREADY_MEMBER: "CONFLICT",
+  INVITE_EXPIRED: "PRECONDITION_FAILED",
+  INVITE_REVOKED: "PRECONDITION_FAILED",
+  INVITE_USED: "CONFLICT",
+  INVITE_EMAIL_MISMATCH: "FORBIDDEN",
+  CSRF_REJECTED: "FORBIDDEN",
   INTERNAL: "INTERNAL_SERVER_ERROR",
 };
 
@@ -71,6 +89,18 @@ async function callTool(name: ToolName, ctx: ActionContext, input: unknown) {
   }
 }
 
+/** Runs a non-tool action module (workspace administration, API tokens) with the same error mapping. */
+async function callAction<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (isDomainError(error)) throw new TRPCError({ code: TRPC_CODES[error.code], message: error.message, cause: error });
+    throw error;
+  }
+}
+
+const defaultBaseUrl = () => process.env.QUIRE_PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 3000}`;
+
 export const appRouter = t.router({
   documents: toolProcedure("documents").mutation(({ ctx, input }) => callTool("documents", ctx, input) as Promise<ToolOutput<"documents">>),
   read: toolProcedure("read").query(({ ctx, input }) => callTool("read", ctx, input) as Promise<ToolOutput<"read">>),
@@ -78,6 +108,23 @@ export const appRouter = t.router({
     ({ ctx, input }) => callTool("merge_requests", ctx, input) as Promise<ToolOutput<"merge_requests">>,
   ),
   sections: toolProcedure("sections").mutation(({ ctx, input }) => callTool("sections", ctx, input) as Promise<ToolOutput<"sections">>),
+  uploadUrl: toolProcedure("upload_url").mutation(
+    ({ ctx, input }) => callTool("upload_url", ctx, input) as Promise<ToolOutput<"upload_url">>,
+  ),
+  members: toolProcedure("members").query(({ ctx, input }) => callTool("members", ctx, input) as Promise<ToolOutput<"members">>),
+  /** Workspace administration (members, roles, invites); not an MCP tool. */
+  workspace: authenticated
+    .input((raw: unknown) => raw as WorkspaceInput)
+    .mutation(({ ctx, input }) =>
+      callAction(
+        () =>
+          runWorkspaceAction({ ...ctx, baseUrl: ctx.baseUrl ?? defaultBaseUrl() }, input as unknown) as Promise<WorkspaceOutput<WorkspaceInput>>,
+      ),
+    ),
+  /** The caller's own API tokens; not an MCP tool. */
+  apiTokens: authenticated
+    .input((raw: unknown) => raw as ApiTokensInput)
+    .mutation(({ ctx, input }) => callAction(() => runApiTokensAction(ctx, input as unknown) as Promise<ApiTokensOutput<ApiTokensInput>>)),
 });
 
 export type AppRouter = typeof appRouter;

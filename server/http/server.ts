@@ -11,6 +11,7 @@ import type { DatabaseHandle } from "@/db/client";
 import type { Actor } from "@/server/actions/context";
 import { tools } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/run";
+import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { appRouter } from "@/server/api/router";
 import {
   actorForApiToken,
@@ -24,6 +25,13 @@ import { sessionUserId } from "@/server/auth/web-session";
 import { installBridge, type QuireBridge } from "@/server/bridge";
 import { DomainError } from "@/server/core/errors";
 import { handleMcpRequest } from "@/server/mcp/server";
+import { loadConfig } from "@/server/config";
+import { createObjectStore } from "@/server/storage";
+import { createFileLinks, type FileLinks } from "@/server/storage/links";
+import type { ObjectStore } from "@/server/storage/object-store";
+import { handleFileRoute, isFileRoute } from "./uploads";
+import { accountBridge } from "./account-bridge";
+import { csrfRefusal } from "./csrf";
 import packageJson from "../../package.json" with { type: "json" };
 
 export interface ServerOptions {
@@ -34,11 +42,19 @@ export interface ServerOptions {
   next?: { dev: boolean; dir: string } | false;
   authSecret?: string;
   clock?: () => Date;
+  /** Where uploaded files go; default: as configured by the environment (QUIRE_S3_* or <QUIRE_DATA_DIR>/uploads). */
+  objectStore?: ObjectStore;
+  /** Base of the links Quire hands out (QUIRE_PUBLIC_URL); default: this server's own URL. */
+  publicUrl?: string;
+  /** Largest upload in bytes (QUIRE_MAX_UPLOAD_BYTES); default 25 MB. */
+  maxUploadBytes?: number;
 }
 
 export interface RunningServer {
   url: string;
   port: number;
+  /** Signs this server's upload and download links. */
+  files: FileLinks;
   close(): Promise<void>;
 }
 
@@ -58,12 +74,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const clock = options.clock ?? (() => new Date());
   const authSecret = await ensureAuthSecret(db, options.authSecret);
   const version = packageJson.version;
+  let ownUrl = "";
+  const files = createFileLinks({ authSecret, baseUrl: () => options.publicUrl ?? ownUrl, maxUploadBytes: options.maxUploadBytes });
+  const fileContext = { db, clock, files, store: options.objectStore ?? createObjectStore(loadConfig()) };
 
   const bridge: QuireBridge = {
     async callTool(tool, userId, input) {
       const actor = await actorForUser(db, userId, "web");
       if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is not a member of this workspace.");
-      return runTool(tool, { db, actor, clock }, input) as never;
+      return runTool(tool, { db, actor, clock, files }, input) as never;
     },
     verifyCredentials: (email, password) => verifyCredentials(db, email, password),
     hasUsers: () => hasUsers(db),
@@ -71,6 +90,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       const { user } = await addUser(db, input, clock(), { onlyIfFirst: true });
       return { id: user.id, email: user.email, name: user.name };
     },
+    ...accountBridge({ db, clock, baseUrl: (origin) => options.publicUrl ?? origin ?? ownUrl }),
+    readShared: (token, input) => readSharedDocument(db, token, input, clock()),
+    acceptShare: (token, userId) => acceptShareLink(db, userId, token, clock()),
   };
   installBridge(bridge);
 
@@ -85,7 +107,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const trpcHandler = createHTTPHandler({
     router: appRouter,
     basePath: "/api/trpc/",
-    createContext: async ({ req }) => ({ db, clock, actor: await actorFor(req, "cli") }),
+    createContext: async ({ req }) => ({ db, clock, files, baseUrl: options.publicUrl ?? ownUrl, actor: await actorFor(req, "cli") }),
   });
 
   let nextHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
@@ -104,10 +126,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         );
         return;
       }
-      await handleMcpRequest(req, res, { db, actor, clock }, version);
+      await handleMcpRequest(req, res, { db, actor, clock, files }, version);
       return;
     }
+    if (isFileRoute(path)) return handleFileRoute(req, res, fileContext);
     if (path.startsWith("/api/trpc/")) {
+      // A browser session must come from our own pages; a bearer token cannot be forged cross-site.
+      const bySession = !bearerToken(req) && (await sessionUserId(req.headers.cookie, authSecret)) !== null;
+      const refusal = bySession ? csrfRefusal(req, { publicUrl: options.publicUrl }) : null;
+      if (refusal) {
+        sendJson(res, 403, { error: refusal });
+        return;
+      }
       trpcHandler(req, res);
       return;
     }
@@ -140,6 +170,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://localhost:${port}`;
+  ownUrl = url;
 
   if (options.next) {
     process.env.NEXTAUTH_SECRET = authSecret;
@@ -157,6 +188,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   return {
     url,
     port,
+    files,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,4 +1,6 @@
 /** Starts a real Quire server on a free port against an isolated database, with helpers to act as users. */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -10,6 +12,8 @@ import { runTool } from "@/server/actions/run";
 import { type AppRouter, createCaller } from "@/server/api/router";
 import { actorForUser, addUser, issueApiToken } from "@/server/auth/accounts";
 import { startServer } from "@/server/http/server";
+import { LocalObjectStore } from "@/server/storage/local";
+import type { ObjectStore } from "@/server/storage/object-store";
 import { createTestDatabase } from "./database";
 
 export const projectRoot = path.resolve(import.meta.dirname, "../..");
@@ -21,14 +25,21 @@ export interface TestUser {
   actor: Actor;
 }
 
-export async function startTestServer(options: { next?: boolean; database?: DatabaseHandle } = {}) {
+export async function startTestServer(
+  options: { next?: boolean; database?: DatabaseHandle; objectStore?: ObjectStore; maxUploadBytes?: number } = {},
+) {
   const database = options.database ?? (await createTestDatabase());
+  const uploadsDir = options.objectStore ? null : await mkdtemp(path.join(os.tmpdir(), "quire-test-uploads-"));
+  const objectStore = options.objectStore ?? new LocalObjectStore(uploadsDir!);
   const server = await startServer({
     database,
     port: 0,
     host: "127.0.0.1",
     next: options.next ? { dev: false, dir: projectRoot } : false,
+    objectStore,
+    maxUploadBytes: options.maxUploadBytes,
   });
+  const { files } = server;
   const { db } = database;
   let userCount = 0;
 
@@ -36,6 +47,9 @@ export async function startTestServer(options: { next?: boolean; database?: Data
     url: server.url,
     database,
     db,
+    /** The server's file-link signer (to build contexts and test links). */
+    files,
+    objectStore,
     /** Adds a user (the first is the owner) and an API token for them. */
     async createUser(email?: string, name?: string, password = "correct horse battery"): Promise<TestUser> {
       userCount += 1;
@@ -48,11 +62,11 @@ export async function startTestServer(options: { next?: boolean; database?: Data
     /** Calls a tool in-process as a user, as the web app does. */
     async callTool<T extends ToolName, const I extends ToolInput<T>>(tool: T, userId: string, input: I): Promise<ToolOutput<T, I>> {
       const actor = (await actorForUser(db, userId, "web"))!;
-      return (await runTool(tool, { db, actor, clock: () => new Date() }, input)) as ToolOutput<T, I>;
+      return (await runTool(tool, { db, actor, clock: () => new Date(), files }, input)) as ToolOutput<T, I>;
     },
     /** A tRPC caller acting as the user. */
     trpcCaller(user: TestUser) {
-      return createCaller({ db, actor: { ...user.actor, via: "web" }, clock: () => new Date() });
+      return createCaller({ db, actor: { ...user.actor, via: "web" }, clock: () => new Date(), files });
     },
     /** A tRPC client over HTTP with the user's bearer token. */
     trpcClient(token?: string) {
@@ -72,6 +86,7 @@ export async function startTestServer(options: { next?: boolean; database?: Data
     async close() {
       await server.close();
       if (!options.database) await database.close();
+      if (uploadsDir) await rm(uploadsDir, { recursive: true, force: true });
     },
   };
 }
