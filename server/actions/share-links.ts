@@ -8,7 +8,7 @@ import type { Database } from "@/db/client";
 import { hashSecretToken } from "@/server/auth/secret-tokens";
 import { DomainError } from "@/server/core/errors";
 import { atLeast } from "@/server/policies/access";
-import { findLiveShareLink, getGrant, type ShareLinkRow, setGrant } from "@/server/store/access";
+import { findLiveShareLink, type ShareLinkRow, setGrant } from "@/server/store/access";
 import { getMembership } from "@/server/store/accounts";
 import { getDocument } from "@/server/store/documents";
 import { accessFor } from "./access";
@@ -46,8 +46,10 @@ export async function acceptShareLink(db: Database, userId: string, token: strin
   if (!membership || membership.workspaceId !== link.workspaceId) {
     throw new DomainError("PERMISSION_DENIED", "This link belongs to a workspace you are not a member of. Open it signed out to read it, or ask for an invitation.");
   }
-  const current = await getGrant(db, link.documentId, userId);
-  if (!current || !atLeast(current, link.permission)) {
+  // A grant replaces the team default, so grant only when the link raises what the member can already do.
+  const document = await getDocument(db, link.workspaceId, link.documentId);
+  const current = await accessFor(db, document, { kind: "member", userId, role: membership.role, isAi: false });
+  if (!atLeast(current.permission, link.permission)) {
     await setGrant(db, { documentId: link.documentId, userId, permission: link.permission, grantedBy: link.createdBy, now });
   }
   return { documentId: link.documentId };

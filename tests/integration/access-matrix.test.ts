@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { memberships } from "@/db/schema";
 import type { ToolName } from "@/server/actions/registry";
-import { readSharedDocument } from "@/server/actions/share-links";
+import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { isDomainError } from "@/server/core/errors";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -318,6 +318,23 @@ describe("callers outside the workspace", () => {
     await expect(readSharedDocument(server.db, edit.path.replace("/share/", ""), {}, new Date())).rejects.toMatchObject({ code: "UNAUTHENTICATED" });
     await asOwner("documents", { action: "revoke_share_link", ...d(f), shareLinkId: link.shareLinkId });
     await expect(readSharedDocument(server.db, token, {}, new Date())).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  test("opening a share link while signed in raises a member's access, never lowers it", async () => {
+    const f = callers.get("owner")!.fixture;
+    const readLink = await asOwner<{ path: string }>("documents", { action: "create_share_link", ...d(f), permission: "read" });
+    const token = readLink.path.replace("/share/", "");
+    const editorCaller = callers.get("member with edit")!;
+    const blockedCaller = callers.get("member with none")!;
+    const permissionOf = async (caller: Caller) =>
+      ((await caller.call("documents", { action: "get", ...d(f) }).catch(() => ({ yourPermission: "none" }))) as { yourPermission: string }).yourPermission;
+    const editor = await server.db.query.users.findFirst({ where: (u, { eq: is }) => is(u.email, "editor@example.test") });
+    const blocked = await server.db.query.users.findFirst({ where: (u, { eq: is }) => is(u.email, "blocked@example.test") });
+    await acceptShareLink(server.db, editor!.id, token, new Date());
+    expect(await permissionOf(editorCaller)).toBe("edit");
+    expect(await permissionOf(blockedCaller)).toBe("none");
+    await acceptShareLink(server.db, blocked!.id, token, new Date());
+    expect(await permissionOf(blockedCaller)).toBe("read");
   });
 
   test("an AI call can never manage permissions, even for the document's owner", async () => {

@@ -21,6 +21,7 @@ import {
 } from "@/app/_lib/quire";
 import { firstParam, withQuery, type SearchParams } from "@/app/_lib/search-params";
 import { getSessionUser, requireUser } from "@/app/_lib/session";
+import { AccessNote, loadDocumentAccess, ShareButton } from "./document-access";
 import { SectionBlocks } from "./section-blocks";
 
 type Props = { params: Promise<{ documentId: string }>; searchParams: Promise<SearchParams> };
@@ -50,9 +51,10 @@ export default async function DocumentPage({ params, searchParams }: Props) {
   const user = await requireUser(withQuery(basePath, { branch, commit, logCursor }));
   if (!UUID_PATTERN.test(documentId) || (commit !== undefined && !UUID_PATTERN.test(commit))) notFound();
 
-  const [read, branches] = await Promise.all([
+  const [read, branches, access] = await Promise.all([
     readOnce(user.id, documentId, branch, commit),
     attempt(() => listBranches(user.id, documentId)),
+    loadDocumentAccess(user.id, documentId),
   ]);
   if (!read.ok) {
     if (read.code === "NOT_FOUND") notFound();
@@ -87,7 +89,10 @@ export default async function DocumentPage({ params, searchParams }: Props) {
           ) : null}
 
           <header className="doc-header">
-            <h1 className="doc-title">{doc.name}</h1>
+            <div className="doc-header-top">
+              <h1 className="doc-title">{doc.name}</h1>
+              <ShareButton documentId={documentId} access={access} />
+            </div>
             {doc.description ? <p className="doc-description">{doc.description}</p> : null}
             <div className="doc-meta">
               {branchName ? (
@@ -101,6 +106,7 @@ export default async function DocumentPage({ params, searchParams }: Props) {
               <span>
                 {sections.length} section{sections.length === 1 ? "" : "s"}
               </span>
+              <AccessNote access={access} />
             </div>
             {doc.tags.length > 0 ? (
               <ul className="tags" aria-label="Tags">

@@ -1,0 +1,119 @@
+"use server";
+
+/**
+ * Server actions behind the "Share & permissions" page. Each runs as the
+ * signed-in user through the bridge, which checks again that this user may
+ * manage the document (its creator, workspace owners and admins); the page
+ * hiding its controls from others is a courtesy, not the check. Next refuses
+ * a server action whose Origin does not match the Host.
+ */
+import { headers } from "next/headers";
+import { getSessionUser } from "@/app/_lib/session";
+import { getBridge } from "@/server/bridge";
+import { isDomainError } from "@/server/core/errors";
+
+export type SharingResult<T = undefined> = { ok: true; value: T } | { ok: false; code: string; message: string };
+
+type Level = "edit" | "read" | "none";
+
+const LEVELS: readonly string[] = ["edit", "read", "none"];
+const text = (value: unknown): string => (typeof value === "string" ? value : "");
+const level = (value: unknown): Level | undefined => (LEVELS.includes(text(value)) ? (text(value) as Level) : undefined);
+
+async function asManager<T>(run: (userId: string) => Promise<T>): Promise<SharingResult<T>> {
+  const user = await getSessionUser();
+  if (!user) return { ok: false, code: "UNAUTHENTICATED", message: "Your session has ended. Sign in again." };
+  try {
+    return { ok: true, value: await run(user.id) };
+  } catch (error) {
+    if (isDomainError(error)) return { ok: false, code: error.code, message: error.message };
+    console.error("[quire] sharing action failed", error);
+    return { ok: false, code: "INTERNAL", message: "Something went wrong. Please try again." };
+  }
+}
+
+const invalid = (message: string) => ({ ok: false as const, code: "VALIDATION_FAILED", message });
+
+/** Saves the team default and the AI limit. */
+export async function saveDocumentPermissions(
+  documentId: unknown,
+  input: { defaultPermission?: unknown; aiAccess?: unknown },
+): Promise<SharingResult<{ defaultPermission: Level; aiAccess: Level }>> {
+  const defaultPermission = level(input.defaultPermission);
+  const aiAccess = level(input.aiAccess);
+  if (!defaultPermission || !aiAccess) return invalid("Choose edit, read or none for both settings.");
+  return asManager(async (me) => {
+    const saved = await getBridge().callTool("documents", me, { action: "set_permissions", documentId: text(documentId), defaultPermission, aiAccess });
+    return { defaultPermission: saved.defaultPermission, aiAccess: saved.aiAccess };
+  });
+}
+
+/** Gives one member a permission on the document, or (permission null) removes their grant. */
+export async function setUserPermission(documentId: unknown, userId: unknown, permission: unknown): Promise<SharingResult> {
+  const chosen = permission === null ? null : level(permission);
+  if (chosen === undefined) return invalid("Choose edit, read or none.");
+  if (!text(userId)) return invalid("Choose a person first.");
+  return asManager(async (me) => {
+    await getBridge().callTool("documents", me, {
+      action: "set_permissions",
+      documentId: text(documentId),
+      grants: [{ userId: text(userId), permission: chosen }],
+    });
+    return undefined;
+  });
+}
+
+/** The address share links start with: QUIRE_PUBLIC_URL when set, else the host the browser used. */
+async function publicOrigin(): Promise<string | null> {
+  const configured = process.env.QUIRE_PUBLIC_URL;
+  if (configured) return configured.replace(/\/+$/, "");
+  const h = await headers();
+  const host = (h.get("x-forwarded-host") ?? h.get("host"))?.split(",")[0]?.trim();
+  if (!host || !/^[a-z0-9.\-:[\]]+$/i.test(host)) return null;
+  const forwarded = h.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase();
+  const proto = forwarded === "https" || forwarded === "http" ? forwarded : (h.get("origin")?.startsWith("https:") ? "https" : "http");
+  return `${proto}://${host}`;
+}
+
+export interface CreatedShareLink {
+  /** The full link when the origin is known, else the path alone. */
+  url: string;
+  absolute: boolean;
+  permission: "read" | "edit";
+  expiresAt: string | null;
+}
+
+export async function createDocumentShareLink(
+  documentId: unknown,
+  input: { permission?: unknown; expiresInDays?: unknown },
+): Promise<SharingResult<CreatedShareLink>> {
+  const permission = text(input.permission);
+  if (permission !== "read" && permission !== "edit") return invalid("Choose what the link allows: read or edit.");
+  const rawDays = text(input.expiresInDays).trim();
+  const days = rawDays === "" ? undefined : Number(rawDays);
+  if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > 3650)) {
+    return invalid("Expiry must be a whole number of days from 1 to 3650, or empty for a link that does not expire.");
+  }
+  const origin = await publicOrigin();
+  return asManager(async (me) => {
+    const created = await getBridge().callTool("documents", me, {
+      action: "create_share_link",
+      documentId: text(documentId),
+      permission,
+      ...(days !== undefined ? { expiresInDays: days } : {}),
+    });
+    return {
+      url: origin ? `${origin}${created.path}` : created.path,
+      absolute: origin !== null,
+      permission: created.permission,
+      expiresAt: created.expiresAt,
+    };
+  });
+}
+
+export async function revokeDocumentShareLink(documentId: unknown, shareLinkId: unknown): Promise<SharingResult> {
+  return asManager(async (me) => {
+    await getBridge().callTool("documents", me, { action: "revoke_share_link", documentId: text(documentId), shareLinkId: text(shareLinkId) });
+    return undefined;
+  });
+}

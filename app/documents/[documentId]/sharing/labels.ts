@@ -1,0 +1,6 @@
+/** How permissions read on the sharing page and the document page. */
+export type Level = "edit" | "read" | "none";
+
+export const LEVEL_LABELS: Record<Level, string> = { edit: "Can edit", read: "Can read", none: "No access" };
+
+export const isLevel = (value: unknown): value is Level => value === "edit" || value === "read" || value === "none";
