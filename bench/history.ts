@@ -19,18 +19,20 @@ import { performance } from "node:perf_hooks";
 import { eq, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { type Database, openDatabase } from "@/db/client";
-import { branches, commits } from "@/db/schema";
+import { branches, commits, documents } from "@/db/schema";
 import type { ActionContext } from "@/server/actions/context";
 import { runTool } from "@/server/actions/run";
 import { actorForUser, addUser } from "@/server/auth/accounts";
 import type { DocumentTree } from "@/server/core/document-model";
-import { CommitGraph, mergeBases } from "@/server/store/commits";
+import { createFileLinks } from "@/server/storage/links";
+import { CommitGraph, insertCommit, mergeBases, walkLog } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
-import { createBranch, createDocument } from "@/server/store/documents";
+import { createBranch } from "@/server/store/documents";
+import { putTree } from "@/server/store/objects";
 
 const SIZES = [100, 10_000, 100_000];
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
-const WARMUP = 5;
+const WARMUP = 10;
 const PAGE = 50;
 const DEEP_PAGE = 20;
 /** The feature branch forks this many commits before main's tip and has as many of its own. */
@@ -104,15 +106,22 @@ function stats(samples: number[]): Stats {
   return { median: at(0.5), p95: at(0.95) };
 }
 
-async function measure(fn: () => Promise<unknown>): Promise<Stats> {
-  for (let i = 0; i < WARMUP; i++) await fn();
-  const samples: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t0 = performance.now();
-    await fn();
-    samples.push(performance.now() - t0);
+/**
+ * Times every operation of every case in interleaved rounds (case 1 op 1, case 1
+ * op 2, ..., case 2 op 1, ...), after a shared warm-up, so JIT warm-up, caches
+ * and background noise fall on all sizes alike instead of on whichever ran first.
+ */
+async function measureInterleaved(ops: Array<() => Promise<unknown>>): Promise<Stats[]> {
+  for (let i = 0; i < WARMUP; i++) for (const op of ops) await op();
+  const samples = ops.map(() => [] as number[]);
+  for (let round = 0; round < RUNS; round++) {
+    for (const [i, op] of ops.entries()) {
+      const t0 = performance.now();
+      await op();
+      samples[i]!.push(performance.now() - t0);
+    }
   }
-  return stats(samples);
+  return samples.map(stats);
 }
 
 function measureSync(fn: () => unknown): Stats {
@@ -185,96 +194,127 @@ async function main(): Promise<void> {
     const pgVersion = ((await admin`show server_version`) as unknown as Array<{ server_version: string }>)[0]!.server_version;
     const { user } = await addUser(db, { email: "bench@example.test", name: "Bench", password: "bench-password" }, new Date());
     const actor = (await actorForUser(db, user.id, "mcp"))!;
-    const ctx: ActionContext = { db, actor, clock: () => new Date() };
+    // `log` never signs file links; the context just needs them.
+    const files = createFileLinks({ authSecret: "quire-bench", baseUrl: "http://127.0.0.1" });
+    const ctx: ActionContext = { db, actor, clock: () => new Date(), files };
 
     console.log(`# history bench — ${new Date().toISOString().slice(0, 10)}`);
-    console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), node ${process.version}, PostgreSQL ${pgVersion}, ${RUNS} runs each`);
+    console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), node ${process.version}, PostgreSQL ${pgVersion}, ${RUNS} runs each, load average ${os.loadavg()[0]!.toFixed(1)} at start`);
     console.log("");
 
-    const results: Array<{ size: number; total: number; deepPage: number; log1: Stats; logDeep: Stats; mb: Stats; roundTrips: number; git: { log1: Stats; logDeep: Stats; mb: Stats } }> = [];
-
+    interface Case {
+      size: number;
+      total: number;
+      documentId: string;
+      dag: ReturnType<typeof buildDag>;
+      deepPage: number;
+      deepCursor: string | undefined;
+      roundTrips: { log1: number; logDeep: number; mergeBase: number };
+      repo: string;
+    }
+    const cases: Case[] = [];
     for (const size of SIZES) {
       const t0 = performance.now();
       const tree: DocumentTree = { path: `bench/history-${size}`, name: `history-${size}`, description: null, deleted: false, tagIds: [], properties: {}, sections: [] };
       const start = Date.UTC(2025, 0, 1);
-      const { document, commit: root } = await createDocument(db, {
-        documentId: randomUUID(),
-        workspaceId: actor.workspaceId,
-        authorId: user.id,
-        tree,
-        sections: [],
-        message: "create",
-        now: new Date(start),
-      });
+      // The document row, its tree, root commit and `main` directly through the store's pieces.
+      const documentId = randomUUID();
+      const now = new Date(start);
+      await db.insert(documents).values({ id: documentId, workspaceId: actor.workspaceId, path: tree.path, name: tree.name, createdBy: user.id, createdAt: now, updatedAt: now });
+      const treeHash = await putTree(db, tree);
+      const root = await insertCommit(db, { documentId, parentIds: [], treeHash, message: "create", authorId: user.id, kind: "create", createdAt: now });
+      await createBranch(db, { documentId, name: "main", headCommitId: root.id, authorId: user.id, now });
       const dag = buildDag(size, root.id);
-      await insertRows(db, document.id, user.id, root.treeHash, dag.rows, start);
-      await db.update(branches).set({ headCommitId: dag.mainHead.id }).where(eq(branches.documentId, document.id));
-      await createBranch(db, { documentId: document.id, name: "feature", headCommitId: dag.featureHead.id, authorId: user.id, now: new Date() });
-      await db.execute(sql`analyze commits`);
+      await insertRows(db, documentId, user.id, treeHash, dag.rows, start);
+      await db.update(branches).set({ headCommitId: dag.mainHead.id }).where(eq(branches.documentId, documentId));
+      await createBranch(db, { documentId, name: "feature", headCommitId: dag.featureHead.id, authorId: user.id, now: new Date() });
+      await db.execute(sql`vacuum (analyze) commits`);
       const total = dag.rows.length + 1;
       console.error(`[bench] ${size}: ${total} commits inserted in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
-      // Sanity: the merge base is the fork point, FORK_DEPTH commits below main's tip.
-      const bases = await mergeBases(new CommitGraph(db, document.id), dag.mainHead.id, dag.featureHead.id);
-      const fork = dag.rows.find((r) => r.id === bases[0]) ?? (bases[0] === root.id ? { generation: 1 } : undefined);
+      // Sanity: the merge base is the fork point, FORK_DEPTH generations below main's tip.
+      const counted = countingTx(db);
+      const bases = await mergeBases(new CommitGraph(counted.tx, documentId), dag.mainHead.id, dag.featureHead.id);
+      const fork = bases[0] === root.id ? { generation: 1 } : dag.rows.find((r) => r.id === bases[0]);
       if (bases.length !== 1 || !fork || fork.generation !== dag.mainHead.generation - FORK_DEPTH) {
         throw new Error(`unexpected merge base ${JSON.stringify(bases)}`);
       }
 
-      // The cursor of the deepest page we time (page 20, or the last page of a short history).
+      // The cursor of the deepest page timed: page 20, or the last page of a short history.
       const cursors: Array<string | undefined> = [undefined];
       for (let page = 1; page < DEEP_PAGE; page++) {
-        const result = (await runTool("documents", ctx, {
-          action: "log",
-          documentId: document.id,
-          limit: PAGE,
-          ...(cursors[page - 1] ? { cursor: cursors[page - 1] } : {}),
-        })) as LogPage;
+        const previous = cursors[page - 1];
+        const result = (await runTool("documents", ctx, { action: "log", documentId, limit: PAGE, ...(previous ? { cursor: previous } : {}) })) as LogPage;
         if (!result.nextCursor) break;
         cursors.push(result.nextCursor);
       }
-      const deepPage = cursors.length;
-      const deepCursor = cursors[cursors.length - 1];
-
-      const log1 = await measure(() => runTool("documents", ctx, { action: "log", documentId: document.id, limit: PAGE }));
-      const logDeep = await measure(() =>
-        runTool("documents", ctx, { action: "log", documentId: document.id, limit: PAGE, ...(deepCursor ? { cursor: deepCursor } : {}) }),
-      );
-      const mb = await measure(() => mergeBases(new CommitGraph(db, document.id), dag.mainHead.id, dag.featureHead.id));
-      const counted = countingTx(db);
-      await mergeBases(new CommitGraph(counted.tx, document.id), dag.mainHead.id, dag.featureHead.id);
-
+      // Round trips of the store-level walks behind the same pages (a fresh graph per page, as a request has).
+      let frontier = [dag.mainHead.id];
+      const walkTrips: number[] = [];
+      for (let page = 1; page <= cursors.length; page++) {
+        const walk = countingTx(db);
+        const result = await walkLog(new CommitGraph(walk.tx, documentId), frontier, PAGE);
+        walkTrips.push(walk.count());
+        if (!result.nextFrontier) break;
+        frontier = result.nextFrontier;
+      }
       const repo = gitRepo(dag, root.id);
       gitDirs.push(repo);
-      const git = (...args: string[]) =>
-        execFileSync("git", args, { cwd: repo, env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" }, maxBuffer: 1 << 26 });
-      const skip = (deepPage - 1) * PAGE;
-      const gitResults = {
-        log1: measureSync(() => git("log", "--format=%H %P %an %at %s", "-n", String(PAGE), "main")),
-        logDeep: measureSync(() => git("log", "--format=%H %P %an %at %s", `--skip=${skip}`, "-n", String(PAGE), "main")),
-        mb: measureSync(() => git("merge-base", "--all", "main", "feature")),
-      };
-      results.push({ size, total, deepPage, log1, logDeep, mb, roundTrips: counted.count(), git: gitResults });
-      console.error(`[bench] ${size}: measured (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+      cases.push({
+        size,
+        total,
+        documentId,
+        dag,
+        deepPage: cursors.length,
+        deepCursor: cursors[cursors.length - 1],
+        roundTrips: { log1: walkTrips[0]!, logDeep: walkTrips[walkTrips.length - 1]!, mergeBase: counted.count() },
+        repo,
+      });
     }
+
+    const ops = cases.flatMap((c) => [
+      () => runTool("documents", ctx, { action: "log", documentId: c.documentId, limit: PAGE }),
+      () => runTool("documents", ctx, { action: "log", documentId: c.documentId, limit: PAGE, ...(c.deepCursor ? { cursor: c.deepCursor } : {}) }),
+      () => mergeBases(new CommitGraph(db, c.documentId), c.dag.mainHead.id, c.dag.featureHead.id),
+    ]);
+    const measured = await measureInterleaved(ops);
+    const results = cases.map((c, i) => {
+      const git = (...args: string[]) =>
+        execFileSync("git", args, { cwd: c.repo, env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" }, maxBuffer: 1 << 26 });
+      const skip = (c.deepPage - 1) * PAGE;
+      return {
+        ...c,
+        log1: measured[3 * i]!,
+        logDeep: measured[3 * i + 1]!,
+        mb: measured[3 * i + 2]!,
+        git: {
+          log1: measureSync(() => git("log", "--format=%H %P %an %at %s", "-n", String(PAGE), "main")),
+          logDeep: measureSync(() => git("log", "--format=%H %P %an %at %s", `--skip=${skip}`, "-n", String(PAGE), "main")),
+          mb: measureSync(() => git("merge-base", "--all", "main", "feature")),
+        },
+      };
+    });
 
     console.log("Quire, milliseconds, median / p95:");
     console.log("");
-    console.log("| main-line commits | commits in document | `log` page 1 (action) | `log` deep page (action) | `mergeBases` main↔feature (store) | merge-base round trips |");
+    console.log("| main-line commits | commits in document | `log` page 1 (action) | `log` deep page (action) | `mergeBases` main↔feature (store) | commit-graph round trips: page 1 / deep page / merge base |");
     console.log("|---:|---:|---:|---:|---:|---:|");
     for (const r of results) {
       console.log(
-        `| ${r.size.toLocaleString("en-US")} | ${r.total.toLocaleString("en-US")} | ${fmt(r.log1)} | ${fmt(r.logDeep)} (page ${r.deepPage}) | ${fmt(r.mb)} | ${r.roundTrips} |`,
+        `| ${r.size.toLocaleString("en-US")} | ${r.total.toLocaleString("en-US")} | ${fmt(r.log1)} | ${fmt(r.logDeep)} (page ${r.deepPage}) | ${fmt(r.mb)} | ${r.roundTrips.log1} / ${r.roundTrips.logDeep} / ${r.roundTrips.mergeBase} |`,
       );
     }
     const first = results[0]!;
     const last = results[results.length - 1]!;
+    // The deep page is page 20 only where history is long enough; compare like with like.
+    const firstDeep = results.find((r) => r.deepPage === DEEP_PAGE) ?? first;
+    const n = (x: number) => x.toLocaleString("en-US");
     console.log("");
     console.log(
-      `Flatness, median at ${last.size.toLocaleString("en-US")} / median at ${first.size.toLocaleString("en-US")}: ` +
-        `log page 1 ${(last.log1.median / first.log1.median).toFixed(2)}x, ` +
-        `log deep page ${(last.logDeep.median / first.logDeep.median).toFixed(2)}x, ` +
-        `merge base ${(last.mb.median / first.mb.median).toFixed(2)}x`,
+      `Flatness (median at the largest size / median at the smallest): ` +
+        `log page 1 ${(last.log1.median / first.log1.median).toFixed(2)}x (${n(last.size)} vs ${n(first.size)}), ` +
+        `log page ${DEEP_PAGE} ${(last.logDeep.median / firstDeep.logDeep.median).toFixed(2)}x (${n(last.size)} vs ${n(firstDeep.size)}), ` +
+        `merge base ${(last.mb.median / first.mb.median).toFixed(2)}x (${n(last.size)} vs ${n(first.size)})`,
     );
     console.log("");
     console.log("git on the same DAG (commit-graph written; includes process start), milliseconds, median / p95:");

@@ -57,7 +57,7 @@ export const pageLimitSchema = z
   .max(MAX_PAGE_SIZE)
   .optional()
   .describe(`Page size, 1-${MAX_PAGE_SIZE} (default 50).`);
-export const cursorSchema = z.string().max(20_000).optional().describe("`nextCursor` from the previous page.");
+export const cursorSchema = z.string().max(100_000).optional().describe("`nextCursor` from the previous page.");
 
 /** Opaque pagination cursors: base64url JSON, validated on the way back in. */
 export function encodeCursor(value: unknown): string {
