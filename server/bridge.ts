@@ -5,7 +5,12 @@
  * components and auth callbacks reach actions and accounts only through it:
  * one database connection, one set of actions, whichever bundle calls.
  */
+import type { Role } from "@/db/schema";
+import type { ApiTokensInput, ApiTokensOutput } from "./actions/api-tokens";
+import type { DocumentView } from "./actions/read";
 import type { ToolInput, ToolName, ToolOutput } from "./actions/registry";
+import type { WorkspaceInput, WorkspaceOutput } from "./actions/workspace";
+import type { InviteInfo } from "./auth/invites";
 
 export interface SignedInUser {
   id: string;
@@ -21,6 +26,24 @@ export interface QuireBridge {
   hasUsers(): Promise<boolean>;
   /** Creates the first (owner) account; DomainError ALREADY_INITIALIZED once any user exists. */
   createOwner(input: { email: string; name: string; password: string }): Promise<SignedInUser>;
+  /**
+   * Workspace administration (members, roles, invites) for a signed-in user.
+   * `origin` is the browser's (Next checks it on server actions); invite links
+   * use QUIRE_PUBLIC_URL when set, else it.
+   */
+  workspace<const I extends WorkspaceInput>(userId: string, input: I, origin?: string): Promise<WorkspaceOutput<I>>;
+  /** The signed-in user's own API tokens. */
+  apiTokens<const I extends ApiTokensInput>(userId: string, input: I): Promise<ApiTokensOutput<I>>;
+  /** What an invite link is and whether it still works (and, given the signed-in user, whether they can use it). */
+  inviteInfo(token: string, userId?: string): Promise<InviteInfo>;
+  /** A signed-in user joins through an invite. Throws DomainError (INVITE_EXPIRED, ALREADY_MEMBER, …). */
+  acceptInvite(token: string, userId: string): Promise<{ role: Role }>;
+  /** A visitor creates an account through an invite and joins; sign them in afterwards. */
+  acceptInviteAsNewUser(token: string, input: { email: string; name: string; password: string }): Promise<SignedInUser>;
+  /** The document behind a read share link, for a visitor without an account. Throws DomainError. */
+  readShared(token: string, input: { branchName?: string; commitId?: string }): Promise<DocumentView>;
+  /** A signed-in member opens a share link: they get its access to the document, whose id is returned. */
+  acceptShare(token: string, userId: string): Promise<{ documentId: string }>;
 }
 
 const BRIDGE_KEY = Symbol.for("quire.bridge");

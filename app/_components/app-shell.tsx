@@ -15,6 +15,7 @@ export function AppShell({ user, wide, children }: { user: SessionUser; wide?: b
           </Link>
           <nav className="app-nav" aria-label="Main">
             <Link href="/">Documents</Link>
+            <Link href="/settings/members">Settings</Link>
           </nav>
           <div className="app-user">
             <span className="avatar" aria-hidden="true">{initials(user.name)}</span>

@@ -8,7 +8,6 @@ import type { Database } from "@/db/client";
 import type { Actor } from "@/server/actions/context";
 import { validationError } from "@/server/actions/tool";
 import { DomainError } from "@/server/core/errors";
-import { sha256Hex } from "@/server/core/hashing";
 import {
   type CreatedUser,
   countUsers,
@@ -20,6 +19,7 @@ import {
   useApiToken,
 } from "@/server/store/accounts";
 import { hashPassword, verifyPassword } from "./passwords";
+import { hashSecretToken, newSecretToken } from "./secret-tokens";
 
 export const MIN_PASSWORD_LENGTH = 8;
 
@@ -51,8 +51,7 @@ export async function verifyCredentials(db: Database, email: string, password: s
 
 const TOKEN_PREFIX = "qk_";
 
-/** Tokens carry 256 random bits, so a fast hash is enough to keep them useless if the table leaks. */
-export const hashApiToken = (token: string): string => sha256Hex(token);
+export const hashApiToken = hashSecretToken;
 
 export async function issueApiToken(
   db: Database,
@@ -61,15 +60,24 @@ export async function issueApiToken(
 ): Promise<{ token: string; tokenId: string; userId: string }> {
   const user = await findUserByEmail(db, input.email);
   if (!user) throw new DomainError("NOT_FOUND", `No user has the email ${JSON.stringify(input.email)}. Add one with \`quire user add\`.`);
-  const token = TOKEN_PREFIX + randomBytes(32).toString("base64url");
+  return issueApiTokenForUser(db, { userId: user.id, label: input.label, expiresAt: input.expiresAt }, now);
+}
+
+/** Mints a token for a user; the token is returned once and only its hash is stored. */
+export async function issueApiTokenForUser(
+  db: Database,
+  input: { userId: string; label?: string; expiresAt?: Date },
+  now: Date,
+): Promise<{ token: string; tokenId: string; userId: string }> {
+  const token = newSecretToken(TOKEN_PREFIX);
   const { id } = await insertApiToken(db, {
-    userId: user.id,
+    userId: input.userId,
     label: input.label ?? null,
     tokenHash: hashApiToken(token),
     expiresAt: input.expiresAt ?? null,
     now,
   });
-  return { token, tokenId: id, userId: user.id };
+  return { token, tokenId: id, userId: input.userId };
 }
 
 /** The actor a user acts as: their membership in the workspace, or null for a user who belongs nowhere. */

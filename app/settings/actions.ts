@@ -1,0 +1,91 @@
+"use server";
+
+/**
+ * Server actions behind the settings pages. Each acts as the signed-in user
+ * through the bridge; the server decides what that user may do. Next checks
+ * that a server action's Origin matches the Host, so other sites cannot post
+ * here with the visitor's session.
+ */
+import { headers } from "next/headers";
+import type { Role } from "@/db/schema";
+import { getSessionUser } from "@/app/_lib/session";
+import { getBridge } from "@/server/bridge";
+import { isDomainError } from "@/server/core/errors";
+
+export type ActionResult<T = undefined> = { ok: true; value: T } | { ok: false; code: string; message: string };
+
+async function asUser<T>(run: (userId: string) => Promise<T>): Promise<ActionResult<T>> {
+  const user = await getSessionUser();
+  if (!user) return { ok: false, code: "UNAUTHENTICATED", message: "Your session has ended. Sign in again." };
+  try {
+    return { ok: true, value: await run(user.id) };
+  } catch (error) {
+    if (isDomainError(error)) return { ok: false, code: error.code, message: error.message };
+    console.error("[quire] settings action failed", error);
+    return { ok: false, code: "INTERNAL", message: "Something went wrong. Please try again." };
+  }
+}
+
+const text = (value: unknown): string => (typeof value === "string" ? value : "");
+const optionalDays = (value: unknown): number | undefined => {
+  const raw = text(value).trim();
+  return raw === "" ? undefined : Number(raw);
+};
+
+export async function changeMemberRole(userId: unknown, role: unknown): Promise<ActionResult> {
+  return asUser(async (me) => {
+    await getBridge().workspace(me, { action: "change_role", userId: text(userId), role: text(role) as Role });
+    return undefined;
+  });
+}
+
+export async function removeMember(userId: unknown): Promise<ActionResult> {
+  return asUser(async (me) => {
+    await getBridge().workspace(me, { action: "remove_member", userId: text(userId) });
+    return undefined;
+  });
+}
+
+export async function createInvite(input: { role?: unknown; email?: unknown; expiresInDays?: unknown }): Promise<ActionResult<{ url: string; role: string; email: string | null; expiresAt: string | null }>> {
+  const origin = (await headers()).get("origin") ?? undefined;
+  return asUser(async (me) => {
+    const email = text(input.email).trim();
+    const created = await getBridge().workspace(
+      me,
+      {
+        action: "create_invite",
+        role: text(input.role) as "member",
+        ...(email ? { email } : {}),
+        ...(optionalDays(input.expiresInDays) !== undefined ? { expiresInDays: optionalDays(input.expiresInDays) } : {}),
+      },
+      origin,
+    );
+    return { url: created.url, role: created.invite.role, email: created.invite.email, expiresAt: created.invite.expiresAt };
+  });
+}
+
+export async function revokeInvite(inviteId: unknown): Promise<ActionResult> {
+  return asUser(async (me) => {
+    await getBridge().workspace(me, { action: "revoke_invite", inviteId: text(inviteId) });
+    return undefined;
+  });
+}
+
+export async function createApiToken(input: { label?: unknown; expiresInDays?: unknown }): Promise<ActionResult<{ token: string; label: string | null; expiresAt: string | null }>> {
+  return asUser(async (me) => {
+    const days = optionalDays(input.expiresInDays);
+    const created = await getBridge().apiTokens(me, {
+      action: "create",
+      label: text(input.label),
+      ...(days !== undefined ? { expiresInDays: days } : {}),
+    });
+    return { token: created.token, label: created.tokenInfo.label, expiresAt: created.tokenInfo.expiresAt };
+  });
+}
+
+export async function revokeApiToken(tokenId: unknown): Promise<ActionResult> {
+  return asUser(async (me) => {
+    await getBridge().apiTokens(me, { action: "revoke", tokenId: text(tokenId) });
+    return undefined;
+  });
+}

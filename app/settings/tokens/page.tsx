@@ -1,0 +1,95 @@
+import type { Metadata } from "next";
+import { AppShell } from "@/app/_components/app-shell";
+import { ErrorPanel } from "@/app/_components/error-panel";
+import { TimeAgo } from "@/app/_components/time-ago";
+import { attempt } from "@/app/_lib/quire";
+import { requireUser } from "@/app/_lib/session";
+import { getBridge } from "@/server/bridge";
+import { SettingsHeader } from "../settings-tabs";
+import { CreateTokenForm, RevokeTokenButton } from "./tokens-client";
+import "../settings.css";
+
+export const metadata: Metadata = { title: "API tokens" };
+
+export default async function TokensPage() {
+  const user = await requireUser("/settings/tokens");
+  const listed = await attempt(() => getBridge().apiTokens(user.id, { action: "list" }));
+  if (!listed.ok) {
+    return (
+      <AppShell user={user}>
+        <ErrorPanel title="Could not list your API tokens" code={listed.code} message={listed.message} />
+      </AppShell>
+    );
+  }
+  const { tokens } = listed.value;
+  const active = tokens.filter((t) => t.status === "active").length;
+
+  return (
+    <AppShell user={user}>
+      <SettingsHeader active="tokens" description="Tokens let AI agents and scripts act as you over MCP and the API." />
+
+      <section className="settings-section" aria-labelledby="create-token-heading">
+        <div className="settings-section-heading">
+          <h2 id="create-token-heading">Create a token</h2>
+          <p className="muted small">
+            Send it as <code>Authorization: Bearer &lt;token&gt;</code> to <code>/api/mcp</code> or <code>/api/trpc</code>. A token
+            can do everything you can, except over MCP, where each document&apos;s AI access also applies.
+          </p>
+        </div>
+        <div className="panel settings-panel">
+          <CreateTokenForm />
+        </div>
+      </section>
+
+      <section className="settings-section" aria-labelledby="tokens-heading">
+        <div className="settings-section-heading">
+          <h2 id="tokens-heading">Your tokens</h2>
+          <p className="muted small">
+            {tokens.length === 0
+              ? "You have no tokens yet."
+              : `${active} active of ${tokens.length}. Revoking a token stops it at once; it cannot be undone.`}
+          </p>
+        </div>
+        {tokens.length === 0 ? (
+          <div className="table-card table-empty" data-testid="token-list">
+            <p className="muted small">Tokens you create appear here, with when each was last used.</p>
+          </div>
+        ) : (
+          <div className="table-card">
+            <table className="data-table" data-testid="token-list">
+              <thead>
+                <tr>
+                  <th scope="col">Label</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">Status</th>
+                  <th scope="col" className="cell-actions"><span className="visually-hidden">Actions</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                {tokens.map((token) => (
+                  <tr key={token.tokenId} data-testid="token-row" data-status={token.status}>
+                    <td>
+                      <span className="token-label">{token.label ?? <span className="muted">(no label)</span>}</span>
+                      <span className="token-id" title={token.tokenId}>{token.tokenId.slice(0, 8)}</span>
+                    </td>
+                    <td className="muted small"><TimeAgo value={token.createdAt} /></td>
+                    <td className="muted small">{token.lastUsedAt ? <TimeAgo value={token.lastUsedAt} /> : "never"}</td>
+                    <td className="muted small">{token.expiresAt ? <TimeAgo value={token.expiresAt} /> : "never"}</td>
+                    <td>
+                      <span className={`status status-${token.status}`}>{token.status}</span>
+                    </td>
+                    <td className="cell-actions">
+                      {token.status === "active" ? <RevokeTokenButton tokenId={token.tokenId} label={token.label ?? token.tokenId.slice(0, 8)} /> : null}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </AppShell>
+  );
+}
