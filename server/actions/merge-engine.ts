@@ -94,18 +94,24 @@ async function pathsHeldElsewhere(tx: Tx, document: DocumentRow, paths: string[]
 
 async function loadMergeState(tx: Tx, request: MergeRequestRow, access: DocumentAccess, options: { lockTarget: boolean }): Promise<MergeState> {
   const { document } = access;
-  const target = await getBranch(tx, document.id, request.targetBranch, { forUpdate: options.lockTarget });
-  const source = await getBranch(tx, document.id, request.sourceBranch);
+  const [target, source] = await Promise.all([
+    getBranch(tx, document.id, request.targetBranch, { forUpdate: options.lockTarget }),
+    getBranch(tx, document.id, request.sourceBranch),
+  ]);
   const graph = new CommitGraph(tx, document.id);
   const [sourceHead, targetHead] = await graph.getMany([source.headCommitId, target.headCommitId]);
-  const bases = await mergeBases(graph, sourceHead!.id, targetHead!.id);
+  // The heads' trees do not depend on the merge-base walk: fetch them alongside it.
+  const [bases, sourceTree, targetTree] = await Promise.all([
+    mergeBases(graph, sourceHead!.id, targetHead!.id),
+    loadTree(tx, sourceHead!.treeHash),
+    loadTree(tx, targetHead!.treeHash),
+  ]);
   const treeOf = async (commitId: string) => loadTree(tx, (await graph.get(commitId)).treeHash);
   const virtual = await buildVirtualBase(bases, {
     treeOf,
     mergeBasesOf: (a, b) => mergeBases(graph, a, b),
     loadSections: (hashes) => loadSections(tx, hashes),
   });
-  const [sourceTree, targetTree] = await Promise.all([loadTree(tx, sourceHead!.treeHash), loadTree(tx, targetHead!.treeHash)]);
   const needed = hashesNeededForAnalysis(virtual.tree, sourceTree, targetTree).filter((h) => !virtual.sections.has(h));
   const sectionsByHash = new Map<string, SectionVersion>([...(await loadSections(tx, needed)), ...virtual.sections]);
   const held = await pathsHeldElsewhere(tx, document, [virtual.tree.path, sourceTree.path, targetTree.path]);

@@ -60,8 +60,9 @@ export async function getCommit(tx: Tx, documentId: string, commitId: string): P
   return row;
 }
 
-/** How many ancestors one round trip fetches ahead of the walk. */
-const PREFETCH_DEPTH = 64;
+/** How many generations below the wanted commits the first fetch takes; each further fetch takes four times more. */
+const FIRST_PREFETCH_GENERATIONS = 64;
+const MAX_PREFETCH_GENERATIONS = 16_384;
 
 interface CommitRow {
   id: string;
@@ -85,11 +86,13 @@ function parseUuidArray(value: string[] | string): string[] {
 
 /**
  * A lazily loaded view of one document's commit graph. Loading a commit also
- * fetches its ancestors a few dozen generations deep in the same query, so a
- * walk needs a round trip per PREFETCH_DEPTH commits rather than per commit.
+ * fetches every commit of the document in the generations just below it (an
+ * index range scan on (document_id, generation)), growing the range each
+ * time, so a walk of N commits takes O(log N) round trips.
  */
 export class CommitGraph {
   private readonly loaded = new Map<string, CommitRecord>();
+  private prefetchGenerations = FIRST_PREFETCH_GENERATIONS;
 
   constructor(
     private readonly tx: Tx,
@@ -112,27 +115,21 @@ export class CommitGraph {
   }
 
   private async prefetch(ids: string[]): Promise<void> {
-    const idList = sql.join(
-      ids.map((id) => sql`${id}::uuid`),
-      sql`, `,
-    );
+    const wanted = sql.param(ids);
     const rows = await queryRows<CommitRow>(
       this.tx,
       sql`
-        WITH RECURSIVE walk(id, depth) AS (
-          SELECT unnest(ARRAY[${idList}]), 0
-          UNION
-          SELECT parent, walk.depth + 1
-          FROM walk
-          JOIN commits c ON c.id = walk.id
-          CROSS JOIN LATERAL unnest(c.parent_ids) AS parent
-          WHERE walk.depth < ${PREFETCH_DEPTH}
+        WITH wanted AS (
+          SELECT generation FROM commits WHERE document_id = ${this.documentId}::uuid AND id = ANY(${wanted}::uuid[])
         )
         SELECT c.id, c.document_id, c.parent_ids, c.generation, c.tree_hash, c.message, c.author_id, c.kind, c.section_ids, c.created_at
         FROM commits c
-        WHERE c.id IN (SELECT id FROM walk) AND c.document_id = ${this.documentId}::uuid
+        WHERE c.document_id = ${this.documentId}::uuid
+          AND c.generation BETWEEN (SELECT min(generation) FROM wanted) - ${this.prefetchGenerations}::int
+                               AND (SELECT max(generation) FROM wanted)
       `,
     );
+    this.prefetchGenerations = Math.min(this.prefetchGenerations * 4, MAX_PREFETCH_GENERATIONS);
     for (const r of rows) {
       this.loaded.set(r.id, {
         id: r.id,

@@ -1,9 +1,24 @@
-/** Content-addressed objects: section blobs and document trees. Written once, never changed. */
-import { inArray } from "drizzle-orm";
+/**
+ * Content-addressed objects: section blobs and document trees. Written once,
+ * never changed — so once loaded they are kept in a process-wide cache keyed
+ * by hash (a hash names the same content in every database). Loaded objects
+ * are shared: callers copy before changing anything.
+ */
+import { inArray, sql } from "drizzle-orm";
+import { LRUCache } from "lru-cache";
 import { blobs, trees } from "@/db/schema";
 import { type DocumentTree, hashSection, hashTree, normalizeTree, type SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import type { Tx } from "./db";
+
+/** About 128 MB of parsed objects, sized by their JSON length. */
+const CACHE_BYTES = 128 * 1024 * 1024;
+const cache = new LRUCache<string, SectionVersion | DocumentTree>({
+  maxSize: CACHE_BYTES,
+  sizeCalculation: (value) => Math.max(1, JSON.stringify(value).length),
+});
+const blobKey = (hash: string) => `b:${hash}`;
+const treeKey = (hash: string) => `t:${hash}`;
 
 /** Stores section versions (deduplicated by hash) and returns their hashes in order. */
 export async function putSections(tx: Tx, versions: readonly SectionVersion[]): Promise<string[]> {
@@ -20,12 +35,23 @@ export async function putSections(tx: Tx, versions: readonly SectionVersion[]): 
 }
 
 export async function loadSections(tx: Tx, hashes: Iterable<string>): Promise<Map<string, SectionVersion>> {
-  const wanted = [...new Set(hashes)];
-  if (wanted.length === 0) return new Map();
-  const rows = await tx.select().from(blobs).where(inArray(blobs.hash, wanted));
-  const found = new Map(rows.map((r) => [r.hash, r.body as SectionVersion]));
-  if (found.size !== wanted.length) {
+  const found = new Map<string, SectionVersion>();
+  const missing: string[] = [];
+  for (const hash of new Set(hashes)) {
+    const cached = cache.get(blobKey(hash)) as SectionVersion | undefined;
+    if (cached) found.set(hash, cached);
+    else missing.push(hash);
+  }
+  if (missing.length === 0) return found;
+  // One array parameter, not one parameter per hash: building SQL with hundreds of parameters is slow.
+  const rows = await tx.select().from(blobs).where(sql`${blobs.hash} = any(${sql.param(missing)}::text[])`);
+  if (rows.length !== missing.length) {
     throw new DomainError("INTERNAL", "A section version referenced by a commit is missing from storage.");
+  }
+  for (const row of rows) {
+    const version = row.body as SectionVersion;
+    cache.set(blobKey(row.hash), version);
+    found.set(row.hash, version);
   }
   return found;
 }
@@ -37,7 +63,11 @@ export async function putTree(tx: Tx, tree: DocumentTree): Promise<string> {
 }
 
 export async function loadTree(tx: Tx, hash: string): Promise<DocumentTree> {
+  const cached = cache.get(treeKey(hash)) as DocumentTree | undefined;
+  if (cached) return cached;
   const [row] = await tx.select().from(trees).where(inArray(trees.hash, [hash]));
   if (!row) throw new DomainError("INTERNAL", "A tree referenced by a commit is missing from storage.");
-  return row.body as DocumentTree;
+  const tree = row.body as DocumentTree;
+  cache.set(treeKey(hash), tree);
+  return tree;
 }
