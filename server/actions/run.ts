@@ -6,9 +6,8 @@ import { parseToolInput, type ToolDefinition } from "./tool";
 
 export async function runTool(name: ToolName, ctx: ActionContext, raw: unknown): Promise<unknown> {
   const tool = tools[name] as unknown as ToolDefinition<unknown, unknown>;
-  const input = parseToolInput(tool, raw);
   try {
-    return await tool.run(ctx, input);
+    return await tool.run(ctx, parseToolInput(tool, raw));
   } catch (error) {
     if (isDomainError(error)) throw error;
     console.error(`[quire] ${name} failed`, error);

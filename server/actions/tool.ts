@@ -40,8 +40,30 @@ export function validationError(error: z.ZodError): DomainError {
   });
 }
 
+/** Unicode PostgreSQL and canonical JSON cannot store: NUL, and UTF-16 surrogates that are not paired. */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The path of the first string (or key) in a JSON value that could not be stored, if any. */
+function firstUnstorableString(value: unknown, path: string[] = []): string[] | null {
+  if (typeof value === "string") return UNSTORABLE.test(value) ? path : null;
+  if (value === null || typeof value !== "object") return null;
+  for (const [key, child] of Object.entries(value)) {
+    if (UNSTORABLE.test(key)) return [...path, key];
+    const found = firstUnstorableString(child, [...path, key]);
+    if (found) return found;
+  }
+  return null;
+}
+
 /** Validates raw input against the tool's schema; invalid input never reaches the action. */
 export function parseToolInput<Input>(tool: ToolDefinition<Input, unknown>, raw: unknown): Input {
+  const unstorable = firstUnstorableString(raw);
+  if (unstorable) {
+    const path = unstorable.join(".");
+    throw new DomainError("VALIDATION_FAILED", `Invalid parameters: ${path || "input"} contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored. Remove it and retry.`, {
+      issues: [{ path, message: "contains a NUL character or an unpaired surrogate" }],
+    });
+  }
   const parsed = tool.input.safeParse(raw);
   if (!parsed.success) throw validationError(parsed.error);
   return parsed.data;

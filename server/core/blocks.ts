@@ -22,7 +22,8 @@ const httpUrl = z
   .string()
   .max(8_192)
   .url()
-  .refine((u) => /^https?:$/i.test(new URL(u).protocol), "must be an http:// or https:// URL")
+  // zod runs refinements even after .url() failed, so the URL may not parse here.
+  .refine((u) => URL.canParse(u) && /^https?:$/i.test(new URL(u).protocol), "must be an http:// or https:// URL")
   .describe("An http(s) URL. Quire stores it as given and never fetches it.");
 
 const storageKey = z
