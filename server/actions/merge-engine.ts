@@ -276,7 +276,7 @@ export async function executeMerge(
     kind: "merge",
     sectionIds: changedSectionIds(state.targetTree, built.tree),
     createdAt: options.now,
-  });
+  }, [state.targetHead, state.sourceHead]);
   await moveBranchHead(tx, {
     document: state.document,
     branchName: request.targetBranch,

@@ -107,20 +107,26 @@ export async function insertApiToken(
   return row!;
 }
 
+/** last_used_at is refreshed at most this often, so busy tokens do not turn every request into a row write. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
 /** Finds a live (not revoked, not expired) token by its hash and records its use. */
 export async function useApiToken(tx: Tx, tokenHash: string, now: Date): Promise<{ tokenId: string; userId: string } | undefined> {
   const [row] = await tx
-    .update(apiTokens)
-    .set({ lastUsedAt: now })
+    .select({ tokenId: apiTokens.id, userId: apiTokens.userId, lastUsedAt: apiTokens.lastUsedAt })
+    .from(apiTokens)
     .where(
       and(
         eq(apiTokens.tokenHash, tokenHash),
         isNull(apiTokens.revokedAt),
         or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)),
       ),
-    )
-    .returning({ tokenId: apiTokens.id, userId: apiTokens.userId });
-  return row;
+    );
+  if (!row) return undefined;
+  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+    await tx.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.tokenId));
+  }
+  return { tokenId: row.tokenId, userId: row.userId };
 }
 
 /** The ids among `userIds` that are not members of the workspace. */

@@ -36,15 +36,22 @@ export interface NewCommit {
   createdAt: Date;
 }
 
-export async function insertCommit(tx: Tx, commit: NewCommit): Promise<CommitRecord> {
+/**
+ * Stores a commit. `parents` are the parent records when the caller already
+ * holds them (saves a query inside the branch lock); otherwise they are read.
+ */
+export async function insertCommit(tx: Tx, commit: NewCommit, parents?: ReadonlyArray<Pick<CommitRecord, "id" | "generation">>): Promise<CommitRecord> {
   let generation = 1;
   if (commit.parentIds.length > 0) {
-    const parents = await tx
-      .select({ generation: commits.generation })
-      .from(commits)
-      .where(inArray(commits.id, commit.parentIds));
-    if (parents.length !== new Set(commit.parentIds).size) throw new DomainError("INTERNAL", "A parent commit is missing.");
-    generation = 1 + Math.max(...parents.map((p) => p.generation));
+    const known = parents && commit.parentIds.every((id) => parents.some((p) => p.id === id)) ? parents : undefined;
+    const rows =
+      known ??
+      (await tx
+        .select({ id: commits.id, generation: commits.generation })
+        .from(commits)
+        .where(inArray(commits.id, commit.parentIds)));
+    if (rows.length !== new Set(commit.parentIds).size) throw new DomainError("INTERNAL", "A parent commit is missing.");
+    generation = 1 + Math.max(...rows.map((p) => p.generation));
   }
   const record: CommitRecord = { id: randomUUID(), generation, ...commit, sectionIds: commit.sectionIds ?? [] };
   await tx.insert(commits).values(record);

@@ -301,7 +301,7 @@ export async function writeOnBranch<R>(
     kind: next.kind ?? "write",
     sectionIds: changedSectionIds(tree, next.tree),
     createdAt: input.now,
-  });
+  }, [head]);
   await moveBranchHead(tx, {
     document: input.document,
     branchName: input.branchName,
