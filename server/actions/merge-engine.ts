@@ -3,8 +3,6 @@
  * their merge bases (a virtual base for criss-cross histories), and only the
  * section blobs whose hashes differ — and writes what `execute` decides.
  */
-import { and, eq, inArray, ne } from "drizzle-orm";
-import { documents } from "@/db/schema";
 import { exceedsCommitMessageLimit, mergeCommitMessage } from "@/server/core/commit-messages";
 import { changedSectionIds, type DocumentTree, hashTree, type SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
@@ -23,7 +21,7 @@ import { buildVirtualBase } from "@/server/core/virtual-base";
 import { CommitGraph, type CommitRecord, commitsOnlyIn, insertCommit, mergeBases } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import { strictestSectionPermission } from "@/server/policies/access";
-import { assertPathFree, type DocumentRow, getBranch, moveBranchHead } from "@/server/store/documents";
+import { assertPathFree, type DocumentRow, getBranch, moveBranchHead, pathsHeldByOtherDocuments } from "@/server/store/documents";
 import type { MergeRequestRow } from "@/server/store/merge-requests";
 import { loadSections, loadTree, putTree } from "@/server/store/objects";
 import { assertSectionChangesAllowed, atLeastEdit, type DocumentAccess } from "./access";
@@ -76,22 +74,6 @@ interface MergeState {
   hidden: Set<string>;
 }
 
-/** The paths among `paths` that another live document of the workspace holds. */
-async function pathsHeldElsewhere(tx: Tx, document: DocumentRow, paths: string[]): Promise<Set<string>> {
-  const rows = await tx
-    .select({ path: documents.path })
-    .from(documents)
-    .where(
-      and(
-        eq(documents.workspaceId, document.workspaceId),
-        inArray(documents.path, [...new Set(paths)]),
-        eq(documents.deleted, false),
-        ne(documents.id, document.id),
-      ),
-    );
-  return new Set(rows.map((r) => r.path));
-}
-
 async function loadMergeState(tx: Tx, request: MergeRequestRow, access: DocumentAccess, options: { lockTarget: boolean }): Promise<MergeState> {
   const { document } = access;
   const [target, source] = await Promise.all([
@@ -114,7 +96,7 @@ async function loadMergeState(tx: Tx, request: MergeRequestRow, access: Document
   });
   const needed = hashesNeededForAnalysis(virtual.tree, sourceTree, targetTree).filter((h) => !virtual.sections.has(h));
   const sectionsByHash = new Map<string, SectionVersion>([...(await loadSections(tx, needed)), ...virtual.sections]);
-  const held = await pathsHeldElsewhere(tx, document, [virtual.tree.path, sourceTree.path, targetTree.path]);
+  const held = await pathsHeldByOtherDocuments(tx, document.workspaceId, document.id, [virtual.tree.path, sourceTree.path, targetTree.path]);
   const analysis = analyzeMerge({
     base: virtual.tree,
     source: sourceTree,

@@ -3,7 +3,7 @@
  * builds the new tree from the head's, stores it as a commit and moves the head
  * by compare-and-swap, all in the caller's transaction.
  */
-import { and, asc, eq, gt, like, ne } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, like, ne } from "drizzle-orm";
 import { branches, documents } from "@/db/schema";
 import { changedSectionIds, type DocumentTree, type SectionVersion } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
@@ -67,18 +67,28 @@ export async function listDocuments(tx: Tx, q: DocumentListQuery): Promise<Docum
 
 /** Fails with PATH_TAKEN when another live document of the workspace holds `path`. */
 export async function assertPathFree(tx: Tx, workspaceId: string, path: string, exceptDocumentId: string): Promise<void> {
-  const [row] = await tx
-    .select({ id: documents.id })
+  if ((await pathsHeldByOtherDocuments(tx, workspaceId, exceptDocumentId, [path])).has(path)) throw pathTaken(path);
+}
+
+/** The paths among `paths` that a live document of the workspace other than `exceptDocumentId` holds. */
+export async function pathsHeldByOtherDocuments(
+  tx: Tx,
+  workspaceId: string,
+  exceptDocumentId: string,
+  paths: readonly string[],
+): Promise<Set<string>> {
+  const rows = await tx
+    .select({ path: documents.path })
     .from(documents)
     .where(
       and(
         eq(documents.workspaceId, workspaceId),
-        eq(documents.path, path),
+        inArray(documents.path, [...new Set(paths)]),
         eq(documents.deleted, false),
         ne(documents.id, exceptDocumentId),
       ),
     );
-  if (row) throw pathTaken(path);
+  return new Set(rows.map((r) => r.path));
 }
 
 export interface CreateDocumentInput {
