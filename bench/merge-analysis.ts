@@ -10,7 +10,7 @@
  *   BENCH_KEEP_DB=1 npx tsx bench/merge-analysis.ts    # keep the e2e database to inspect (prints its name)
  *   BENCH_CPU_PROF_FILE=/tmp/analyze.cpuprofile npx tsx bench/merge-analysis.ts  # also save the profile (open in Chrome DevTools)
  *
- * Targets: in-process (hashesNeededForAnalysis + analyzeMerge on trees in
+ * Targets: in-process (planMerge + hashesNeededForPlan + analyzeMerge on trees in
  * memory) no slower than git merge-tree; `merge_requests` analyze over MCP
  * (real server, real PostgreSQL) within 3x of git merge-tree.
  *
@@ -38,7 +38,7 @@ import { runTool } from "@/server/actions/run";
 import { actorForUser, addUser, issueApiToken } from "@/server/auth/accounts";
 import type { Block } from "@/server/core/blocks";
 import { type DocumentTree, hashSection, newSectionVersion, type SectionVersion, type TreeEntry } from "@/server/core/document-model";
-import { analyzeMerge, hashesNeededForAnalysis, type MergeSectionEntry, planMerge } from "@/server/core/merge-analysis";
+import { analyzeMerge, hashesNeededForAnalysis, hashesNeededForPlan, type MergeSectionEntry, planMerge } from "@/server/core/merge-analysis";
 import { sectionToMarkdown } from "@/server/core/section-markdown";
 import { unifiedDiff } from "@/server/core/text-diff";
 import { buildVirtualBase } from "@/server/core/virtual-base";
@@ -808,12 +808,13 @@ async function main(): Promise<void> {
 
   // In-process.
   const blobStore: ReadonlyMap<string, SectionVersion> = store;
-  // What the server does once the trees and blobs are in memory: find the blobs it needs, then analyze.
+  // What the server does once the trees and blobs are in memory: plan on hashes, find the blobs it needs, then analyze.
   // (The blob map handed over is the whole in-memory store; analyzeMerge looks up only what it needs.)
   const analyzeInProcess = () => {
-    const needed = hashesNeededForAnalysis(base.tree, source.tree, target.tree);
+    const plan = planMerge(base.tree, source.tree, target.tree);
+    const needed = hashesNeededForPlan(plan);
     if (needed.length === 0) throw new Error("nothing to analyze");
-    return analyzeMerge({ base: base.tree, source: source.tree, target: target.tree, sectionsByHash: blobStore });
+    return analyzeMerge({ base: base.tree, source: source.tree, target: target.tree, sectionsByHash: blobStore, plan });
   };
   const coldStart = performance.now();
   const analysis = analyzeInProcess();
@@ -884,7 +885,7 @@ async function main(): Promise<void> {
   const g = gitResult.stats.median;
   const rows: Array<[string, Stats, string]> = [
     [`git merge-tree --write-tree --name-only (${gitResult.method}, interleaved with the in-process runs)`, gitResult.stats, "1.00x (anchor)"],
-    ["in-process: hashesNeededForAnalysis + analyzeMerge", inProcess, `${(inProcess.median / g).toFixed(2)}x (target <= 1x)`],
+    ["in-process: planMerge + hashesNeededForPlan + analyzeMerge", inProcess, `${(inProcess.median / g).toFixed(2)}x (target <= 1x)`],
     ["  of which planMerge (hash-only)", planOnly, `${(planOnly.median / g).toFixed(2)}x`],
     ["  of which hashesNeededForAnalysis", neededOnly, `${(neededOnly.median / g).toFixed(2)}x`],
     [`  of which sectionToMarkdown of the ${neededHashes.length} needed blobs`, markdownOnly, `${(markdownOnly.median / g).toFixed(2)}x`],

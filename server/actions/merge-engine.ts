@@ -9,11 +9,12 @@ import { DomainError } from "@/server/core/errors";
 import {
   analyzeMerge,
   buildMergedTree,
-  hashesNeededForAnalysis,
+  hashesNeededForPlan,
   type MergeAnalysis,
   type MergeResolutions,
   type MergeSectionEntry,
   type MissingResolutions,
+  planMerge,
   type PropertyConflict,
 } from "@/server/core/merge-analysis";
 import { MAX_COMMIT_MESSAGE_CHARS } from "@/server/core/names";
@@ -94,16 +95,12 @@ async function loadMergeState(tx: Tx, request: MergeRequestRow, access: Document
     mergeBasesOf: (a, b) => mergeBases(graph, a, b),
     loadSections: (hashes) => loadSections(tx, hashes),
   });
-  const needed = hashesNeededForAnalysis(virtual.tree, sourceTree, targetTree).filter((h) => !virtual.sections.has(h));
-  const sectionsByHash = new Map<string, SectionVersion>([...(await loadSections(tx, needed)), ...virtual.sections]);
+  // Plan on hashes first; only the sections whose hashes differ are then loaded.
   const held = await pathsHeldByOtherDocuments(tx, document.workspaceId, document.id, [virtual.tree.path, sourceTree.path, targetTree.path]);
-  const analysis = analyzeMerge({
-    base: virtual.tree,
-    source: sourceTree,
-    target: targetTree,
-    sectionsByHash,
-    isPathTakenByAnotherDocument: (path) => held.has(path),
-  });
+  const plan = planMerge(virtual.tree, sourceTree, targetTree, { isPathTakenByAnotherDocument: (path) => held.has(path) });
+  const needed = hashesNeededForPlan(plan).filter((h) => !virtual.sections.has(h));
+  const sectionsByHash = new Map<string, SectionVersion>([...(await loadSections(tx, needed)), ...virtual.sections]);
+  const analysis = analyzeMerge({ base: virtual.tree, source: sourceTree, target: targetTree, sectionsByHash, plan });
   const versionOf = (hash: string | null) => (hash === null ? null : sectionsByHash.get(hash));
   const hidden = new Set(
     analysis.plan.sections

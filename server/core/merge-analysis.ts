@@ -120,6 +120,8 @@ export interface AnalyzeMergeInput {
    * the merged path, only when it differs from the target's path.
    */
   isPathTakenByAnotherDocument?: (path: string) => boolean;
+  /** The plan of these trees when the caller already made one (to know which blobs to load). */
+  plan?: MergePlan;
 }
 
 export interface MergeResolutions {
@@ -290,16 +292,16 @@ export function mergeSectionOrder(base: readonly string[], source: readonly stri
 
 /** Blob hashes analyzeMerge needs: every side's hash of each section whose hashes are not all equal. */
 export function hashesNeededForAnalysis(base: DocumentTree, source: DocumentTree, target: DocumentTree): string[] {
-  const b = entryMap(base);
-  const s = entryMap(source);
-  const t = entryMap(target);
+  return hashesNeededForPlan(planMerge(base, source, target));
+}
+
+/** The blob hashes analyzeMerge needs for a plan: those of the sections whose hashes differ. */
+export function hashesNeededForPlan(plan: MergePlan): string[] {
   const needed = new Set<string>();
-  for (const id of new Set([...b.keys(), ...s.keys(), ...t.keys()])) {
-    const hb = b.get(id) ?? null;
-    const hs = s.get(id) ?? null;
-    const ht = t.get(id) ?? null;
-    if (hb === hs && hs === ht) continue;
-    for (const h of [hb, hs, ht]) if (h !== null) needed.add(h);
+  for (const p of plan.sections) {
+    if (p.base !== null) needed.add(p.base);
+    if (p.source !== null) needed.add(p.source);
+    if (p.target !== null) needed.add(p.target);
   }
   return [...needed];
 }
@@ -373,7 +375,7 @@ function versionOf(sectionsByHash: ReadonlyMap<string, SectionVersion>, hash: st
 /** The analyze result (spec §2.7) plus the plan buildMergedTree needs. */
 export function analyzeMerge(input: AnalyzeMergeInput): MergeAnalysis {
   const { base, source, target, sectionsByHash } = input;
-  const plan = planMerge(base, source, target, { isPathTakenByAnotherDocument: input.isPathTakenByAnotherDocument });
+  const plan = input.plan ?? planMerge(base, source, target, { isPathTakenByAnotherDocument: input.isPathTakenByAnotherDocument });
   const markdown = new Map<string, string>();
   const md = (version: SectionVersion | null, hash: string | null): string => {
     if (version === null || hash === null) return "";
