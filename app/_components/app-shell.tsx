@@ -1,5 +1,6 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
+import { initials } from "@/app/_lib/format";
 import type { SessionUser } from "@/app/_lib/session";
 import { SignOutButton } from "./sign-out-button";
 
@@ -9,10 +10,7 @@ export function AppShell({ user, wide, children }: { user: SessionUser; wide?: b
     <>
       <header className="app-header">
         <div className="app-header-inner">
-          <Link href="/" className="brand">
-            <span className="brand-mark" aria-hidden="true">Q</span>
-            <span className="brand-name">Quire</span>
-          </Link>
+          <BrandLink />
           <nav className="app-nav" aria-label="Main">
             <Link href="/">Documents</Link>
             <Link href="/settings/members">Settings</Link>
@@ -29,8 +27,12 @@ export function AppShell({ user, wide, children }: { user: SessionUser; wide?: b
   );
 }
 
-function initials(name: string): string {
-  const parts = name.trim().split(/\s+/).filter(Boolean);
-  const letters = parts.length > 1 ? [parts[0]?.[0], parts[parts.length - 1]?.[0]] : [parts[0]?.[0]];
-  return letters.filter(Boolean).join("").toUpperCase() || "?";
+/** The Quire mark and name, linking home. */
+export function BrandLink() {
+  return (
+    <Link href="/" className="brand">
+      <span className="brand-mark" aria-hidden="true">Q</span>
+      <span className="brand-name">Quire</span>
+    </Link>
+  );
 }

@@ -56,3 +56,15 @@ export function splitPath(path: string): { folder: string; leaf: string } {
   const index = path.lastIndexOf("/");
   return index < 0 ? { folder: "", leaf: path } : { folder: path.slice(0, index), leaf: path.slice(index + 1) };
 }
+
+/** Up to two capital letters for an avatar: "Ada Lovelace" → "AL"; "?" for a blank name. */
+export function initials(name: string): string {
+  const parts = name.trim().split(/\s+/).filter(Boolean);
+  const letters = parts.length > 1 ? [parts[0]?.[0], parts[parts.length - 1]?.[0]] : [parts[0]?.[0]];
+  return letters.filter(Boolean).join("").toUpperCase() || "?";
+}
+
+/** "a" or "an" before a role name. */
+export function article(role: string): string {
+  return /^[aeiou]/.test(role) ? "an" : "a";
+}

@@ -8,23 +8,12 @@
  */
 import { headers } from "next/headers";
 import type { Role } from "@/db/schema";
-import { getSessionUser } from "@/app/_lib/session";
+import { runAsUser, type ActionResult } from "@/app/_lib/action-result";
 import { getBridge } from "@/server/bridge";
-import { isDomainError } from "@/server/core/errors";
 
-export type ActionResult<T = undefined> = { ok: true; value: T } | { ok: false; code: string; message: string };
+export type { ActionResult };
 
-async function asUser<T>(run: (userId: string) => Promise<T>): Promise<ActionResult<T>> {
-  const user = await getSessionUser();
-  if (!user) return { ok: false, code: "UNAUTHENTICATED", message: "Your session has ended. Sign in again." };
-  try {
-    return { ok: true, value: await run(user.id) };
-  } catch (error) {
-    if (isDomainError(error)) return { ok: false, code: error.code, message: error.message };
-    console.error("[quire] settings action failed", error);
-    return { ok: false, code: "INTERNAL", message: "Something went wrong. Please try again." };
-  }
-}
+const asUser = <T,>(run: (userId: string) => Promise<T>) => runAsUser("settings", run);
 
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
 const optionalDays = (value: unknown): number | undefined => {

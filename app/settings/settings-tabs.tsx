@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { PageHeading } from "@/app/_components/page-parts";
 
 const TABS = [
   { key: "members", href: "/settings/members", label: "Members" },
@@ -9,12 +10,7 @@ const TABS = [
 export function SettingsHeader({ active, description }: { active: (typeof TABS)[number]["key"]; description: string }) {
   return (
     <>
-      <div className="page-heading">
-        <div>
-          <h1>Settings</h1>
-          <p className="muted">{description}</p>
-        </div>
-      </div>
+      <PageHeading title="Settings" description={description} />
       <nav className="tabs" aria-label="Settings">
         {TABS.map((tab) => (
           <Link key={tab.key} href={tab.href} className="tab" aria-current={tab.key === active ? "page" : undefined}>

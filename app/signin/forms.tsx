@@ -2,9 +2,8 @@
 
 import { signIn } from "next-auth/react";
 import { useState, type FormEvent } from "react";
+import { NameField, NewPasswordField, passwordTooShort } from "@/app/_components/account-fields";
 import { createOwnerAccount } from "./actions";
-
-const MIN_PASSWORD_LENGTH = 8;
 
 type Status = { kind: "idle" } | { kind: "pending" } | { kind: "error"; message: string; alreadyInitialized?: boolean };
 
@@ -67,8 +66,9 @@ export function OwnerSetupForm({ callbackUrl }: { callbackUrl: string }) {
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const { name = "", email = "", password = "" } = fieldsOf(event);
-    if (password.length < MIN_PASSWORD_LENGTH) {
-      setStatus({ kind: "error", message: `The password must be at least ${MIN_PASSWORD_LENGTH} characters long.` });
+    const tooShort = passwordTooShort(password);
+    if (tooShort) {
+      setStatus({ kind: "error", message: tooShort });
       return;
     }
     setStatus({ kind: "pending" });
@@ -100,19 +100,12 @@ export function OwnerSetupForm({ callbackUrl }: { callbackUrl: string }) {
           ) : null}
         </div>
       ) : null}
-      <label className="field">
-        <span>Name</span>
-        <input name="name" type="text" autoComplete="name" required maxLength={200} autoFocus />
-      </label>
+      <NameField />
       <label className="field">
         <span>Email</span>
         <input name="email" type="email" autoComplete="username" required />
       </label>
-      <label className="field">
-        <span>Password</span>
-        <input name="password" type="password" autoComplete="new-password" required minLength={MIN_PASSWORD_LENGTH} />
-        <small className="muted">At least {MIN_PASSWORD_LENGTH} characters.</small>
-      </label>
+      <NewPasswordField />
       <button type="submit" className="button button-primary button-block" disabled={pending}>
         {pending ? "Creating account…" : "Create the owner account"}
       </button>

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
+import { AuthCard } from "@/app/_components/auth-card";
 import { getSessionUser, safeCallbackPath } from "@/app/_lib/session";
 import { firstParam, type SearchParams } from "@/app/_lib/search-params";
 import { getBridge } from "@/server/bridge";
@@ -22,12 +23,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   const initialError = errorCode ? (NEXT_AUTH_ERRORS[errorCode] ?? "Sign-in failed. Please try again.") : undefined;
 
   return (
-    <main className="auth-page">
-      <div className="auth-card">
-        <div className="auth-brand">
-          <span className="brand-mark" aria-hidden="true">Q</span>
-          <span className="brand-name">Quire</span>
-        </div>
+    <AuthCard>
         {initialized ? (
           <>
             <h1>Sign in</h1>
@@ -44,7 +40,6 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
             <OwnerSetupForm callbackUrl={callbackUrl} />
           </>
         )}
-      </div>
-    </main>
+    </AuthCard>
   );
 }

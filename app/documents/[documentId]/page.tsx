@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
-import type { CSSProperties } from "react";
 import { cache } from "react";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel } from "@/app/_components/error-panel";
@@ -15,14 +14,13 @@ import {
   UUID_PATTERN,
   type BranchSummary,
   type CommitLog,
-  type DocumentRead,
   type DocumentSection,
   type Outcome,
 } from "@/app/_lib/quire";
 import { firstParam, withQuery, type SearchParams } from "@/app/_lib/search-params";
 import { getSessionUser, requireUser } from "@/app/_lib/session";
 import { AccessNote, loadDocumentAccess, ShareButton } from "./document-access";
-import { SectionBlocks } from "./section-blocks";
+import { DocumentBody, PathBreadcrumb, referenceTitle, SectionFrame, sortedSections } from "./document-body";
 
 type Props = { params: Promise<{ documentId: string }>; searchParams: Promise<SearchParams> };
 
@@ -69,32 +67,43 @@ export default async function DocumentPage({ params, searchParams }: Props) {
   const branchName =
     doc.branchName ?? branch ?? (branches.ok ? branches.value.find((b) => b.isDefault)?.name : undefined) ?? null;
   const log = await attempt(() => commitLog(user.id, documentId, branchName ?? undefined, logCursor));
-  const sections = [...doc.sections].sort((a, b) => a.position - b.position);
+  const sections = sortedSections(doc);
   const branchHref = withQuery(basePath, { branch: branchName });
 
   return (
     <AppShell user={user} wide>
-      <div className="doc-layout">
-        <article className="doc-main">
-          <Breadcrumb path={doc.path} />
-          {commit ? (
-            <div className="banner banner-info" role="status" data-testid="commit-banner">
-              Viewing commit <code>{shortId(commit)}</code> — <Link href={branchHref}>back to branch head</Link>
-            </div>
-          ) : null}
-          {doc.deleted ? (
-            <div className="banner banner-warning" role="status">
-              This document is deleted {commit ? "at this commit" : <>on <strong>{branchName}</strong></>}. Its history is kept.
-            </div>
-          ) : null}
-
-          <header className="doc-header">
-            <div className="doc-header-top">
-              <h1 className="doc-title">{doc.name}</h1>
-              <ShareButton documentId={documentId} access={access} />
-            </div>
-            {doc.description ? <p className="doc-description">{doc.description}</p> : null}
-            <div className="doc-meta">
+      <DocumentBody
+        doc={doc}
+        sections={sections}
+        breadcrumb={
+          <PathBreadcrumb
+            path={doc.path}
+            label="Breadcrumb"
+            leading={
+              <li>
+                <Link href="/">Documents</Link>
+              </li>
+            }
+          />
+        }
+        banners={
+          <>
+            {commit ? (
+              <div className="banner banner-info" role="status" data-testid="commit-banner">
+                Viewing commit <code>{shortId(commit)}</code> — <Link href={branchHref}>back to branch head</Link>
+              </div>
+            ) : null}
+            {doc.deleted ? (
+              <div className="banner banner-warning" role="status">
+                This document is deleted {commit ? "at this commit" : <>on <strong>{branchName}</strong></>}. Its history is kept.
+              </div>
+            ) : null}
+          </>
+        }
+        titleAction={<ShareButton documentId={documentId} access={access} />}
+        meta={{
+          before: (
+            <>
               {branchName ? (
                 <span className="branch-pill" title="Branch">
                   <BranchIcon /> {branchName}
@@ -103,66 +112,15 @@ export default async function DocumentPage({ params, searchParams }: Props) {
               <span>
                 {commit ? "commit" : "head"} <code>{shortId(doc.headCommitId)}</code>
               </span>
-              <span>
-                {sections.length} section{sections.length === 1 ? "" : "s"}
-              </span>
-              <AccessNote access={access} />
-            </div>
-            {doc.tags.length > 0 ? (
-              <ul className="tags" aria-label="Tags">
-                {doc.tags.map((tag) => (
-                  <li key={tag.tagId} className="tag" title={tag.path} style={tagStyle(tag.color)}>
-                    {tag.displayName ?? tag.path}
-                  </li>
-                ))}
-              </ul>
-            ) : null}
-            <Properties properties={doc.properties} />
-          </header>
-
-          {sections.length === 0 ? (
-            <p className="muted empty-section">This document has no sections yet.</p>
-          ) : (
-            sections.map((section) => <SectionView key={section.sectionId} section={section} />)
-          )}
-        </article>
-
-        <aside className="doc-sidebar">
-          <BranchPanel basePath={basePath} current={branchName} branches={branches} />
-          {sections.length > 1 ? (
-            <nav className="panel" aria-label="Sections">
-              <h2 className="panel-title">On this page</h2>
-              <ol className="toc">
-                {sections.map((section) => (
-                  <li key={section.sectionId}>
-                    <a href={`#section-${section.sectionId}`}>{section.name}</a>
-                  </li>
-                ))}
-              </ol>
-            </nav>
-          ) : null}
-          <HistoryPanel basePath={basePath} branchName={branchName} viewing={commit} log={log} logCursor={logCursor} />
-        </aside>
-      </div>
+            </>
+          ),
+          after: <AccessNote access={access} />,
+        }}
+        renderSection={(section) => <SectionView key={section.sectionId} section={section} />}
+        asideTop={<BranchPanel basePath={basePath} current={branchName} branches={branches} />}
+        asideBottom={<HistoryPanel basePath={basePath} branchName={branchName} viewing={commit} log={log} logCursor={logCursor} />}
+      />
     </AppShell>
-  );
-}
-
-function Breadcrumb({ path }: { path: string }) {
-  const segments = path.split("/").filter(Boolean);
-  return (
-    <nav className="breadcrumb" aria-label="Breadcrumb">
-      <ol>
-        <li>
-          <Link href="/">Documents</Link>
-        </li>
-        {segments.map((segment, index) => (
-          <li key={index} aria-current={index === segments.length - 1 ? "page" : undefined}>
-            {segment}
-          </li>
-        ))}
-      </ol>
-    </nav>
   );
 }
 
@@ -172,48 +130,27 @@ function SectionView({ section }: { section: DocumentSection }) {
     section.aiAccess ? `AI: ${section.aiAccess}` : null,
   ].filter((b): b is string => b !== null);
   return (
-    <section className="doc-section" id={`section-${section.sectionId}`} aria-labelledby={`heading-${section.sectionId}`}>
-      <div className="doc-section-heading">
-        <h2 id={`heading-${section.sectionId}`}>{section.name}</h2>
-        {badges.map((badge) => (
-          <span key={badge} className="badge" title="Section permission override">
-            {badge}
-          </span>
-        ))}
-      </div>
-      <SectionBlocks blocks={section.content} />
-      {section.references.length > 0 ? (
-        <div className="references">
-          <span className="references-label">See also</span>
-          <ul>
-            {section.references.map((ref) => (
-              <li key={ref.referenceId}>
-                <Link
-                  href={`/documents/${encodeURIComponent(ref.targetDocumentId)}${ref.targetSectionId ? `#section-${ref.targetSectionId}` : ""}`}
-                >
-                  {ref.displayTitle ?? (ref.targetSectionId ? "Linked section" : "Linked document")}
-                </Link>
-              </li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
-    </section>
-  );
-}
-
-function Properties({ properties }: { properties: DocumentRead["properties"] }) {
-  const entries = Object.entries(properties ?? {});
-  if (entries.length === 0) return null;
-  return (
-    <dl className="properties">
-      {entries.map(([key, value]) => (
-        <div key={key}>
-          <dt>{key}</dt>
-          <dd>{typeof value === "boolean" ? (value ? "Yes" : "No") : String(value)}</dd>
-        </div>
+    <SectionFrame
+      section={section}
+      badges={badges.map((badge) => (
+        <span key={badge} className="badge" title="Section permission override">
+          {badge}
+        </span>
       ))}
-    </dl>
+      references={
+        <ul>
+          {section.references.map((ref) => (
+            <li key={ref.referenceId}>
+              <Link
+                href={`/documents/${encodeURIComponent(ref.targetDocumentId)}${ref.targetSectionId ? `#section-${ref.targetSectionId}` : ""}`}
+              >
+                {referenceTitle(ref)}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      }
+    />
   );
 }
 
@@ -327,11 +264,6 @@ function HistoryPanel({
       ) : null}
     </section>
   );
-}
-
-function tagStyle(color: string | null): CSSProperties | undefined {
-  if (!color || !/^#[0-9a-f]{3}([0-9a-f]{3})?$/i.test(color)) return undefined;
-  return { "--tag-color": color } as CSSProperties;
 }
 
 function BranchIcon() {

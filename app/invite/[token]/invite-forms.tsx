@@ -2,9 +2,8 @@
 
 import { signIn, signOut } from "next-auth/react";
 import { useState, type FormEvent } from "react";
+import { NameField, NewPasswordField, passwordTooShort } from "@/app/_components/account-fields";
 import { joinWithInvite, signUpWithInvite } from "./actions";
-
-const MIN_PASSWORD_LENGTH = 8;
 
 type Status = { kind: "idle" } | { kind: "pending" } | { kind: "error"; message: string; code?: string };
 
@@ -59,8 +58,9 @@ export function SignUpForm({ token, email }: { token: string; email: string | nu
       email: String(data.get("email") ?? "").trim(),
       password: String(data.get("password") ?? ""),
     };
-    if (fields.password.length < MIN_PASSWORD_LENGTH) {
-      setStatus({ kind: "error", message: `The password must be at least ${MIN_PASSWORD_LENGTH} characters long.` });
+    const tooShort = passwordTooShort(fields.password);
+    if (tooShort) {
+      setStatus({ kind: "error", message: tooShort });
       return;
     }
     setStatus({ kind: "pending" });
@@ -81,10 +81,7 @@ export function SignUpForm({ token, email }: { token: string; email: string | nu
   return (
     <form className="form" onSubmit={onSubmit} aria-label="Create your account">
       <ErrorBox status={status} signInHref={signInHref} />
-      <label className="field">
-        <span>Name</span>
-        <input name="name" type="text" autoComplete="name" required maxLength={200} autoFocus />
-      </label>
+      <NameField />
       <label className="field">
         <span>Email</span>
         <input
@@ -97,11 +94,7 @@ export function SignUpForm({ token, email }: { token: string; email: string | nu
         />
         {email ? <small className="muted">This invite is for this address.</small> : null}
       </label>
-      <label className="field">
-        <span>Password</span>
-        <input name="password" type="password" autoComplete="new-password" required minLength={MIN_PASSWORD_LENGTH} />
-        <small className="muted">At least {MIN_PASSWORD_LENGTH} characters.</small>
-      </label>
+      <NewPasswordField />
       <button type="submit" className="button button-primary button-block" disabled={pending}>
         {pending ? "Creating account…" : "Create account and join"}
       </button>

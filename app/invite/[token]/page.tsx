@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import type { ReactNode } from "react";
-import { absoluteTime } from "@/app/_lib/format";
+import { AuthCard } from "@/app/_components/auth-card";
+import { absoluteTime, article } from "@/app/_lib/format";
 import { getSessionUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
 import type { InviteInfo } from "@/server/auth/invites";
@@ -32,7 +32,7 @@ export default async function InvitePage({ params }: Props) {
   if (info.state !== "valid" || !invite) {
     const dead = DEAD[info.state === "valid" ? "not_found" : info.state];
     return (
-      <InviteCard>
+      <AuthCard>
         <div data-testid="invite-invalid" data-state={info.state}>
           <h1>{dead.title}</h1>
           <p className="muted">{dead.body}</p>
@@ -43,7 +43,7 @@ export default async function InvitePage({ params }: Props) {
             </Link>
           </p>
         </div>
-      </InviteCard>
+      </AuthCard>
     );
   }
 
@@ -57,7 +57,7 @@ export default async function InvitePage({ params }: Props) {
 
   if (user && info.viewer?.alreadyMember) {
     return (
-      <InviteCard>
+      <AuthCard>
         <h1>You are already a member</h1>
         <p className="muted">
           You are signed in as {user.email}, who already belongs to {invite.workspaceName}. The invite stays unused for the person it
@@ -66,13 +66,13 @@ export default async function InvitePage({ params }: Props) {
         <p className="auth-actions">
           <Link href="/" className="button button-primary button-block">Go to your documents</Link>
         </p>
-      </InviteCard>
+      </AuthCard>
     );
   }
 
   if (user && info.viewer && !info.viewer.emailMatches) {
     return (
-      <InviteCard>
+      <AuthCard>
         <h1>This invite is for someone else</h1>
         <p className="muted">
           It is for <strong>{invite.email}</strong>, and you are signed in as {user.email}. Sign out, then open the link again and
@@ -81,44 +81,26 @@ export default async function InvitePage({ params }: Props) {
         <div className="auth-actions">
           <SwitchAccountButton token={token} />
         </div>
-      </InviteCard>
+      </AuthCard>
     );
   }
 
   if (user) {
     return (
-      <InviteCard>
+      <AuthCard>
         <h1>Join {invite.workspaceName}</h1>
         {lead}
         <p className="muted small">You will join as {user.name} ({user.email}).</p>
         <JoinButton token={token} workspaceName={invite.workspaceName} />
-      </InviteCard>
+      </AuthCard>
     );
   }
 
   return (
-    <InviteCard>
+    <AuthCard>
       <h1>Join {invite.workspaceName}</h1>
       {lead}
       <SignUpForm token={token} email={invite.email} />
-    </InviteCard>
+    </AuthCard>
   );
-}
-
-function InviteCard({ children }: { children: ReactNode }) {
-  return (
-    <main className="auth-page">
-      <div className="auth-card">
-        <div className="auth-brand">
-          <span className="brand-mark" aria-hidden="true">Q</span>
-          <span className="brand-name">Quire</span>
-        </div>
-        {children}
-      </div>
-    </main>
-  );
-}
-
-function article(role: string): string {
-  return /^[aeiou]/.test(role) ? "an" : "a";
 }

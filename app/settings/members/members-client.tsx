@@ -1,84 +1,47 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 import type { Role } from "@/db/schema";
+import { AutoSaveSelect, FormError, useActionForm } from "@/app/_components/action-form";
+import { ActionConfirmButton } from "@/app/_components/confirm-button";
+import { OneTimeSecret } from "@/app/_components/one-time-secret";
 import { changeMemberRole, createInvite, removeMember, revokeInvite } from "../actions";
-import { ConfirmButton, OneTimeSecret } from "../settings-client";
 
 export function RoleSelect({ userId, name, role, roles }: { userId: string; name: string; role: Role; roles: Role[] }) {
-  const router = useRouter();
-  const [value, setValue] = useState<Role>(role);
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const options = roles.includes(role) ? roles : [role, ...roles];
 
   return (
-    <div className="role-select">
-      <select
-        aria-label={`Role of ${name}`}
-        value={value}
-        disabled={pending}
-        onChange={async (event) => {
-          const next = event.currentTarget.value as Role;
-          setValue(next);
-          setPending(true);
-          setError(null);
-          const result = await changeMemberRole(userId, next);
-          setPending(false);
-          if (!result.ok) {
-            setValue(role);
-            setError(result.message);
-            return;
-          }
-          router.refresh();
-        }}
-      >
-        {options.map((option) => (
-          <option key={option} value={option}>
-            {option}
-          </option>
-        ))}
-      </select>
-      {pending ? <span className="muted small">Saving…</span> : null}
-      {error ? <p className="inline-error" role="alert">{error}</p> : null}
-    </div>
+    <AutoSaveSelect label={`Role of ${name}`} initial={role} save={(next) => changeMemberRole(userId, next)}>
+      {options.map((option) => (
+        <option key={option} value={option}>
+          {option}
+        </option>
+      ))}
+    </AutoSaveSelect>
   );
 }
 
 export function RemoveMemberButton({ userId, name, isMe }: { userId: string; name: string; isMe: boolean }) {
-  const router = useRouter();
   return (
-    <ConfirmButton
+    <ActionConfirmButton
       label={isMe ? "Leave" : "Remove"}
       question={isMe ? "Leave the workspace?" : `Remove ${name}?`}
       confirmLabel={isMe ? "Leave" : "Remove"}
       pendingLabel="Removing…"
-      onConfirm={async () => {
-        const result = await removeMember(userId);
-        if (!result.ok) return result.message;
-        if (isMe) window.location.assign("/");
-        else router.refresh();
-        return null;
-      }}
+      action={() => removeMember(userId)}
+      onDone={isMe ? () => window.location.assign("/") : undefined}
     />
   );
 }
 
 export function RevokeInviteButton({ inviteId, label }: { inviteId: string; label: string }) {
-  const router = useRouter();
   return (
-    <ConfirmButton
+    <ActionConfirmButton
       label="Revoke"
       question={`Revoke the invite for ${label}?`}
       confirmLabel="Revoke"
       pendingLabel="Revoking…"
-      onConfirm={async () => {
-        const result = await revokeInvite(inviteId);
-        if (!result.ok) return result.message;
-        router.refresh();
-        return null;
-      }}
+      action={() => revokeInvite(inviteId)}
     />
   );
 }
@@ -86,27 +49,11 @@ export function RevokeInviteButton({ inviteId, label }: { inviteId: string; labe
 type Created = { url: string; role: string; email: string | null };
 
 export function InviteForm({ roles }: { roles: Role[] }) {
-  const router = useRouter();
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const [created, setCreated] = useState<Created | null>(null);
-
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = event.currentTarget;
-    const data = new FormData(form);
-    setPending(true);
-    setError(null);
-    const result = await createInvite({ role: data.get("role"), email: data.get("email"), expiresInDays: data.get("expiresInDays") });
-    setPending(false);
-    if (!result.ok) {
-      setError(result.message);
-      return;
-    }
-    setCreated(result.value);
-    form.reset();
-    router.refresh();
-  }
+  const { pending, error, onSubmit } = useActionForm(
+    (data) => createInvite({ role: data.get("role"), email: data.get("email"), expiresInDays: data.get("expiresInDays") }),
+    setCreated,
+  );
 
   return (
     <>
@@ -135,7 +82,7 @@ export function InviteForm({ roles }: { roles: Role[] }) {
           {pending ? "Creating…" : "Create invite link"}
         </button>
       </form>
-      {error ? <p className="form-error form-error-spaced" role="alert">{error}</p> : null}
+      <FormError error={error} />
       {created ? (
         <OneTimeSecret
           title={`Invite link for ${created.email ?? "anyone with the link"} (${created.role})`}

@@ -2,7 +2,9 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel } from "@/app/_components/error-panel";
+import { DataTable, Person, SettingsSection } from "@/app/_components/page-parts";
 import { TimeAgo } from "@/app/_components/time-ago";
+import { article } from "@/app/_lib/format";
 import { attempt } from "@/app/_lib/quire";
 import { firstParam, withQuery, type SearchParams } from "@/app/_lib/search-params";
 import { requireUser } from "@/app/_lib/session";
@@ -49,66 +51,49 @@ export default async function MembersPage({ searchParams }: { searchParams: Prom
         description={viewer.canManage ? "Who is in the workspace, their roles, and invitations." : "Who is in the workspace. Owners and admins manage members."}
       />
 
-      <section className="settings-section" aria-labelledby="members-heading">
-        <div className="settings-section-heading">
-          <h2 id="members-heading">Members</h2>
-          <p className="muted small">
+      <SettingsSection
+        id="members-heading"
+        title="Members"
+        description={
+          <>
             {members.length} {members.length === 1 ? "person" : "people"}
             {cursor || nextCursor ? " on this page" : ""}. You are {article(viewer.role)} <strong>{viewer.role}</strong>.
-          </p>
-        </div>
+          </>
+        }
+      >
         <div className="table-card">
-          <table className="data-table" data-testid="member-list">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Role</th>
-                <th scope="col">Joined</th>
-                {viewer.canManage ? <th scope="col" className="cell-actions"><span className="visually-hidden">Actions</span></th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {members.map((member) => {
-                const isMe = member.userId === viewer.userId;
-                const soleOwner = member.userId === onlyOwnerId;
-                const manageable = viewer.canManage && canManageRole(viewer.role, member.role) && !soleOwner;
-                return (
-                  <tr key={member.userId} data-testid="member-row" data-email={member.email}>
-                    <td>
-                      <div className="person">
-                        <span className="avatar" aria-hidden="true">{initials(member.name)}</span>
-                        <div className="person-text">
-                          <span className="person-name">
-                            {member.name}
-                            {isMe ? <span className="badge badge-small">you</span> : null}
-                          </span>
-                          <span className="person-email">{member.email}</span>
-                        </div>
-                      </div>
+          <DataTable testId="member-list" columns={["Name", "Role", "Joined"]} actions={viewer.canManage}>
+            {members.map((member) => {
+              const isMe = member.userId === viewer.userId;
+              const soleOwner = member.userId === onlyOwnerId;
+              const manageable = viewer.canManage && canManageRole(viewer.role, member.role) && !soleOwner;
+              return (
+                <tr key={member.userId} data-testid="member-row" data-email={member.email}>
+                  <td>
+                    <Person name={member.name} email={member.email} isYou={isMe} />
+                  </td>
+                  <td>
+                    {manageable ? (
+                      <RoleSelect userId={member.userId} name={member.name} role={member.role} roles={assignableRoles(viewer.role)} />
+                    ) : (
+                      <span
+                        className={`role role-${member.role}`}
+                        title={soleOwner ? "The only owner: make someone else an owner before changing this role." : ROLE_NOTES[member.role]}
+                      >
+                        {member.role}
+                      </span>
+                    )}
+                  </td>
+                  <td className="muted small"><TimeAgo value={member.joinedAt} /></td>
+                  {viewer.canManage ? (
+                    <td className="cell-actions">
+                      {manageable ? <RemoveMemberButton userId={member.userId} name={member.name} isMe={isMe} /> : null}
                     </td>
-                    <td>
-                      {manageable ? (
-                        <RoleSelect userId={member.userId} name={member.name} role={member.role} roles={assignableRoles(viewer.role)} />
-                      ) : (
-                        <span
-                          className={`role role-${member.role}`}
-                          title={soleOwner ? "The only owner: make someone else an owner before changing this role." : ROLE_NOTES[member.role]}
-                        >
-                          {member.role}
-                        </span>
-                      )}
-                    </td>
-                    <td className="muted small"><TimeAgo value={member.joinedAt} /></td>
-                    {viewer.canManage ? (
-                      <td className="cell-actions">
-                        {manageable ? <RemoveMemberButton userId={member.userId} name={member.name} isMe={isMe} /> : null}
-                      </td>
-                    ) : null}
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+                  ) : null}
+                </tr>
+              );
+            })}
+          </DataTable>
         </div>
         {cursor || nextCursor ? (
           <nav className="pager pager-small" aria-label="Pages">
@@ -124,29 +109,26 @@ export default async function MembersPage({ searchParams }: { searchParams: Prom
             </div>
           ))}
         </dl>
-      </section>
+      </SettingsSection>
 
       {viewer.canManage ? (
-        <section className="settings-section" aria-labelledby="invite-heading">
-          <div className="settings-section-heading">
-            <h2 id="invite-heading">Invite people</h2>
-            <p className="muted small">
-              Create a link and send it to the person you invite. Anyone with the link can join until it expires, unless you
-              name an email address.
-            </p>
-          </div>
+        <SettingsSection
+          id="invite-heading"
+          title="Invite people"
+          description="Create a link and send it to the person you invite. Anyone with the link can join until it expires, unless you name an email address."
+        >
           <div className="panel settings-panel">
             <InviteForm roles={inviteRoles} />
           </div>
-        </section>
+        </SettingsSection>
       ) : null}
 
       {invites ? (
-        <section className="settings-section" aria-labelledby="invites-heading">
-          <div className="settings-section-heading">
-            <h2 id="invites-heading">Pending invites</h2>
-            <p className="muted small">Links nobody has used yet. Revoking one stops it from working.</p>
-          </div>
+        <SettingsSection
+          id="invites-heading"
+          title="Pending invites"
+          description="Links nobody has used yet. Revoking one stops it from working."
+        >
           {!invites.ok ? (
             <p className="form-error" role="alert">{invites.message}</p>
           ) : invites.value.invites.length === 0 ? (
@@ -155,47 +137,26 @@ export default async function MembersPage({ searchParams }: { searchParams: Prom
             </div>
           ) : (
             <div className="table-card">
-              <table className="data-table" data-testid="invite-list">
-                <thead>
-                  <tr>
-                    <th scope="col">For</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col" className="cell-actions"><span className="visually-hidden">Actions</span></th>
+              <DataTable testId="invite-list" columns={["For", "Role", "Created", "Expires"]}>
+                {invites.value.invites.map((invite) => (
+                  <tr key={invite.inviteId} data-testid="invite-row">
+                    <td>{invite.email ?? <span className="muted">Anyone with the link</span>}</td>
+                    <td><span className={`role role-${invite.role}`}>{invite.role}</span></td>
+                    <td className="muted small">
+                      <TimeAgo value={invite.createdAt} />
+                      {invite.createdByName ? ` by ${invite.createdByName}` : ""}
+                    </td>
+                    <td className="muted small">{invite.expiresAt ? <TimeAgo value={invite.expiresAt} /> : "never"}</td>
+                    <td className="cell-actions">
+                      <RevokeInviteButton inviteId={invite.inviteId} label={invite.email ?? "this invite"} />
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {invites.value.invites.map((invite) => (
-                    <tr key={invite.inviteId} data-testid="invite-row">
-                      <td>{invite.email ?? <span className="muted">Anyone with the link</span>}</td>
-                      <td><span className={`role role-${invite.role}`}>{invite.role}</span></td>
-                      <td className="muted small">
-                        <TimeAgo value={invite.createdAt} />
-                        {invite.createdByName ? ` by ${invite.createdByName}` : ""}
-                      </td>
-                      <td className="muted small">{invite.expiresAt ? <TimeAgo value={invite.expiresAt} /> : "never"}</td>
-                      <td className="cell-actions">
-                        <RevokeInviteButton inviteId={invite.inviteId} label={invite.email ?? "this invite"} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                ))}
+              </DataTable>
             </div>
           )}
-        </section>
+        </SettingsSection>
       ) : null}
     </AppShell>
   );
-}
-
-function article(role: string): string {
-  return /^[aeiou]/.test(role) ? "an" : "a";
-}
-
-function initials(name: string): string {
-  const parts = name.trim().split(/\s+/).filter(Boolean);
-  const letters = parts.length > 1 ? [parts[0]?.[0], parts[parts.length - 1]?.[0]] : [parts[0]?.[0]];
-  return letters.filter(Boolean).join("").toUpperCase() || "?";
 }

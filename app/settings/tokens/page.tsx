@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel } from "@/app/_components/error-panel";
+import { DataTable, SettingsSection } from "@/app/_components/page-parts";
 import { TimeAgo } from "@/app/_components/time-ago";
 import { attempt } from "@/app/_lib/quire";
 import { requireUser } from "@/app/_lib/session";
@@ -28,68 +29,58 @@ export default async function TokensPage() {
     <AppShell user={user}>
       <SettingsHeader active="tokens" description="Tokens let AI agents and scripts act as you over MCP and the API." />
 
-      <section className="settings-section" aria-labelledby="create-token-heading">
-        <div className="settings-section-heading">
-          <h2 id="create-token-heading">Create a token</h2>
-          <p className="muted small">
+      <SettingsSection
+        id="create-token-heading"
+        title="Create a token"
+        description={
+          <>
             Send it as <code>Authorization: Bearer &lt;token&gt;</code> to <code>/api/mcp</code> or <code>/api/trpc</code>. A token
             can do everything you can, except over MCP, where each document&apos;s AI access also applies.
-          </p>
-        </div>
+          </>
+        }
+      >
         <div className="panel settings-panel">
           <CreateTokenForm />
         </div>
-      </section>
+      </SettingsSection>
 
-      <section className="settings-section" aria-labelledby="tokens-heading">
-        <div className="settings-section-heading">
-          <h2 id="tokens-heading">Your tokens</h2>
-          <p className="muted small">
-            {tokens.length === 0
-              ? "You have no tokens yet."
-              : `${active} active of ${tokens.length}. Revoking a token stops it at once; it cannot be undone.`}
-          </p>
-        </div>
+      <SettingsSection
+        id="tokens-heading"
+        title="Your tokens"
+        description={
+          tokens.length === 0
+            ? "You have no tokens yet."
+            : `${active} active of ${tokens.length}. Revoking a token stops it at once; it cannot be undone.`
+        }
+      >
         {tokens.length === 0 ? (
           <div className="table-card table-empty" data-testid="token-list">
             <p className="muted small">Tokens you create appear here, with when each was last used.</p>
           </div>
         ) : (
           <div className="table-card">
-            <table className="data-table" data-testid="token-list">
-              <thead>
-                <tr>
-                  <th scope="col">Label</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" className="cell-actions"><span className="visually-hidden">Actions</span></th>
+            <DataTable testId="token-list" columns={["Label", "Created", "Last used", "Expires", "Status"]}>
+              {tokens.map((token) => (
+                <tr key={token.tokenId} data-testid="token-row" data-status={token.status}>
+                  <td>
+                    <span className="token-label">{token.label ?? <span className="muted">(no label)</span>}</span>
+                    <span className="token-id" title={token.tokenId}>{token.tokenId.slice(0, 8)}</span>
+                  </td>
+                  <td className="muted small"><TimeAgo value={token.createdAt} /></td>
+                  <td className="muted small">{token.lastUsedAt ? <TimeAgo value={token.lastUsedAt} /> : "never"}</td>
+                  <td className="muted small">{token.expiresAt ? <TimeAgo value={token.expiresAt} /> : "never"}</td>
+                  <td>
+                    <span className={`status status-${token.status}`}>{token.status}</span>
+                  </td>
+                  <td className="cell-actions">
+                    {token.status === "active" ? <RevokeTokenButton tokenId={token.tokenId} label={token.label ?? token.tokenId.slice(0, 8)} /> : null}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {tokens.map((token) => (
-                  <tr key={token.tokenId} data-testid="token-row" data-status={token.status}>
-                    <td>
-                      <span className="token-label">{token.label ?? <span className="muted">(no label)</span>}</span>
-                      <span className="token-id" title={token.tokenId}>{token.tokenId.slice(0, 8)}</span>
-                    </td>
-                    <td className="muted small"><TimeAgo value={token.createdAt} /></td>
-                    <td className="muted small">{token.lastUsedAt ? <TimeAgo value={token.lastUsedAt} /> : "never"}</td>
-                    <td className="muted small">{token.expiresAt ? <TimeAgo value={token.expiresAt} /> : "never"}</td>
-                    <td>
-                      <span className={`status status-${token.status}`}>{token.status}</span>
-                    </td>
-                    <td className="cell-actions">
-                      {token.status === "active" ? <RevokeTokenButton tokenId={token.tokenId} label={token.label ?? token.tokenId.slice(0, 8)} /> : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </DataTable>
           </div>
         )}
-      </section>
+      </SettingsSection>
     </AppShell>
   );
 }

@@ -1,32 +1,17 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
+import { FormError, useActionForm } from "@/app/_components/action-form";
+import { ActionConfirmButton } from "@/app/_components/confirm-button";
+import { OneTimeSecret } from "@/app/_components/one-time-secret";
 import { createApiToken, revokeApiToken } from "../actions";
-import { ConfirmButton, OneTimeSecret } from "../settings-client";
 
 export function CreateTokenForm() {
-  const router = useRouter();
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const [created, setCreated] = useState<{ token: string; label: string | null } | null>(null);
-
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = event.currentTarget;
-    const data = new FormData(form);
-    setPending(true);
-    setError(null);
-    const result = await createApiToken({ label: data.get("label"), expiresInDays: data.get("expiresInDays") });
-    setPending(false);
-    if (!result.ok) {
-      setError(result.message);
-      return;
-    }
-    setCreated(result.value);
-    form.reset();
-    router.refresh();
-  }
+  const { pending, error, onSubmit } = useActionForm(
+    (data) => createApiToken({ label: data.get("label"), expiresInDays: data.get("expiresInDays") }),
+    setCreated,
+  );
 
   return (
     <>
@@ -45,7 +30,7 @@ export function CreateTokenForm() {
           {pending ? "Creating…" : "Create token"}
         </button>
       </form>
-      {error ? <p className="form-error form-error-spaced" role="alert">{error}</p> : null}
+      <FormError error={error} />
       {created ? (
         <OneTimeSecret
           title={`New token${created.label ? ` “${created.label}”` : ""}`}
@@ -59,19 +44,13 @@ export function CreateTokenForm() {
 }
 
 export function RevokeTokenButton({ tokenId, label }: { tokenId: string; label: string }) {
-  const router = useRouter();
   return (
-    <ConfirmButton
+    <ActionConfirmButton
       label="Revoke"
       question={`Revoke “${label}”?`}
       confirmLabel="Revoke"
       pendingLabel="Revoking…"
-      onConfirm={async () => {
-        const result = await revokeApiToken(tokenId);
-        if (!result.ok) return result.message;
-        router.refresh();
-        return null;
-      }}
+      action={() => revokeApiToken(tokenId)}
     />
   );
 }

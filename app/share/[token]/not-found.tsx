@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { LinkOffIcon, ShareCard } from "./shared-document";
+import { AuthCard } from "@/app/_components/auth-card";
+import { LinkOffIcon } from "./shared-document";
 import "../share.css";
 
 export const metadata: Metadata = { title: "Link not working", referrer: "no-referrer", robots: { index: false, follow: false } };
@@ -8,7 +9,7 @@ export const metadata: Metadata = { title: "Link not working", referrer: "no-ref
 /** A share link that was revoked, expired, or never existed. */
 export default function DeadShareLink() {
   return (
-    <ShareCard>
+    <AuthCard>
       <div data-testid="share-dead">
         <span className="share-card-icon share-card-icon-dead" aria-hidden="true">
           <LinkOffIcon />
@@ -24,6 +25,6 @@ export default function DeadShareLink() {
           </Link>
         </div>
       </div>
-    </ShareCard>
+    </AuthCard>
   );
 }

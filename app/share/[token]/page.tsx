@@ -4,11 +4,12 @@ import { notFound, redirect } from "next/navigation";
 import type { ReactNode } from "react";
 import { cache } from "react";
 import { AppShell } from "@/app/_components/app-shell";
+import { AuthCard } from "@/app/_components/auth-card";
 import { ErrorPanel } from "@/app/_components/error-panel";
 import { attempt, type DocumentRead } from "@/app/_lib/quire";
 import { getSessionUser, signInPath, type SessionUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
-import { KeyIcon, PublicHeader, ShareCard, SharedDocument } from "./shared-document";
+import { KeyIcon, PublicHeader, SharedDocument } from "./shared-document";
 import "@/app/documents/[documentId]/sharing/sharing.css";
 import "../share.css";
 
@@ -119,7 +120,7 @@ export default async function SharePage({ params }: Props) {
 
 function EditLinkCard({ user, signInHref, notice }: { user: SessionUser | null; signInHref: string; notice: ReactNode }) {
   return (
-    <ShareCard>
+    <AuthCard>
       <div data-testid="share-sign-in">
         <span className="share-card-icon" aria-hidden="true">
           <KeyIcon />
@@ -147,7 +148,7 @@ function EditLinkCard({ user, signInHref, notice }: { user: SessionUser | null; 
           )}
         </div>
       </div>
-    </ShareCard>
+    </AuthCard>
   );
 }
 

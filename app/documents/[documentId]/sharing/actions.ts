@@ -8,11 +8,10 @@
  * a server action whose Origin does not match the Host.
  */
 import { headers } from "next/headers";
-import { getSessionUser } from "@/app/_lib/session";
+import { runAsUser, type ActionResult } from "@/app/_lib/action-result";
 import { getBridge } from "@/server/bridge";
-import { isDomainError } from "@/server/core/errors";
 
-export type SharingResult<T = undefined> = { ok: true; value: T } | { ok: false; code: string; message: string };
+export type SharingResult<T = undefined> = ActionResult<T>;
 
 type Level = "edit" | "read" | "none";
 
@@ -20,17 +19,7 @@ const LEVELS: readonly string[] = ["edit", "read", "none"];
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
 const level = (value: unknown): Level | undefined => (LEVELS.includes(text(value)) ? (text(value) as Level) : undefined);
 
-async function asManager<T>(run: (userId: string) => Promise<T>): Promise<SharingResult<T>> {
-  const user = await getSessionUser();
-  if (!user) return { ok: false, code: "UNAUTHENTICATED", message: "Your session has ended. Sign in again." };
-  try {
-    return { ok: true, value: await run(user.id) };
-  } catch (error) {
-    if (isDomainError(error)) return { ok: false, code: error.code, message: error.message };
-    console.error("[quire] sharing action failed", error);
-    return { ok: false, code: "INTERNAL", message: "Something went wrong. Please try again." };
-  }
-}
+const asManager = <T,>(run: (userId: string) => Promise<T>) => runAsUser("sharing", run);
 
 const invalid = (message: string) => ({ ok: false as const, code: "VALIDATION_FAILED", message });
 

@@ -4,6 +4,7 @@ import { notFound } from "next/navigation";
 import { cache } from "react";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel } from "@/app/_components/error-panel";
+import { DataTable, PageHeading, Person, SettingsSection } from "@/app/_components/page-parts";
 import { TimeAgo } from "@/app/_components/time-ago";
 import { absoluteTime, toDate } from "@/app/_lib/format";
 import { attempt, UUID_PATTERN } from "@/app/_lib/quire";
@@ -138,82 +139,62 @@ export default async function SharingPage({ params }: Props) {
           <li aria-current="page">Share &amp; permissions</li>
         </ol>
       </nav>
-      <div className="page-heading">
-        <div>
-          <h1>Share &amp; permissions</h1>
-          <p className="muted">
+      <PageHeading
+        title="Share & permissions"
+        description={
+          <>
             Who can open <strong className="sharing-doc-name">{document.name}</strong> <code className="sharing-doc-path">{document.path}</code>
-          </p>
-        </div>
-        <Link href={documentPath} className="button">
-          Back to document
-        </Link>
-      </div>
+          </>
+        }
+        action={
+          <Link href={documentPath} className="button">
+            Back to document
+          </Link>
+        }
+      />
 
-      <section className="settings-section" aria-labelledby="general-heading">
-        <div className="settings-section-heading">
-          <h2 id="general-heading">General access</h2>
-          <p className="muted small">
-            Workspace owners and admins and the document&apos;s creator always have full access. A section can set its own
-            team and AI access for its content.
-          </p>
-        </div>
+      <SettingsSection
+        id="general-heading"
+        title="General access"
+        description="Workspace owners and admins and the document's creator always have full access. A section can set its own team and AI access for its content."
+      >
         <div className="panel settings-panel">
           <DocumentPermissionsForm documentId={documentId} defaultPermission={defaultPermission} aiAccess={aiAccess} />
         </div>
-      </section>
+      </SettingsSection>
 
-      <section className="settings-section" aria-labelledby="people-heading">
-        <div className="settings-section-heading">
-          <h2 id="people-heading">People</h2>
-          <p className="muted small">Access for one person, instead of the workspace default. Guests see only what they are given here.</p>
-        </div>
+      <SettingsSection
+        id="people-heading"
+        title="People"
+        description="Access for one person, instead of the workspace default. Guests see only what they are given here."
+      >
         <div className="table-card">
           {grants.length === 0 ? (
             <div className="table-empty" data-testid="grant-list">
               <p className="muted small">No one has their own access yet: everyone gets the general access above.</p>
             </div>
           ) : (
-            <table className="data-table" data-testid="grant-list">
-              <thead>
-                <tr>
-                  <th scope="col">Person</th>
-                  <th scope="col">Access</th>
-                  <th scope="col" className="cell-actions">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {grants.map((grant) => {
-                  const member = memberById.get(grant.userId);
-                  const name = grant.name ?? member?.name ?? "Former member";
-                  return (
-                    <tr key={grant.userId} data-testid="grant-row" data-user-id={grant.userId}>
-                      <td>
-                        <div className="person">
-                          <span className="avatar" aria-hidden="true">{initials(name)}</span>
-                          <div className="person-text">
-                            <span className="person-name">
-                              {name}
-                              {grant.userId === user.id ? <span className="badge badge-small">you</span> : null}
-                              {member?.role === "guest" ? <span className="role role-guest">guest</span> : null}
-                            </span>
-                            {member ? <span className="person-email">{member.email}</span> : <span className="person-email">No longer in the workspace</span>}
-                          </div>
-                        </div>
-                      </td>
-                      <td>
-                        <GrantSelect documentId={documentId} userId={grant.userId} name={name} permission={grant.permission} />
-                      </td>
-                      <td className="cell-actions">
-                        <RemoveGrantButton documentId={documentId} userId={grant.userId} name={name} />
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
+            <DataTable testId="grant-list" columns={["Person", "Access"]}>
+              {grants.map((grant) => {
+                const member = memberById.get(grant.userId);
+                const name = grant.name ?? member?.name ?? "Former member";
+                return (
+                  <tr key={grant.userId} data-testid="grant-row" data-user-id={grant.userId}>
+                    <td>
+                      <Person name={name} email={member ? member.email : "No longer in the workspace"} isYou={grant.userId === user.id}>
+                        {member?.role === "guest" ? <span className="role role-guest">guest</span> : null}
+                      </Person>
+                    </td>
+                    <td>
+                      <GrantSelect documentId={documentId} userId={grant.userId} name={name} permission={grant.permission} />
+                    </td>
+                    <td className="cell-actions">
+                      <RemoveGrantButton documentId={documentId} userId={grant.userId} name={name} />
+                    </td>
+                  </tr>
+                );
+              })}
+            </DataTable>
           )}
           <div className="table-footer">
             {members.ok ? (
@@ -223,16 +204,13 @@ export default async function SharingPage({ params }: Props) {
             )}
           </div>
         </div>
-      </section>
+      </SettingsSection>
 
-      <section className="settings-section" aria-labelledby="links-heading">
-        <div className="settings-section-heading">
-          <h2 id="links-heading">Share links</h2>
-          <p className="muted small">
-            A read link lets anyone who has it read the document without an account. An edit link gives workspace members who open
-            it edit access. Revoke a link to stop it working.
-          </p>
-        </div>
+      <SettingsSection
+        id="links-heading"
+        title="Share links"
+        description="A read link lets anyone who has it read the document without an account. An edit link gives workspace members who open it edit access. Revoke a link to stop it working."
+      >
         <div className="panel settings-panel">
           <ShareLinkForm documentId={documentId} />
         </div>
@@ -244,57 +222,44 @@ export default async function SharingPage({ params }: Props) {
           </div>
         ) : (
           <div className="table-card table-spaced">
-            <table className="data-table" data-testid="share-link-list">
-              <thead>
-                <tr>
-                  <th scope="col">Allows</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" className="cell-actions">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {links.value.shareLinks.map((link) => {
-                  const state = linkState(link, now);
-                  return (
-                    <tr key={link.shareLinkId} data-testid="share-link-row" data-state={state} className={state === "active" ? undefined : "row-inactive"}>
-                      <td>
-                        <span className={`access access-${link.permission}`}>{link.permission === "edit" ? "Edit" : "Read"}</span>
-                        <span className="link-id" title={link.shareLinkId}>
-                          {link.shareLinkId.slice(0, 8)}
-                        </span>
-                      </td>
-                      <td className="muted small">
-                        <TimeAgo value={link.createdAt} />
-                      </td>
-                      <td className="muted small">
-                        {link.expiresAt ? <span title={absoluteTime(link.expiresAt)}>{expiryText(link.expiresAt, now)}</span> : "Never"}
-                      </td>
-                      <td>
-                        <span className={`status status-${state}`}>
-                          {state === "revoked" && link.revokedAt ? (
-                            <span title={absoluteTime(link.revokedAt)}>Revoked</span>
-                          ) : state === "expired" ? (
-                            "Expired"
-                          ) : (
-                            "Active"
-                          )}
-                        </span>
-                      </td>
-                      <td className="cell-actions">
-                        {state === "active" ? <RevokeShareLinkButton documentId={documentId} shareLinkId={link.shareLinkId} /> : null}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
+            <DataTable testId="share-link-list" columns={["Allows", "Created", "Expires", "Status"]}>
+              {links.value.shareLinks.map((link) => {
+                const state = linkState(link, now);
+                return (
+                  <tr key={link.shareLinkId} data-testid="share-link-row" data-state={state} className={state === "active" ? undefined : "row-inactive"}>
+                    <td>
+                      <span className={`access access-${link.permission}`}>{link.permission === "edit" ? "Edit" : "Read"}</span>
+                      <span className="link-id" title={link.shareLinkId}>
+                        {link.shareLinkId.slice(0, 8)}
+                      </span>
+                    </td>
+                    <td className="muted small">
+                      <TimeAgo value={link.createdAt} />
+                    </td>
+                    <td className="muted small">
+                      {link.expiresAt ? <span title={absoluteTime(link.expiresAt)}>{expiryText(link.expiresAt, now)}</span> : "Never"}
+                    </td>
+                    <td>
+                      <span className={`status status-${state}`}>
+                        {state === "revoked" && link.revokedAt ? (
+                          <span title={absoluteTime(link.revokedAt)}>Revoked</span>
+                        ) : state === "expired" ? (
+                          "Expired"
+                        ) : (
+                          "Active"
+                        )}
+                      </span>
+                    </td>
+                    <td className="cell-actions">
+                      {state === "active" ? <RevokeShareLinkButton documentId={documentId} shareLinkId={link.shareLinkId} /> : null}
+                    </td>
+                  </tr>
+                );
+              })}
+            </DataTable>
           </div>
         )}
-      </section>
+      </SettingsSection>
 
     </AppShell>
   );
@@ -313,10 +278,4 @@ function expiryText(value: string, now: Date): string {
   const days = Math.ceil((date.getTime() - now.getTime()) / 86_400_000);
   if (days <= 0) return absoluteTime(value);
   return days === 1 ? "in 1 day" : `in ${days} days`;
-}
-
-function initials(name: string): string {
-  const parts = name.trim().split(/\s+/).filter(Boolean);
-  const letters = parts.length > 1 ? [parts[0]?.[0], parts[parts.length - 1]?.[0]] : [parts[0]?.[0]];
-  return letters.filter(Boolean).join("").toUpperCase() || "?";
 }

@@ -2,7 +2,9 @@
 
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
-import { ConfirmButton, OneTimeSecret } from "@/app/settings/settings-client";
+import { AutoSaveSelect, FormError, useActionForm } from "@/app/_components/action-form";
+import { ActionConfirmButton } from "@/app/_components/confirm-button";
+import { OneTimeSecret } from "@/app/_components/one-time-secret";
 import {
   createDocumentShareLink,
   revokeDocumentShareLink,
@@ -89,54 +91,21 @@ export function DocumentPermissionsForm({
 
 /** One person's access, saved as soon as it changes. */
 export function GrantSelect({ documentId, userId, name, permission }: { documentId: string; userId: string; name: string; permission: Level }) {
-  const router = useRouter();
-  const [value, setValue] = useState<Level>(permission);
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-
   return (
-    <div className="role-select">
-      <select
-        aria-label={`Access of ${name}`}
-        value={value}
-        disabled={pending}
-        onChange={async (event) => {
-          const next = event.currentTarget.value as Level;
-          setValue(next);
-          setPending(true);
-          setError(null);
-          const result = await setUserPermission(documentId, userId, next);
-          setPending(false);
-          if (!result.ok) {
-            setValue(permission);
-            setError(result.message);
-            return;
-          }
-          router.refresh();
-        }}
-      >
-        <LevelOptions />
-      </select>
-      {pending ? <span className="muted small">Saving…</span> : null}
-      {error ? <p className="inline-error" role="alert">{error}</p> : null}
-    </div>
+    <AutoSaveSelect label={`Access of ${name}`} initial={permission} save={(next) => setUserPermission(documentId, userId, next)}>
+      <LevelOptions />
+    </AutoSaveSelect>
   );
 }
 
 export function RemoveGrantButton({ documentId, userId, name }: { documentId: string; userId: string; name: string }) {
-  const router = useRouter();
   return (
-    <ConfirmButton
+    <ActionConfirmButton
       label="Remove"
       question={`Remove ${name}'s own access?`}
       confirmLabel="Remove"
       pendingLabel="Removing…"
-      onConfirm={async () => {
-        const result = await setUserPermission(documentId, userId, null);
-        if (!result.ok) return result.message;
-        router.refresh();
-        return null;
-      }}
+      action={() => setUserPermission(documentId, userId, null)}
     />
   );
 }
@@ -149,28 +118,10 @@ export interface PickableMember {
 }
 
 export function AddGrantForm({ documentId, members }: { documentId: string; members: PickableMember[] }) {
-  const router = useRouter();
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { pending, error, onSubmit } = useActionForm((data) => setUserPermission(documentId, data.get("userId"), data.get("permission")));
 
   if (members.length === 0) {
     return <p className="muted small add-grant-empty">Everyone in the workspace already has their own access here, or always has full access.</p>;
-  }
-
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = event.currentTarget;
-    const data = new FormData(form);
-    setPending(true);
-    setError(null);
-    const result = await setUserPermission(documentId, data.get("userId"), data.get("permission"));
-    setPending(false);
-    if (!result.ok) {
-      setError(result.message);
-      return;
-    }
-    form.reset();
-    router.refresh();
   }
 
   return (
@@ -200,33 +151,17 @@ export function AddGrantForm({ documentId, members }: { documentId: string; memb
           {pending ? "Adding…" : "Add person"}
         </button>
       </form>
-      {error ? <p className="form-error form-error-spaced" role="alert">{error}</p> : null}
+      <FormError error={error} />
     </>
   );
 }
 
 export function ShareLinkForm({ documentId }: { documentId: string }) {
-  const router = useRouter();
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const [created, setCreated] = useState<CreatedShareLink | null>(null);
-
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = event.currentTarget;
-    const data = new FormData(form);
-    setPending(true);
-    setError(null);
-    const result = await createDocumentShareLink(documentId, { permission: data.get("permission"), expiresInDays: data.get("expiresInDays") });
-    setPending(false);
-    if (!result.ok) {
-      setError(result.message);
-      return;
-    }
-    setCreated(result.value);
-    form.reset();
-    router.refresh();
-  }
+  const { pending, error, onSubmit } = useActionForm(
+    (data) => createDocumentShareLink(documentId, { permission: data.get("permission"), expiresInDays: data.get("expiresInDays") }),
+    setCreated,
+  );
 
   const who =
     created?.permission === "edit"
@@ -253,7 +188,7 @@ export function ShareLinkForm({ documentId }: { documentId: string }) {
           {pending ? "Creating…" : "Create link"}
         </button>
       </form>
-      {error ? <p className="form-error form-error-spaced" role="alert">{error}</p> : null}
+      <FormError error={error} />
       {created ? (
         <OneTimeSecret
           title={created.permission === "edit" ? "New edit link" : "New read-only link"}
@@ -269,19 +204,13 @@ export function ShareLinkForm({ documentId }: { documentId: string }) {
 }
 
 export function RevokeShareLinkButton({ documentId, shareLinkId }: { documentId: string; shareLinkId: string }) {
-  const router = useRouter();
   return (
-    <ConfirmButton
+    <ActionConfirmButton
       label="Revoke"
       question="Stop this link from working?"
       confirmLabel="Revoke"
       pendingLabel="Revoking…"
-      onConfirm={async () => {
-        const result = await revokeDocumentShareLink(documentId, shareLinkId);
-        if (!result.ok) return result.message;
-        router.refresh();
-        return null;
-      }}
+      action={() => revokeDocumentShareLink(documentId, shareLinkId)}
     />
   );
 }

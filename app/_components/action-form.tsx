@@ -1,0 +1,87 @@
+"use client";
+
+/** Client plumbing shared by the forms that call a server action and show its error. */
+import { useRouter } from "next/navigation";
+import { useState, type FormEvent, type ReactNode } from "react";
+import type { ActionResult } from "@/app/_lib/action-result";
+
+/**
+ * Submits a form's data to a server action. While it runs `pending` is true;
+ * a failure's message lands in `error`; on success `onSuccess` gets the value,
+ * the form is cleared and the page refreshed.
+ */
+export function useActionForm<T>(submit: (data: FormData) => Promise<ActionResult<T>>, onSuccess?: (value: T) => void) {
+  const router = useRouter();
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const data = new FormData(form);
+    setPending(true);
+    setError(null);
+    const result = await submit(data);
+    setPending(false);
+    if (!result.ok) {
+      setError(result.message);
+      return;
+    }
+    onSuccess?.(result.value);
+    form.reset();
+    router.refresh();
+  }
+
+  return { pending, error, onSubmit };
+}
+
+/** A form's error message, under the form. */
+export function FormError({ error }: { error: string | null }) {
+  return error ? <p className="form-error form-error-spaced" role="alert">{error}</p> : null;
+}
+
+/** A select saved as soon as it changes; on failure it goes back to `initial` and shows why. */
+export function AutoSaveSelect<T extends string>({
+  label,
+  initial,
+  save,
+  children,
+}: {
+  label: string;
+  initial: T;
+  save: (value: T) => Promise<ActionResult>;
+  children: ReactNode;
+}) {
+  const router = useRouter();
+  const [value, setValue] = useState<T>(initial);
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  return (
+    <div className="role-select">
+      <select
+        aria-label={label}
+        value={value}
+        disabled={pending}
+        onChange={async (event) => {
+          const next = event.currentTarget.value as T;
+          setValue(next);
+          setPending(true);
+          setError(null);
+          const result = await save(next);
+          setPending(false);
+          if (!result.ok) {
+            setValue(initial);
+            setError(result.message);
+            return;
+          }
+          router.refresh();
+        }}
+      >
+        {children}
+      </select>
+      {pending ? <span className="muted small">Saving…</span> : null}
+      {error ? <p className="inline-error" role="alert">{error}</p> : null}
+    </div>
+  );
+}

@@ -1,0 +1,25 @@
+/**
+ * The result a server action hands back to its form: the value, or a
+ * DomainError turned into a code and a message the form can show.
+ */
+import { getSessionUser } from "@/app/_lib/session";
+import { isDomainError } from "@/server/core/errors";
+
+export type ActionResult<T = undefined> = { ok: true; value: T } | { ok: false; code: string; message: string };
+
+/**
+ * Runs a bridge call as the signed-in user. A DomainError becomes its code and
+ * message; anything else is logged (as "[quire] <what> action failed") and
+ * shown as a generic failure.
+ */
+export async function runAsUser<T>(what: string, run: (userId: string) => Promise<T>): Promise<ActionResult<T>> {
+  const user = await getSessionUser();
+  if (!user) return { ok: false, code: "UNAUTHENTICATED", message: "Your session has ended. Sign in again." };
+  try {
+    return { ok: true, value: await run(user.id) };
+  } catch (error) {
+    if (isDomainError(error)) return { ok: false, code: error.code, message: error.message };
+    console.error(`[quire] ${what} action failed`, error);
+    return { ok: false, code: "INTERNAL", message: "Something went wrong. Please try again." };
+  }
+}
