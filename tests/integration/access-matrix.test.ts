@@ -12,7 +12,8 @@ import { acceptShareLink, readSharedDocument } from "@/server/actions/share-link
 import { isDomainError } from "@/server/core/errors";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
-type Need = "read" | "edit" | "manage";
+/** "workspace": tools about the workspace itself, open to every member and every AI call. */
+type Need = "workspace" | "read" | "edit" | "manage";
 type Outcome = "allow" | "not_found" | "denied";
 type Args = Record<string, unknown>;
 
@@ -184,19 +185,22 @@ const CASES: Case[] = [
   { tool: "merge_requests", action: "execute", need: "edit", args: async (f) => ({ mergeRequestId: await freshMergeRequest(f) }) },
   { tool: "merge_requests", action: "close", need: "edit", args: async (f) => ({ mergeRequestId: await freshMergeRequest(f) }) },
   { tool: "merge_requests", action: "update", need: "edit", args: async (f) => ({ mergeRequestId: await freshMergeRequest(f), newTitle: "Retitled" }) },
+  { tool: "members", action: "list", need: "workspace", args: async () => ({}) },
+  { tool: "members", action: "search", need: "workspace", args: async () => ({ query: "ol" }) },
+  { tool: "upload_url", action: "", need: "workspace", args: async () => ({ filename: "notes.txt", mediaType: "text/plain", size: 10 }) },
 ];
 
 /** What each kind of caller may do, per need. */
 const EXPECT: Record<string, Record<Need, Outcome>> = {
-  owner: { read: "allow", edit: "allow", manage: "allow" },
-  admin: { read: "allow", edit: "allow", manage: "allow" },
-  "member with edit": { read: "allow", edit: "allow", manage: "denied" },
-  "member with read": { read: "allow", edit: "denied", manage: "denied" },
-  "member with none": { read: "not_found", edit: "not_found", manage: "not_found" },
-  "guest without grant": { read: "not_found", edit: "not_found", manage: "not_found" },
-  "AI, aiAccess edit": { read: "allow", edit: "allow", manage: "denied" },
-  "AI, aiAccess read": { read: "allow", edit: "denied", manage: "denied" },
-  "AI, aiAccess none": { read: "not_found", edit: "not_found", manage: "not_found" },
+  owner: { workspace: "allow", read: "allow", edit: "allow", manage: "allow" },
+  admin: { workspace: "allow", read: "allow", edit: "allow", manage: "allow" },
+  "member with edit": { workspace: "allow", read: "allow", edit: "allow", manage: "denied" },
+  "member with read": { workspace: "allow", read: "allow", edit: "denied", manage: "denied" },
+  "member with none": { workspace: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
+  "guest without grant": { workspace: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
+  "AI, aiAccess edit": { workspace: "allow", read: "allow", edit: "allow", manage: "denied" },
+  "AI, aiAccess read": { workspace: "allow", read: "allow", edit: "denied", manage: "denied" },
+  "AI, aiAccess none": { workspace: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
 };
 
 interface Caller {
