@@ -5,12 +5,11 @@
  * appears in the members list; an API token created on /settings/tokens works
  * for an MCP client until it is revoked on the same page.
  */
-import { existsSync } from "node:fs";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { callMcp, startTestServer, type TestServer } from "../helpers/server";
+import { launchChromium } from "../helpers/browser";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const OWNER = { name: "Olive Owner", email: "olive@example.test", password: "correct horse battery" };
 const INVITEE = { name: "Ivy Invitee", email: "ivy@example.test", password: "another long password" };
 
@@ -20,13 +19,9 @@ let context: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
   server = await startTestServer({ next: true });
   await server.createUser(OWNER.email, OWNER.name, OWNER.password);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.setDefaultTimeout(20_000);

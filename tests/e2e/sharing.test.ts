@@ -5,12 +5,11 @@
  * through a read link until it is revoked, and a member shut out by the team
  * default who gets in through an edit link.
  */
-import { existsSync } from "node:fs";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { launchChromium } from "../helpers/browser";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const PASSWORD = "correct horse battery";
 
 let server: TestServer;
@@ -51,7 +50,6 @@ async function createLink(page: Page, permission: "read" | "edit", expiresInDays
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
   server = await startTestServer({ next: true });
   ownerUser = await server.createUser("olive@example.test", "Olive Owner", PASSWORD);
   memberUser = await server.createUser("mira@example.test", "Mira Member", PASSWORD);
@@ -68,10 +66,7 @@ beforeAll(async () => {
   });
   documentId = created.documentId;
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launchChromium();
   ownerContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   owner = await ownerContext.newPage();
   owner.setDefaultTimeout(20_000);

@@ -4,12 +4,11 @@
  * sign-out, the document list and the document page (markdown that must not
  * run scripts, branch switching, history, viewing a commit).
  */
-import { existsSync } from "node:fs";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/server";
+import { launchChromium } from "../helpers/browser";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const OWNER = { name: "Olive Owner", email: "olive@example.test", password: "correct horse battery" };
 
 let server: TestServer;
@@ -22,12 +21,8 @@ let documentId: string;
 const pathOf = (page: Page) => new URL(page.url()).pathname;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
   server = await startTestServer({ next: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.setDefaultTimeout(20_000);
