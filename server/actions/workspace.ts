@@ -23,6 +23,7 @@ import {
 import { findUserByEmail } from "@/server/store/accounts";
 import { getInvite, type InviteRow, insertInvite, listPendingInvites, markInviteRevoked } from "@/server/store/invites";
 import { deleteMembership, getMember, lockOwners, setMemberRole } from "@/server/store/members";
+import type { Tx } from "@/server/store/db";
 import type { ActionContext } from "./context";
 import { pageOfMembers } from "./members";
 import { cursorSchema, pageLimitSchema, uuidSchema, validationError } from "./tool";
@@ -165,15 +166,23 @@ async function listMembersAction(ctx: WorkspaceContext, input: ActionInput<"list
   };
 }
 
+/**
+ * Locks the owners' memberships, then reads the caller's and the target's
+ * roles as of now (they may have changed since the request was authenticated).
+ */
+async function lockMembers(tx: Tx, ctx: WorkspaceContext, targetUserId: string) {
+  const owners = await lockOwners(tx, ctx.actor.workspaceId);
+  const actor = await getMember(tx, ctx.actor.workspaceId, ctx.actor.userId);
+  const target = await getMember(tx, ctx.actor.workspaceId, targetUserId, { forUpdate: true });
+  if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is no longer a member of this workspace.");
+  if (!target) throw memberNotFound(targetUserId);
+  return { owners, actor, target };
+}
+
 function changeRole(ctx: WorkspaceContext, input: ActionInput<"change_role">): Promise<WorkspaceResults["change_role"]> {
   refuse(managerRefusal(ctx.actor.role));
   return ctx.db.transaction(async (tx) => {
-    const owners = await lockOwners(tx, ctx.actor.workspaceId);
-    // The caller's role as of now, under the lock (it may have changed since the request was authenticated).
-    const actor = await getMember(tx, ctx.actor.workspaceId, ctx.actor.userId);
-    const target = await getMember(tx, ctx.actor.workspaceId, input.userId, { forUpdate: true });
-    if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is no longer a member of this workspace.");
-    if (!target) throw memberNotFound(input.userId);
+    const { owners, actor, target } = await lockMembers(tx, ctx, input.userId);
     const changed = target.role !== input.role;
     // Keeping a role takes no owner away, so only a real change counts the owners.
     const ownerCount = changed ? owners.length : Number.POSITIVE_INFINITY;
@@ -190,11 +199,7 @@ function changeRole(ctx: WorkspaceContext, input: ActionInput<"change_role">): P
 function removeMember(ctx: WorkspaceContext, input: ActionInput<"remove_member">): Promise<WorkspaceResults["remove_member"]> {
   refuse(managerRefusal(ctx.actor.role));
   return ctx.db.transaction(async (tx) => {
-    const owners = await lockOwners(tx, ctx.actor.workspaceId);
-    const actor = await getMember(tx, ctx.actor.workspaceId, ctx.actor.userId);
-    const target = await getMember(tx, ctx.actor.workspaceId, input.userId, { forUpdate: true });
-    if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is no longer a member of this workspace.");
-    if (!target) throw memberNotFound(input.userId);
+    const { owners, actor, target } = await lockMembers(tx, ctx, input.userId);
     refuse(removeRefusal({ actor: actor.role, target: target.role, ownerCount: owners.length }));
     await deleteMembership(tx, ctx.actor.workspaceId, target.userId);
     return { userId: target.userId, removed: true as const };
