@@ -15,7 +15,8 @@ import type { Tx } from "./db";
 const CACHE_BYTES = 128 * 1024 * 1024;
 const cache = new LRUCache<string, SectionVersion | DocumentTree>({
   maxSize: CACHE_BYTES,
-  sizeCalculation: (value) => Math.max(1, JSON.stringify(value).length),
+  // A tree's size follows its section count (about 120 bytes of JSON an entry); a blob is measured.
+  sizeCalculation: (value) => ("sections" in value ? 500 + 120 * value.sections.length : Math.max(1, JSON.stringify(value).length)),
 });
 const blobKey = (hash: string) => `b:${hash}`;
 const treeKey = (hash: string) => `t:${hash}`;
@@ -30,6 +31,9 @@ export async function putSections(tx: Tx, versions: readonly SectionVersion[]): 
       .insert(blobs)
       .values([...unique].map(([hash, body]) => ({ hash, body })))
       .onConflictDoNothing();
+    // Caching what this transaction writes is safe even if it rolls back: a hash names its content
+    // everywhere, and only a stored commit can lead a reader to it.
+    for (const [hash, body] of unique) cache.set(blobKey(hash), body);
   }
   return hashes;
 }
@@ -58,7 +62,9 @@ export async function loadSections(tx: Tx, hashes: Iterable<string>): Promise<Ma
 
 export async function putTree(tx: Tx, tree: DocumentTree): Promise<string> {
   const hash = hashTree(tree);
-  await tx.insert(trees).values({ hash, body: normalizeTree(tree) }).onConflictDoNothing();
+  const body = normalizeTree(tree);
+  await tx.insert(trees).values({ hash, body }).onConflictDoNothing();
+  cache.set(treeKey(hash), body);
   return hash;
 }
 
