@@ -45,6 +45,8 @@ export interface DocumentSection {
   defaultPermission: Permission | null;
   aiAccess: Permission | null;
   references: SectionReference[];
+  /** Storage key -> signed download URL; empty for a share-link visitor. */
+  downloads: Record<string, string>;
 }
 
 export interface DocumentRead {

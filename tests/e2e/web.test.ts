@@ -173,6 +173,40 @@ test("documents appear by path; the document page renders markdown safely, switc
   await page.getByRole("heading", { name: "Not found" }).waitFor();
 });
 
+test("stored files show on the document page: the image loads and the file downloads through signed links", async () => {
+  // A 1x1 PNG, uploaded the way an agent does: upload_url, then PUT the bytes.
+  const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+  const upload = async (filename: string, mediaType: string, bytes: Buffer) => {
+    const ticket = await server.callTool("upload_url", ownerId, { filename, mediaType, size: bytes.length });
+    const put = await fetch(ticket.uploadUrl, { method: "PUT", headers: ticket.headers, body: new Uint8Array(bytes) });
+    expect(put.status).toBeLessThan(300);
+    return ticket.key;
+  };
+  const imageKey = await upload("dot.png", "image/png", png);
+  const notesKey = await upload("notes.txt", "text/plain", Buffer.from("quarterly notes"));
+  const doc = await server.callTool("documents", ownerId, {
+    action: "create",
+    path: "handbook/files",
+    sections: [
+      {
+        name: "Attachments",
+        content: [
+          { blockType: "image", type: "storage", mediaType: "image/png", key: imageKey },
+          { blockType: "file", type: "storage", mediaType: "text/plain", key: notesKey, filename: "notes.txt" },
+        ],
+      },
+    ],
+  });
+  await page.goto(`${server.url}/documents/${doc.documentId}`);
+  const image = page.locator(".block-image img");
+  await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(1);
+  const link = page.getByRole("link", { name: "notes.txt" });
+  const href = await link.getAttribute("href");
+  expect(href).toContain("/api/files/");
+  const download = await page.request.get(href!);
+  expect(await download.text()).toBe("quarterly notes");
+});
+
 test("sign out; a wrong password is refused; the right one returns to the page that was asked for", async () => {
   await page.goto(`${server.url}/`);
   await page.getByRole("button", { name: "Sign out" }).click();

@@ -123,7 +123,7 @@ export function SectionFrame({ section, badges, references }: { section: Documen
         <h2 id={`heading-${section.sectionId}`}>{section.name}</h2>
         {badges}
       </div>
-      <SectionBlocks blocks={section.content} />
+      <SectionBlocks blocks={section.content} downloads={section.downloads} />
       {section.references.length > 0 ? (
         <div className="references">
           <span className="references-label">See also</span>

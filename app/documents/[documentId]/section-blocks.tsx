@@ -2,8 +2,8 @@
  * How each content block of a section is shown. Text is markdown rendered by
  * react-markdown without rehype-raw: raw HTML in a document shows as inert
  * text and link URLs pass react-markdown's safe-protocol filter. Images load
- * only from http(s) URLs or inline base64 data; stored files are named but
- * not yet downloadable.
+ * only from http(s) URLs, inline base64 data, or Quire's own signed download
+ * links for stored files (which `read` hands out only to readers who may see them).
  */
 import type { ComponentPropsWithoutRef, ReactNode } from "react";
 import Markdown, { type Components } from "react-markdown";
@@ -11,18 +11,37 @@ import remarkGfm from "remark-gfm";
 import type { Block } from "@/server/core/blocks";
 import { markCommentRanges, rehypeCommentMarks } from "./comment-markup";
 
-export function SectionBlocks({ blocks }: { blocks: readonly Block[] }) {
+/** `downloads` maps storage keys to signed download URLs; a reader without them (a share-link visitor) sees the file named only. */
+export function SectionBlocks({ blocks, downloads }: { blocks: readonly Block[]; downloads: Readonly<Record<string, string>> }) {
   if (blocks.length === 0) return <p className="muted empty-section">This section is empty.</p>;
   return (
     <div className="blocks">
       {blocks.map((block, index) => (
-        <BlockView key={index} block={block} />
+        <BlockView key={index} block={block} downloads={downloads} />
       ))}
     </div>
   );
 }
 
-function BlockView({ block }: { block: Block }) {
+const NO_DOWNLOAD = "sign in to download";
+
+/** A stored file: a download link when the reader has one, else its name. */
+function StoredFile({ kind, filename, meta, url }: { kind: string; filename: string; meta: string; url: string | undefined }) {
+  return (
+    <div className="block-attachment">
+      <AttachmentIcon />
+      <div>
+        {url ? <a href={url} download={filename}>{filename}</a> : <span>{filename}</span>}
+        <span className="attachment-meta">
+          {kind} · {meta}
+          {url ? "" : ` · ${NO_DOWNLOAD}`}
+        </span>
+      </div>
+    </div>
+  );
+}
+
+function BlockView({ block, downloads }: { block: Block; downloads: Readonly<Record<string, string>> }) {
   switch (block.blockType) {
     case "text":
       return <MarkdownText text={block.text} />;
@@ -47,8 +66,16 @@ function BlockView({ block }: { block: Block }) {
             <Placeholder kind="Image" detail="inline image data is not valid" />
           );
         }
-        case "storage":
-          return <Placeholder kind="Image" detail={<code>{block.key}</code>} note="stored file · preview coming soon" />;
+        case "storage": {
+          const url = downloads[block.key];
+          return url ? (
+            <figure className="block-image">
+              <img src={url} alt="" loading="lazy" />
+            </figure>
+          ) : (
+            <Placeholder kind="Image" detail="stored image" note={NO_DOWNLOAD} />
+          );
+        }
         case "file":
           return <Placeholder kind="Image" detail={<code>{block.path}</code>} note="local file, not uploaded" />;
         default:
@@ -69,17 +96,18 @@ function BlockView({ block }: { block: Block }) {
         </div>
       );
     case "file":
-      return <Placeholder kind="File" detail={block.filename} note={`${block.mediaType} · stored as ${block.key} · downloads coming soon`} />;
+      return <StoredFile kind="File" filename={block.filename} meta={block.mediaType} url={downloads[block.key]} />;
     case "csv":
       return (
-        <Placeholder
+        <StoredFile
           kind="CSV"
-          detail={block.filename}
-          note={`${block.rowCount} row${block.rowCount === 1 ? "" : "s"} · columns: ${block.headers.join(", ") || "none"} · stored as ${block.key}`}
+          filename={block.filename}
+          meta={`${block.rowCount} row${block.rowCount === 1 ? "" : "s"} · columns: ${block.headers.join(", ") || "none"}`}
+          url={downloads[block.key]}
         />
       );
     case "database_embed":
-      return <Placeholder kind="Database" detail={<code>{block.databaseId}</code>} note="embedded database · view coming soon" />;
+      return <Placeholder kind="Database" detail={<code>{block.databaseId}</code>} note="embedded database (shown by id)" />;
     default:
       return <UnknownBlock />;
   }
