@@ -142,7 +142,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       return;
     }
     if (path === "/api/health") {
-      sendJson(res, 200, { ok: true, version, tools: Object.keys(tools) });
+      const web = !options.next ? "disabled" : nextHandler ? "ready" : "starting";
+      sendJson(res, 200, { ok: true, version, web, tools: Object.keys(tools) });
       return;
     }
     if (nextHandler) {

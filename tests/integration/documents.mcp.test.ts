@@ -41,6 +41,12 @@ describe("authentication", () => {
     }
   });
 
+  test("the health check needs no token and says whether the web app is served", async () => {
+    const health = (await (await fetch(`${server.url}/api/health`)).json()) as { ok: boolean; web: string; tools: string[] };
+    expect(health).toMatchObject({ ok: true, web: "disabled" });
+    expect(health.tools).toContain("sections");
+  });
+
   test("lists the tools with flat object schemas", async () => {
     const { tools } = await mcp.listTools();
     const names = tools.map((t) => t.name).sort();
