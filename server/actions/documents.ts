@@ -25,7 +25,6 @@ import {
   createDocument,
   type DocumentRow,
   getBranch,
-  DEFAULT_BRANCH,
   getDocument,
   listBranches,
   listDocuments,

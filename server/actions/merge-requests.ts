@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import type { MergeRequestStatus, ReviewState } from "@/db/schema";
-import { DomainError, isDomainError, notFound } from "@/server/core/errors";
+import { DomainError, isDomainError } from "@/server/core/errors";
 import { branchNameSchema, commitMessageSchema, descriptionSchema, documentPathSchema } from "@/server/core/names";
 import { getMembership, nonMembers } from "@/server/store/accounts";
 import type { Tx } from "@/server/store/db";

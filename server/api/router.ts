@@ -4,7 +4,7 @@
  */
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
-import type { Actor, ActionContext } from "@/server/actions/context";
+import type { Actor } from "@/server/actions/context";
 import type { ToolInput, ToolName, ToolOutput } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/run";
 import { type ApiTokensInput, type ApiTokensOutput, runApiTokensAction } from "@/server/actions/api-tokens";
@@ -73,23 +73,7 @@ const authenticated = t.procedure.use(({ ctx, next }) => {
   return next({ ctx: { ...ctx, actor: ctx.actor } });
 });
 
-/** A procedure for one tool: the input passes through untouched so runTool validates it once, with the tool's schema. */
-function toolProcedure<T extends ToolName>(name: T) {
-  return authenticated
-    .input((raw: unknown) => raw as ToolInput<T>)
-    .output((value: unknown) => value as ToolOutput<T>);
-}
-
-async function callTool(name: ToolName, ctx: ActionContext, input: unknown) {
-  try {
-    return await runTool(name, ctx, input);
-  } catch (error) {
-    if (isDomainError(error)) throw new TRPCError({ code: TRPC_CODES[error.code], message: error.message, cause: error });
-    throw error;
-  }
-}
-
-/** Runs a non-tool action module (workspace administration, API tokens) with the same error mapping. */
+/** Runs an action with DomainErrors mapped to tRPC codes (the DomainError stays in `cause` for the formatter). */
 async function callAction<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
@@ -99,19 +83,30 @@ async function callAction<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The procedure for one tool. The input passes through untouched so runTool
+ * validates it once, with the tool's own schema, exactly as MCP does.
+ */
+function toolProcedure<T extends ToolName>(name: T) {
+  return authenticated
+    .input((raw: unknown) => raw as ToolInput<T>)
+    .output((value: unknown) => value as ToolOutput<T>);
+}
+// The result's type comes from `.output()`; runTool itself returns unknown.
+const toolMutation = <T extends ToolName>(name: T) =>
+  toolProcedure(name).mutation(({ ctx, input }) => callAction(() => runTool(name, ctx, input)) as never);
+const toolQuery = <T extends ToolName>(name: T) =>
+  toolProcedure(name).query(({ ctx, input }) => callAction(() => runTool(name, ctx, input)) as never);
+
 const defaultBaseUrl = () => process.env.QUIRE_PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 3000}`;
 
 export const appRouter = t.router({
-  documents: toolProcedure("documents").mutation(({ ctx, input }) => callTool("documents", ctx, input) as Promise<ToolOutput<"documents">>),
-  read: toolProcedure("read").query(({ ctx, input }) => callTool("read", ctx, input) as Promise<ToolOutput<"read">>),
-  mergeRequests: toolProcedure("merge_requests").mutation(
-    ({ ctx, input }) => callTool("merge_requests", ctx, input) as Promise<ToolOutput<"merge_requests">>,
-  ),
-  sections: toolProcedure("sections").mutation(({ ctx, input }) => callTool("sections", ctx, input) as Promise<ToolOutput<"sections">>),
-  uploadUrl: toolProcedure("upload_url").mutation(
-    ({ ctx, input }) => callTool("upload_url", ctx, input) as Promise<ToolOutput<"upload_url">>,
-  ),
-  members: toolProcedure("members").query(({ ctx, input }) => callTool("members", ctx, input) as Promise<ToolOutput<"members">>),
+  documents: toolMutation("documents"),
+  read: toolQuery("read"),
+  mergeRequests: toolMutation("merge_requests"),
+  sections: toolMutation("sections"),
+  uploadUrl: toolMutation("upload_url"),
+  members: toolQuery("members"),
   /** Workspace administration (members, roles, invites); not an MCP tool. */
   workspace: authenticated
     .input((raw: unknown) => raw as WorkspaceInput)
