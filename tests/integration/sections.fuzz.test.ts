@@ -13,7 +13,7 @@
  *    an in-memory list of sections, compared after every step.
  *
  * Ids that only exist at run time (the document, its sections, their hashes,
- * references, comments) appear in generated values as `Sym` placeholders and
+ * references, comments) appear in generated values as `Sym` symbols and
  * are resolved against the current state right before each call, so each
  * property run is independent (a fresh document) and replays from its seed.
  */
@@ -64,7 +64,7 @@ interface ToolResult {
 const text = (t: string) => ({ blockType: "text", text: t });
 
 // ---------------------------------------------------------------------------
-// Symbolic placeholders, resolved against live state just before a call.
+// Symbols, resolved against live state just before a call.
 // ---------------------------------------------------------------------------
 
 type SymKind =
@@ -103,7 +103,7 @@ class Sym {
   }
 }
 
-/** A string built from literal parts and placeholders (e.g. text around an existing comment tag). */
+/** A string built from literal parts and symbols (e.g. text around an existing comment tag). */
 class Cat {
   constructor(readonly parts: Array<string | Sym>) {}
   [fc.toStringMethod](): string {
@@ -113,7 +113,7 @@ class Cat {
 
 const sym = (kind: SymKind) => fc.nat({ max: 7 }).map((n) => new Sym(kind, n));
 
-/** State a call's placeholders are resolved against. */
+/** State a call's symbols are resolved against. */
 interface World {
   documentId: string;
   snapshot: Snapshot;
@@ -207,7 +207,7 @@ function resolveSym(s: Sym, world: World, branch: string | undefined): unknown {
   }
 }
 
-/** Replaces placeholders with the ids and hashes of the current world. */
+/** Replaces symbols with the ids and hashes of the current world. */
 function resolve(value: unknown, world: World, branch: string | undefined): unknown {
   if (value instanceof Sym && value.kind !== "hashOfTarget") return resolve(resolveSym(value, world, branch), world, branch);
   if (value instanceof Cat) return value.parts.map((p) => (typeof p === "string" ? p : String(resolveSym(p, world, branch)))).join("");

@@ -54,7 +54,7 @@ function BlockView({ block, downloads }: { block: Block; downloads: Readonly<Rec
               {block.alt ? <figcaption>{block.alt}</figcaption> : null}
             </figure>
           ) : (
-            <Placeholder kind="Image" detail="link is not an http(s) URL and is not shown" />
+            <BlockNotice kind="Image" detail="link is not an http(s) URL and is not shown" />
           );
         case "base64": {
           const src = base64ImageSrc(block.mediaType, block.data);
@@ -63,7 +63,7 @@ function BlockView({ block, downloads }: { block: Block; downloads: Readonly<Rec
               <img src={src} alt="" loading="lazy" />
             </figure>
           ) : (
-            <Placeholder kind="Image" detail="inline image data is not valid" />
+            <BlockNotice kind="Image" detail="inline image data is not valid" />
           );
         }
         case "storage": {
@@ -73,11 +73,11 @@ function BlockView({ block, downloads }: { block: Block; downloads: Readonly<Rec
               <img src={url} alt="" loading="lazy" />
             </figure>
           ) : (
-            <Placeholder kind="Image" detail="stored image" note={NO_DOWNLOAD} />
+            <BlockNotice kind="Image" detail="stored image" note={NO_DOWNLOAD} />
           );
         }
         case "file":
-          return <Placeholder kind="Image" detail={<code>{block.path}</code>} note="local file, not uploaded" />;
+          return <BlockNotice kind="Image" detail={<code>{block.path}</code>} note="local file, not uploaded" />;
         default:
           return <UnknownBlock />;
       }
@@ -107,7 +107,7 @@ function BlockView({ block, downloads }: { block: Block; downloads: Readonly<Rec
         />
       );
     case "database_embed":
-      return <Placeholder kind="Database" detail={<code>{block.databaseId}</code>} note="embedded database (shown by id)" />;
+      return <BlockNotice kind="Database" detail={<code>{block.databaseId}</code>} note="embedded database (shown by id)" />;
     default:
       return <UnknownBlock />;
   }
@@ -153,9 +153,9 @@ function withoutNode<T extends { node?: unknown }>(props: T): Omit<T, "node"> {
   return rest;
 }
 
-function Placeholder({ kind, detail, note }: { kind: string; detail: ReactNode; note?: string }) {
+function BlockNotice({ kind, detail, note }: { kind: string; detail: ReactNode; note?: string }) {
   return (
-    <div className="block-placeholder">
+    <div className="block-notice">
       <span className="block-kind">{kind}</span>
       <span className="block-detail">{detail}</span>
       {note ? <span className="block-note">{note}</span> : null}
@@ -164,7 +164,7 @@ function Placeholder({ kind, detail, note }: { kind: string; detail: ReactNode; 
 }
 
 function UnknownBlock() {
-  return <Placeholder kind="Block" detail="This kind of content cannot be shown here yet." />;
+  return <BlockNotice kind="Block" detail="This kind of content cannot be shown in the browser." />;
 }
 
 function AttachmentIcon(props: ComponentPropsWithoutRef<"svg">) {
