@@ -85,3 +85,15 @@ export function AutoSaveSelect<T extends string>({
     </div>
   );
 }
+
+/** The optional "expires in days" field of the forms that create links and tokens; empty means never. */
+export function OptionalExpiryField() {
+  return (
+    <label className="field field-narrow">
+      <span>
+        Expires in days <span className="muted">(optional)</span>
+      </span>
+      <input name="expiresInDays" type="number" min={1} max={3650} placeholder="Never" />
+    </label>
+  );
+}

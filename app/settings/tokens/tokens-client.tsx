@@ -1,7 +1,7 @@
 "use client";
 
 import { useState } from "react";
-import { FormError, useActionForm } from "@/app/_components/action-form";
+import { FormError, useActionForm, OptionalExpiryField } from "@/app/_components/action-form";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
 import { OneTimeSecret } from "@/app/_components/one-time-secret";
 import { createApiToken, revokeApiToken } from "../actions";
@@ -20,12 +20,7 @@ export function CreateTokenForm() {
           <span>Label</span>
           <input name="label" type="text" required maxLength={100} placeholder="What is it for? e.g. Claude on my laptop" />
         </label>
-        <label className="field field-narrow">
-          <span>
-            Expires in days <span className="muted">(optional)</span>
-          </span>
-          <input name="expiresInDays" type="number" min={1} max={3650} placeholder="never" />
-        </label>
+        <OptionalExpiryField />
         <button type="submit" className="button button-primary" disabled={pending}>
           {pending ? "Creating…" : "Create token"}
         </button>

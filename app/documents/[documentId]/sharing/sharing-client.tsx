@@ -2,7 +2,7 @@
 
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
-import { AutoSaveSelect, FormError, useActionForm } from "@/app/_components/action-form";
+import { AutoSaveSelect, FormError, useActionForm, OptionalExpiryField } from "@/app/_components/action-form";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
 import { OneTimeSecret } from "@/app/_components/one-time-secret";
 import {
@@ -178,12 +178,7 @@ export function ShareLinkForm({ documentId }: { documentId: string }) {
             <option value="edit">Editing (workspace members)</option>
           </select>
         </label>
-        <label className="field field-narrow">
-          <span>
-            Expires in days <span className="muted">(optional)</span>
-          </span>
-          <input name="expiresInDays" type="number" min={1} max={3650} placeholder="Never" />
-        </label>
+        <OptionalExpiryField />
         <button type="submit" className="button button-primary" disabled={pending}>
           {pending ? "Creating…" : "Create link"}
         </button>
