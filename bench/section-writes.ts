@@ -600,27 +600,33 @@ async function whatIf(seconds: number): Promise<WhatIfResult[]> {
       await pg.begin(async (tx) => writeChain(tx, await lockAndLoad(tx), [i]));
     };
 
-    /** Group commit: writes queued while a transaction runs go together into the next one (one commit each, one COMMIT). */
-    const queue: Array<{ i: number; done: () => void; fail: (e: unknown) => void }> = [];
-    let draining = false;
-    const drain = async () => {
-      draining = true;
-      while (queue.length > 0) {
-        const batch = queue.splice(0, CLIENTS);
-        try {
-          await pg.begin(async (tx) => writeChain(tx, await lockAndLoad(tx), batch.map((b) => b.i)));
-          for (const b of batch) b.done();
-        } catch (error) {
-          for (const b of batch) b.fail(error);
+    /**
+     * Group commit: writes queued while a batch runs go together into the next
+     * batch (each still its own commit), at most CLIENTS at a time.
+     */
+    const groupCommit = (runBatch: (indexes: number[]) => Promise<void>) => {
+      const queue: Array<{ i: number; done: () => void; fail: (e: unknown) => void }> = [];
+      let draining = false;
+      const drain = async () => {
+        draining = true;
+        while (queue.length > 0) {
+          const batch = queue.splice(0, CLIENTS);
+          try {
+            await runBatch(batch.map((b) => b.i));
+            for (const b of batch) b.done();
+          } catch (error) {
+            for (const b of batch) b.fail(error);
+          }
         }
-      }
-      draining = false;
+        draining = false;
+      };
+      return (i: number) =>
+        new Promise<void>((done, fail) => {
+          queue.push({ i, done, fail });
+          if (!draining) void drain();
+        });
     };
-    const batched = (i: number) =>
-      new Promise<void>((done, fail) => {
-        queue.push({ i, done, fail });
-        if (!draining) void drain();
-      });
+    const batched = groupCommit((indexes) => pg.begin(async (tx) => writeChain(tx, await lockAndLoad(tx), indexes)));
 
     /**
      * One statement per batch: the process keeps the head it last wrote and
@@ -628,66 +634,49 @@ async function whatIf(seconds: number): Promise<WhatIfResult[]> {
      * that inserts the objects (no lock read; a lost race re-reads and retries).
      */
     let cached: { head: string; generation: number; tree: TreeBody } | null = null;
-    const casQueue: Array<{ i: number; done: () => void; fail: (e: unknown) => void }> = [];
-    let casDraining = false;
-    const casDrain = async () => {
-      casDraining = true;
-      while (casQueue.length > 0) {
-        const batch = casQueue.splice(0, CLIENTS);
-        try {
-          for (let attempt = 0; ; attempt++) {
-            cached ??= await lockAndLoad(pg as unknown as postgres.TransactionSql);
-            const state = cached;
-            const blobs: Array<{ hash: string; body: unknown }> = [];
-            const trees: Array<{ hash: string; body: TreeBody }> = [];
-            const commits: Array<{ id: string; parent: string; generation: number; tree: string; section: string }> = [];
-            let { head, generation, tree } = state;
-            for (const { i } of batch) {
-              const blob = newVersion(i);
-              const next = nextTree(tree, i, blob.hash);
-              const id = randomUUID();
-              blobs.push(blob);
-              trees.push(next);
-              commits.push({ id, parent: head, generation: generation + 1, tree: next.hash, section: tree.sections[i]!.sectionId });
-              head = id;
-              generation += 1;
-              tree = next.body;
-            }
-            const moved = await pg`
-              with moved as (
-                update branches set head_commit_id = ${head}, updated_at = now()
-                where document_id = ${doc} and name = 'main' and head_commit_id = ${state.head} returning 1
-              ), b as (
-                insert into blobs (hash, body) select h, x::jsonb from unnest(${blobs.map((b) => b.hash)}::text[], ${blobs.map((b) => JSON.stringify(b.body))}::text[]) as u(h, x) on conflict do nothing
-              ), t as (
-                insert into trees (hash, body) select h, x::jsonb from unnest(${trees.map((t) => t.hash)}::text[], ${trees.map((t) => JSON.stringify(t.body))}::text[]) as u(h, x) on conflict do nothing
-              ), c as (
-                insert into commits (id, document_id, parent_ids, generation, tree_hash, message, author_id, kind, section_ids)
-                select id, ${doc}, array[parent], g, th, 'Update section', ${author}, 'write', array[sec]
-                from unnest(${commits.map((c) => c.id)}::uuid[], ${commits.map((c) => c.parent)}::uuid[], ${commits.map((c) => c.generation)}::int[],
-                            ${commits.map((c) => c.tree)}::text[], ${commits.map((c) => c.section)}::uuid[]) as u(id, parent, g, th, sec)
-                where exists (select 1 from moved)
-              )
-              select count(*)::int as n from moved`;
-            if (moved[0]!.n === 1) {
-              cached = { head, generation, tree };
-              break;
-            }
-            cached = null;
-            if (attempt > 10) throw new Error("branch keeps moving");
-          }
-          for (const b of batch) b.done();
-        } catch (error) {
-          for (const b of batch) b.fail(error);
+    const casBatched = groupCommit(async (indexes) => {
+      for (let attempt = 0; ; attempt++) {
+        cached ??= await lockAndLoad(pg as unknown as postgres.TransactionSql);
+        const state = cached;
+        const blobs: Array<{ hash: string; body: unknown }> = [];
+        const trees: Array<{ hash: string; body: TreeBody }> = [];
+        const commits: Array<{ id: string; parent: string; generation: number; tree: string; section: string }> = [];
+        let { head, generation, tree } = state;
+        for (const i of indexes) {
+          const blob = newVersion(i);
+          const next = nextTree(tree, i, blob.hash);
+          const id = randomUUID();
+          blobs.push(blob);
+          trees.push(next);
+          commits.push({ id, parent: head, generation: generation + 1, tree: next.hash, section: tree.sections[i]!.sectionId });
+          head = id;
+          generation += 1;
+          tree = next.body;
         }
+        const moved = await pg`
+          with moved as (
+            update branches set head_commit_id = ${head}, updated_at = now()
+            where document_id = ${doc} and name = 'main' and head_commit_id = ${state.head} returning 1
+          ), b as (
+            insert into blobs (hash, body) select h, x::jsonb from unnest(${blobs.map((b) => b.hash)}::text[], ${blobs.map((b) => JSON.stringify(b.body))}::text[]) as u(h, x) on conflict do nothing
+          ), t as (
+            insert into trees (hash, body) select h, x::jsonb from unnest(${trees.map((t) => t.hash)}::text[], ${trees.map((t) => JSON.stringify(t.body))}::text[]) as u(h, x) on conflict do nothing
+          ), c as (
+            insert into commits (id, document_id, parent_ids, generation, tree_hash, message, author_id, kind, section_ids)
+            select id, ${doc}, array[parent], g, th, 'Update section', ${author}, 'write', array[sec]
+            from unnest(${commits.map((c) => c.id)}::uuid[], ${commits.map((c) => c.parent)}::uuid[], ${commits.map((c) => c.generation)}::int[],
+                        ${commits.map((c) => c.tree)}::text[], ${commits.map((c) => c.section)}::uuid[]) as u(id, parent, g, th, sec)
+            where exists (select 1 from moved)
+          )
+          select count(*)::int as n from moved`;
+        if (moved[0]!.n === 1) {
+          cached = { head, generation, tree };
+          break;
+        }
+        cached = null;
+        if (attempt > 10) throw new Error("branch keeps moving");
       }
-      casDraining = false;
-    };
-    const casBatched = (i: number) =>
-      new Promise<void>((done, fail) => {
-        casQueue.push({ i, done, fail });
-        if (!casDraining) void casDrain();
-      });
+    });
 
     const variants: Array<[string, (i: number) => Promise<void>]> = [
       ["A  today's sequence: 13 statements, 11 round trips under the branch lock", current],
