@@ -20,7 +20,7 @@ import {
 import { getMembership } from "@/server/store/accounts";
 import { getGrant } from "@/server/store/access";
 import type { Tx } from "@/server/store/db";
-import { type DocumentRow, documentNotFound, getDocument } from "@/server/store/documents";
+import { type DocumentRow, documentNotFound, getDocumentWithGrant } from "@/server/store/documents";
 import type { Actor } from "./context";
 
 export type Need = "read" | "edit" | "manage";
@@ -41,11 +41,15 @@ export function subjectOf(actor: Actor): AccessSubject {
 }
 
 export async function accessFor(tx: Tx, document: DocumentRow, subject: AccessSubject): Promise<DocumentAccess> {
+  return accessWithGrant(document, subject, subject.kind === "member" ? await getGrant(tx, document.id, subject.userId) : null);
+}
+
+function accessWithGrant(document: DocumentRow, subject: AccessSubject, grant: Permission | null): DocumentAccess {
   const facts: DocumentFacts = {
     createdBy: document.createdBy,
     defaultPermission: document.defaultPermission,
     aiAccess: document.aiAccess,
-    grant: subject.kind === "member" ? await getGrant(tx, document.id, subject.userId) : null,
+    grant,
   };
   return {
     document,
@@ -79,7 +83,8 @@ export function requireDocument(access: DocumentAccess, need: Need): void {
 
 /** Loads a document of the actor's workspace and checks the actor may `need` it. */
 export async function openDocument(tx: Tx, actor: Actor, documentId: string, need: Need): Promise<DocumentAccess> {
-  const access = await accessFor(tx, await getDocument(tx, actor.workspaceId, documentId), subjectOf(actor));
+  const { document, grant } = await getDocumentWithGrant(tx, actor.workspaceId, documentId, actor.userId);
+  const access = accessWithGrant(document, subjectOf(actor), grant);
   requireDocument(access, need);
   return access;
 }

@@ -1,8 +1,9 @@
-/** One write on a branch, as its own transaction and commit: the path every writing action takes. */
+/** One write on a branch, as its own commit: the path every writing action takes. */
 import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import type { Tx } from "@/server/store/db";
-import { type BranchState, writeOnBranch } from "@/server/store/documents";
+import { type BranchState, writeOnBranch } from "@/server/store/branch-writes";
+import type { NewCommentRow } from "@/server/store/comments";
 import { type DocumentAccess, openDocument } from "./access";
 import type { ActionContext } from "./context";
 
@@ -18,6 +19,8 @@ export interface WriteResult {
 export interface BranchEdit<R> {
   tree: DocumentTree;
   newSections?: SectionVersion[];
+  /** Comments the new content introduces, stored with the commit (see prepareSectionContent). */
+  newComments?: NewCommentRow[];
   /** Generated message, used unless the caller gave `commitMessage`. */
   message: string;
   kind?: "write" | "revert";
@@ -29,32 +32,38 @@ export interface BranchEdit<R> {
  * for changes to the document itself, "read" for writes that check each
  * section they touch themselves (section permissions can be stricter or looser
  * than the document's).
+ *
+ * Access is checked when the call arrives; `edit` then runs against the branch
+ * as the writes before it left it (writes to a branch are grouped into one
+ * transaction under load, see store/branch-writes.ts), reading through `tx`
+ * and returning everything it wants stored.
  */
-export function writeBranch<R>(
+export async function writeBranch<R>(
   ctx: ActionContext,
   input: { documentId: string; branchName: string; commitMessage?: string },
   need: "read" | "edit",
   edit: (state: BranchState, tx: Tx, access: DocumentAccess) => Promise<BranchEdit<R>>,
 ): Promise<WriteResult & R> {
-  return ctx.db.transaction(async (tx) => {
-    const access = await openDocument(tx, ctx.actor, input.documentId, need);
-    const { document } = access;
-    const written = await writeOnBranch(
-      tx,
-      { document, branchName: input.branchName, authorId: ctx.actor.userId, now: ctx.clock() },
-      async (state) => {
-        const next = await edit(state, tx, access);
-        return {
-          tree: next.tree,
-          newSections: next.newSections ?? [],
-          message: input.commitMessage ?? next.message,
-          kind: next.kind,
-          result: next.result,
-        };
-      },
-    );
-    return { documentId: document.id, branchName: input.branchName, commitId: written.commitId, changed: written.changed, ...written.result };
+  const access = await openDocument(ctx.db, ctx.actor, input.documentId, need);
+  const { document } = access;
+  const written = await writeOnBranch(ctx.db, {
+    document,
+    branchName: input.branchName,
+    authorId: ctx.actor.userId,
+    now: ctx.clock(),
+    async change(state, tx) {
+      const next = await edit(state, tx, access);
+      return {
+        tree: next.tree,
+        newSections: next.newSections ?? [],
+        newComments: next.newComments ?? [],
+        message: input.commitMessage ?? next.message,
+        kind: next.kind,
+        result: next.result,
+      };
+    },
   });
+  return { documentId: document.id, branchName: input.branchName, commitId: written.commitId, changed: written.changed, ...written.result };
 }
 
 export function assertNotDeleted(tree: DocumentTree, branchName: string): void {

@@ -17,6 +17,7 @@ import {
   quoteForMessage,
   tagPathSchema,
 } from "@/server/core/names";
+import { insertComments } from "@/server/store/comments";
 import { CommitGraph, type CommitRecord, walkLog } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import {
@@ -238,7 +239,8 @@ async function create(ctx: ActionContext, input: ActionInput<"create">) {
         for (const [index, spec] of (input.sections ?? []).entries()) {
           const sectionId = randomUUID();
           const target = { documentId: created.id, branchName: created.defaultBranch, sectionId, name: spec.name, where: `sections[${index}]` };
-          const content = await prepareSectionContent(ctx, tx, target, spec.content);
+          const { content, comments } = await prepareSectionContent(ctx, tx, target, spec.content);
+          await insertComments(tx, comments);
           sections.push({ sectionId, version: newSectionVersion(spec.name, content) });
         }
         return sections;

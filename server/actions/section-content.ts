@@ -9,7 +9,7 @@ import { existingCommentTags, newCommentTags, replaceNewCommentTags } from "@/se
 import { DomainError } from "@/server/core/errors";
 import { assertSectionContentAllowed } from "@/server/core/section-rules";
 import { nonMembers } from "@/server/store/accounts";
-import { insertComments } from "@/server/store/comments";
+import type { NewCommentRow } from "@/server/store/comments";
 import type { Tx } from "@/server/store/db";
 import { missingUploadKeys } from "@/server/store/uploads";
 import type { ActionContext } from "./context";
@@ -28,8 +28,15 @@ export interface ContentTarget {
 const commentIdsOf = (content: readonly Block[]) =>
   content.flatMap((b) => (b.blockType === "text" ? existingCommentTags(b.text) : []));
 
-/** Validates content and stores the comments it introduces; returns the content as it is to be stored. */
-export async function prepareSectionContent(ctx: ActionContext, tx: Tx, target: ContentTarget, content: Block[]): Promise<Block[]> {
+export interface PreparedContent {
+  /** The content as it is to be stored: new-comment markup rewritten to anchors of the new comments. */
+  content: Block[];
+  /** The comments the content introduces, for the caller to store with the section. */
+  comments: NewCommentRow[];
+}
+
+/** Validates content and turns its new-comment markup into comments; reads only, stores nothing. */
+export async function prepareSectionContent(ctx: ActionContext, tx: Tx, target: ContentTarget, content: Block[]): Promise<PreparedContent> {
   assertSectionContentAllowed(target.name, content, target.where);
 
   const missing = await missingUploadKeys(tx, ctx.actor.workspaceId, storageKeysOf(content));
@@ -66,7 +73,7 @@ export async function prepareSectionContent(ctx: ActionContext, tx: Tx, target: 
     block.blockType === "text" ? newCommentTags(block.text, `${target.where}.content[${index}]`) : [],
   );
   const allNew = perBlock.flat();
-  if (allNew.length === 0) return content;
+  if (allNew.length === 0) return { content, comments: [] };
 
   const strangers = await nonMembers(tx, ctx.actor.workspaceId, allNew.flatMap((c) => c.mentions));
   if (strangers.length > 0) {
@@ -77,28 +84,23 @@ export async function prepareSectionContent(ctx: ActionContext, tx: Tx, target: 
     );
   }
   const now = ctx.clock();
-  const prepared: Block[] = [];
-  for (const [index, block] of content.entries()) {
+  const comments: NewCommentRow[] = [];
+  const prepared = content.map((block, index) => {
     const tags = perBlock[index]!;
-    if (block.blockType !== "text" || tags.length === 0) {
-      prepared.push(block);
-      continue;
-    }
-    const stored = await insertComments(
-      tx,
-      tags.map((tag) => ({
-        id: randomUUID(),
-        workspaceId: ctx.actor.workspaceId,
-        documentId: target.documentId,
-        sectionId: target.sectionId,
-        branchName: target.branchName,
-        authorId: ctx.actor.userId,
-        body: tag.body,
-        mentions: tag.mentions,
-        createdAt: now,
-      })),
-    );
-    prepared.push({ ...block, text: replaceNewCommentTags(block.text, stored.map((c) => c.id)) });
-  }
-  return prepared;
+    if (block.blockType !== "text" || tags.length === 0) return block;
+    const rows = tags.map((tag) => ({
+      id: randomUUID(),
+      workspaceId: ctx.actor.workspaceId,
+      documentId: target.documentId,
+      sectionId: target.sectionId,
+      branchName: target.branchName,
+      authorId: ctx.actor.userId,
+      body: tag.body,
+      mentions: tag.mentions,
+      createdAt: now,
+    }));
+    comments.push(...rows);
+    return { ...block, text: replaceNewCommentTags(block.text, rows.map((c) => c.id)) };
+  });
+  return { content: prepared, comments };
 }

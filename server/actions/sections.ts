@@ -18,7 +18,9 @@ import { DomainError, notFound } from "@/server/core/errors";
 import { branchNameSchema, commitMessageSchema, documentNameSchema, quoteForMessage } from "@/server/core/names";
 import { CommitGraph } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
-import { type BranchState, getBranch } from "@/server/store/documents";
+import type { BranchState } from "@/server/store/branch-writes";
+import type { NewCommentRow } from "@/server/store/comments";
+import { getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
 import { type DocumentAccess, openDocument, requireSection, visibleEntries } from "./access";
 import { assertNotDeleted, type WriteResult, writeBranch } from "./branch-write";
@@ -177,7 +179,7 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
       );
     }
     const sectionId = randomUUID();
-    const content = await prepareSectionContent(
+    const { content, comments } = await prepareSectionContent(
       ctx,
       tx,
       { documentId: state.document.id, branchName: input.branchName, sectionId, name: input.name, where: "content" },
@@ -195,6 +197,7 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
     return {
       tree: withSections(state.tree, sections),
       newSections: [version],
+      newComments: comments,
       message: `Add section ${quoteForMessage(input.name)}`,
       result: { sectionId, contentHash, position },
     };
@@ -207,16 +210,18 @@ function batchCreate(ctx: ActionContext, input: ActionInput<"batch_create">) {
     const start = (await visibleEntries(access, state.tree, state.loadSections)).length;
     const versions: SectionVersion[] = [];
     const sectionIds: string[] = [];
+    const comments: NewCommentRow[] = [];
     for (const [index, spec] of input.sections.entries()) {
       const sectionId = randomUUID();
-      const content = await prepareSectionContent(
+      const prepared = await prepareSectionContent(
         ctx,
         tx,
         { documentId: state.document.id, branchName: input.branchName, sectionId, name: spec.name, where: `sections[${index}]` },
         spec.content,
       );
       sectionIds.push(sectionId);
-      versions.push(newSectionVersion(spec.name, content));
+      versions.push(newSectionVersion(spec.name, prepared.content));
+      comments.push(...prepared.comments);
     }
     const contentHashes = versions.map(hashSection);
     const added = sectionIds.map((sectionId, i) => ({ sectionId, blobHash: contentHashes[i]! }));
@@ -224,6 +229,7 @@ function batchCreate(ctx: ActionContext, input: ActionInput<"batch_create">) {
     return {
       tree: withSections(state.tree, [...state.tree.sections, ...added]),
       newSections: versions,
+      newComments: comments,
       message: `Add ${versions.length} section${versions.length === 1 ? "" : "s"}: ${names.slice(0, 5).join(", ")}${names.length > 5 ? ", …" : ""}`,
       result: { sectionIds, contentHashes, positions: sectionIds.map((_, i) => start + i) },
     };
@@ -249,7 +255,7 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
     assertPermissionsSettable(state, input);
     const position = (await visibleEntries(access, state.tree, state.loadSections)).findIndex((e) => e.sectionId === section.sectionId);
     const name = input.newName ?? section.version.name;
-    const content = await prepareSectionContent(
+    const { content, comments } = await prepareSectionContent(
       ctx,
       tx,
       {
@@ -278,6 +284,7 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
     return {
       tree: withSections(state.tree, sections),
       newSections: [version],
+      newComments: comments,
       message: what,
       result: { sectionId: section.sectionId, name, contentHash, position },
     };

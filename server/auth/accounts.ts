@@ -91,7 +91,7 @@ export async function actorForUser(db: Database, userId: string, via: Actor["via
 export async function actorForApiToken(db: Database, token: string, via: Actor["via"], now: Date): Promise<Actor | null> {
   if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
   const used = await useApiToken(db, hashApiToken(token), now);
-  return used ? actorForUser(db, used.userId, via) : null;
+  return used?.membership ? { userId: used.userId, ...used.membership, via } : null;
 }
 
 const AUTH_SECRET_KEY = "auth_secret";

@@ -24,7 +24,7 @@ import {
 import { sessionUserId } from "@/server/auth/web-session";
 import { installBridge, type QuireBridge } from "@/server/bridge";
 import { DomainError } from "@/server/core/errors";
-import { handleMcpRequest } from "@/server/mcp/server";
+import { createMcpEndpoint } from "@/server/mcp/server";
 import { loadConfig } from "@/server/config";
 import { createObjectStore } from "@/server/storage";
 import { createFileLinks, type FileLinks } from "@/server/storage/links";
@@ -110,6 +110,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     createContext: async ({ req }) => ({ db, clock, files, baseUrl: options.publicUrl ?? ownUrl, actor: await actorFor(req, "cli") }),
   });
 
+  const mcp = createMcpEndpoint(version);
+
   let nextHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -126,7 +128,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         );
         return;
       }
-      await handleMcpRequest(req, res, { db, actor, clock, files }, version);
+      await mcp.handle(req, res, { db, actor, clock, files });
       return;
     }
     if (isFileRoute(path)) return handleFileRoute(req, res, fileContext);

@@ -1,13 +1,39 @@
 /**
  * The MCP face: one MCP tool per action module, over Streamable HTTP in
- * stateless mode (a fresh protocol server per request, so any instance can
- * answer any call). Results carry their JSON as structuredContent and as one
- * text block; failures are isError results carrying { error: { code, message, details? } }.
+ * stateless mode (any instance can answer any call). Results carry their JSON
+ * as structuredContent and as one text block; failures are isError results
+ * carrying { error: { code, message, details? } }.
+ *
+ * Two paths serve a POST, with the same protocol server code and the same
+ * handlers:
+ * - The common case, one JSON-RPC request (tools/call, tools/list, ping) with
+ *   well-formed headers, goes to one long-lived SDK `Server` through an
+ *   in-process request/response transport. The SDK's stateless HTTP transport
+ *   would build a protocol server, a Web Request/Response pair and web streams
+ *   for every call; on a busy instance that was most of a write's CPU.
+ * - Everything else (initialize, notifications, batches, GET/DELETE, odd
+ *   headers, oversized bodies) goes to the SDK's StreamableHTTPServerTransport
+ *   with a fresh server, exactly as the SDK serves it, errors included.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  isInitializeRequest,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  ListToolsRequestSchema,
+  type MessageExtraInfo,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { ActionContext } from "@/server/actions/context";
 import { type ToolName, tools } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/run";
@@ -21,6 +47,9 @@ const toolList = Object.values(tools).map((tool) => ({
   annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
 }));
 
+/** The SDK's own bound on a request body (its DEFAULT_MAX_REQUEST_BODY_SIZE). */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
 function jsonResult(value: Record<string, unknown>, isError = false): CallToolResult {
   return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value, ...(isError ? { isError } : {}) };
 }
@@ -29,10 +58,24 @@ export function errorResult(error: ErrorPayload): CallToolResult {
   return jsonResult({ error }, true);
 }
 
-function createMcpServer(context: ActionContext, version: string): Server {
-  const server = new Server({ name: "quire", version }, { capabilities: { tools: {} } });
+/** The authenticated caller travels to the handlers as the SDK's per-request auth info. */
+function authInfoFor(context: ActionContext): AuthInfo {
+  return { token: "", clientId: context.actor.userId, scopes: [], extra: { context } };
+}
+
+function contextOf(authInfo: AuthInfo | undefined): ActionContext {
+  const context = authInfo?.extra?.context as ActionContext | undefined;
+  if (!context) throw new Error("MCP request without an authenticated context");
+  return context;
+}
+
+/** One schema validator for every protocol server: building one costs more than a tool call. */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+function createMcpServer(version: string): Server {
+  const server = new Server({ name: "quire", version }, { capabilities: { tools: {} }, jsonSchemaValidator });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = request.params.name;
     if (!Object.hasOwn(tools, name)) {
       return errorResult(
@@ -40,7 +83,7 @@ function createMcpServer(context: ActionContext, version: string): Server {
       );
     }
     try {
-      const result = await runTool(name as ToolName, context, request.params.arguments ?? {});
+      const result = await runTool(name as ToolName, contextOf(extra.authInfo), request.params.arguments ?? {});
       return jsonResult(result as Record<string, unknown>);
     } catch (error) {
       return errorResult(isDomainError(error) ? error.toPayload() : { code: "INTERNAL", message: "Internal error." });
@@ -49,19 +92,118 @@ function createMcpServer(context: ActionContext, version: string): Server {
   return server;
 }
 
-/** Serves one MCP HTTP request for an already authenticated actor. */
-export async function handleMcpRequest(
-  req: IncomingMessage,
-  res: ServerResponse,
-  context: ActionContext,
-  version: string,
-): Promise<void> {
-  const server = createMcpServer(context, version);
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  res.on("close", () => {
-    void transport.close();
-    void server.close();
+/**
+ * A transport for many concurrent HTTP requests on one protocol server: each
+ * request gets a private JSON-RPC id (clients all count from 1) and its
+ * response is handed back to the HTTP exchange that sent it.
+ */
+class RequestResponseTransport implements Transport {
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  private nextId = 0;
+  private readonly waiting = new Map<number, (message: JSONRPCMessage) => void>();
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    // Only responses are routed: a stateless server sends no requests or notifications of its own.
+    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
+    const deliver = this.waiting.get(message.id as number);
+    if (!deliver) return;
+    this.waiting.delete(message.id as number);
+    deliver(message);
+  }
+
+  exchange(request: JSONRPCRequest, extra: MessageExtraInfo): Promise<JSONRPCMessage> {
+    const id = ++this.nextId;
+    return new Promise((resolve) => {
+      this.waiting.set(id, (response) => resolve({ ...response, id: request.id } as JSONRPCMessage));
+      this.onmessage?.({ ...request, id }, extra);
+    });
+  }
+}
+
+function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+/** The headers the SDK transport requires of a POST (it answers 406/415/400 otherwise, and so does the slow path). */
+function hasWellFormedPostHeaders(req: IncomingMessage): boolean {
+  const accept = headerValue(req, "accept") ?? "";
+  const contentType = (headerValue(req, "content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
+  const protocolVersion = headerValue(req, "mcp-protocol-version");
+  const length = Number(headerValue(req, "content-length") ?? Number.NaN);
+  return (
+    accept.includes("application/json") &&
+    accept.includes("text/event-stream") &&
+    contentType === "application/json" &&
+    (protocolVersion === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) &&
+    Number.isInteger(length) &&
+    length <= MAX_BODY_BYTES
+  );
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
   });
-  await server.connect(transport);
-  await transport.handleRequest(req, res);
+}
+
+function sendJsonRpc(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+export interface McpEndpoint {
+  /** Serves one MCP HTTP request for an already authenticated caller. */
+  handle(req: IncomingMessage, res: ServerResponse, context: ActionContext): Promise<void>;
+}
+
+export function createMcpEndpoint(version: string): McpEndpoint {
+  const shared = createMcpServer(version);
+  const sharedTransport = new RequestResponseTransport();
+  const connected = shared.connect(sharedTransport);
+
+  async function viaSdkTransport(req: IncomingMessage, res: ServerResponse, authInfo: AuthInfo, parsedBody?: unknown) {
+    const server = createMcpServer(version);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfo;
+    await transport.handleRequest(req, res, parsedBody);
+  }
+
+  return {
+    async handle(req, res, context) {
+      const authInfo = authInfoFor(context);
+      if (req.method !== "POST" || !hasWellFormedPostHeaders(req)) return viaSdkTransport(req, res, authInfo);
+      const text = await readBody(req);
+      let message: unknown;
+      try {
+        message = JSON.parse(text);
+      } catch {
+        sendJsonRpc(res, 400, { jsonrpc: "2.0", error: { code: -32700, message: "Parse error: Invalid JSON" }, id: null });
+        return;
+      }
+      if (!isJSONRPCRequest(message) || isInitializeRequest(message)) return viaSdkTransport(req, res, authInfo, message);
+      await connected;
+      const response = await sharedTransport.exchange(message, {
+        authInfo,
+        requestInfo: { headers: req.headers, url: new URL(req.url ?? "/", "http://localhost") },
+      });
+      sendJsonRpc(res, 200, response);
+    },
+  };
 }

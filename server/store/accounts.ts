@@ -110,23 +110,41 @@ export async function insertApiToken(
 /** last_used_at is refreshed at most this often, so busy tokens do not turn every request into a row write. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/** Finds a live (not revoked, not expired) token by its hash and records its use. */
-export async function useApiToken(tx: Tx, tokenHash: string, now: Date): Promise<{ tokenId: string; userId: string } | undefined> {
+/**
+ * Finds a live (not revoked, not expired) token by its hash, with its user's
+ * membership (one query: this runs on every API request), and records its use.
+ * A token of a user who belongs to no workspace has no membership.
+ */
+export async function useApiToken(
+  tx: Tx,
+  tokenHash: string,
+  now: Date,
+): Promise<{ tokenId: string; userId: string; membership: { workspaceId: string; role: Role } | null } | undefined> {
   const [row] = await tx
-    .select({ tokenId: apiTokens.id, userId: apiTokens.userId, lastUsedAt: apiTokens.lastUsedAt })
+    .select({
+      tokenId: apiTokens.id,
+      userId: apiTokens.userId,
+      lastUsedAt: apiTokens.lastUsedAt,
+      workspaceId: memberships.workspaceId,
+      role: memberships.role,
+    })
     .from(apiTokens)
+    .leftJoin(memberships, eq(memberships.userId, apiTokens.userId))
     .where(
       and(
         eq(apiTokens.tokenHash, tokenHash),
         isNull(apiTokens.revokedAt),
         or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)),
       ),
-    );
+    )
+    .orderBy(asc(memberships.createdAt))
+    .limit(1);
   if (!row) return undefined;
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
     await tx.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.tokenId));
   }
-  return { tokenId: row.tokenId, userId: row.userId };
+  const membership = row.workspaceId && row.role ? { workspaceId: row.workspaceId, role: row.role } : null;
+  return { tokenId: row.tokenId, userId: row.userId, membership };
 }
 
 /** The ids among `userIds` that are not members of the workspace. */

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { Heap } from "heap-js";
+import { LRUCache } from "lru-cache";
 import { commits, type CommitKind } from "@/db/schema";
 import { DomainError, notFound } from "@/server/core/errors";
 import { queryRows, type Tx } from "./db";
@@ -36,34 +37,49 @@ export interface NewCommit {
   createdAt: Date;
 }
 
+/** Recently written or read commits by id: commits never change, and the next write on a branch starts from the one the last wrote. */
+const recentCommits = new LRUCache<string, CommitRecord>({ max: 10_000 });
+
+/** A new commit record on top of `parents` (the records of its parentIds), not yet stored. */
+export function newCommitRecord(commit: NewCommit, parents: ReadonlyArray<Pick<CommitRecord, "id" | "generation">>): CommitRecord {
+  if (!commit.parentIds.every((id) => parents.some((p) => p.id === id))) throw new DomainError("INTERNAL", "A parent commit is missing.");
+  const generation = 1 + Math.max(0, ...parents.map((p) => p.generation));
+  return { id: randomUUID(), generation, ...commit, sectionIds: commit.sectionIds ?? [] };
+}
+
+/** Stores commits built by newCommitRecord, in one statement. */
+export async function insertCommits(tx: Tx, records: readonly CommitRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  await tx.insert(commits).values([...records]);
+  // Safe to remember before COMMIT: an id that rolls back is a random id nothing stored refers to.
+  for (const record of records) recentCommits.set(record.id, record);
+}
+
 /**
  * Stores a commit. `parents` are the parent records when the caller already
  * holds them (saves a query inside the branch lock); otherwise they are read.
  */
 export async function insertCommit(tx: Tx, commit: NewCommit, parents?: ReadonlyArray<Pick<CommitRecord, "id" | "generation">>): Promise<CommitRecord> {
-  let generation = 1;
-  if (commit.parentIds.length > 0) {
-    const known = parents && commit.parentIds.every((id) => parents.some((p) => p.id === id)) ? parents : undefined;
-    const rows =
-      known ??
-      (await tx
-        .select({ id: commits.id, generation: commits.generation })
-        .from(commits)
-        .where(inArray(commits.id, commit.parentIds)));
-    if (rows.length !== new Set(commit.parentIds).size) throw new DomainError("INTERNAL", "A parent commit is missing.");
-    generation = 1 + Math.max(...rows.map((p) => p.generation));
-  }
-  const record: CommitRecord = { id: randomUUID(), generation, ...commit, sectionIds: commit.sectionIds ?? [] };
-  await tx.insert(commits).values(record);
+  const known = parents && commit.parentIds.every((id) => parents.some((p) => p.id === id)) ? parents : undefined;
+  const parentRows =
+    known ??
+    (commit.parentIds.length === 0
+      ? []
+      : await tx.select({ id: commits.id, generation: commits.generation }).from(commits).where(inArray(commits.id, commit.parentIds)));
+  const record = newCommitRecord(commit, parentRows);
+  await insertCommits(tx, [record]);
   return record;
 }
 
 export async function getCommit(tx: Tx, documentId: string, commitId: string): Promise<CommitRecord> {
+  const recent = recentCommits.get(commitId);
+  if (recent?.documentId === documentId) return recent;
   const [row] = await tx
     .select()
     .from(commits)
     .where(and(eq(commits.id, commitId), eq(commits.documentId, documentId)));
   if (!row) throw notFound("Commit", commitId, "Use `documents` action `log` to list this document's commits.");
+  recentCommits.set(row.id, row);
   return row;
 }
 

@@ -1,15 +1,14 @@
 /**
- * Documents and their branches. A write on a branch locks the branch row,
- * builds the new tree from the head's, stores it as a commit and moves the head
- * by compare-and-swap, all in the caller's transaction.
+ * Documents and their branches: rows, paths, and moving a branch head by
+ * compare-and-swap (writes on a branch go through branch-writes.ts).
  */
 import { and, asc, eq, gt, inArray, like, ne } from "drizzle-orm";
-import { branches, documents } from "@/db/schema";
-import { changedSectionIds, type DocumentTree, type SectionVersion } from "@/server/core/document-model";
+import { branches, documentGrants, documents } from "@/db/schema";
+import type { DocumentTree, Permission, SectionVersion } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
-import { type CommitRecord, getCommit, insertCommit } from "./commits";
+import { type CommitRecord, insertCommit } from "./commits";
 import { isUniqueViolation, type Tx } from "./db";
-import { loadSections, loadTree, putSections, putTree } from "./objects";
+import { putSections, putTree } from "./objects";
 
 export type DocumentRow = typeof documents.$inferSelect;
 export type BranchRow = typeof branches.$inferSelect;
@@ -37,6 +36,22 @@ export async function getDocument(tx: Tx, workspaceId: string, documentId: strin
     .where(and(eq(documents.id, documentId), eq(documents.workspaceId, workspaceId)));
   if (!row) throw documentNotFound(documentId);
   return row;
+}
+
+/** A document with the grant `userId` holds on it (one query: every call that opens a document runs it). */
+export async function getDocumentWithGrant(
+  tx: Tx,
+  workspaceId: string,
+  documentId: string,
+  userId: string,
+): Promise<{ document: DocumentRow; grant: Permission | null }> {
+  const [row] = await tx
+    .select({ document: documents, grant: documentGrants.permission })
+    .from(documents)
+    .leftJoin(documentGrants, and(eq(documentGrants.documentId, documents.id), eq(documentGrants.userId, userId)))
+    .where(and(eq(documents.id, documentId), eq(documents.workspaceId, workspaceId)));
+  if (!row) throw documentNotFound(documentId);
+  return { document: row.document, grant: row.grant };
 }
 
 export interface DocumentListQuery {
@@ -249,76 +264,4 @@ export async function moveBranchHead(
       throw error;
     }
   }
-}
-
-/** What a write sees of the branch it changes. */
-export interface BranchState {
-  document: DocumentRow;
-  branch: BranchRow;
-  head: CommitRecord;
-  tree: DocumentTree;
-  /** Loads section versions of this tree (or any stored ones) by hash. */
-  loadSections(hashes: Iterable<string>): Promise<Map<string, SectionVersion>>;
-}
-
-/** What a write produces: the next tree, the section versions it introduces, and why. */
-export interface BranchChange<R> {
-  tree: DocumentTree;
-  newSections: SectionVersion[];
-  message: string;
-  kind?: "write" | "revert";
-  /** Returned to the caller with the commit. */
-  result: R;
-}
-
-export interface BranchWriteResult<R> {
-  /** The new head; equals the old head when the change left the tree as it was. */
-  commitId: string;
-  changed: boolean;
-  tree: DocumentTree;
-  result: R;
-}
-
-/**
- * One write on a branch, inside the caller's transaction. The branch row is
- * locked first, so concurrent writers to one branch queue up and each sees the
- * head the previous one left; `change` may throw to abort with nothing written.
- */
-export async function writeOnBranch<R>(
-  tx: Tx,
-  input: { document: DocumentRow; branchName: string; authorId: string; now: Date },
-  change: (state: BranchState) => Promise<BranchChange<R>>,
-): Promise<BranchWriteResult<R>> {
-  const branch = await getBranch(tx, input.document.id, input.branchName, { forUpdate: true });
-  const head = await getCommit(tx, input.document.id, branch.headCommitId);
-  const tree = await loadTree(tx, head.treeHash);
-  const next = await change({
-    document: input.document,
-    branch,
-    head,
-    tree,
-    loadSections: (hashes) => loadSections(tx, hashes),
-  });
-  await putSections(tx, next.newSections);
-  const treeHash = await putTree(tx, next.tree);
-  if (treeHash === head.treeHash) return { commitId: head.id, changed: false, tree, result: next.result };
-  const commit = await insertCommit(tx, {
-    documentId: input.document.id,
-    parentIds: [head.id],
-    treeHash,
-    message: next.message,
-    authorId: input.authorId,
-    kind: next.kind ?? "write",
-    sectionIds: changedSectionIds(tree, next.tree),
-    createdAt: input.now,
-  }, [head]);
-  await moveBranchHead(tx, {
-    document: input.document,
-    branchName: input.branchName,
-    expectedHead: head.id,
-    newHead: commit.id,
-    tree: next.tree,
-    now: input.now,
-  });
-  return { commitId: commit.id, changed: true, tree: next.tree, result: next.result };
 }

@@ -60,12 +60,28 @@ export async function loadSections(tx: Tx, hashes: Iterable<string>): Promise<Ma
   return found;
 }
 
+/** Stores trees (deduplicated by hash) in one statement and returns their hashes in order. */
+export async function putTrees(tx: Tx, treesToStore: readonly DocumentTree[]): Promise<string[]> {
+  const unique = new Map<string, DocumentTree>();
+  const hashes = treesToStore.map((tree) => {
+    const body = normalizeTree(tree);
+    const hash = hashTree(body);
+    unique.set(hash, body);
+    return hash;
+  });
+  if (unique.size > 0) {
+    await tx
+      .insert(trees)
+      .values([...unique].map(([hash, body]) => ({ hash, body })))
+      .onConflictDoNothing();
+    for (const [hash, body] of unique) cache.set(treeKey(hash), body);
+  }
+  return hashes;
+}
+
 export async function putTree(tx: Tx, tree: DocumentTree): Promise<string> {
-  const hash = hashTree(tree);
-  const body = normalizeTree(tree);
-  await tx.insert(trees).values({ hash, body }).onConflictDoNothing();
-  cache.set(treeKey(hash), body);
-  return hash;
+  const [hash] = await putTrees(tx, [tree]);
+  return hash!;
 }
 
 export async function loadTree(tx: Tx, hash: string): Promise<DocumentTree> {
