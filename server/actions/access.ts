@@ -20,7 +20,7 @@ import {
 import { getMembership } from "@/server/store/accounts";
 import { getGrant } from "@/server/store/access";
 import type { Tx } from "@/server/store/db";
-import { type DocumentRow, documentNotFound, getDocumentWithGrant } from "@/server/store/documents";
+import { type DocumentRow, documentNotFound, findDocumentWithGrants } from "@/server/store/documents";
 import type { Actor } from "./context";
 
 export type Need = "read" | "edit" | "manage";
@@ -44,7 +44,7 @@ export async function accessFor(tx: Tx, document: DocumentRow, subject: AccessSu
   return accessWithGrant(document, subject, subject.kind === "member" ? await getGrant(tx, document.id, subject.userId) : null);
 }
 
-function accessWithGrant(document: DocumentRow, subject: AccessSubject, grant: Permission | null): DocumentAccess {
+export function accessWithGrant(document: DocumentRow, subject: AccessSubject, grant: Permission | null): DocumentAccess {
   const facts: DocumentFacts = {
     createdBy: document.createdBy,
     defaultPermission: document.defaultPermission,
@@ -83,8 +83,19 @@ export function requireDocument(access: DocumentAccess, need: Need): void {
 
 /** Loads a document of the actor's workspace and checks the actor may `need` it. */
 export async function openDocument(tx: Tx, actor: Actor, documentId: string, need: Need): Promise<DocumentAccess> {
-  const { document, grant } = await getDocumentWithGrant(tx, actor.workspaceId, documentId, actor.userId);
-  const access = accessWithGrant(document, subjectOf(actor), grant);
+  const found = await findDocumentWithGrants(tx, documentId, [actor.userId]);
+  return admitActor(actor, documentId, found, need);
+}
+
+/** The actor's access to a document as loaded by findDocumentWithGrants, checked against `need`. */
+export function admitActor(
+  actor: Actor,
+  documentId: string,
+  found: { document: DocumentRow; grants: ReadonlyMap<string, Permission> } | undefined,
+  need: Need,
+): DocumentAccess {
+  if (!found || found.document.workspaceId !== actor.workspaceId) throw documentNotFound(documentId);
+  const access = accessWithGrant(found.document, subjectOf(actor), found.grants.get(actor.userId) ?? null);
   requireDocument(access, need);
   return access;
 }

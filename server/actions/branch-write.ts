@@ -4,7 +4,7 @@ import { DomainError } from "@/server/core/errors";
 import type { Tx } from "@/server/store/db";
 import { type BranchState, writeOnBranch } from "@/server/store/branch-writes";
 import type { NewCommentRow } from "@/server/store/comments";
-import { type DocumentAccess, openDocument } from "./access";
+import { admitActor, type DocumentAccess } from "./access";
 import type { ActionContext } from "./context";
 
 export interface WriteResult {
@@ -33,10 +33,10 @@ export interface BranchEdit<R> {
  * section they touch themselves (section permissions can be stricter or looser
  * than the document's).
  *
- * Access is checked when the call arrives; `edit` then runs against the branch
- * as the writes before it left it (writes to a branch are grouped into one
- * transaction under load, see store/branch-writes.ts), reading through `tx`
- * and returning everything it wants stored.
+ * Access is checked in the write's transaction; `edit` then runs against the
+ * branch as the writes before it left it (writes to a branch are grouped into
+ * one transaction under load, see store/branch-writes.ts), reading through
+ * `tx` and returning everything it wants stored.
  */
 export async function writeBranch<R>(
   ctx: ActionContext,
@@ -44,15 +44,17 @@ export async function writeBranch<R>(
   need: "read" | "edit",
   edit: (state: BranchState, tx: Tx, access: DocumentAccess) => Promise<BranchEdit<R>>,
 ): Promise<WriteResult & R> {
-  const access = await openDocument(ctx.db, ctx.actor, input.documentId, need);
-  const { document } = access;
+  let access: DocumentAccess | undefined;
   const written = await writeOnBranch(ctx.db, {
-    document,
+    documentId: input.documentId,
     branchName: input.branchName,
     authorId: ctx.actor.userId,
     now: ctx.clock(),
+    admit(found) {
+      access = admitActor(ctx.actor, input.documentId, found, need);
+    },
     async change(state, tx) {
-      const next = await edit(state, tx, access);
+      const next = await edit(state, tx, access!);
       return {
         tree: next.tree,
         newSections: next.newSections ?? [],
@@ -63,7 +65,7 @@ export async function writeBranch<R>(
       };
     },
   });
-  return { documentId: document.id, branchName: input.branchName, commitId: written.commitId, changed: written.changed, ...written.result };
+  return { documentId: input.documentId, branchName: input.branchName, commitId: written.commitId, changed: written.changed, ...written.result };
 }
 
 export function assertNotDeleted(tree: DocumentTree, branchName: string): void {

@@ -1,25 +1,26 @@
 /**
  * Writes on a branch, with group commit. Every write is its own commit on top
  * of the one before it, exactly as if the writes had run one after another;
- * but writes to one branch that arrive while a transaction for it is in flight
- * wait, and the next transaction applies all of them in arrival order: one
- * branch lock, one multi-row insert per table, one head move, one COMMIT
- * (what databases do with their log flushes). Under load a branch then costs a
- * few statements per batch instead of a dozen per write; alone, a write is a
- * batch of one.
+ * but writes to one branch that arrive while the previous batch for it is
+ * being written wait, and the next batch applies all of them in arrival order:
+ * one read of branch and document, then one statement that stores every
+ * commit, tree and section version and moves the head (what databases do with
+ * their log flushes). Under load a branch then costs two statements per batch
+ * instead of a dozen per write; alone, a write is a batch of one.
  *
- * Across processes the branch row lock and the compare-and-swap on the head
- * keep writers apart as before; the queue only groups the writes one process
- * receives.
+ * The head moves by compare-and-swap, so writers in other processes (and
+ * merges, which lock the branch row) are never overwritten: a batch whose
+ * branch moved under it is rebuilt on the new head. The queue only groups the
+ * writes one process receives.
  */
 import type { Database } from "@/db/client";
-import { changedSectionIds, type DocumentTree, hashSection, hashTree, normalizeTree, type SectionVersion } from "@/server/core/document-model";
+import { changedSectionIds, type DocumentTree, hashSection, hashTree, normalizeTree, type Permission, type SectionVersion } from "@/server/core/document-model";
 import { isDomainError } from "@/server/core/errors";
-import { type NewCommentRow, insertComments } from "./comments";
-import { type CommitRecord, getCommit, insertCommits, newCommitRecord } from "./commits";
+import type { NewCommentRow } from "./comments";
+import { type CommitRecord, getCommit, newCommitRecord } from "./commits";
 import type { Tx } from "./db";
-import { type BranchRow, type DocumentRow, getBranch, moveBranchHead } from "./documents";
-import { loadSections, loadTree, putSections, putTrees } from "./objects";
+import { type BranchRow, branchNotFound, type DocumentRow, findBranch, findDocumentWithGrants, moveBranchHead } from "./documents";
+import { loadSections, loadTree } from "./objects";
 
 /** What a write sees of the branch it changes. */
 export interface BranchState {
@@ -56,11 +57,23 @@ export interface BranchWriteResult<R> {
   result: R;
 }
 
-export interface BranchWrite<R> {
+/** The document as the write's transaction reads it: the row and the grants of the batch's authors. */
+export interface DocumentWithGrants {
   document: DocumentRow;
+  grants: ReadonlyMap<string, Permission>;
+}
+
+export interface BranchWrite<R> {
+  documentId: string;
   branchName: string;
   authorId: string;
   now: Date;
+  /**
+   * Checks the author may write to this document (undefined: there is no such
+   * document), before the branch is looked at, so a document the author may
+   * not see is refused as missing whatever the branch. Throws to refuse.
+   */
+  admit(found: DocumentWithGrants | undefined): void;
   /** Builds the change from the branch as the writes before this one left it; may throw to fail this write alone. */
   change(state: BranchState, tx: Tx): Promise<BranchChange<R>>;
 }
@@ -86,7 +99,7 @@ const queues = new WeakMap<Database, Map<string, Queued[]>>();
 export function writeOnBranch<R>(db: Database, write: BranchWrite<R>): Promise<BranchWriteResult<R>> {
   let branches = queues.get(db);
   if (!branches) queues.set(db, (branches = new Map()));
-  const key = `${write.document.id}\u0000${write.branchName}`;
+  const key = `${write.documentId}\u0000${write.branchName}`;
   return new Promise((resolve, reject) => {
     const queued: Queued = { write: write as BranchWrite<unknown>, resolve: resolve as Queued["resolve"], reject };
     const waiting = branches.get(key);
@@ -106,11 +119,11 @@ async function drain(db: Database, queue: Queued[], release: () => void): Promis
   release();
 }
 
-/** Runs a batch in one transaction; if the transaction itself fails, each write is retried alone so one bad write cannot sink the others. */
+/** Runs a batch; if it fails as a whole, each write is retried alone so one bad write cannot sink the others. */
 async function runBatch(db: Database, batch: Queued[]): Promise<void> {
   let outcomes: Outcome[];
   try {
-    outcomes = await db.transaction((tx) => applyBatch(tx, batch.map((q) => q.write)));
+    outcomes = await applyBatch(db, batch.map((q) => q.write));
   } catch (error) {
     if (batch.length === 1) {
       batch[0]!.reject(error);
@@ -122,40 +135,71 @@ async function runBatch(db: Database, batch: Queued[]): Promise<void> {
   outcomes.forEach((outcome, i) => ("ok" in outcome ? batch[i]!.resolve(outcome.ok) : batch[i]!.reject(outcome.error)));
 }
 
-async function applyBatch(tx: Tx, writes: BranchWrite<unknown>[]): Promise<Outcome[]> {
-  const { document, branchName } = writes[0]!;
-  const branch = await getBranch(tx, document.id, branchName, { forUpdate: true });
-  const start = await getCommit(tx, document.id, branch.headCommitId);
-  const startTree = await loadTree(tx, start.treeHash);
+/** How often a batch is rebuilt when another process moved the branch between its read and its write. */
+const MAX_ATTEMPTS = 5;
+
+async function applyBatch(db: Database, writes: BranchWrite<unknown>[]): Promise<Outcome[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await attemptBatch(db, writes);
+    } catch (error) {
+      if (attempt < MAX_ATTEMPTS && isDomainError(error) && error.code === "BRANCH_MOVED") continue;
+      throw error;
+    }
+  }
+}
+
+/**
+ * Reads the branch and the document, applies the writes one after another in
+ * memory, then stores everything and moves the head in one statement that
+ * does nothing unless the head is still the one read (optimistic, as git's
+ * update-ref): no transaction stays open while the writes are built.
+ */
+async function attemptBatch(db: Database, writes: BranchWrite<unknown>[]): Promise<Outcome[]> {
+  const { documentId, branchName } = writes[0]!;
+  const [branch, found] = await Promise.all([
+    findBranch(db, documentId, branchName),
+    findDocumentWithGrants(db, documentId, writes.map((w) => w.authorId)),
+  ]);
+  // Undefined until the write has run: refused writes get their outcome now.
+  const outcomes: Array<Outcome | undefined> = writes.map((write) => {
+    try {
+      write.admit(found);
+      if (!branch) throw branchNotFound(branchName);
+      return undefined;
+    } catch (error) {
+      if (!isDomainError(error)) throw error;
+      return { error };
+    }
+  });
+  if (!branch || !found) return outcomes as Outcome[];
+  const { document } = found;
+  const start = await getCommit(db, document.id, branch.headCommitId);
   let head = start;
-  let tree = startTree;
-  const commits: CommitRecord[] = [];
-  const trees: DocumentTree[] = [];
-  const sections: SectionVersion[] = [];
-  const comments: NewCommentRow[] = [];
-  const outcomes: Outcome[] = [];
+  let tree = await loadTree(db, start.treeHash);
+  const storing = { sections: new Map<string, SectionVersion>(), trees: new Map<string, DocumentTree>(), commits: [] as CommitRecord[], comments: [] as NewCommentRow[] };
   // Section versions earlier writes of this batch introduced are not stored yet, but later writes see them.
-  const pending = new Map<string, SectionVersion>();
   const loadVersions = async (hashes: Iterable<string>) => {
     const wanted = [...hashes];
-    const found = await loadSections(tx, wanted.filter((hash) => !pending.has(hash)));
-    for (const hash of wanted) if (pending.has(hash)) found.set(hash, pending.get(hash)!);
-    return found;
+    const versions = await loadSections(db, wanted.filter((hash) => !storing.sections.has(hash)));
+    for (const hash of wanted) if (storing.sections.has(hash)) versions.set(hash, storing.sections.get(hash)!);
+    return versions;
   };
-  for (const write of writes) {
+  for (const [i, write] of writes.entries()) {
+    if (outcomes[i]) continue;
     let change: BranchChange<unknown>;
     try {
-      change = await write.change({ document, branch: { ...branch, headCommitId: head.id }, head, tree, loadSections: loadVersions }, tx);
+      change = await write.change({ document, branch: { ...branch, headCommitId: head.id }, head, tree, loadSections: loadVersions }, db);
     } catch (error) {
-      // A refusal fails this write alone; anything else may have broken the transaction, so it fails the batch.
+      // A refusal fails this write alone; anything else fails the batch (and each write is then retried alone).
       if (!isDomainError(error)) throw error;
-      outcomes.push({ error });
+      outcomes[i] = { error };
       continue;
     }
     const nextTree = normalizeTree(change.tree);
     const treeHash = hashTree(nextTree);
     if (treeHash === head.treeHash) {
-      outcomes.push({ ok: { commitId: head.id, changed: false, tree, result: change.result } });
+      outcomes[i] = { ok: { commitId: head.id, changed: false, tree, result: change.result } };
       continue;
     }
     const commit = newCommitRecord(
@@ -171,27 +215,16 @@ async function applyBatch(tx: Tx, writes: BranchWrite<unknown>[]): Promise<Outco
       },
       [head],
     );
-    commits.push(commit);
-    trees.push(nextTree);
-    sections.push(...change.newSections);
-    for (const version of change.newSections) pending.set(hashSection(version), version);
-    comments.push(...change.newComments);
+    storing.commits.push(commit);
+    storing.trees.set(treeHash, nextTree);
+    for (const version of change.newSections) storing.sections.set(hashSection(version), version);
+    storing.comments.push(...change.newComments);
     head = commit;
     tree = nextTree;
-    outcomes.push({ ok: { commitId: commit.id, changed: true, tree, result: change.result } });
+    outcomes[i] = { ok: { commitId: commit.id, changed: true, tree, result: change.result } };
   }
-  if (commits.length > 0) {
-    // Trees before the commits that name them (a foreign key); blobs and trees are independent.
-    await Promise.all([putSections(tx, sections), putTrees(tx, trees)]);
-    await Promise.all([insertCommits(tx, commits), insertComments(tx, comments)]);
-    await moveBranchHead(tx, {
-      document,
-      branchName,
-      expectedHead: start.id,
-      newHead: head.id,
-      tree,
-      now: writes[writes.length - 1]!.now,
-    });
+  if (storing.commits.length > 0) {
+    await moveBranchHead(db, { document, branchName, expectedHead: start.id, newHead: head.id, tree, now: writes.at(-1)!.now, storing });
   }
-  return outcomes;
+  return outcomes as Outcome[];
 }

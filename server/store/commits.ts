@@ -47,11 +47,8 @@ export function newCommitRecord(commit: NewCommit, parents: ReadonlyArray<Pick<C
   return { id: randomUUID(), generation, ...commit, sectionIds: commit.sectionIds ?? [] };
 }
 
-/** Stores commits built by newCommitRecord, in one statement. */
-export async function insertCommits(tx: Tx, records: readonly CommitRecord[]): Promise<void> {
-  if (records.length === 0) return;
-  await tx.insert(commits).values([...records]);
-  // Safe to remember before COMMIT: an id that rolls back is a random id nothing stored refers to.
+/** Remembers commits being stored. Safe before COMMIT: an id that rolls back is a random id nothing stored refers to. */
+export function rememberCommits(records: readonly CommitRecord[]): void {
   for (const record of records) recentCommits.set(record.id, record);
 }
 
@@ -67,7 +64,8 @@ export async function insertCommit(tx: Tx, commit: NewCommit, parents?: Readonly
       ? []
       : await tx.select({ id: commits.id, generation: commits.generation }).from(commits).where(inArray(commits.id, commit.parentIds)));
   const record = newCommitRecord(commit, parentRows);
-  await insertCommits(tx, [record]);
+  await tx.insert(commits).values(record);
+  rememberCommits([record]);
   return record;
 }
 

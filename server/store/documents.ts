@@ -2,13 +2,14 @@
  * Documents and their branches: rows, paths, and moving a branch head by
  * compare-and-swap (writes on a branch go through branch-writes.ts).
  */
-import { and, asc, eq, gt, inArray, like, ne } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, like, ne, sql } from "drizzle-orm";
 import { branches, documentGrants, documents } from "@/db/schema";
 import type { DocumentTree, Permission, SectionVersion } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
-import { type CommitRecord, insertCommit } from "./commits";
-import { isUniqueViolation, type Tx } from "./db";
-import { putSections, putTree } from "./objects";
+import type { NewCommentRow } from "./comments";
+import { type CommitRecord, insertCommit, rememberCommits } from "./commits";
+import { isUniqueViolation, queryRows, type Tx } from "./db";
+import { putSections, putTree, rememberObjects } from "./objects";
 
 export type DocumentRow = typeof documents.$inferSelect;
 export type BranchRow = typeof branches.$inferSelect;
@@ -38,20 +39,28 @@ export async function getDocument(tx: Tx, workspaceId: string, documentId: strin
   return row;
 }
 
-/** A document with the grant `userId` holds on it (one query: every call that opens a document runs it). */
-export async function getDocumentWithGrant(
+/**
+ * A document with the grants the given users hold on it, in one query (every
+ * call that opens a document runs it); undefined when there is no such
+ * document. Callers check the workspace.
+ */
+export async function findDocumentWithGrants(
   tx: Tx,
-  workspaceId: string,
   documentId: string,
-  userId: string,
-): Promise<{ document: DocumentRow; grant: Permission | null }> {
-  const [row] = await tx
-    .select({ document: documents, grant: documentGrants.permission })
+  userIds: readonly string[],
+): Promise<{ document: DocumentRow; grants: Map<string, Permission> } | undefined> {
+  const rows = await tx
+    .select({ document: documents, userId: documentGrants.userId, permission: documentGrants.permission })
     .from(documents)
-    .leftJoin(documentGrants, and(eq(documentGrants.documentId, documents.id), eq(documentGrants.userId, userId)))
-    .where(and(eq(documents.id, documentId), eq(documents.workspaceId, workspaceId)));
-  if (!row) throw documentNotFound(documentId);
-  return { document: row.document, grant: row.grant };
+    .leftJoin(
+      documentGrants,
+      and(eq(documentGrants.documentId, documents.id), sql`${documentGrants.userId} = any(${sql.param([...new Set(userIds)])}::uuid[])`),
+    )
+    .where(eq(documents.id, documentId));
+  if (rows.length === 0) return undefined;
+  const grants = new Map<string, Permission>();
+  for (const row of rows) if (row.userId && row.permission) grants.set(row.userId, row.permission);
+  return { document: rows[0]!.document, grants };
 }
 
 export interface DocumentListQuery {
@@ -180,15 +189,22 @@ export async function createDocument(
   return { document, commit, tree };
 }
 
-export async function getBranch(tx: Tx, documentId: string, name: string, options: { forUpdate?: boolean } = {}) {
+export const branchNotFound = (name: string): DomainError =>
+  notFound("Branch", name, "Use `documents` action `list_branches` to see this document's branches.");
+
+/** A branch row, locked for the rest of the transaction with `forUpdate`; undefined when there is no such branch. */
+export async function findBranch(tx: Tx, documentId: string, name: string, options: { forUpdate?: boolean } = {}): Promise<BranchRow | undefined> {
   const query = tx
     .select()
     .from(branches)
     .where(and(eq(branches.documentId, documentId), eq(branches.name, name)));
   const [row] = options.forUpdate ? await query.for("update") : await query;
-  if (!row) {
-    throw notFound("Branch", name, "Use `documents` action `list_branches` to see this document's branches.");
-  }
+  return row;
+}
+
+export async function getBranch(tx: Tx, documentId: string, name: string, options: { forUpdate?: boolean } = {}): Promise<BranchRow> {
+  const row = await findBranch(tx, documentId, name, options);
+  if (!row) throw branchNotFound(name);
   return row;
 }
 
@@ -220,48 +236,103 @@ export async function createBranch(
   return row;
 }
 
+/** Rows to store together with a head move, only if the head moves. */
+export interface NewObjects {
+  sections: ReadonlyMap<string, SectionVersion>;
+  trees: ReadonlyMap<string, DocumentTree>;
+  commits: readonly CommitRecord[];
+  /** Comments whose anchors the new section versions carry. */
+  comments: readonly NewCommentRow[];
+}
+
 /**
  * Moves a branch head only if it still points at `expectedHead` (git update-ref
- * semantics). When the branch is the default branch, the document row's mirror
- * of the head tree moves with it in the same transaction.
+ * semantics), and fails with BRANCH_MOVED otherwise. When the branch is the
+ * default branch, the document row's mirror of the head tree moves with it.
+ * `storing` objects (the new commits, their trees and section versions) are
+ * inserted by the same statement, and only if the head moved: one statement,
+ * atomic without a transaction, is the whole write of a batch of writes.
  */
 export async function moveBranchHead(
   tx: Tx,
-  input: { document: DocumentRow; branchName: string; expectedHead: string; newHead: string; tree: DocumentTree; now: Date },
+  input: { document: DocumentRow; branchName: string; expectedHead: string; newHead: string; tree: DocumentTree; now: Date; storing?: NewObjects },
 ): Promise<void> {
-  const moved = await tx
-    .update(branches)
-    .set({ headCommitId: input.newHead, updatedAt: input.now })
-    .where(
-      and(
-        eq(branches.documentId, input.document.id),
-        eq(branches.name, input.branchName),
-        eq(branches.headCommitId, input.expectedHead),
-      ),
-    )
-    .returning({ name: branches.name });
-  if (moved.length === 0) {
+  const mirror = input.branchName === input.document.defaultBranch;
+  const now = input.now.toISOString();
+  const objects = (map: ReadonlyMap<string, unknown>) => JSON.stringify([...map].map(([hash, body]) => ({ hash, body })));
+  const storing = input.storing ?? { sections: new Map(), trees: new Map(), commits: [], comments: [] };
+  let rows: Array<{ moved: number }>;
+  try {
+    rows = await queryRows<{ moved: number }>(
+      tx,
+      sql`
+        WITH moved AS (
+          UPDATE branches SET head_commit_id = ${input.newHead}::uuid, updated_at = ${now}::timestamptz
+          WHERE document_id = ${input.document.id}::uuid AND name = ${input.branchName} AND head_commit_id = ${input.expectedHead}::uuid
+          RETURNING name
+        ), mirrored AS (
+          UPDATE documents
+          SET path = ${input.tree.path}, name = ${input.tree.name}, description = ${input.tree.description},
+              deleted = ${input.tree.deleted}, updated_at = ${now}::timestamptz
+          WHERE id = ${input.document.id}::uuid AND ${mirror}::boolean AND EXISTS (SELECT 1 FROM moved)
+        ), stored_blobs AS (
+          INSERT INTO blobs (hash, body)
+          SELECT hash, body FROM json_populate_recordset(null::blobs, ${objects(storing.sections)}::json) WHERE EXISTS (SELECT 1 FROM moved)
+          ON CONFLICT DO NOTHING
+        ), stored_trees AS (
+          INSERT INTO trees (hash, body)
+          SELECT hash, body FROM json_populate_recordset(null::trees, ${objects(storing.trees)}::json) WHERE EXISTS (SELECT 1 FROM moved)
+          ON CONFLICT DO NOTHING
+        ), stored_commits AS (
+          INSERT INTO commits (id, document_id, parent_ids, generation, tree_hash, message, author_id, kind, section_ids, created_at)
+          SELECT id, document_id, parent_ids, generation, tree_hash, message, author_id, kind, section_ids, created_at
+          FROM json_populate_recordset(null::commits, ${JSON.stringify(storing.commits.map(commitRow))}::json) WHERE EXISTS (SELECT 1 FROM moved)
+        ), stored_comments AS (
+          INSERT INTO comments (id, workspace_id, document_id, section_id, branch_name, author_id, body, mentions, created_at)
+          SELECT id, workspace_id, document_id, section_id, branch_name, author_id, body, mentions, created_at
+          FROM json_populate_recordset(null::comments, ${JSON.stringify(storing.comments.map(commentRow))}::json) WHERE EXISTS (SELECT 1 FROM moved)
+        )
+        SELECT (SELECT count(*) FROM moved)::int AS moved
+      `,
+    );
+  } catch (error) {
+    if (isUniqueViolation(error, LIVE_PATH_CONSTRAINT)) throw pathTaken(input.tree.path);
+    throw error;
+  }
+  if (rows[0]?.moved !== 1) {
     throw new DomainError(
       "BRANCH_MOVED",
       `Branch ${JSON.stringify(input.branchName)} moved while this change was being written. Nothing was changed; read the branch again and retry.`,
       { branchName: input.branchName },
     );
   }
-  if (input.branchName === input.document.defaultBranch) {
-    try {
-      await tx
-        .update(documents)
-        .set({
-          path: input.tree.path,
-          name: input.tree.name,
-          description: input.tree.description,
-          deleted: input.tree.deleted,
-          updatedAt: input.now,
-        })
-        .where(eq(documents.id, input.document.id));
-    } catch (error) {
-      if (isUniqueViolation(error, LIVE_PATH_CONSTRAINT)) throw pathTaken(input.tree.path);
-      throw error;
-    }
-  }
+  rememberObjects(storing.sections, storing.trees);
+  rememberCommits(storing.commits);
 }
+
+/** A new comment as a row of the comments table, for json_populate_recordset. */
+const commentRow = (c: NewCommentRow) => ({
+  id: c.id,
+  workspace_id: c.workspaceId,
+  document_id: c.documentId,
+  section_id: c.sectionId,
+  branch_name: c.branchName,
+  author_id: c.authorId,
+  body: c.body,
+  mentions: c.mentions,
+  created_at: (c.createdAt ?? new Date()).toISOString(),
+});
+
+/** A commit as a row of the commits table, for json_populate_recordset. */
+const commitRow = (c: CommitRecord) => ({
+  id: c.id,
+  document_id: c.documentId,
+  parent_ids: c.parentIds,
+  generation: c.generation,
+  tree_hash: c.treeHash,
+  message: c.message,
+  author_id: c.authorId,
+  kind: c.kind,
+  section_ids: c.sectionIds,
+  created_at: c.createdAt.toISOString(),
+});

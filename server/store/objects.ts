@@ -38,6 +38,15 @@ export async function putSections(tx: Tx, versions: readonly SectionVersion[]): 
   return hashes;
 }
 
+/**
+ * Remembers objects a statement outside this module is storing (see
+ * storeBatch in branch-writes.ts), as putSections and putTrees do for theirs.
+ */
+export function rememberObjects(sections: ReadonlyMap<string, SectionVersion>, treesByHash: ReadonlyMap<string, DocumentTree>): void {
+  for (const [hash, body] of sections) cache.set(blobKey(hash), body);
+  for (const [hash, body] of treesByHash) cache.set(treeKey(hash), body);
+}
+
 export async function loadSections(tx: Tx, hashes: Iterable<string>): Promise<Map<string, SectionVersion>> {
   const found = new Map<string, SectionVersion>();
   const missing: string[] = [];
