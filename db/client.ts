@@ -45,9 +45,38 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return openPglite(options.dataDir);
 }
 
+/**
+ * Drizzle sends every query through postgres.js's `unsafe` with prepare off
+ * unless the query was given a name, and postgres.js then spends an extra
+ * round trip asking the server for the parameter types of every statement.
+ * Preparing every statement restores postgres.js's own default: each
+ * connection parses a statement once and afterwards only binds and executes
+ * it. The cache is per connection and goes with it (postgres.js recycles
+ * connections after 30-60 minutes), and store code passes lists as one array
+ * parameter, so the set of statement texts stays small.
+ */
+function preparingEveryStatement(client: postgres.Sql): postgres.Sql {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property === "unsafe") {
+        return (query: string, params?: unknown[], options?: object) =>
+          target.unsafe(query, params as never, { ...options, prepare: true });
+      }
+      if (property === "begin" || property === "savepoint") {
+        return (...args: unknown[]) => {
+          const body = args.pop() as (sql: postgres.Sql) => unknown;
+          const method = Reflect.get(target, property) as (...a: unknown[]) => unknown;
+          return Reflect.apply(method, target, [...args, (inner: postgres.Sql) => body(preparingEveryStatement(inner))]);
+        };
+      }
+      return Reflect.get(target, property, receiver);
+    },
+  });
+}
+
 function openPostgres(url: string, max: number): DatabaseHandle {
   const client = postgres(url, { max, onnotice: () => {} });
-  const db = drizzlePostgres(client, { schema }) as unknown as Database;
+  const db = drizzlePostgres(preparingEveryStatement(client), { schema }) as unknown as Database;
   return {
     db,
     kind: "postgres",
