@@ -36,7 +36,7 @@ import { Worker } from "node:worker_threads";
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import { type Database, type DatabaseHandle, openDatabase } from "@/db/client";
+import { type Database, type DatabaseHandle, openDatabase, preparingEveryStatement } from "@/db/client";
 import * as schema from "@/db/schema";
 import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { startServer } from "@/server/http/server";
@@ -335,8 +335,14 @@ function instrument(sqlFn: AnySql, profiler: Profiler, tx: { start: number; lock
 
 function instrumentedHandle(url: string, profiler: Profiler): DatabaseHandle {
   const client = postgres(url, { max: POOL_SIZE, onnotice: () => {} });
-  const db = drizzle(instrument(client as AnySql, profiler, null), { schema }) as unknown as Database;
-  return { db, kind: "postgres", migrate: async () => {}, close: () => client.end() };
+  const db = drizzle(instrument(preparingEveryStatement(client) as AnySql, profiler, null), { schema }) as unknown as Database;
+  return {
+    db,
+    kind: "postgres",
+    migrate: async () => {},
+    listen: async (channel, onNotify) => (await client.listen(channel, onNotify, onNotify)).unlisten,
+    close: () => client.end(),
+  };
 }
 
 // ---------------------------------------------------------------------------

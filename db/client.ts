@@ -23,6 +23,12 @@ export interface DatabaseHandle {
   kind: "postgres" | "pglite";
   /** Applies pending migrations; safe to call from several processes at once. */
   migrate(): Promise<void>;
+  /**
+   * Calls `onNotify` for every NOTIFY on `channel` (from any process), and
+   * also whenever the listening connection is (re)established, since
+   * notifications sent while it was down are lost. Resolves to a stop function.
+   */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -55,7 +61,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
  * connections after 30-60 minutes), and store code passes lists as one array
  * parameter, so the set of statement texts stays small.
  */
-function preparingEveryStatement(client: postgres.Sql): postgres.Sql {
+export function preparingEveryStatement(client: postgres.Sql): postgres.Sql {
   return new Proxy(client, {
     get(target, property, receiver) {
       if (property === "unsafe") {
@@ -90,6 +96,10 @@ function openPostgres(url: string, max: number): DatabaseHandle {
         await lockClient.end();
       }
     },
+    async listen(channel, onNotify) {
+      const { unlisten } = await client.listen(channel, onNotify, onNotify);
+      return unlisten;
+    },
     close: () => client.end(),
   };
 }
@@ -103,6 +113,10 @@ async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> 
     db,
     kind: "pglite",
     migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder }),
+    async listen(channel, onNotify) {
+      const stop = await client.listen(channel, onNotify);
+      return async () => stop();
+    },
     close: () => client.close(),
   };
 }

@@ -1,8 +1,9 @@
 /**
  * API tokens as people manage them: what a token looks like when listed
  * (never the token itself), and the CLI's list and revoke. Revocation and
- * expiry take effect on the very next request: every MCP and tRPC call looks
- * the token up afresh (see actorForApiToken).
+ * expiry take effect on the very next request: live tokens are cached, but a
+ * revocation clears the cache of every Quire process on the database (see
+ * useApiToken in store/accounts.ts).
  */
 import type { Database } from "@/db/client";
 import { DomainError, notFound } from "@/server/core/errors";

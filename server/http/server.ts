@@ -23,6 +23,7 @@ import {
 } from "@/server/auth/accounts";
 import { sessionUserId } from "@/server/auth/web-session";
 import { installBridge, type QuireBridge } from "@/server/bridge";
+import { followAccessChanges } from "@/server/store/accounts";
 import { DomainError } from "@/server/core/errors";
 import { createMcpEndpoint } from "@/server/mcp/server";
 import { loadConfig } from "@/server/config";
@@ -73,6 +74,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const { db } = options.database;
   const clock = options.clock ?? (() => new Date());
   const authSecret = await ensureAuthSecret(db, options.authSecret);
+  const stopFollowingAccessChanges = await followAccessChanges(options.database);
   const version = packageJson.version;
   let ownUrl = "";
   const files = createFileLinks({ authSecret, baseUrl: () => options.publicUrl ?? ownUrl, maxUploadBytes: options.maxUploadBytes });
@@ -192,10 +194,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url,
     port,
     files,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+      await stopFollowingAccessChanges();
+    },
   };
 }

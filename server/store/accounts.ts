@@ -1,5 +1,7 @@
 /** Users, workspaces, memberships, API tokens and instance settings. */
-import { and, asc, count, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNull, sql } from "drizzle-orm";
+import { LRUCache } from "lru-cache";
+import type { DatabaseHandle } from "@/db/client";
 import { apiTokens, instanceSettings, memberships, type Role, users, workspaces } from "@/db/schema";
 import { DomainError } from "@/server/core/errors";
 import { isUniqueViolation, type Tx } from "./db";
@@ -110,41 +112,80 @@ export async function insertApiToken(
 /** last_used_at is refreshed at most this often, so busy tokens do not turn every request into a row write. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+interface LiveToken {
+  tokenId: string;
+  userId: string;
+  membership: { workspaceId: string; role: Role };
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+/**
+ * Live tokens of members, by hash, so an API request needs no query to
+ * authenticate. Whatever ends or changes one (revocation, a role change, a
+ * removed membership) clears the cache here at once and, through NOTIFY on
+ * commit, in every other Quire process on the database; the time-to-live only
+ * bounds how long a lost notification could matter.
+ */
+const liveTokens = new LRUCache<string, LiveToken>({ max: 10_000, ttl: 60_000 });
+/** Bumped on every clear: a lookup that overlapped one does not cache its (possibly stale) answer. */
+let tokenCacheGeneration = 0;
+const ACCESS_CHANGED_CHANNEL = "quire_access_changed";
+
+export function forgetApiTokens(): void {
+  tokenCacheGeneration += 1;
+  liveTokens.clear();
+}
+
+/** Called in the transaction that changes tokens or memberships: every process forgets its cached tokens (others on commit). */
+export async function announceAccessChange(tx: Tx): Promise<void> {
+  forgetApiTokens();
+  await tx.execute(sql`select pg_notify(${ACCESS_CHANGED_CHANNEL}, '')`);
+}
+
+/** Keeps this process's token cache in step with changes other processes make. */
+export function followAccessChanges(handle: DatabaseHandle): Promise<() => Promise<void>> {
+  return handle.listen(ACCESS_CHANGED_CHANNEL, forgetApiTokens);
+}
+
 /**
  * Finds a live (not revoked, not expired) token by its hash, with its user's
- * membership (one query: this runs on every API request), and records its use.
- * A token of a user who belongs to no workspace has no membership.
+ * membership, and records its use. A token of a user who belongs to no
+ * workspace has no membership (and is not cached).
  */
 export async function useApiToken(
   tx: Tx,
   tokenHash: string,
   now: Date,
 ): Promise<{ tokenId: string; userId: string; membership: { workspaceId: string; role: Role } | null } | undefined> {
-  const [row] = await tx
-    .select({
-      tokenId: apiTokens.id,
-      userId: apiTokens.userId,
-      lastUsedAt: apiTokens.lastUsedAt,
-      workspaceId: memberships.workspaceId,
-      role: memberships.role,
-    })
-    .from(apiTokens)
-    .leftJoin(memberships, eq(memberships.userId, apiTokens.userId))
-    .where(
-      and(
-        eq(apiTokens.tokenHash, tokenHash),
-        isNull(apiTokens.revokedAt),
-        or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)),
-      ),
-    )
-    .orderBy(asc(memberships.createdAt))
-    .limit(1);
-  if (!row) return undefined;
-  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
-    await tx.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.tokenId));
+  let token = liveTokens.get(tokenHash);
+  if (!token) {
+    const generation = tokenCacheGeneration;
+    const [row] = await tx
+      .select({
+        tokenId: apiTokens.id,
+        userId: apiTokens.userId,
+        lastUsedAt: apiTokens.lastUsedAt,
+        expiresAt: apiTokens.expiresAt,
+        workspaceId: memberships.workspaceId,
+        role: memberships.role,
+      })
+      .from(apiTokens)
+      .leftJoin(memberships, eq(memberships.userId, apiTokens.userId))
+      .where(and(eq(apiTokens.tokenHash, tokenHash), isNull(apiTokens.revokedAt)))
+      .orderBy(asc(memberships.createdAt))
+      .limit(1);
+    if (!row) return undefined;
+    if (!row.workspaceId || !row.role) return { tokenId: row.tokenId, userId: row.userId, membership: null };
+    token = { ...row, membership: { workspaceId: row.workspaceId, role: row.role } };
+    if (generation === tokenCacheGeneration) liveTokens.set(tokenHash, token);
   }
-  const membership = row.workspaceId && row.role ? { workspaceId: row.workspaceId, role: row.role } : null;
-  return { tokenId: row.tokenId, userId: row.userId, membership };
+  if (token.expiresAt && token.expiresAt.getTime() <= now.getTime()) return undefined;
+  if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+    token.lastUsedAt = now;
+    await tx.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, token.tokenId));
+  }
+  return { tokenId: token.tokenId, userId: token.userId, membership: token.membership };
 }
 
 /** The ids among `userIds` that are not members of the workspace. */

@@ -1,6 +1,7 @@
 /** API tokens as their owners see them: listing and revocation. The token itself is never stored. */
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { apiTokens } from "@/db/schema";
+import { announceAccessChange } from "./accounts";
 import type { Tx } from "./db";
 
 export interface ApiTokenRow {
@@ -44,7 +45,10 @@ export async function revokeApiToken(tx: Tx, tokenId: string, now: Date): Promis
     .set({ revokedAt: now })
     .where(and(eq(apiTokens.id, tokenId), isNull(apiTokens.revokedAt)))
     .returning(columns);
-  if (row) return { token: row, changed: true };
+  if (row) {
+    await announceAccessChange(tx);
+    return { token: row, changed: true };
+  }
   const existing = await getApiToken(tx, tokenId);
   return existing ? { token: existing, changed: false } : undefined;
 }

@@ -2,6 +2,7 @@
 import { and, asc, eq, ilike, or, sql } from "drizzle-orm";
 import { memberships, type Role, users, workspaces } from "@/db/schema";
 import { DomainError } from "@/server/core/errors";
+import { announceAccessChange } from "./accounts";
 import { isUniqueViolation, type Tx } from "./db";
 
 export interface MemberRow {
@@ -102,6 +103,7 @@ export async function setMemberRole(tx: Tx, workspaceId: string, userId: string,
     .update(memberships)
     .set({ role })
     .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.userId, userId)));
+  await announceAccessChange(tx);
 }
 
 /** Ends a membership. The user row stays, so commits, comments and reviews keep their author. */
@@ -110,6 +112,7 @@ export async function deleteMembership(tx: Tx, workspaceId: string, userId: stri
     .delete(memberships)
     .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.userId, userId)))
     .returning({ userId: memberships.userId });
+  if (rows.length > 0) await announceAccessChange(tx);
   return rows.length > 0;
 }
 
