@@ -91,7 +91,7 @@ export async function openDocument(tx: Tx, actor: Actor, documentId: string, nee
 export function admitActor(
   actor: Actor,
   documentId: string,
-  found: { document: DocumentRow; grants: ReadonlyMap<string, Permission> } | undefined,
+  found: { document: DocumentRow; grants: ReadonlyMap<string, Permission | null> } | undefined,
   need: Need,
 ): DocumentAccess {
   if (!found || found.document.workspaceId !== actor.workspaceId) throw documentNotFound(documentId);

@@ -23,7 +23,7 @@ import {
 } from "@/server/auth/accounts";
 import { sessionUserId } from "@/server/auth/web-session";
 import { installBridge, type QuireBridge } from "@/server/bridge";
-import { followAccessChanges } from "@/server/store/accounts";
+import { followAccessChanges } from "@/server/store/access-cache";
 import { DomainError } from "@/server/core/errors";
 import { createMcpEndpoint } from "@/server/mcp/server";
 import { loadConfig } from "@/server/config";

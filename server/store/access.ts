@@ -2,6 +2,7 @@
 import { and, desc, eq, gt, inArray, isNull, or } from "drizzle-orm";
 import { documentGrants, documents, shareLinks } from "@/db/schema";
 import type { Permission } from "@/server/core/document-model";
+import { announceAccessChange } from "./access-cache";
 import type { Tx } from "./db";
 
 export async function getGrant(tx: Tx, documentId: string, userId: string): Promise<Permission | null> {
@@ -17,6 +18,7 @@ export async function listGrants(tx: Tx, documentId: string) {
 }
 
 export async function setGrant(tx: Tx, input: { documentId: string; userId: string; permission: Permission | null; grantedBy: string; now: Date }) {
+  await announceAccessChange(tx);
   if (input.permission === null) {
     await tx.delete(documentGrants).where(and(eq(documentGrants.documentId, input.documentId), eq(documentGrants.userId, input.userId)));
     return;
@@ -37,6 +39,7 @@ export async function setDocumentPermissions(
 ): Promise<void> {
   if (values.defaultPermission === undefined && values.aiAccess === undefined) return;
   await tx.update(documents).set(values).where(eq(documents.id, documentId));
+  await announceAccessChange(tx);
 }
 
 /** The user's grants on the given documents. */

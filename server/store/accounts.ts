@@ -1,9 +1,8 @@
 /** Users, workspaces, memberships, API tokens and instance settings. */
 import { and, asc, count, eq, inArray, isNull, sql } from "drizzle-orm";
-import { LRUCache } from "lru-cache";
-import type { DatabaseHandle } from "@/db/client";
 import { apiTokens, instanceSettings, memberships, type Role, users, workspaces } from "@/db/schema";
 import { DomainError } from "@/server/core/errors";
+import { AccessCache } from "./access-cache";
 import { isUniqueViolation, type Tx } from "./db";
 
 export type UserRow = typeof users.$inferSelect;
@@ -120,33 +119,8 @@ interface LiveToken {
   lastUsedAt: Date | null;
 }
 
-/**
- * Live tokens of members, by hash, so an API request needs no query to
- * authenticate. Whatever ends or changes one (revocation, a role change, a
- * removed membership) clears the cache here at once and, through NOTIFY on
- * commit, in every other Quire process on the database; the time-to-live only
- * bounds how long a lost notification could matter.
- */
-const liveTokens = new LRUCache<string, LiveToken>({ max: 10_000, ttl: 60_000 });
-/** Bumped on every clear: a lookup that overlapped one does not cache its (possibly stale) answer. */
-let tokenCacheGeneration = 0;
-const ACCESS_CHANGED_CHANNEL = "quire_access_changed";
-
-export function forgetApiTokens(): void {
-  tokenCacheGeneration += 1;
-  liveTokens.clear();
-}
-
-/** Called in the transaction that changes tokens or memberships: every process forgets its cached tokens (others on commit). */
-export async function announceAccessChange(tx: Tx): Promise<void> {
-  forgetApiTokens();
-  await tx.execute(sql`select pg_notify(${ACCESS_CHANGED_CHANNEL}, '')`);
-}
-
-/** Keeps this process's token cache in step with changes other processes make. */
-export function followAccessChanges(handle: DatabaseHandle): Promise<() => Promise<void>> {
-  return handle.listen(ACCESS_CHANGED_CHANNEL, forgetApiTokens);
-}
+/** Live tokens of members, by hash (see access-cache.ts for how changes clear it). */
+const liveTokens = new AccessCache<LiveToken>(10_000);
 
 /**
  * Finds a live (not revoked, not expired) token by its hash, with its user's
@@ -160,7 +134,7 @@ export async function useApiToken(
 ): Promise<{ tokenId: string; userId: string; membership: { workspaceId: string; role: Role } | null } | undefined> {
   let token = liveTokens.get(tokenHash);
   if (!token) {
-    const generation = tokenCacheGeneration;
+    const since = liveTokens.begin();
     const [row] = await tx
       .select({
         tokenId: apiTokens.id,
@@ -178,7 +152,7 @@ export async function useApiToken(
     if (!row) return undefined;
     if (!row.workspaceId || !row.role) return { tokenId: row.tokenId, userId: row.userId, membership: null };
     token = { ...row, membership: { workspaceId: row.workspaceId, role: row.role } };
-    if (generation === tokenCacheGeneration) liveTokens.set(tokenHash, token);
+    liveTokens.set(tokenHash, token, since);
   }
   if (token.expiresAt && token.expiresAt.getTime() <= now.getTime()) return undefined;
   if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {

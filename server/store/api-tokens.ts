@@ -1,7 +1,7 @@
 /** API tokens as their owners see them: listing and revocation. The token itself is never stored. */
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { apiTokens } from "@/db/schema";
-import { announceAccessChange } from "./accounts";
+import { announceAccessChange } from "./access-cache";
 import type { Tx } from "./db";
 
 export interface ApiTokenRow {

@@ -19,11 +19,12 @@ import { isDomainError } from "@/server/core/errors";
 import type { NewCommentRow } from "./comments";
 import { type CommitRecord, getCommit, newCommitRecord } from "./commits";
 import type { Tx } from "./db";
-import { type BranchRow, branchNotFound, type DocumentRow, findBranch, findDocumentWithGrants, moveBranchHead } from "./documents";
+import { type BranchRow, branchNotFound, type DocumentRow, findBranch, findDocumentWithGrantsForWrite, moveBranchHead } from "./documents";
 import { loadSections, loadTree } from "./objects";
 
 /** What a write sees of the branch it changes. */
 export interface BranchState {
+  /** Current in its ids and permission columns; its mirror of the default branch (path, name, …) may lag: read those from `tree`. */
   document: DocumentRow;
   branch: BranchRow;
   head: CommitRecord;
@@ -60,7 +61,7 @@ export interface BranchWriteResult<R> {
 /** The document as the write's transaction reads it: the row and the grants of the batch's authors. */
 export interface DocumentWithGrants {
   document: DocumentRow;
-  grants: ReadonlyMap<string, Permission>;
+  grants: ReadonlyMap<string, Permission | null>;
 }
 
 export interface BranchWrite<R> {
@@ -89,8 +90,14 @@ interface Queued {
 
 type Outcome = { ok: BranchWriteResult<unknown> } | { error: unknown };
 
-/** Writes waiting per branch, per database; a branch has an entry only while a transaction for it runs. */
-const queues = new WeakMap<Database, Map<string, Queued[]>>();
+interface BranchQueue {
+  waiting: Queued[];
+  /** The branch as this process's last batch left it: the next batch builds on it without reading (the head move checks it). */
+  tip?: BranchRow;
+}
+
+/** Writes waiting per branch, per database; a branch has a queue only while batches for it run. */
+const queues = new WeakMap<Database, Map<string, BranchQueue>>();
 
 /**
  * Applies one write on a branch as its own commit and resolves with the new
@@ -102,34 +109,35 @@ export function writeOnBranch<R>(db: Database, write: BranchWrite<R>): Promise<B
   const key = `${write.documentId}\u0000${write.branchName}`;
   return new Promise((resolve, reject) => {
     const queued: Queued = { write: write as BranchWrite<unknown>, resolve: resolve as Queued["resolve"], reject };
-    const waiting = branches.get(key);
-    if (waiting) {
-      waiting.push(queued);
+    const running = branches.get(key);
+    if (running) {
+      running.waiting.push(queued);
       return;
     }
-    const queue = [queued];
+    const queue: BranchQueue = { waiting: [queued] };
     branches.set(key, queue);
     void drain(db, queue, () => branches.delete(key));
   });
 }
 
 /** Runs batches until the queue is empty, then lets go of it in the same tick (so no write can slip in unseen). */
-async function drain(db: Database, queue: Queued[], release: () => void): Promise<void> {
-  while (queue.length > 0) await runBatch(db, queue.splice(0, MAX_BATCH));
+async function drain(db: Database, queue: BranchQueue, release: () => void): Promise<void> {
+  while (queue.waiting.length > 0) await runBatch(db, queue, queue.waiting.splice(0, MAX_BATCH));
   release();
 }
 
 /** Runs a batch; if it fails as a whole, each write is retried alone so one bad write cannot sink the others. */
-async function runBatch(db: Database, batch: Queued[]): Promise<void> {
+async function runBatch(db: Database, queue: BranchQueue, batch: Queued[]): Promise<void> {
   let outcomes: Outcome[];
   try {
-    outcomes = await applyBatch(db, batch.map((q) => q.write));
+    outcomes = await applyBatch(db, queue, batch.map((q) => q.write));
   } catch (error) {
+    queue.tip = undefined;
     if (batch.length === 1) {
       batch[0]!.reject(error);
       return;
     }
-    for (const queued of batch) await runBatch(db, [queued]);
+    for (const queued of batch) await runBatch(db, queue, [queued]);
     return;
   }
   outcomes.forEach((outcome, i) => ("ok" in outcome ? batch[i]!.resolve(outcome.ok) : batch[i]!.reject(outcome.error)));
@@ -138,28 +146,29 @@ async function runBatch(db: Database, batch: Queued[]): Promise<void> {
 /** How often a batch is rebuilt when another process moved the branch between its read and its write. */
 const MAX_ATTEMPTS = 5;
 
-async function applyBatch(db: Database, writes: BranchWrite<unknown>[]): Promise<Outcome[]> {
+async function applyBatch(db: Database, queue: BranchQueue, writes: BranchWrite<unknown>[]): Promise<Outcome[]> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await attemptBatch(db, writes);
+      return await attemptBatch(db, queue, writes);
     } catch (error) {
-      if (attempt < MAX_ATTEMPTS && isDomainError(error) && error.code === "BRANCH_MOVED") continue;
-      throw error;
+      if (!(attempt < MAX_ATTEMPTS && isDomainError(error) && error.code === "BRANCH_MOVED")) throw error;
+      queue.tip = undefined;
     }
   }
 }
 
 /**
- * Reads the branch and the document, applies the writes one after another in
- * memory, then stores everything and moves the head in one statement that
- * does nothing unless the head is still the one read (optimistic, as git's
+ * Reads the branch (unless the last batch left its tip) and the document's
+ * access facts (cached), applies the writes one after another in memory, then
+ * stores everything and moves the head in one statement that does nothing
+ * unless the head is still the one built on (optimistic, as git's
  * update-ref): no transaction stays open while the writes are built.
  */
-async function attemptBatch(db: Database, writes: BranchWrite<unknown>[]): Promise<Outcome[]> {
+async function attemptBatch(db: Database, queue: BranchQueue, writes: BranchWrite<unknown>[]): Promise<Outcome[]> {
   const { documentId, branchName } = writes[0]!;
   const [branch, found] = await Promise.all([
-    findBranch(db, documentId, branchName),
-    findDocumentWithGrants(db, documentId, writes.map((w) => w.authorId)),
+    queue.tip ?? findBranch(db, documentId, branchName),
+    findDocumentWithGrantsForWrite(db, documentId, writes.map((w) => w.authorId)),
   ]);
   // Undefined until the write has run: refused writes get their outcome now.
   const outcomes: Array<Outcome | undefined> = writes.map((write) => {
@@ -224,7 +233,11 @@ async function attemptBatch(db: Database, writes: BranchWrite<unknown>[]): Promi
     outcomes[i] = { ok: { commitId: commit.id, changed: true, tree, result: change.result } };
   }
   if (storing.commits.length > 0) {
-    await moveBranchHead(db, { document, branchName, expectedHead: start.id, newHead: head.id, tree, now: writes.at(-1)!.now, storing });
+    const now = writes.at(-1)!.now;
+    await moveBranchHead(db, { document, branchName, expectedHead: start.id, newHead: head.id, tree, now, storing });
+    queue.tip = { ...branch, headCommitId: head.id, updatedAt: now };
+  } else {
+    queue.tip = branch;
   }
   return outcomes as Outcome[];
 }

@@ -8,6 +8,7 @@ import type { DocumentTree, Permission, SectionVersion } from "@/server/core/doc
 import { DomainError, notFound } from "@/server/core/errors";
 import type { NewCommentRow } from "./comments";
 import { type CommitRecord, insertCommit, rememberCommits } from "./commits";
+import { AccessCache } from "./access-cache";
 import { isUniqueViolation, queryRows, type Tx } from "./db";
 import { putSections, putTree, rememberObjects } from "./objects";
 
@@ -61,6 +62,37 @@ export async function findDocumentWithGrants(
   const grants = new Map<string, Permission>();
   for (const row of rows) if (row.userId && row.permission) grants.set(row.userId, row.permission);
   return { document: rows[0]!.document, grants };
+}
+
+interface DocumentFacts {
+  document: DocumentRow;
+  /** Grants by user; null records that the user has none. */
+  grants: Map<string, Permission | null>;
+}
+
+/** Documents with grants, for writes (see access-cache.ts for how changes clear it). */
+const documentFacts = new AccessCache<DocumentFacts>(10_000);
+
+/**
+ * findDocumentWithGrants through a cache, for the write path. The cached row's
+ * permission columns and grants are current; its mirror of the default branch
+ * (path, name, description, deleted, updatedAt) may lag, so writes read those
+ * from the tree.
+ */
+export async function findDocumentWithGrantsForWrite(
+  tx: Tx,
+  documentId: string,
+  userIds: readonly string[],
+): Promise<{ document: DocumentRow; grants: ReadonlyMap<string, Permission | null> } | undefined> {
+  const since = documentFacts.begin();
+  const cached = documentFacts.get(documentId);
+  if (cached && userIds.every((id) => cached.grants.has(id))) return cached;
+  const found = await findDocumentWithGrants(tx, documentId, userIds);
+  if (!found) return undefined;
+  const facts: DocumentFacts = { document: found.document, grants: new Map(cached?.grants) };
+  for (const id of userIds) facts.grants.set(id, found.grants.get(id) ?? null);
+  documentFacts.set(documentId, facts, since);
+  return facts;
 }
 
 export interface DocumentListQuery {

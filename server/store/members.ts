@@ -2,7 +2,7 @@
 import { and, asc, eq, ilike, or, sql } from "drizzle-orm";
 import { memberships, type Role, users, workspaces } from "@/db/schema";
 import { DomainError } from "@/server/core/errors";
-import { announceAccessChange } from "./accounts";
+import { announceAccessChange } from "./access-cache";
 import { isUniqueViolation, type Tx } from "./db";
 
 export interface MemberRow {
