@@ -46,8 +46,16 @@ export interface DocumentTree {
   sections: TreeEntry[];
 }
 
+/** Section versions are never changed once built (callers copy to change), so each is hashed once. */
+const sectionHashes = new WeakMap<SectionVersion, string>();
+
 export function hashSection(version: SectionVersion): string {
-  return canonicalHash(version);
+  let hash = sectionHashes.get(version);
+  if (hash === undefined) {
+    hash = canonicalHash(version);
+    sectionHashes.set(version, hash);
+  }
+  return hash;
 }
 
 export function normalizeTree(tree: DocumentTree): DocumentTree {

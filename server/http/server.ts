@@ -30,6 +30,7 @@ import { loadConfig } from "@/server/config";
 import { createObjectStore } from "@/server/storage";
 import { createFileLinks, type FileLinks } from "@/server/storage/links";
 import type { ObjectStore } from "@/server/storage/object-store";
+import { sendJson } from "./send-json";
 import { handleFileRoute, isFileRoute } from "./uploads";
 import { accountBridge } from "./account-bridge";
 import { csrfRefusal } from "./csrf";
@@ -63,11 +64,6 @@ function bearerToken(req: IncomingMessage): string | null {
   const header = req.headers.authorization;
   const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
   return match ? match[1]! : null;
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { "content-type": "application/json", ...headers });
-  res.end(JSON.stringify(body));
 }
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {

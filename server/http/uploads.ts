@@ -12,6 +12,7 @@ import { PassThrough, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type FileTransferContext, openDownload, receiveUpload } from "@/server/actions/upload-url";
 import { DomainError, type ErrorCode, isDomainError } from "@/server/core/errors";
+import { sendJson } from "./send-json";
 
 const UPLOADS = "/api/uploads/";
 const FILES = "/api/files/";
@@ -35,13 +36,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
 function sendError(req: IncomingMessage, res: ServerResponse, error: DomainError, headers: Record<string, string> = {}): void {
   const status = STATUS[error.code] ?? 400;
   const unread = !req.complete;
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "cache-control": "no-store",
-    ...(unread ? { connection: "close" } : {}),
-    ...headers,
-  });
-  res.end(JSON.stringify({ error: error.toPayload() }));
+  sendJson(res, status, { error: error.toPayload() }, { "cache-control": "no-store", ...(unread ? { connection: "close" } : {}), ...headers });
   if (unread) {
     // Discard what is left of the body so the client reads this answer, but do not wait on a sender that never stops.
     req.unpipe();
@@ -95,8 +90,7 @@ async function handleUpload(req: IncomingMessage, res: ServerResponse, ctx: File
     contentLength,
     body: detachedBody(req),
   });
-  res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
-  res.end(JSON.stringify(received));
+  sendJson(res, 200, received, { "cache-control": "no-store" });
 }
 
 async function handleDownload(req: IncomingMessage, res: ServerResponse, ctx: FileTransferContext, key: string, query: URLSearchParams) {

@@ -35,6 +35,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { ActionContext } from "@/server/actions/context";
+import { sendJson } from "@/server/http/send-json";
 import { type ToolName, tools } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/run";
 import { DomainError, type ErrorPayload, isDomainError } from "@/server/core/errors";
@@ -158,11 +159,6 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function sendJsonRpc(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
-}
-
 export interface McpEndpoint {
   /** Serves one MCP HTTP request for an already authenticated caller. */
   handle(req: IncomingMessage, res: ServerResponse, context: ActionContext): Promise<void>;
@@ -194,7 +190,7 @@ export function createMcpEndpoint(version: string): McpEndpoint {
       try {
         message = JSON.parse(text);
       } catch {
-        sendJsonRpc(res, 400, { jsonrpc: "2.0", error: { code: -32700, message: "Parse error: Invalid JSON" }, id: null });
+        sendJson(res, 400, { jsonrpc: "2.0", error: { code: -32700, message: "Parse error: Invalid JSON" }, id: null });
         return;
       }
       if (!isJSONRPCRequest(message) || isInitializeRequest(message)) return viaSdkTransport(req, res, authInfo, message);
@@ -203,7 +199,7 @@ export function createMcpEndpoint(version: string): McpEndpoint {
         authInfo,
         requestInfo: { headers: req.headers, url: new URL(req.url ?? "/", "http://localhost") },
       });
-      sendJsonRpc(res, 200, response);
+      sendJson(res, 200, response);
     },
   };
 }
