@@ -143,18 +143,23 @@ async function runBatch(db: Database, queue: BranchQueue, batch: Queued[]): Prom
   outcomes.forEach((outcome, i) => ("ok" in outcome ? batch[i]!.resolve(outcome.ok) : batch[i]!.reject(outcome.error)));
 }
 
-/** How often a batch is rebuilt when another process moved the branch between its read and its write. */
-const MAX_ATTEMPTS = 5;
+/**
+ * Optimistic attempts before a batch takes the branch row lock: when another
+ * process keeps moving the branch, the locked attempt queues behind it (as
+ * merges do) instead of losing the race again.
+ */
+const OPTIMISTIC_ATTEMPTS = 2;
 
 async function applyBatch(db: Database, queue: BranchQueue, writes: BranchWrite<unknown>[]): Promise<Outcome[]> {
-  for (let attempt = 1; ; attempt++) {
+  for (let attempt = 1; attempt <= OPTIMISTIC_ATTEMPTS; attempt++) {
     try {
-      return await attemptBatch(db, queue, writes);
+      return await attemptBatch(db, queue, writes, { lockBranch: false });
     } catch (error) {
-      if (!(attempt < MAX_ATTEMPTS && isDomainError(error) && error.code === "BRANCH_MOVED")) throw error;
+      if (!(isDomainError(error) && error.code === "BRANCH_MOVED")) throw error;
       queue.tip = undefined;
     }
   }
+  return db.transaction((tx) => attemptBatch(tx, queue, writes, { lockBranch: true }));
 }
 
 /**
@@ -162,12 +167,14 @@ async function applyBatch(db: Database, queue: BranchQueue, writes: BranchWrite<
  * access facts (cached), applies the writes one after another in memory, then
  * stores everything and moves the head in one statement that does nothing
  * unless the head is still the one built on (optimistic, as git's
- * update-ref): no transaction stays open while the writes are built.
+ * update-ref): no transaction stays open while the writes are built. With
+ * `lockBranch` (inside a transaction) the branch row is read fresh and locked
+ * instead, so the head cannot move.
  */
-async function attemptBatch(db: Database, queue: BranchQueue, writes: BranchWrite<unknown>[]): Promise<Outcome[]> {
+async function attemptBatch(db: Tx, queue: BranchQueue, writes: BranchWrite<unknown>[], options: { lockBranch: boolean }): Promise<Outcome[]> {
   const { documentId, branchName } = writes[0]!;
   const [branch, found] = await Promise.all([
-    queue.tip ?? findBranch(db, documentId, branchName),
+    (!options.lockBranch && queue.tip) || findBranch(db, documentId, branchName, { forUpdate: options.lockBranch }),
     findDocumentWithGrantsForWrite(db, documentId, writes.map((w) => w.authorId)),
   ]);
   // Undefined until the write has run: refused writes get their outcome now.

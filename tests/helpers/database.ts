@@ -9,7 +9,10 @@ import { type DatabaseHandle, openDatabase } from "@/db/client";
 
 export const testDatabaseUrl = (): string | undefined => process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
 
-export async function createTestDatabase(options: { maxConnections?: number } = {}): Promise<DatabaseHandle> {
+/** A test database; `url` (PostgreSQL only) lets a test open a second handle on it, as another Quire process would. */
+export type TestDatabase = DatabaseHandle & { url?: string };
+
+export async function createTestDatabase(options: { maxConnections?: number } = {}): Promise<TestDatabase> {
   const serverUrl = testDatabaseUrl();
   if (!serverUrl) {
     const handle = await openDatabase({});
@@ -25,6 +28,7 @@ export async function createTestDatabase(options: { maxConnections?: number } = 
   await handle.migrate();
   return {
     ...handle,
+    url: url.toString(),
     async close() {
       await handle.close();
       await admin.unsafe(`drop database if exists "${name}" with (force)`);

@@ -2,6 +2,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { uploads } from "@/db/schema";
+import { openDatabase } from "@/db/client";
+import { type TestDatabase, testDatabaseUrl } from "../helpers/database";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 let server: TestServer;
@@ -478,6 +480,102 @@ describe("parallel batch_create", () => {
     }
     const log = await callMcp<{ commits: unknown[] }>(mcp, "documents", { action: "log", documentId: fresh, limit: 50 });
     expect(log.commits).toHaveLength(9);
+  });
+});
+
+describe("group commit", () => {
+  test("concurrent writes on one branch: a refused write fails alone, every other one is its own commit on one chain", async () => {
+    const { documentId: busy, sectionIds } = await callMcp<{ documentId: string; sectionIds: string[] }>(mcp, "documents", {
+      action: "create",
+      path: "group-commit",
+      sections: Array.from({ length: 4 }, (_, i) => ({ name: `S${i}`, content: [text("start")] })),
+    });
+    const staleHash = "0".repeat(64);
+    const calls = Array.from({ length: 24 }, (_, n) => ({
+      action: "update",
+      documentId: busy,
+      branchName: "main",
+      sectionId: sectionIds[n % 4],
+      newContent: [text(`write ${n}`)],
+      // Every fifth write carries a stale hash and must fail alone.
+      ...(n % 5 === 4 ? { expectedContentHash: staleHash } : {}),
+    }));
+    const results = await Promise.all(calls.map((args) => mcp.callTool({ name: "sections", arguments: args })));
+    const failed = results.flatMap((r, n) => (r.isError ? [n] : []));
+    expect(failed).toEqual([4, 9, 14, 19]);
+    for (const n of failed) expect((results[n]!.structuredContent as { error: { code: string } }).error.code).toBe("CONTENT_HASH_MISMATCH");
+    const log = await callMcp<{ commits: Array<{ commitId: string; parentIds: string[] }> }>(mcp, "documents", { action: "log", documentId: busy, limit: 50 });
+    expect(log.commits).toHaveLength(1 + 20);
+    // One linear chain holding exactly the successful writes' commits (in the order the server received them).
+    log.commits.slice(0, -1).forEach((c, i) => expect(c.parentIds).toEqual([log.commits[i + 1]!.commitId]));
+    const commitOf = new Map(results.flatMap((r, n) => (r.isError ? [] : [[(r.structuredContent as { commitId: string }).commitId, n] as const])));
+    expect(new Set(log.commits.slice(0, 20).map((c) => c.commitId))).toEqual(new Set(commitOf.keys()));
+    // Each section holds its write that landed last.
+    const newestFirst = log.commits.slice(0, 20).map((c) => commitOf.get(c.commitId)!);
+    const doc = await callMcp<DocRead>(mcp, "read", { documentId: busy });
+    expect(doc.sections.map((s) => s.content)).toEqual(sectionIds.map((_, k) => [text(`write ${newestFirst.find((n) => n % 4 === k)}`)]));
+  });
+
+  test.skipIf(!testDatabaseUrl())("two server processes writing one branch: no write lost, each its own commit", async () => {
+    const second = await openDatabase({ url: (server.database as TestDatabase).url!, maxConnections: 4 });
+    const other = await startTestServer({ database: second });
+    try {
+      const { documentId: busy, sectionIds } = await callMcp<{ documentId: string; sectionIds: string[] }>(mcp, "documents", {
+        action: "create",
+        path: "two-processes",
+        sections: Array.from({ length: 8 }, (_, i) => ({ name: `S${i}`, content: [text("start")] })),
+      });
+      const clients = [await server.mcpClient(owner.token), await other.mcpClient(owner.token)];
+      const writesPerSection = 6;
+      const ok = await Promise.all(
+        sectionIds.map(async (sectionId, i) => {
+          const client = clients[i % 2]!;
+          for (let n = 0; n < writesPerSection; n++) {
+            await callMcp(client, "sections", { action: "update", documentId: busy, branchName: "main", sectionId, newContent: [text(`s${i} w${n}`)] });
+          }
+          return writesPerSection;
+        }),
+      );
+      await Promise.all(clients.map((c) => c.close()));
+      const log = await callMcp<{ commits: unknown[] }>(mcp, "documents", { action: "log", documentId: busy, limit: 100 });
+      expect(log.commits).toHaveLength(1 + ok.reduce((a, b) => a + b, 0));
+      const doc = await callMcp<DocRead>(mcp, "read", { documentId: busy });
+      expect(doc.sections.map((s) => s.content)).toEqual(sectionIds.map((_, i) => [text(`s${i} w${writesPerSection - 1}`)]));
+    } finally {
+      await other.close();
+      await second.close();
+    }
+  });
+});
+
+describe("access changes reach writes at once", () => {
+  test("a member's writes stop the moment their grant or the AI limit is lowered, and resume when raised", async () => {
+    const { documentId: shared } = await callMcp<{ documentId: string }>(mcp, "documents", {
+      action: "create",
+      path: "access-changes",
+      sections: [{ name: "Notes", content: [text("v0")] }],
+    });
+    const [sectionId] = (await callMcp<DocRead>(mcp, "read", { documentId: shared })).sections.map((s) => s.sectionId);
+    const memberMcp = await server.mcpClient(member.token);
+    // Permissions are managed by people (AI calls never may), so through tRPC as the owner.
+    const setPermissions = (input: Record<string, unknown>) => server.trpcCaller(owner).documents({ action: "set_permissions", documentId: shared, ...input } as never);
+    const update = (n: number) =>
+      memberMcp.callTool({ name: "sections", arguments: { action: "update", documentId: shared, branchName: "main", sectionId, newContent: [text(`v${n}`)] } });
+    const codeOfResult = (result: Awaited<ReturnType<typeof update>>) =>
+      result.isError ? (result.structuredContent as { error: { code: string } }).error.code : "ok";
+    try {
+      expect(codeOfResult(await update(1))).toBe("ok");
+      await setPermissions({ grants: [{ userId: member.userId, permission: "read" }] });
+      expect(codeOfResult(await update(2))).toBe("PERMISSION_DENIED");
+      await setPermissions({ grants: [{ userId: member.userId, permission: null }] });
+      expect(codeOfResult(await update(3))).toBe("ok");
+      await setPermissions({ aiAccess: "read" });
+      expect(codeOfResult(await update(4))).toBe("PERMISSION_DENIED");
+      const doc = await callMcp<DocRead>(mcp, "read", { documentId: shared });
+      expect(doc.sections[0]!.content).toEqual([text("v3")]);
+    } finally {
+      await memberMcp.close();
+    }
   });
 });
 
