@@ -1,9 +1,9 @@
 /** Loads what the access policy decides on: document permission settings and per-user grants. */
-import { and, desc, eq, gt, inArray, isNull, or } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, or } from "drizzle-orm";
 import { documentGrants, documents, shareLinks } from "@/db/schema";
 import type { Permission } from "@/server/core/document-model";
 import { announceAccessChange } from "./access-cache";
-import type { Tx } from "./db";
+import { anyOf, type Tx } from "./db";
 
 export async function getGrant(tx: Tx, documentId: string, userId: string): Promise<Permission | null> {
   const [row] = await tx
@@ -48,7 +48,7 @@ export async function grantsFor(tx: Tx, userId: string, documentIds: readonly st
   const rows = await tx
     .select({ documentId: documentGrants.documentId, permission: documentGrants.permission })
     .from(documentGrants)
-    .where(and(eq(documentGrants.userId, userId), inArray(documentGrants.documentId, [...documentIds])));
+    .where(and(eq(documentGrants.userId, userId), anyOf(documentGrants.documentId, [...documentIds])));
   return new Map(rows.map((r) => [r.documentId, r.permission]));
 }
 

@@ -1,9 +1,9 @@
 /** Users, workspaces, memberships, API tokens and instance settings. */
-import { and, asc, count, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, count, eq, isNull, sql } from "drizzle-orm";
 import { apiTokens, instanceSettings, memberships, type Role, users, workspaces } from "@/db/schema";
 import { DomainError } from "@/server/core/errors";
 import { AccessCache } from "./access-cache";
-import { isUniqueViolation, type Tx } from "./db";
+import { anyOf, isUniqueViolation, type Tx } from "./db";
 
 export type UserRow = typeof users.$inferSelect;
 
@@ -169,7 +169,7 @@ export async function nonMembers(tx: Tx, workspaceId: string, userIds: readonly 
   const rows = await tx
     .select({ userId: memberships.userId })
     .from(memberships)
-    .where(and(eq(memberships.workspaceId, workspaceId), inArray(memberships.userId, wanted)));
+    .where(and(eq(memberships.workspaceId, workspaceId), anyOf(memberships.userId, wanted)));
   const members = new Set(rows.map((r) => r.userId));
   return wanted.filter((id) => !members.has(id));
 }

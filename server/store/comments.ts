@@ -1,7 +1,7 @@
 /** Stored comments; their anchors live in section text as <svc:comment id="…"> markup. */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { comments } from "@/db/schema";
-import type { Tx } from "./db";
+import { anyOf, type Tx } from "./db";
 
 export type CommentRow = typeof comments.$inferSelect;
 export type NewCommentRow = typeof comments.$inferInsert;
@@ -17,5 +17,5 @@ export async function getComments(tx: Tx, documentId: string, ids: readonly stri
   return tx
     .select()
     .from(comments)
-    .where(and(eq(comments.documentId, documentId), inArray(comments.id, [...new Set(ids)])));
+    .where(and(eq(comments.documentId, documentId), anyOf(comments.id, [...new Set(ids)])));
 }

@@ -4,12 +4,12 @@
  * the heads and the answer, not the length of the history.
  */
 import { randomUUID } from "node:crypto";
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { Heap } from "heap-js";
 import { LRUCache } from "lru-cache";
 import { commits, type CommitKind } from "@/db/schema";
 import { DomainError, notFound } from "@/server/core/errors";
-import { queryRows, type Tx } from "./db";
+import { anyOf, queryRows, type Tx } from "./db";
 
 export interface CommitRecord {
   id: string;
@@ -62,7 +62,7 @@ export async function insertCommit(tx: Tx, commit: NewCommit, parents?: Readonly
     known ??
     (commit.parentIds.length === 0
       ? []
-      : await tx.select({ id: commits.id, generation: commits.generation }).from(commits).where(inArray(commits.id, commit.parentIds)));
+      : await tx.select({ id: commits.id, generation: commits.generation }).from(commits).where(anyOf(commits.id, commit.parentIds)));
   const record = newCommitRecord(commit, parentRows);
   await tx.insert(commits).values(record);
   rememberCommits([record]);

@@ -1,4 +1,6 @@
 /** The handle store functions take: the database itself or an open transaction on it. */
+import { type SQL, sql } from "drizzle-orm";
+import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "@/db/client";
 
 export type Tx = Database | Parameters<Parameters<Database["transaction"]>[0]>[0];
@@ -27,3 +29,12 @@ export const isUniqueViolation = (error: unknown, constraint?: string): boolean 
   const info = pgErrorInfo(error);
   return info.code === "23505" && (constraint === undefined || info.constraint === constraint);
 };
+
+/**
+ * `column = any($1)` with the values as one array parameter: the statement
+ * text is the same for any number of values, so it stays prepared (and is
+ * cheap to build), unlike `inArray` with one parameter per value.
+ */
+export function anyOf(column: PgColumn, values: readonly unknown[]): SQL {
+  return sql`${column} = any(${sql.param([...values])}::${sql.raw(column.getSQLType())}[])`;
+}

@@ -2,14 +2,14 @@
  * Documents and their branches: rows, paths, and moving a branch head by
  * compare-and-swap (writes on a branch go through branch-writes.ts).
  */
-import { and, asc, eq, gt, inArray, like, ne, sql } from "drizzle-orm";
+import { and, asc, eq, gt, like, ne, sql } from "drizzle-orm";
 import { branches, documentGrants, documents } from "@/db/schema";
 import type { DocumentTree, Permission, SectionVersion } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
 import type { NewCommentRow } from "./comments";
 import { type CommitRecord, insertCommit, rememberCommits } from "./commits";
 import { AccessCache } from "./access-cache";
-import { isUniqueViolation, queryRows, type Tx } from "./db";
+import { anyOf, isUniqueViolation, queryRows, type Tx } from "./db";
 import { putSections, putTree, rememberObjects } from "./objects";
 
 export type DocumentRow = typeof documents.$inferSelect;
@@ -55,7 +55,7 @@ export async function findDocumentWithGrants(
     .from(documents)
     .leftJoin(
       documentGrants,
-      and(eq(documentGrants.documentId, documents.id), sql`${documentGrants.userId} = any(${sql.param([...new Set(userIds)])}::uuid[])`),
+      and(eq(documentGrants.documentId, documents.id), anyOf(documentGrants.userId, [...new Set(userIds)])),
     )
     .where(eq(documents.id, documentId));
   if (rows.length === 0) return undefined;
@@ -139,7 +139,7 @@ export async function pathsHeldByOtherDocuments(
     .where(
       and(
         eq(documents.workspaceId, workspaceId),
-        inArray(documents.path, [...new Set(paths)]),
+        anyOf(documents.path, [...new Set(paths)]),
         eq(documents.deleted, false),
         ne(documents.id, exceptDocumentId),
       ),

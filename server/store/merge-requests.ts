@@ -1,8 +1,8 @@
 /** Merge request records and their reviewers. */
-import { and, desc, eq, inArray, lt, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
 import { mergeRequestReviewers, mergeRequests, type MergeRequestStatus, type ReviewState, users } from "@/db/schema";
 import { notFound } from "@/server/core/errors";
-import type { Tx } from "./db";
+import { anyOf, type Tx } from "./db";
 
 export type MergeRequestRow = typeof mergeRequests.$inferSelect;
 
@@ -103,7 +103,7 @@ export async function listReviewers(tx: Tx, mergeRequestIds: readonly string[]):
     })
     .from(mergeRequestReviewers)
     .innerJoin(users, eq(users.id, mergeRequestReviewers.userId))
-    .where(inArray(mergeRequestReviewers.mergeRequestId, [...mergeRequestIds]))
+    .where(anyOf(mergeRequestReviewers.mergeRequestId, [...mergeRequestIds]))
     .orderBy(mergeRequestReviewers.addedAt, users.name);
   for (const { mergeRequestId, ...reviewer } of rows) byRequest.get(mergeRequestId)!.push(reviewer);
   return byRequest;
@@ -121,7 +121,7 @@ export async function removeReviewers(tx: Tx, mergeRequestId: string, userIds: r
   if (userIds.length === 0) return;
   await tx
     .delete(mergeRequestReviewers)
-    .where(and(eq(mergeRequestReviewers.mergeRequestId, mergeRequestId), inArray(mergeRequestReviewers.userId, [...userIds])));
+    .where(and(eq(mergeRequestReviewers.mergeRequestId, mergeRequestId), anyOf(mergeRequestReviewers.userId, [...userIds])));
 }
 
 /** Records a reviewer's verdict; returns false when the user is not a reviewer of the request. */

@@ -4,12 +4,11 @@
  * by hash (a hash names the same content in every database). Loaded objects
  * are shared: callers copy before changing anything.
  */
-import { inArray, sql } from "drizzle-orm";
 import { LRUCache } from "lru-cache";
 import { blobs, trees } from "@/db/schema";
 import { type DocumentTree, hashSection, hashTree, normalizeTree, type SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
-import type { Tx } from "./db";
+import { anyOf, type Tx } from "./db";
 
 /** About 128 MB of parsed objects, sized by their JSON length. */
 const CACHE_BYTES = 128 * 1024 * 1024;
@@ -56,8 +55,7 @@ export async function loadSections(tx: Tx, hashes: Iterable<string>): Promise<Ma
     else missing.push(hash);
   }
   if (missing.length === 0) return found;
-  // One array parameter, not one parameter per hash: building SQL with hundreds of parameters is slow.
-  const rows = await tx.select().from(blobs).where(sql`${blobs.hash} = any(${sql.param(missing)}::text[])`);
+  const rows = await tx.select().from(blobs).where(anyOf(blobs.hash, missing));
   if (rows.length !== missing.length) {
     throw new DomainError("INTERNAL", "A section version referenced by a commit is missing from storage.");
   }
@@ -96,7 +94,7 @@ export async function putTree(tx: Tx, tree: DocumentTree): Promise<string> {
 export async function loadTree(tx: Tx, hash: string): Promise<DocumentTree> {
   const cached = cache.get(treeKey(hash)) as DocumentTree | undefined;
   if (cached) return cached;
-  const [row] = await tx.select().from(trees).where(inArray(trees.hash, [hash]));
+  const [row] = await tx.select().from(trees).where(anyOf(trees.hash, [hash]));
   if (!row) throw new DomainError("INTERNAL", "A tree referenced by a commit is missing from storage.");
   const tree = row.body as DocumentTree;
   cache.set(treeKey(hash), tree);

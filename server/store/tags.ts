@@ -1,8 +1,8 @@
 /** Workspace tags. Which tags a document carries is versioned in its tree, not here. */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { tags } from "@/db/schema";
 import { DomainError } from "@/server/core/errors";
-import { isUniqueViolation, type Tx } from "./db";
+import { anyOf, isUniqueViolation, type Tx } from "./db";
 
 export type TagRow = typeof tags.$inferSelect;
 
@@ -31,5 +31,5 @@ export async function getTags(tx: Tx, workspaceId: string, ids: readonly string[
   return tx
     .select()
     .from(tags)
-    .where(and(eq(tags.workspaceId, workspaceId), inArray(tags.id, [...ids])));
+    .where(and(eq(tags.workspaceId, workspaceId), anyOf(tags.id, [...ids])));
 }

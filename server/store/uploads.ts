@@ -1,7 +1,7 @@
 /** Uploaded files that storage blocks may reference. */
-import { and, eq, inArray, isNotNull, isNull } from "drizzle-orm";
+import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import { documents, uploads } from "@/db/schema";
-import type { Tx } from "./db";
+import { anyOf, type Tx } from "./db";
 
 /** The keys among `keys` that are not completed uploads of the workspace. */
 export async function missingUploadKeys(tx: Tx, workspaceId: string, keys: readonly string[]): Promise<string[]> {
@@ -10,7 +10,7 @@ export async function missingUploadKeys(tx: Tx, workspaceId: string, keys: reado
   const rows = await tx
     .select({ key: uploads.key })
     .from(uploads)
-    .where(and(eq(uploads.workspaceId, workspaceId), inArray(uploads.key, wanted), isNotNull(uploads.completedAt)));
+    .where(and(eq(uploads.workspaceId, workspaceId), anyOf(uploads.key, wanted), isNotNull(uploads.completedAt)));
   const found = new Set(rows.map((r) => r.key));
   return wanted.filter((k) => !found.has(k));
 }

@@ -1,11 +1,11 @@
 /** Display data about users, for logs and reviewer lists. */
-import { inArray } from "drizzle-orm";
+import {} from "drizzle-orm";
 import { users } from "@/db/schema";
-import type { Tx } from "./db";
+import { anyOf, type Tx } from "./db";
 
 export async function userNames(tx: Tx, ids: Iterable<string>): Promise<Map<string, string>> {
   const wanted = [...new Set(ids)];
   if (wanted.length === 0) return new Map();
-  const rows = await tx.select({ id: users.id, name: users.name }).from(users).where(inArray(users.id, wanted));
+  const rows = await tx.select({ id: users.id, name: users.name }).from(users).where(anyOf(users.id, wanted));
   return new Map(rows.map((r) => [r.id, r.name]));
 }
