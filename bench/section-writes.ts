@@ -22,13 +22,22 @@
  * MCP `tools/call` POSTs over a keep-alive connection (the server runs MCP
  * stateless with JSON responses). Only successful results count.
  *
- * The profile re-runs the load against a server whose postgres.js client is
- * wrapped to time every query (client-observed, i.e. including the round trip
- * and any wait for the event loop), each write transaction, and how long the
- * branch row lock is held (from the `SELECT … FOR UPDATE` reply to COMMIT).
+ * The profile (BENCH_PROFILE) re-runs the load, BENCH_CLIENTS and then 1, against
+ * a server whose postgres.js client is wrapped (under the same
+ * preparingEveryStatement wrapper and drizzle as production) to count and time
+ * every statement the server sends while the clients' window is measured.
+ * Times are client-observed, i.e. include the round trip and any wait for a
+ * pool connection or the event loop. The write path groups writes per branch
+ * (server/store/branch-writes.ts): each batch ends in ONE autocommit statement
+ * (`WITH moved AS (UPDATE branches …)`, moveBranchHead) that stores every
+ * commit and object and moves the head by compare-and-swap, so the profile
+ * reports statements per committed write by kind, head moves (batches) per
+ * second, the batch sizes (commits each head move carried, read from its
+ * parameters), lost compare-and-swap races, transactions of the locked
+ * fallback (BEGIN/COMMIT; normally none) and the server's event-loop busy share.
  */
 import { execFileSync } from "node:child_process";
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import os from "node:os";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
@@ -137,6 +146,9 @@ async function main() {
   const start = performance.now();
   const warmEnd = start + cfg.warmupMs;
   const end = warmEnd + cfg.durationMs;
+  // Tell the server side when the measured window opens and closes (the profile counts statements in it).
+  setTimeout(() => parentPort.postMessage({ phase: "measure" }), cfg.warmupMs);
+  setTimeout(() => parentPort.postMessage({ phase: "end" }), cfg.warmupMs + cfg.durationMs);
   const latencies = [];
   const failures = {};
   const perClient = cfg.sectionIds.map(() => 0);
@@ -192,15 +204,21 @@ async function main() {
   }
   await Promise.all(cfg.sectionIds.map((_, i) => client(i)));
   agent.destroy();
-  parentPort.postMessage({ measured, totalOk, failures, latencies, windowMs: cfg.durationMs, perClient });
+  parentPort.postMessage({ phase: "done", result: { measured, totalOk, failures, latencies, windowMs: cfg.durationMs, perClient } });
 }
 main().catch((e) => { throw e; });
 `;
 
-function runLoad(config: LoadConfig): Promise<LoadResult> {
+type LoadMessage = { phase: "measure" } | { phase: "end" } | { phase: "done"; result: LoadResult };
+
+/** Runs the load; `onWindow` hears when the measured window opens ("measure") and closes ("end"). */
+function runLoad(config: LoadConfig, onWindow?: (phase: "measure" | "end") => void): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: config });
-    worker.once("message", (m: LoadResult) => resolve(m));
+    worker.on("message", (m: LoadMessage) => {
+      if (m.phase === "done") resolve(m.result);
+      else onWindow?.(m.phase);
+    });
     worker.once("error", reject);
     worker.once("exit", (code) => {
       if (code !== 0) reject(new Error(`load worker exited with ${code}`));
@@ -214,53 +232,119 @@ function percentile(sorted: number[], p: number): number {
 }
 
 // ---------------------------------------------------------------------------
-// Query instrumentation for the profile (wraps the postgres.js client).
+// Statement instrumentation for the profile (wraps the postgres.js client).
 // ---------------------------------------------------------------------------
 
-interface QueryStat {
+interface StatementStat {
   count: number;
   totalMs: number;
-  inTx: number;
 }
 
-class Profiler {
-  readonly queries = new Map<string, QueryStat>();
-  readonly txMs: number[] = [];
-  readonly lockHeldMs: number[] = [];
-  readonly commitMs: number[] = [];
-  queriesPerTx: number[] = [];
+/** The statement that ends every batch: stores its commits and objects and moves the head by compare-and-swap (moveBranchHead). */
+const HEAD_MOVE = /^with moved as \(\s*update branches\b/i;
+const HEAD_MOVE_LABEL = "WITH moved AS (UPDATE branches …) head move";
 
-  reset() {
-    this.queries.clear();
-    for (const list of [this.txMs, this.lockHeldMs, this.commitMs, this.queriesPerTx]) list.length = 0;
+/** Counts and times what the server sends while the measured window is open. */
+class Profiler {
+  readonly statements = new Map<string, StatementStat>();
+  /** Commits carried by each head move that moved the branch, i.e. the size of each committed batch. */
+  readonly batchSizes: number[] = [];
+  /** Client-observed time of each head move (committed or not). */
+  readonly headMoveMs: number[] = [];
+  /** Head moves that found the branch moved (the batch is rebuilt, and after two such a locked transaction runs). */
+  lostRaces = 0;
+  /** Transactions (only the locked fallback opens one). */
+  transactions = 0;
+  windowMs = 0;
+  /** Share of the window the server's event loop was busy. */
+  eventLoopBusy = Number.NaN;
+  private active = false;
+  private openedAt = 0;
+  private elu0: ReturnType<typeof performance.eventLoopUtilization> | null = null;
+
+  open() {
+    this.statements.clear();
+    this.batchSizes.length = 0;
+    this.headMoveMs.length = 0;
+    this.lostRaces = 0;
+    this.transactions = 0;
+    this.active = true;
+    this.openedAt = performance.now();
+    this.elu0 = performance.eventLoopUtilization();
   }
 
-  record(label: string, ms: number, inTx: boolean) {
-    const s = this.queries.get(label) ?? { count: 0, totalMs: 0, inTx: 0 };
+  close() {
+    if (!this.active) return;
+    this.active = false;
+    this.windowMs = performance.now() - this.openedAt;
+    this.eventLoopBusy = performance.eventLoopUtilization(this.elu0!).utilization;
+  }
+
+  get statementCount(): number {
+    let n = 0;
+    for (const s of this.statements.values()) n += s.count;
+    return n;
+  }
+
+  /** Commits the server stored in the window (the sum of the batch sizes). */
+  get commitsStored(): number {
+    return this.batchSizes.reduce((a, b) => a + b, 0);
+  }
+
+  record(label: string, ms: number) {
+    if (!this.active) return;
+    const s = this.statements.get(label) ?? { count: 0, totalMs: 0 };
     s.count += 1;
     s.totalMs += ms;
-    if (inTx) s.inTx += 1;
-    this.queries.set(label, s);
+    this.statements.set(label, s);
+  }
+
+  recordHeadMove(ms: number, commits: number, moved: boolean) {
+    if (!this.active) return;
+    this.headMoveMs.push(ms);
+    if (moved) this.batchSizes.push(commits);
+    else this.lostRaces += 1;
+  }
+
+  recordTransaction() {
+    if (this.active) this.transactions += 1;
   }
 }
 
 function labelOf(query: string): string {
   const q = query.replace(/\s+/g, " ").trim();
-  let m = /^insert into "(\w+)"/i.exec(q);
+  if (HEAD_MOVE.test(q)) return HEAD_MOVE_LABEL;
+  let m = /^insert into "?(\w+)"?/i.exec(q);
   if (m) return `INSERT ${m[1]}${/on conflict do nothing/i.test(q) ? " ON CONFLICT DO NOTHING" : ""}`;
-  m = /^update "(\w+)"/i.exec(q);
+  m = /^update "?(\w+)"?/i.exec(q);
   if (m) return `UPDATE ${m[1]}`;
-  m = /^select .*? from "(\w+)"/i.exec(q);
+  m = /^select .*? from "?(\w+)"?/i.exec(q);
   if (m) return `SELECT ${m[1]}${/ for update/i.test(q) ? " FOR UPDATE" : ""}`;
-  m = /^delete from "(\w+)"/i.exec(q);
+  m = /^delete from "?(\w+)"?/i.exec(q);
   if (m) return `DELETE ${m[1]}`;
   return q.slice(0, 60);
 }
 
+/** How many commits a head move stores: the length of its commits parameter (the JSON array of commit rows). */
+function commitsIn(params: unknown): number {
+  if (!Array.isArray(params)) return 0;
+  for (const p of params) {
+    if (typeof p === "string" && p.startsWith("[") && p.includes('"parent_ids":')) return (JSON.parse(p) as unknown[]).length;
+  }
+  return 0;
+}
+
+/** Whether a head move moved the branch: it returns one row, `moved` = 1 (as an object or, with `.values()`, an array). */
+function movedIn(rows: unknown): boolean {
+  const first = Array.isArray(rows) ? (rows[0] as unknown) : undefined;
+  if (Array.isArray(first)) return Number(first[0]) === 1;
+  return Number((first as { moved?: unknown } | undefined)?.moved) === 1;
+}
+
 type AnySql = postgres.Sql & { unsafe: (...a: unknown[]) => unknown; begin: (...a: unknown[]) => unknown };
 
-/** Wraps a postgres.js pending query so its completion is timed, whatever drizzle chains on it. */
-function timedQuery(pending: object, onDone: () => void): object {
+/** Wraps a postgres.js pending query so its completion is seen (with its rows), whatever drizzle chains on it. */
+function timedQuery(pending: object, onDone: (rows: unknown) => void): object {
   let timed = false;
   const proxy: object = new Proxy(pending, {
     get(target, prop) {
@@ -269,11 +353,11 @@ function timedQuery(pending: object, onDone: () => void): object {
         return (onFulfilled?: (v: unknown) => unknown, onRejected?: (e: unknown) => unknown) => {
           const p = (target as Promise<unknown>).then(
             (v) => {
-              if (!timed) ((timed = true), onDone());
+              if (!timed) ((timed = true), onDone(v));
               return v;
             },
             (e: unknown) => {
-              if (!timed) ((timed = true), onDone());
+              if (!timed) ((timed = true), onDone(undefined));
               throw e;
             },
           );
@@ -292,7 +376,12 @@ function timedQuery(pending: object, onDone: () => void): object {
   return proxy;
 }
 
-function instrument(sqlFn: AnySql, profiler: Profiler, tx: { start: number; lockedAt: number | null; queries: number } | null): AnySql {
+/**
+ * Counts and times every statement sent through `unsafe` (all drizzle sends),
+ * and BEGIN and COMMIT of transactions: BEGIN until the body starts, COMMIT
+ * (or ROLLBACK) from the body's end until `begin` settles.
+ */
+function instrument(sqlFn: AnySql, profiler: Profiler): AnySql {
   return new Proxy(sqlFn, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target) as unknown;
@@ -300,31 +389,33 @@ function instrument(sqlFn: AnySql, profiler: Profiler, tx: { start: number; lock
         return (query: string, ...rest: unknown[]) => {
           const t0 = performance.now();
           const label = labelOf(query);
-          if (tx) tx.queries += 1;
           const pending = (value as (...a: unknown[]) => object).call(target, query, ...rest);
-          return timedQuery(pending, () => {
-            const t1 = performance.now();
-            profiler.record(label, t1 - t0, tx !== null);
-            if (tx && tx.lockedAt === null && label.endsWith("FOR UPDATE")) tx.lockedAt = t1;
+          return timedQuery(pending, (rows) => {
+            const ms = performance.now() - t0;
+            profiler.record(label, ms);
+            if (label === HEAD_MOVE_LABEL) profiler.recordHeadMove(ms, commitsIn(rest[0]), movedIn(rows));
           });
         };
       }
       if (prop === "begin") {
-        return async (fn: (inner: AnySql) => Promise<unknown>) => {
-          const state = { start: performance.now(), lockedAt: null as number | null, queries: 0 };
-          let bodyDone = 0;
+        return async (...args: unknown[]) => {
+          const fn = args.pop() as (inner: AnySql) => Promise<unknown>;
+          const t0 = performance.now();
+          let bodyStart = 0;
+          let bodyEnd = 0;
+          profiler.recordTransaction();
           try {
-            return await (value as (cb: (inner: AnySql) => Promise<unknown>) => Promise<unknown>).call(target, async (inner: AnySql) => {
-              const out = await fn(instrument(inner, profiler, state));
-              bodyDone = performance.now();
-              return out;
+            return await (value as (...a: unknown[]) => Promise<unknown>).call(target, ...args, async (inner: AnySql) => {
+              bodyStart = performance.now();
+              profiler.record("BEGIN (locked fallback)", bodyStart - t0);
+              try {
+                return await fn(instrument(inner, profiler));
+              } finally {
+                bodyEnd = performance.now();
+              }
             });
           } finally {
-            const end = performance.now();
-            profiler.txMs.push(end - state.start);
-            profiler.queriesPerTx.push(state.queries);
-            if (bodyDone) profiler.commitMs.push(end - bodyDone);
-            if (state.lockedAt !== null) profiler.lockHeldMs.push(end - state.lockedAt);
+            if (bodyEnd) profiler.record("COMMIT / ROLLBACK (locked fallback)", performance.now() - bodyEnd);
           }
         };
       }
@@ -333,9 +424,10 @@ function instrument(sqlFn: AnySql, profiler: Profiler, tx: { start: number; lock
   }) as AnySql;
 }
 
+/** A handle like openDatabase's (same pool, preparingEveryStatement, drizzle), with every statement counted. */
 function instrumentedHandle(url: string, profiler: Profiler): DatabaseHandle {
   const client = postgres(url, { max: POOL_SIZE, onnotice: () => {} });
-  const db = drizzle(instrument(preparingEveryStatement(client) as AnySql, profiler, null), { schema }) as unknown as Database;
+  const db = drizzle(instrument(preparingEveryStatement(client) as AnySql, profiler), { schema }) as unknown as Database;
   return {
     db,
     kind: "postgres",
@@ -423,7 +515,6 @@ async function runQuire(options: { seconds: number; warmup: number; clients: num
         );
       const [initial] = await countRows();
       await withAdmin((admin) => admin`checkpoint`);
-      options.profiler?.reset();
       const loop = monitorEventLoopDelay({ resolution: 10 });
       loop.enable();
       const elu0 = performance.eventLoopUtilization();
@@ -436,7 +527,8 @@ async function runQuire(options: { seconds: number; warmup: number; clients: num
         sectionIds,
         warmupMs: options.warmup * 1000,
         durationMs: options.seconds * 1000,
-      });
+      }, (phase) => (phase === "measure" ? options.profiler?.open() : options.profiler?.close()));
+      options.profiler?.close();
       loop.disable();
       const elu = performance.eventLoopUtilization(elu0).utilization;
       const cpu = process.cpuUsage(cpu0);
@@ -473,260 +565,6 @@ async function runQuire(options: { seconds: number; warmup: number; clients: num
     }
   } finally {
     await base.close();
-    await withAdmin((admin) => admin.unsafe(`drop database if exists "${name}" with (force)`));
-  }
-}
-
-// ---------------------------------------------------------------------------
-// What-if: the write transaction's statement pattern alone (no HTTP, MCP,
-// zod or drizzle), on Quire's real tables, 8 writers on one branch row.
-// Shows what each suggested change to the write path is worth.
-// ---------------------------------------------------------------------------
-
-interface WhatIfResult {
-  variant: string;
-  writesPerSecond: number;
-  meanLatencyMs: number;
-  commitsLanded: number;
-  writes: number;
-}
-
-interface TreeBody {
-  sections: Array<{ sectionId: string; blobHash: string }>;
-  [key: string]: unknown;
-}
-
-const sha = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
-
-async function whatIf(seconds: number): Promise<WhatIfResult[]> {
-  const name = scratchName("whatif");
-  await withAdmin((admin) => admin.unsafe(`create database "${name}"`));
-  const url = databaseUrl(name);
-  const handle = await openDatabase({ url, maxConnections: 2 });
-  const pg = postgres(url, { max: POOL_SIZE, onnotice: () => {} });
-  try {
-    await handle.migrate();
-    const server = await startServer({ database: handle, port: 0, host: "127.0.0.1", next: false });
-    let doc: string;
-    try {
-      ({ documentId: doc } = await prepareDocument(handle, server.url.replace("localhost", "127.0.0.1")));
-    } finally {
-      await server.close();
-    }
-    const [owner] = await pg`select workspace_id, created_by from documents where id = ${doc}`;
-    const ws = owner!.workspace_id as string;
-    const author = owner!.created_by as string;
-    let serial = 0;
-
-    const newVersion = (i: number) => {
-      serial += 1;
-      const body = {
-        name: `Section ${i + 1}`,
-        content: [{ blockType: "text", text: `Client ${i} write ${serial}: ${"lorem ipsum ".repeat(8)}` }],
-        defaultPermission: null,
-        aiAccess: null,
-        references: [],
-      };
-      return { hash: sha(body), body };
-    };
-    const nextTree = (tree: TreeBody, i: number, blobHash: string): { hash: string; body: TreeBody } => {
-      const body = { ...tree, sections: tree.sections.map((e, k) => (k === i ? { ...e, blobHash } : e)) };
-      return { hash: sha(body), body };
-    };
-
-    /** Today's sequence: the queries the profile shows, one round trip each. */
-    const current = async (i: number) => {
-      await pg.begin(async (tx) => {
-        await tx`select * from documents where id = ${doc} and workspace_id = ${ws}`;
-        await tx`select * from document_grants where document_id = ${doc} and user_id = ${author}`;
-        const [branch] = await tx`select * from branches where document_id = ${doc} and name = 'main' for update`;
-        const [head] = await tx`select * from commits where id = ${branch!.head_commit_id} and document_id = ${doc}`;
-        const [tree] = await tx`select * from trees where hash in ${tx([head!.tree_hash as string])}`;
-        const treeBody = tree!.body as TreeBody;
-        const entry = treeBody.sections[i]!;
-        await tx`select * from blobs where hash in ${tx([entry.blobHash])}`;
-        await tx`select * from blobs where hash in ${tx([entry.blobHash])}`;
-        const blob = newVersion(i);
-        const next = nextTree(treeBody, i, blob.hash);
-        await tx`insert into blobs (hash, body) values (${blob.hash}, ${tx.json(blob.body as never)}) on conflict do nothing`;
-        await tx`insert into trees (hash, body) values (${next.hash}, ${tx.json(next.body as never)}) on conflict do nothing`;
-        const [parent] = await tx`select generation from commits where id in ${tx([head!.id as string])}`;
-        const id = randomUUID();
-        await tx`insert into commits (id, document_id, parent_ids, generation, tree_hash, message, author_id, kind, section_ids)
-                 values (${id}, ${doc}, ${[head!.id as string]}::uuid[], ${(parent!.generation as number) + 1}, ${next.hash}, ${"Update section"}, ${author}, 'write', ${[entry.sectionId]}::uuid[])`;
-        await tx`update branches set head_commit_id = ${id}, updated_at = now() where document_id = ${doc} and name = 'main' and head_commit_id = ${head!.id as string} returning name`;
-        await tx`update documents set path = path, name = name, description = description, deleted = deleted, updated_at = now() where id = ${doc}`;
-      });
-    };
-
-    /**
-     * Lean: the row lock and a joined read of head, generation and tree, sent
-     * together (pipelined: one round trip; the read runs after the lock is
-     * granted, with a fresh READ COMMITTED snapshot — a join inside the locking
-     * statement itself would re-check against the stale head), then the four
-     * writes pipelined.
-     */
-    const lockAndLoad = async (tx: postgres.TransactionSql) => {
-      const [, [row]] = await Promise.all([
-        tx`select 1 from branches where document_id = ${doc} and name = 'main' for update`,
-        tx`select b.head_commit_id as head, c.generation, t.body as tree
-           from branches b join commits c on c.id = b.head_commit_id join trees t on t.hash = c.tree_hash
-           where b.document_id = ${doc} and b.name = 'main'`,
-      ]);
-      return { head: row!.head as string, generation: row!.generation as number, tree: row!.tree as TreeBody };
-    };
-    const writeChain = async (tx: postgres.TransactionSql, state: { head: string; generation: number; tree: TreeBody }, clients: number[]) => {
-      const blobs: Array<{ hash: string; body: unknown }> = [];
-      const trees: Array<{ hash: string; body: unknown }> = [];
-      const commits: Array<{ id: string; parent: string; generation: number; tree: string; section: string }> = [];
-      let { head, generation, tree } = state;
-      for (const i of clients) {
-        const blob = newVersion(i);
-        const next = nextTree(tree, i, blob.hash);
-        const id = randomUUID();
-        blobs.push(blob);
-        trees.push(next);
-        commits.push({ id, parent: head, generation: generation + 1, tree: next.hash, section: tree.sections[i]!.sectionId });
-        head = id;
-        generation += 1;
-        tree = next.body;
-      }
-      const [, , , moved] = await Promise.all([
-        tx`insert into blobs (hash, body) select h, b::jsonb from unnest(${blobs.map((b) => b.hash)}::text[], ${blobs.map((b) => JSON.stringify(b.body))}::text[]) as x(h, b) on conflict do nothing`,
-        tx`insert into trees (hash, body) select h, b::jsonb from unnest(${trees.map((t) => t.hash)}::text[], ${trees.map((t) => JSON.stringify(t.body))}::text[]) as x(h, b) on conflict do nothing`,
-        tx`insert into commits (id, document_id, parent_ids, generation, tree_hash, message, author_id, kind, section_ids)
-           select id, ${doc}, array[parent], g, th, 'Update section', ${author}, 'write', array[sec]
-           from unnest(${commits.map((c) => c.id)}::uuid[], ${commits.map((c) => c.parent)}::uuid[], ${commits.map((c) => c.generation)}::int[],
-                       ${commits.map((c) => c.tree)}::text[], ${commits.map((c) => c.section)}::uuid[]) as x(id, parent, g, th, sec)`,
-        tx`update branches set head_commit_id = ${head}, updated_at = now() where document_id = ${doc} and name = 'main' and head_commit_id = ${state.head} returning name`,
-      ]);
-      if (moved.length !== 1) throw new Error("branch moved");
-    };
-    const lean = async (i: number) => {
-      await pg.begin(async (tx) => writeChain(tx, await lockAndLoad(tx), [i]));
-    };
-
-    /**
-     * Group commit: writes queued while a batch runs go together into the next
-     * batch (each still its own commit), at most CLIENTS at a time.
-     */
-    const groupCommit = (runBatch: (indexes: number[]) => Promise<void>) => {
-      const queue: Array<{ i: number; done: () => void; fail: (e: unknown) => void }> = [];
-      let draining = false;
-      const drain = async () => {
-        draining = true;
-        while (queue.length > 0) {
-          const batch = queue.splice(0, CLIENTS);
-          try {
-            await runBatch(batch.map((b) => b.i));
-            for (const b of batch) b.done();
-          } catch (error) {
-            for (const b of batch) b.fail(error);
-          }
-        }
-        draining = false;
-      };
-      return (i: number) =>
-        new Promise<void>((done, fail) => {
-          queue.push({ i, done, fail });
-          if (!draining) void drain();
-        });
-    };
-    const batched = groupCommit((indexes) => pg.begin(async (tx) => writeChain(tx, await lockAndLoad(tx), indexes)));
-
-    /**
-     * One statement per batch: the process keeps the head it last wrote and
-     * moves the branch by compare-and-swap in the same autocommit statement
-     * that inserts the objects (no lock read; a lost race re-reads and retries).
-     */
-    let cached: { head: string; generation: number; tree: TreeBody } | null = null;
-    const casBatched = groupCommit(async (indexes) => {
-      for (let attempt = 0; ; attempt++) {
-        cached ??= await lockAndLoad(pg as unknown as postgres.TransactionSql);
-        const state = cached;
-        const blobs: Array<{ hash: string; body: unknown }> = [];
-        const trees: Array<{ hash: string; body: TreeBody }> = [];
-        const commits: Array<{ id: string; parent: string; generation: number; tree: string; section: string }> = [];
-        let { head, generation, tree } = state;
-        for (const i of indexes) {
-          const blob = newVersion(i);
-          const next = nextTree(tree, i, blob.hash);
-          const id = randomUUID();
-          blobs.push(blob);
-          trees.push(next);
-          commits.push({ id, parent: head, generation: generation + 1, tree: next.hash, section: tree.sections[i]!.sectionId });
-          head = id;
-          generation += 1;
-          tree = next.body;
-        }
-        const moved = await pg`
-          with moved as (
-            update branches set head_commit_id = ${head}, updated_at = now()
-            where document_id = ${doc} and name = 'main' and head_commit_id = ${state.head} returning 1
-          ), b as (
-            insert into blobs (hash, body) select h, x::jsonb from unnest(${blobs.map((b) => b.hash)}::text[], ${blobs.map((b) => JSON.stringify(b.body))}::text[]) as u(h, x) on conflict do nothing
-          ), t as (
-            insert into trees (hash, body) select h, x::jsonb from unnest(${trees.map((t) => t.hash)}::text[], ${trees.map((t) => JSON.stringify(t.body))}::text[]) as u(h, x) on conflict do nothing
-          ), c as (
-            insert into commits (id, document_id, parent_ids, generation, tree_hash, message, author_id, kind, section_ids)
-            select id, ${doc}, array[parent], g, th, 'Update section', ${author}, 'write', array[sec]
-            from unnest(${commits.map((c) => c.id)}::uuid[], ${commits.map((c) => c.parent)}::uuid[], ${commits.map((c) => c.generation)}::int[],
-                        ${commits.map((c) => c.tree)}::text[], ${commits.map((c) => c.section)}::uuid[]) as u(id, parent, g, th, sec)
-            where exists (select 1 from moved)
-          )
-          select count(*)::int as n from moved`;
-        if (moved[0]!.n === 1) {
-          cached = { head, generation, tree };
-          break;
-        }
-        cached = null;
-        if (attempt > 10) throw new Error("branch keeps moving");
-      }
-    });
-
-    const variants: Array<[string, (i: number) => Promise<void>]> = [
-      ["A  today's sequence: 13 statements, 11 round trips under the branch lock", current],
-      ["B  lock + joined read pipelined, then 4 pipelined writes (2 round trips)", lean],
-      ["C  B + group commit: writes queued meanwhile share one transaction", batched],
-      ["D  C with the head cached in-process: one CAS statement per batch (1 round trip)", casBatched],
-    ];
-    // Interleaved rounds, so load from elsewhere on the machine falls on every variant alike.
-    const ROUNDS = 4;
-    const segment = (seconds * 1000) / ROUNDS;
-    const totals = variants.map(() => ({ measured: 0, writes: 0, latency: 0, landed: 0 }));
-    const countCommits = async () => Number((await pg`select count(*)::int as n from commits where document_id = ${doc}`)[0]!.n);
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const [k, [, write]] of variants.entries()) {
-        const total = totals[k]!;
-        const before = await countCommits();
-        const start = performance.now();
-        const warmEnd = start + 300;
-        const end = warmEnd + segment;
-        await Promise.all(
-          Array.from({ length: CLIENTS }, async (_, i) => {
-            while (performance.now() < end) {
-              const t0 = performance.now();
-              await write(i);
-              const t1 = performance.now();
-              total.writes += 1;
-              if (t1 >= warmEnd && t1 <= end) {
-                total.measured += 1;
-                total.latency += t1 - t0;
-              }
-            }
-          }),
-        );
-        total.landed += (await countCommits()) - before;
-      }
-    }
-    const results: WhatIfResult[] = variants.map(([variant], k) => {
-      const t = totals[k]!;
-      return { variant, writesPerSecond: t.measured / seconds, meanLatencyMs: t.latency / Math.max(1, t.measured), commitsLanded: t.landed, writes: t.writes };
-    });
-    return results;
-  } finally {
-    await pg.end();
-    await handle.close();
     await withAdmin((admin) => admin.unsafe(`drop database if exists "${name}" with (force)`));
   }
 }
@@ -779,23 +617,46 @@ function describeRun(label: string, run: QuireRun): void {
 
 function describeProfile(run: QuireRun): Record<string, unknown> {
   const p = run.profile!;
-  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  const mean = (xs: number[]) => (xs.length ? sum(xs) / xs.length : Number.NaN);
-  const writes = Math.max(1, p.lockHeldMs.length);
-  const rows = [...p.queries.entries()].sort((a, b) => b[1].totalMs - a[1].totalMs);
-  log(`  write transactions: ${p.lockHeldMs.length}; mean ${fmt(mean(p.txMs), 2)} ms each, ${fmt(mean(p.queriesPerTx), 1)} queries; branch lock held ${fmt(mean(p.lockHeldMs), 2)} ms (p50 ${fmt(percentile([...p.lockHeldMs].sort((a, b) => a - b), 50), 2)}), of which COMMIT ${fmt(mean(p.commitMs), 2)} ms`);
-  log(`  => lock-bound ceiling 1000 / ${fmt(mean(p.lockHeldMs), 2)} ms = ${fmt(1000 / mean(p.lockHeldMs))} writes/s on one branch`);
-  log(`  ${"query".padEnd(46)} ${"calls/write".padStart(11)} ${"mean ms".padStart(8)} ${"ms/write".padStart(9)} ${"in tx".padStart(6)}`);
+  const seconds = p.windowMs / 1000;
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN);
+  const batches = p.batchSizes.length;
+  // Statements per write use the commits the server stored in the same window (the head moves' own count).
+  const writes = p.commitsStored;
+  const statements = p.statementCount;
+  const sizes = [...p.batchSizes].sort((a, b) => a - b);
+  const histogram = new Map<number, number>();
+  for (const n of sizes) histogram.set(n, (histogram.get(n) ?? 0) + 1);
+  const headMoves = [...p.headMoveMs].sort((a, b) => a - b);
+  const rows = [...p.statements.entries()].sort((a, b) => b[1].count - a[1].count || b[1].totalMs - a[1].totalMs);
+  log(
+    `  window ${fmt(seconds)} s: ${writes} commits stored by ${batches} head moves = ${fmt(batches / seconds)} batches/s, ${fmt(writes / seconds)} commits/s (client-counted writes in the window: ${run.measured}); lost compare-and-swap races ${p.lostRaces}; locked-fallback transactions ${p.transactions}`,
+  );
+  log(
+    `  batch size (commits per head move): mean ${fmt(writes / Math.max(1, batches), 2)}, p50 ${percentile(sizes, 50)}, p90 ${percentile(sizes, 90)}, max ${sizes.at(-1) ?? "-"}; batches by size: ${[...histogram].map(([n, c]) => `${n}: ${c} (${fmt((100 * c) / Math.max(1, batches), 0)}%)`).join(", ")}`,
+  );
+  log(`  head-move statement: mean ${fmt(mean(headMoves), 2)} ms, p50 ${fmt(percentile(headMoves, 50), 2)} ms, p99 ${fmt(percentile(headMoves, 99), 2)} ms (one per batch: stores commits, trees, section versions, comments and moves the head)`);
+  log(
+    `  statements: ${statements} in the window = ${fmt(statements / Math.max(1, writes), 2)} per committed write, ${fmt(statements / Math.max(1, batches), 2)} per batch, ${fmt(statements / seconds)}/s; server event loop ${fmt(p.eventLoopBusy * 100, 0)}% busy in the window`,
+  );
+  log(`  ${"statement".padEnd(48)} ${"count".padStart(7)} ${"per write".padStart(9)} ${"mean ms".padStart(8)}`);
   for (const [label, s] of rows) {
-    log(`  ${label.slice(0, 46).padEnd(46)} ${fmt(s.count / writes, 2).padStart(11)} ${fmt(s.totalMs / s.count, 2).padStart(8)} ${fmt(s.totalMs / writes, 2).padStart(9)} ${String(s.inTx === s.count ? "yes" : s.inTx === 0 ? "no" : "some").padStart(6)}`);
+    log(`  ${label.slice(0, 48).padEnd(48)} ${String(s.count).padStart(7)} ${fmt(s.count / Math.max(1, writes), 3).padStart(9)} ${fmt(s.totalMs / s.count, 2).padStart(8)}`);
   }
   return {
-    transactions: p.lockHeldMs.length,
-    meanTxMs: mean(p.txMs),
-    meanQueriesPerTx: mean(p.queriesPerTx),
-    meanLockHeldMs: mean(p.lockHeldMs),
-    meanCommitMs: mean(p.commitMs),
-    queries: Object.fromEntries(rows.map(([l, s]) => [l, { perWrite: s.count / writes, meanMs: s.totalMs / s.count }])),
+    windowSeconds: seconds,
+    commitsStored: writes,
+    batches,
+    batchesPerSecond: batches / seconds,
+    meanBatchSize: writes / Math.max(1, batches),
+    batchSizes: Object.fromEntries(histogram),
+    lostRaces: p.lostRaces,
+    transactions: p.transactions,
+    headMoveMeanMs: mean(headMoves),
+    headMoveP99Ms: percentile(headMoves, 99),
+    statements,
+    statementsPerWrite: statements / Math.max(1, writes),
+    eventLoopBusy: p.eventLoopBusy,
+    byStatement: Object.fromEntries(rows.map(([l, s]) => [l, { count: s.count, perWrite: s.count / Math.max(1, writes), meanMs: s.totalMs / s.count }])),
   };
 }
 
@@ -810,10 +671,6 @@ async function main() {
   log(`load average at start: ${loadavg()} (other work on the machine skews both sides)`);
   log("");
 
-  if (process.env.BENCH_WHATIF_ONLY === "1") {
-    for (const v of await whatIf(Math.min(SECONDS, 8))) log(`  ${v.variant.padEnd(78)} ${fmt(v.writesPerSecond).padStart(7)} writes/s, mean ${fmt(v.meanLatencyMs)} ms, commits ${v.commitsLanded} / writes ${v.writes}`);
-    return;
-  }
   let pg: PgbenchRun | null = null;
   if (RUN_PGBENCH) {
     pg = await runPgbench();
@@ -839,20 +696,14 @@ async function main() {
 
   if (PROFILE === "1" || (PROFILE === "auto" && ratio !== null && ratio < TARGET_RATIO)) {
     log("");
-    log("Profile (instrumented postgres.js client; client-observed query times include round trip and event-loop wait):");
+    log("Profile (every statement the server's postgres.js client sends in the measured window; times are client-observed: round trip, pool and event-loop waits included):");
     const profiled = await runQuire({ seconds: Math.min(SECONDS, 10), warmup: 2, clients: CLIENTS, profiler: new Profiler() });
     describeRun(`  ${CLIENTS} clients, instrumented`, profiled);
     const many = describeProfile(profiled);
     const single = await runQuire({ seconds: Math.min(SECONDS, 8), warmup: 2, clients: 1, profiler: new Profiler() });
     describeRun("  1 client, instrumented", single);
     const one = describeProfile(single);
-    log("");
-    log(`What-if: the write transaction's statements alone (postgres.js, no HTTP/MCP/zod/drizzle), ${CLIENTS} writers on one branch:`);
-    const variants = await whatIf(Math.min(SECONDS, 8));
-    for (const v of variants) {
-      log(`  ${v.variant.padEnd(78)} ${fmt(v.writesPerSecond).padStart(7)} writes/s, mean ${fmt(v.meanLatencyMs)} ms${pg ? `, ratio ${fmt(v.writesPerSecond / pg.tps, 3)}` : ""}${v.commitsLanded === v.writes ? "" : ` (commits ${v.commitsLanded} != writes ${v.writes}!)`}`);
-    }
-    result.profile = { concurrent: { ...profiled, profile: undefined, detail: many }, single: { ...single, profile: undefined, detail: one }, whatIf: variants };
+    result.profile = { concurrent: { ...profiled, profile: undefined, detail: many }, single: { ...single, profile: undefined, detail: one } };
   }
 
   log(`load average at end: ${loadavg()}`);

@@ -45,11 +45,12 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
 
 /** The path of the first string (or key) in a JSON value that could not be stored, if any. */
 function firstUnstorableString(value: unknown, path: string[] = []): string[] | null {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? path : null;
+  if (typeof value === "string") return UNSTORABLE.test(value) ? [...path] : null;
   if (value === null || typeof value !== "object") return null;
-  for (const [key, child] of Object.entries(value)) {
-    if (UNSTORABLE.test(key)) return [...path, key];
-    const found = firstUnstorableString(child, [...path, key]);
+  for (const key in value) {
+    path.push(key);
+    const found = UNSTORABLE.test(key) ? [...path] : firstUnstorableString((value as Record<string, unknown>)[key], path);
+    path.pop();
     if (found) return found;
   }
   return null;

@@ -24,9 +24,7 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   isInitializeRequest,
-  isJSONRPCErrorResponse,
   isJSONRPCRequest,
-  isJSONRPCResultResponse,
   type JSONRPCMessage,
   type JSONRPCRequest,
   ListToolsRequestSchema,
@@ -35,7 +33,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { ActionContext } from "@/server/actions/context";
-import { sendJson } from "@/server/http/send-json";
+import { sendJson, sendJsonText } from "@/server/http/send-json";
 import { type ToolName, tools } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/run";
 import { DomainError, type ErrorPayload, isDomainError } from "@/server/core/errors";
@@ -51,6 +49,7 @@ const toolList = Object.values(tools).map((tool) => ({
 /** The SDK's own bound on a request body (its DEFAULT_MAX_REQUEST_BODY_SIZE). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
+/** Every tool result: its JSON as one text block, and the same value as structuredContent (the endpoint writes that JSON once, see serializeResponse). */
 function jsonResult(value: Record<string, unknown>, isError = false): CallToolResult {
   return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value, ...(isError ? { isError } : {}) };
 }
@@ -113,7 +112,7 @@ class RequestResponseTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     // Only responses are routed: a stateless server sends no requests or notifications of its own.
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
+    if (!("id" in message) || !("result" in message || "error" in message)) return;
     const deliver = this.waiting.get(message.id as number);
     if (!deliver) return;
     this.waiting.delete(message.id as number);
@@ -127,6 +126,21 @@ class RequestResponseTransport implements Transport {
       this.onmessage?.({ ...request, id }, extra);
     });
   }
+}
+
+/**
+ * The JSON of a response. A tool result carries its JSON twice, as text and
+ * as structuredContent (jsonResult), so the text is spliced in as the
+ * structuredContent rather than serializing the same value again: the
+ * analysis of a large merge request is hundreds of KiB.
+ */
+function serializeResponse(response: JSONRPCMessage): string {
+  const result = "result" in response ? (response.result as CallToolResult) : undefined;
+  const only = result?.content?.length === 1 ? result.content[0] : undefined;
+  if (!result || result.structuredContent === undefined || only?.type !== "text") return JSON.stringify(response);
+  const { structuredContent: _sameAsText, ...rest } = result;
+  const restJson = JSON.stringify(rest);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify((response as { id: unknown }).id)},"result":${restJson.slice(0, -1)},"structuredContent":${only.text}}}`;
 }
 
 function headerValue(req: IncomingMessage, name: string): string | undefined {
@@ -199,7 +213,7 @@ export function createMcpEndpoint(version: string): McpEndpoint {
         authInfo,
         requestInfo: { headers: req.headers, url: new URL(req.url ?? "/", "http://localhost") },
       });
-      sendJson(res, 200, response);
+      sendJsonText(res, 200, serializeResponse(response));
     },
   };
 }

@@ -19,7 +19,7 @@ import { isDomainError } from "@/server/core/errors";
 import type { NewCommentRow } from "./comments";
 import { type CommitRecord, getCommit, newCommitRecord } from "./commits";
 import type { Tx } from "./db";
-import { type BranchRow, branchNotFound, type DocumentRow, findBranch, findDocumentWithGrantsForWrite, moveBranchHead } from "./documents";
+import { type BranchRow, branchMoved, branchNotFound, type DocumentRow, findBranch, findDocumentWithGrantsForWrite, moveBranchHead } from "./documents";
 import { loadSections, loadTree } from "./objects";
 
 /** What a write sees of the branch it changes. */
@@ -173,8 +173,9 @@ async function applyBatch(db: Database, queue: BranchQueue, writes: BranchWrite<
  */
 async function attemptBatch(db: Tx, queue: BranchQueue, writes: BranchWrite<unknown>[], options: { lockBranch: boolean }): Promise<Outcome[]> {
   const { documentId, branchName } = writes[0]!;
+  const fromTip = !options.lockBranch ? queue.tip : undefined;
   const [branch, found] = await Promise.all([
-    (!options.lockBranch && queue.tip) || findBranch(db, documentId, branchName, { forUpdate: options.lockBranch }),
+    fromTip ?? findBranch(db, documentId, branchName, { forUpdate: options.lockBranch }),
     findDocumentWithGrantsForWrite(db, documentId, writes.map((w) => w.authorId)),
   ]);
   // Undefined until the write has run: refused writes get their outcome now.
@@ -244,6 +245,8 @@ async function attemptBatch(db: Tx, queue: BranchQueue, writes: BranchWrite<unkn
     await moveBranchHead(db, { document, branchName, expectedHead: start.id, newHead: head.id, tree, now, storing });
     queue.tip = { ...branch, headCommitId: head.id, updatedAt: now };
   } else {
+    // Nothing to compare-and-swap: refusals and no-ops built on a remembered tip are checked against the stored head.
+    if (fromTip && (await findBranch(db, documentId, branchName))?.headCommitId !== branch.headCommitId) throw branchMoved(branchName);
     queue.tip = branch;
   }
   return outcomes as Outcome[];

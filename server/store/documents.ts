@@ -221,6 +221,13 @@ export async function createDocument(
   return { document, commit, tree };
 }
 
+export const branchMoved = (name: string): DomainError =>
+  new DomainError(
+    "BRANCH_MOVED",
+    `Branch ${JSON.stringify(name)} moved while this change was being written. Nothing was changed; read the branch again and retry.`,
+    { branchName: name },
+  );
+
 export const branchNotFound = (name: string): DomainError =>
   notFound("Branch", name, "Use `documents` action `list_branches` to see this document's branches.");
 
@@ -331,13 +338,7 @@ export async function moveBranchHead(
     if (isUniqueViolation(error, LIVE_PATH_CONSTRAINT)) throw pathTaken(input.tree.path);
     throw error;
   }
-  if (rows[0]?.moved !== 1) {
-    throw new DomainError(
-      "BRANCH_MOVED",
-      `Branch ${JSON.stringify(input.branchName)} moved while this change was being written. Nothing was changed; read the branch again and retry.`,
-      { branchName: input.branchName },
-    );
-  }
+  if (rows[0]?.moved !== 1) throw branchMoved(input.branchName);
   rememberObjects(storing.sections, storing.trees);
   rememberCommits(storing.commits);
 }

@@ -546,6 +546,69 @@ describe("group commit", () => {
       await second.close();
     }
   });
+
+  test.skipIf(!testDatabaseUrl())("a busy server sees a change another process made: refusals and no-ops are judged on the stored head", async () => {
+    const second = await openDatabase({ url: (server.database as TestDatabase).url!, maxConnections: 4 });
+    const other = await startTestServer({ database: second });
+    const busyClients = await Promise.all(Array.from({ length: 4 }, () => server.mcpClient(owner.token)));
+    const otherClient = await other.mcpClient(owner.token);
+    try {
+      const { documentId: doc, sectionIds } = await callMcp<{ documentId: string; sectionIds: string[] }>(mcp, "documents", {
+        action: "create",
+        path: "busy-and-elsewhere",
+        sections: [{ name: "Target", content: [text("original")] }, ...Array.from({ length: 4 }, (_, i) => ({ name: `Busy ${i}`, content: [text("x")] }))],
+      });
+      const [target, ...busy] = sectionIds;
+      let running = true;
+      // Keep this server's queue for the branch alive (and its remembered tip in use).
+      const load = busy.map(async (sectionId, i) => {
+        for (let n = 0; running; n++) {
+          await callMcp(busyClients[i]!, "sections", { action: "update", documentId: doc, branchName: "main", sectionId, newContent: [text(`busy ${n}`)] });
+        }
+      });
+      const before = (await callMcp<DocRead>(mcp, "read", { documentId: doc, sectionIds: [target] })).sections[0]!.contentHash;
+      const changed = await callMcp<{ contentHash: string }>(otherClient, "sections", {
+        action: "update",
+        documentId: doc,
+        branchName: "main",
+        sectionId: target,
+        newContent: [text("changed elsewhere")],
+      });
+      // The stale hash is refused with the current one; the current hash is accepted; rewriting what is stored is a no-op.
+      const stale = await mcp.callTool({
+        name: "sections",
+        arguments: { action: "update", documentId: doc, branchName: "main", sectionId: target, newContent: [text("mine")], expectedContentHash: before },
+      });
+      expect((stale.structuredContent as { error: { code: string; details: { currentContentHash: string } } }).error).toMatchObject({
+        code: "CONTENT_HASH_MISMATCH",
+        details: { currentContentHash: changed.contentHash },
+      });
+      const same = await callMcp<{ changed: boolean }>(mcp, "sections", {
+        action: "update",
+        documentId: doc,
+        branchName: "main",
+        sectionId: target,
+        newContent: [text("changed elsewhere")],
+        expectedContentHash: changed.contentHash,
+      });
+      expect(same.changed).toBe(false);
+      await callMcp(mcp, "sections", {
+        action: "update",
+        documentId: doc,
+        branchName: "main",
+        sectionId: target,
+        newContent: [text("mine")],
+        expectedContentHash: changed.contentHash,
+      });
+      running = false;
+      await Promise.all(load);
+      expect((await callMcp<DocRead>(mcp, "read", { documentId: doc, sectionIds: [target] })).sections[0]!.content).toEqual([text("mine")]);
+    } finally {
+      await Promise.all([...busyClients, otherClient].map((c) => c.close()));
+      await other.close();
+      await second.close();
+    }
+  });
 });
 
 describe("access changes reach writes at once", () => {
