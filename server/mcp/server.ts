@@ -23,8 +23,6 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
   type CallToolResult,
-  isInitializeRequest,
-  isJSONRPCRequest,
   type JSONRPCMessage,
   type JSONRPCRequest,
   ListToolsRequestSchema,
@@ -143,6 +141,17 @@ function serializeResponse(response: JSONRPCMessage): string {
   return `{"jsonrpc":"2.0","id":${JSON.stringify((response as { id: unknown }).id)},"result":${restJson.slice(0, -1)},"structuredContent":${only.text}}}`;
 }
 
+/**
+ * A single JSON-RPC request other than initialize, by shape (the protocol
+ * server validates it fully; a schema check here would run, and fail, the
+ * SDK's validators once more on every call).
+ */
+function isPlainRequest(message: unknown): message is JSONRPCRequest {
+  if (typeof message !== "object" || message === null || Array.isArray(message)) return false;
+  const { jsonrpc, id, method } = message as Record<string, unknown>;
+  return jsonrpc === "2.0" && (typeof id === "string" || typeof id === "number") && typeof method === "string" && method !== "initialize";
+}
+
 function headerValue(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value.join(", ") : value;
@@ -207,7 +216,7 @@ export function createMcpEndpoint(version: string): McpEndpoint {
         sendJson(res, 400, { jsonrpc: "2.0", error: { code: -32700, message: "Parse error: Invalid JSON" }, id: null });
         return;
       }
-      if (!isJSONRPCRequest(message) || isInitializeRequest(message)) return viaSdkTransport(req, res, authInfo, message);
+      if (!isPlainRequest(message)) return viaSdkTransport(req, res, authInfo, message);
       await connected;
       const response = await sharedTransport.exchange(message, {
         authInfo,
