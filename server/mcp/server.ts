@@ -4,13 +4,15 @@
  * as structuredContent and as one text block; failures are isError results
  * carrying { error: { code, message, details? } }.
  *
- * Two paths serve a POST, with the same protocol server code and the same
- * handlers:
- * - The common case, one JSON-RPC request (tools/call, tools/list, ping) with
- *   well-formed headers, goes to one long-lived SDK `Server` through an
- *   in-process request/response transport. The SDK's stateless HTTP transport
- *   would build a protocol server, a Web Request/Response pair and web streams
- *   for every call; on a busy instance that was most of a write's CPU.
+ * Three paths serve a POST, all with the same handlers:
+ * - A plain tools/call (one JSON-RPC request, well-formed headers, valid by
+ *   the SDK's own request schema) is answered directly by the tools/call
+ *   handler: on a busy instance the protocol machinery around it was a good
+ *   part of a small write's CPU.
+ * - Any other plain request (tools/list, ping, an invalid tools/call) goes to
+ *   one long-lived SDK `Server` through an in-process request/response
+ *   transport. The SDK's stateless HTTP transport would build a protocol
+ *   server, a Web Request/Response pair and web streams for every call.
  * - Everything else (initialize, notifications, batches, GET/DELETE, odd
  *   headers, oversized bodies) goes to the SDK's StreamableHTTPServerTransport
  *   with a fresh server, exactly as the SDK serves it, errors included.
@@ -21,6 +23,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
   type CallToolResult,
   type JSONRPCMessage,
@@ -70,23 +73,24 @@ function contextOf(authInfo: AuthInfo | undefined): ActionContext {
 /** One schema validator for every protocol server: building one costs more than a tool call. */
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
+/** What a tools/call does; every failure becomes an isError result. */
+async function callTool(params: CallToolRequest["params"], context: ActionContext): Promise<CallToolResult> {
+  if (!Object.hasOwn(tools, params.name)) {
+    return errorResult(
+      new DomainError("NOT_FOUND", `There is no tool ${JSON.stringify(params.name)}. Tools: ${Object.keys(tools).join(", ")}.`).toPayload(),
+    );
+  }
+  try {
+    return jsonResult((await runTool(params.name as ToolName, context, params.arguments ?? {})) as Record<string, unknown>);
+  } catch (error) {
+    return errorResult(isDomainError(error) ? error.toPayload() : { code: "INTERNAL", message: "Internal error." });
+  }
+}
+
 function createMcpServer(version: string): Server {
   const server = new Server({ name: "quire", version }, { capabilities: { tools: {} }, jsonSchemaValidator });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const name = request.params.name;
-    if (!Object.hasOwn(tools, name)) {
-      return errorResult(
-        new DomainError("NOT_FOUND", `There is no tool ${JSON.stringify(name)}. Tools: ${Object.keys(tools).join(", ")}.`).toPayload(),
-      );
-    }
-    try {
-      const result = await runTool(name as ToolName, contextOf(extra.authInfo), request.params.arguments ?? {});
-      return jsonResult(result as Record<string, unknown>);
-    } catch (error) {
-      return errorResult(isDomainError(error) ? error.toPayload() : { code: "INTERNAL", message: "Internal error." });
-    }
-  });
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => callTool(request.params, contextOf(extra.authInfo)));
   return server;
 }
 
@@ -217,6 +221,12 @@ export function createMcpEndpoint(version: string): McpEndpoint {
         return;
       }
       if (!isPlainRequest(message)) return viaSdkTransport(req, res, authInfo, message);
+      // The hottest call of all, a plain tools/call, is answered here: the handler above, minus the protocol machinery around it.
+      const call = message.method === "tools/call" ? CallToolRequestSchema.safeParse(message) : undefined;
+      if (call?.success && call.data.params.task === undefined) {
+        sendJsonText(res, 200, serializeResponse({ jsonrpc: "2.0", id: message.id, result: await callTool(call.data.params, context) }));
+        return;
+      }
       await connected;
       const response = await sharedTransport.exchange(message, {
         authInfo,
