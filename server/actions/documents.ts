@@ -209,14 +209,15 @@ export interface CommitSummary {
   kind: CommitRecord["kind"];
 }
 
-const summarize = (d: DocumentRow): DocumentSummary => ({
+/** `updatedAt` is when the default branch last moved: the document's last change. */
+const summarize = (d: DocumentRow, updatedAt: Date): DocumentSummary => ({
   documentId: d.id,
   path: d.path,
   name: d.name,
   description: d.description,
   defaultBranch: d.defaultBranch,
   createdAt: d.createdAt.toISOString(),
-  updatedAt: d.updatedAt.toISOString(),
+  updatedAt: updatedAt.toISOString(),
 });
 
 async function create(ctx: ActionContext, input: ActionInput<"create">) {
@@ -247,7 +248,7 @@ async function create(ctx: ActionContext, input: ActionInput<"create">) {
       },
     );
     return {
-      ...summarize(document),
+      ...summarize(document, document.createdAt),
       branchName: document.defaultBranch,
       commitId: commit.id,
       sectionIds: tree.sections.map((s) => s.sectionId),
@@ -281,13 +282,13 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
       }) !== "none",
     position: (row) => row.path,
   });
-  return { documents: page.rows.map(summarize), nextCursor: page.next === null ? null : encodeCursor({ afterPath: page.next }) };
+  return { documents: page.rows.map((row) => summarize(row, row.headUpdatedAt)), nextCursor: page.next === null ? null : encodeCursor({ afterPath: page.next }) };
 }
 
 async function get(ctx: ActionContext, input: ActionInput<"get">) {
   const { document, permission, canManage } = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   const branch = await getBranch(ctx.db, document.id, document.defaultBranch);
-  return { ...summarize(document), headCommitId: branch.headCommitId, yourPermission: permission, canManage };
+  return { ...summarize(document, branch.updatedAt), headCommitId: branch.headCommitId, yourPermission: permission, canManage };
 }
 
 function update(ctx: ActionContext, input: ActionInput<"update">) {

@@ -215,6 +215,7 @@ export async function executeMerge(
       branchName: request.targetBranch,
       expectedHead: state.targetHead.id,
       newHead: state.sourceHead.id,
+      from: state.targetTree,
       tree: state.sourceTree,
       now: options.now,
     });
@@ -261,6 +262,7 @@ export async function executeMerge(
     branchName: request.targetBranch,
     expectedHead: state.targetHead.id,
     newHead: commit.id,
+    from: state.targetTree,
     tree: built.tree,
     now: options.now,
   });

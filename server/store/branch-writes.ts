@@ -193,7 +193,8 @@ async function attemptBatch(db: Tx, queue: BranchQueue, writes: BranchWrite<unkn
   const { document } = found;
   const start = await getCommit(db, document.id, branch.headCommitId);
   let head = start;
-  let tree = await loadTree(db, start.treeHash);
+  const startTree = await loadTree(db, start.treeHash);
+  let tree = startTree;
   const storing = { sections: new Map<string, SectionVersion>(), trees: new Map<string, DocumentTree>(), commits: [] as CommitRecord[], comments: [] as NewCommentRow[] };
   // Section versions earlier writes of this batch introduced are not stored yet, but later writes see them.
   const loadVersions = async (hashes: Iterable<string>) => {
@@ -242,7 +243,7 @@ async function attemptBatch(db: Tx, queue: BranchQueue, writes: BranchWrite<unkn
   }
   if (storing.commits.length > 0) {
     const now = writes.at(-1)!.now;
-    await moveBranchHead(db, { document, branchName, expectedHead: start.id, newHead: head.id, tree, now, storing });
+    await moveBranchHead(db, { document, branchName, expectedHead: start.id, newHead: head.id, from: startTree, tree, now, storing });
     queue.tip = { ...branch, headCommitId: head.id, updatedAt: now };
   } else {
     // Nothing to compare-and-swap: refusals and no-ops built on a remembered tip are checked against the stored head.

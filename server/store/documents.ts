@@ -2,7 +2,7 @@
  * Documents and their branches: rows, paths, and moving a branch head by
  * compare-and-swap (writes on a branch go through branch-writes.ts).
  */
-import { and, asc, eq, gt, like, ne, sql } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, gt, like, ne, sql } from "drizzle-orm";
 import { branches, documentGrants, documents } from "@/db/schema";
 import type { DocumentTree, Permission, SectionVersion } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
@@ -103,12 +103,16 @@ export interface DocumentListQuery {
   limit: number;
 }
 
+/** A live document with the time its default branch last moved (its last change). */
+export type ListedDocument = DocumentRow & { headUpdatedAt: Date };
+
 /** Live documents ordered by path. */
-export async function listDocuments(tx: Tx, q: DocumentListQuery): Promise<DocumentRow[]> {
+export async function listDocuments(tx: Tx, q: DocumentListQuery): Promise<ListedDocument[]> {
   const escapedPrefix = q.pathPrefix?.replace(/[\\%_]/g, (c) => `\\${c}`);
   return tx
-    .select()
+    .select({ ...getTableColumns(documents), headUpdatedAt: branches.updatedAt })
     .from(documents)
+    .innerJoin(branches, and(eq(branches.documentId, documents.id), eq(branches.name, documents.defaultBranch)))
     .where(
       and(
         eq(documents.workspaceId, q.workspaceId),
@@ -287,16 +291,29 @@ export interface NewObjects {
 /**
  * Moves a branch head only if it still points at `expectedHead` (git update-ref
  * semantics), and fails with BRANCH_MOVED otherwise. When the branch is the
- * default branch, the document row's mirror of the head tree moves with it.
+ * default branch and the path, name, description or deletion differ from
+ * `from` (the tree at `expectedHead`), the document row's mirror of them moves
+ * with it.
  * `storing` objects (the new commits, their trees and section versions) are
  * inserted by the same statement, and only if the head moved: one statement,
  * atomic without a transaction, is the whole write of a batch of writes.
  */
 export async function moveBranchHead(
   tx: Tx,
-  input: { document: DocumentRow; branchName: string; expectedHead: string; newHead: string; tree: DocumentTree; now: Date; storing?: NewObjects },
+  input: {
+    document: DocumentRow;
+    branchName: string;
+    expectedHead: string;
+    newHead: string;
+    from: DocumentTree;
+    tree: DocumentTree;
+    now: Date;
+    storing?: NewObjects;
+  },
 ): Promise<void> {
-  const mirror = input.branchName === input.document.defaultBranch;
+  const { from, tree } = input;
+  const mirrored = from.path !== tree.path || from.name !== tree.name || from.description !== tree.description || from.deleted !== tree.deleted;
+  const mirror = input.branchName === input.document.defaultBranch && mirrored;
   const now = input.now.toISOString();
   const objects = (map: ReadonlyMap<string, unknown>) => JSON.stringify([...map].map(([hash, body]) => ({ hash, body })));
   const storing = input.storing ?? { sections: new Map(), trees: new Map(), commits: [], comments: [] };

@@ -119,6 +119,23 @@ describe("documents", () => {
     expect(bad.code).toBe("VALIDATION_FAILED");
   });
 
+  test("updatedAt is the document's last change on its default branch, in get and in list", async () => {
+    type Summary = { documentId: string; createdAt: string; updatedAt: string };
+    const created = await callMcp<Created & Summary>(mcp, "documents", { action: "create", path: "timing/doc", sections: [{ name: "S", content: [text("a")] }] });
+    expect(created.updatedAt).toBe(created.createdAt);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const before = Date.now();
+    await callMcp(mcp, "sections", { action: "update", documentId: created.documentId, branchName: "main", sectionId: created.sectionIds[0], newContent: [text("b")] });
+    const got = await callMcp<Summary>(mcp, "documents", { action: "get", documentId: created.documentId });
+    expect(Date.parse(got.updatedAt)).toBeGreaterThanOrEqual(before);
+    const listed = await callMcp<{ documents: Summary[] }>(mcp, "documents", { action: "list", pathPrefix: "timing/" });
+    expect(listed.documents.find((d) => d.documentId === created.documentId)?.updatedAt).toBe(got.updatedAt);
+    // A write on another branch is not a change of the document as the list shows it.
+    await callMcp(mcp, "documents", { action: "create_branch", documentId: created.documentId, branchName: "draft" });
+    await callMcp(mcp, "sections", { action: "update", documentId: created.documentId, branchName: "draft", sectionId: created.sectionIds[0], newContent: [text("c")] });
+    expect((await callMcp<Summary>(mcp, "documents", { action: "get", documentId: created.documentId })).updatedAt).toBe(got.updatedAt);
+  });
+
   test("branches: create, duplicate refused, list, and writes stay on their branch", async () => {
     const branch = await callMcp<{ branchName: string; headCommitId: string }>(mcp, "documents", {
       action: "create_branch",
