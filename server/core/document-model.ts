@@ -4,7 +4,7 @@
  * hashes alone; content is loaded only where hashes differ.
  */
 import type { Block } from "./blocks";
-import { canonicalHash } from "./hashing";
+import { canonicalHash, canonicalJsonAndHash } from "./hashing";
 
 export const PERMISSIONS = ["edit", "read", "none"] as const;
 export type Permission = (typeof PERMISSIONS)[number];
@@ -47,15 +47,25 @@ export interface DocumentTree {
 }
 
 /** Section versions are never changed once built (callers copy to change), so each is hashed once. */
-const sectionHashes = new WeakMap<SectionVersion, string>();
+const sectionHashes = new WeakMap<SectionVersion, { hash: string; jsonLength: number }>();
+
+function hashedSection(version: SectionVersion): { hash: string; jsonLength: number } {
+  let hashed = sectionHashes.get(version);
+  if (!hashed) {
+    const { json, hash } = canonicalJsonAndHash(version);
+    hashed = { hash, jsonLength: json.length };
+    sectionHashes.set(version, hashed);
+  }
+  return hashed;
+}
 
 export function hashSection(version: SectionVersion): string {
-  let hash = sectionHashes.get(version);
-  if (hash === undefined) {
-    hash = canonicalHash(version);
-    sectionHashes.set(version, hash);
-  }
-  return hash;
+  return hashedSection(version).hash;
+}
+
+/** The length of a section version's JSON (for cache sizing): known once it was hashed, measured otherwise. */
+export function sectionJsonLength(version: SectionVersion): number {
+  return sectionHashes.get(version)?.jsonLength ?? JSON.stringify(version).length;
 }
 
 export function normalizeTree(tree: DocumentTree): DocumentTree {

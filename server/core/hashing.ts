@@ -3,9 +3,14 @@ import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
 
 export function canonicalHash(value: unknown): string {
-  const canonical = canonicalize(value);
-  if (canonical === undefined) throw new TypeError("value cannot be canonicalized");
-  return createHash("sha256").update(canonical).digest("hex");
+  return canonicalJsonAndHash(value).hash;
+}
+
+/** The canonical JSON of a value and its hash. */
+export function canonicalJsonAndHash(value: unknown): { json: string; hash: string } {
+  const json = canonicalize(value);
+  if (json === undefined) throw new TypeError("value cannot be canonicalized");
+  return { json, hash: createHash("sha256").update(json).digest("hex") };
 }
 
 export function sha256Hex(text: string): string {

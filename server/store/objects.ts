@@ -6,7 +6,7 @@
  */
 import { LRUCache } from "lru-cache";
 import { blobs, trees } from "@/db/schema";
-import { type DocumentTree, hashSection, hashTree, normalizeTree, type SectionVersion } from "@/server/core/document-model";
+import { type DocumentTree, hashSection, hashTree, normalizeTree, type SectionVersion, sectionJsonLength } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import { anyOf, type Tx } from "./db";
 
@@ -14,8 +14,8 @@ import { anyOf, type Tx } from "./db";
 const CACHE_BYTES = 128 * 1024 * 1024;
 const cache = new LRUCache<string, SectionVersion | DocumentTree>({
   maxSize: CACHE_BYTES,
-  // A tree's size follows its section count (about 120 bytes of JSON an entry); a blob is measured.
-  sizeCalculation: (value) => ("sections" in value ? 500 + 120 * value.sections.length : Math.max(1, JSON.stringify(value).length)),
+  // A tree's size follows its section count (about 120 bytes of JSON an entry); a blob's is its JSON's length.
+  sizeCalculation: (value) => ("sections" in value ? 500 + 120 * value.sections.length : Math.max(1, sectionJsonLength(value))),
 });
 const blobKey = (hash: string) => `b:${hash}`;
 const treeKey = (hash: string) => `t:${hash}`;
