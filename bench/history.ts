@@ -25,7 +25,7 @@ import { runTool } from "@/server/actions/run";
 import { actorForUser, addUser } from "@/server/auth/accounts";
 import type { DocumentTree } from "@/server/core/document-model";
 import { createFileLinks } from "@/server/storage/links";
-import { CommitGraph, insertCommit, mergeBases, walkLog } from "@/server/store/commits";
+import { CommitGraph, insertCommit, walkLog, walkToMergeBases } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import { createBranch } from "@/server/store/documents";
 import { putTree } from "@/server/store/objects";
@@ -234,7 +234,7 @@ async function main(): Promise<void> {
 
       // Sanity: the merge base is the fork point, FORK_DEPTH generations below main's tip.
       const counted = countingTx(db);
-      const bases = await mergeBases(new CommitGraph(counted.tx, documentId), dag.mainHead.id, dag.featureHead.id);
+      const bases = await walkToMergeBases(new CommitGraph(counted.tx, documentId), dag.mainHead.id, dag.featureHead.id);
       const fork = bases[0] === root.id ? { generation: 1 } : dag.rows.find((r) => r.id === bases[0]);
       if (bases.length !== 1 || !fork || fork.generation !== dag.mainHead.generation - FORK_DEPTH) {
         throw new Error(`unexpected merge base ${JSON.stringify(bases)}`);
@@ -275,7 +275,7 @@ async function main(): Promise<void> {
     const ops = cases.flatMap((c) => [
       () => runTool("documents", ctx, { action: "log", documentId: c.documentId, limit: PAGE }),
       () => runTool("documents", ctx, { action: "log", documentId: c.documentId, limit: PAGE, ...(c.deepCursor ? { cursor: c.deepCursor } : {}) }),
-      () => mergeBases(new CommitGraph(db, c.documentId), c.dag.mainHead.id, c.dag.featureHead.id),
+      () => walkToMergeBases(new CommitGraph(db, c.documentId), c.dag.mainHead.id, c.dag.featureHead.id),
     ]);
     const measured = await measureInterleaved(ops);
     const results = cases.map((c, i) => {
@@ -297,7 +297,7 @@ async function main(): Promise<void> {
 
     console.log("Quire, milliseconds, median / p95:");
     console.log("");
-    console.log("| main-line commits | commits in document | `log` page 1 (action) | `log` deep page (action) | `mergeBases` main↔feature (store) | commit-graph round trips: page 1 / deep page / merge base |");
+    console.log("| main-line commits | commits in document | `log` page 1 (action) | `log` deep page (action) | merge-base walk main↔feature (store, uncached) | commit-graph round trips: page 1 / deep page / merge base |");
     console.log("|---:|---:|---:|---:|---:|---:|");
     for (const r of results) {
       console.log(

@@ -43,10 +43,10 @@ import { sectionToMarkdown } from "@/server/core/section-markdown";
 import { unifiedDiff } from "@/server/core/text-diff";
 import { buildVirtualBase } from "@/server/core/virtual-base";
 import { startServer } from "@/server/http/server";
-import { CommitGraph, mergeBases } from "@/server/store/commits";
+import { CommitGraph, mergeBases, walkToMergeBases } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
-import { getBranch, getDocument } from "@/server/store/documents";
-import { getMergeRequest } from "@/server/store/merge-requests";
+import { getBranch } from "@/server/store/documents";
+import { getMergeRequestWithDocument } from "@/server/store/merge-requests";
 import { loadSections, loadTree } from "@/server/store/objects";
 
 const SECTIONS = 2_000;
@@ -574,11 +574,9 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
     let ioSizes: E2EResult["ioSizes"] = { treeKiB: 0, blobs: 0, blobKiB: 0 };
     const phased = async () => {
       const t0 = performance.now();
-      const request = await phase("request, document, branches (4 queries)", async () => {
-        const request = await getMergeRequest(db, actor.workspaceId, mergeRequestId);
-        const document = await getDocument(db, request.workspaceId, request.documentId);
-        const target = await getBranch(db, document.id, request.targetBranch);
-        const source = await getBranch(db, document.id, request.sourceBranch);
+      const request = await phase("request with document and grant, then both branches (2 round trips)", async () => {
+        const { row: request, document } = await getMergeRequestWithDocument(db, actor.workspaceId, mergeRequestId, actor.userId);
+        const [target, source] = await Promise.all([getBranch(db, document.id, request.targetBranch), getBranch(db, document.id, request.sourceBranch)]);
         return { request, document, target, source };
       });
       const graph = new CommitGraph(db, request.document.id);
@@ -590,7 +588,7 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
         const cold = new CommitGraph(counting.tx, request.document.id);
         await cold.getMany([request.source.headCommitId, request.target.headCommitId]);
         const before = counting.count();
-        await mergeBases(cold, request.source.headCommitId, request.target.headCommitId);
+        await walkToMergeBases(cold, request.source.headCommitId, request.target.headCommitId);
         walkInfo = { roundTrips: counting.count() - before, rows: counting.rows() };
       }
       const virtual = await phase("base tree (buildVirtualBase)", () =>
@@ -639,9 +637,8 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
     const parallelSamples: number[] = [];
     for (let i = 0; i < E2E_WARMUP + E2E_RUNS; i++) {
       const t0 = performance.now();
-      const request = await getMergeRequest(db, actor.workspaceId, mergeRequestId);
-      const [document, target, source] = await Promise.all([
-        getDocument(db, request.workspaceId, request.documentId),
+      const { row: request, document } = await getMergeRequestWithDocument(db, actor.workspaceId, mergeRequestId, actor.userId);
+      const [target, source] = await Promise.all([
         getBranch(db, request.documentId, request.targetBranch),
         getBranch(db, request.documentId, request.sourceBranch),
       ]);
@@ -668,7 +665,7 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
     // Reference points for the I/O phases: one round trip, and the blob load with one array parameter (raw postgres.js).
     const raw = postgres(databaseUrl, { max: 1, onnotice: () => {} });
     try {
-      const sample = await getMergeRequest(db, actor.workspaceId, mergeRequestId);
+      const { row: sample } = await getMergeRequestWithDocument(db, actor.workspaceId, mergeRequestId, actor.userId);
       const [src, tgt] = await Promise.all([getBranch(db, sample.documentId, "source"), getBranch(db, sample.documentId, "main")]);
       const g = new CommitGraph(db, sample.documentId);
       const [sh, th] = await g.getMany([src.headCommitId, tgt.headCommitId]);

@@ -83,11 +83,11 @@ async function loadMergeState(tx: Tx, request: MergeRequestRow, access: Document
   ]);
   const graph = new CommitGraph(tx, document.id);
   const [sourceHead, targetHead] = await graph.getMany([source.headCommitId, target.headCommitId]);
-  // The heads' trees do not depend on the merge-base walk: fetch them alongside it.
-  const [bases, sourceTree, targetTree] = await Promise.all([
+  // The heads' trees, and which of their paths other documents hold, do not depend on the merge-base walk: fetch them alongside it.
+  const [sourceTree, targetTree] = await Promise.all([loadTree(tx, sourceHead!.treeHash), loadTree(tx, targetHead!.treeHash)]);
+  const [bases, heldAtHeads] = await Promise.all([
     mergeBases(graph, sourceHead!.id, targetHead!.id),
-    loadTree(tx, sourceHead!.treeHash),
-    loadTree(tx, targetHead!.treeHash),
+    pathsHeldByOtherDocuments(tx, document.workspaceId, document.id, [sourceTree.path, targetTree.path]),
   ]);
   const treeOf = async (commitId: string) => loadTree(tx, (await graph.get(commitId)).treeHash);
   const virtual = await buildVirtualBase(bases, {
@@ -95,8 +95,11 @@ async function loadMergeState(tx: Tx, request: MergeRequestRow, access: Document
     mergeBasesOf: (a, b) => mergeBases(graph, a, b),
     loadSections: (hashes) => loadSections(tx, hashes),
   });
+  const basePathUnchecked = virtual.tree.path !== sourceTree.path && virtual.tree.path !== targetTree.path;
+  const held = basePathUnchecked
+    ? new Set([...heldAtHeads, ...(await pathsHeldByOtherDocuments(tx, document.workspaceId, document.id, [virtual.tree.path]))])
+    : heldAtHeads;
   // Plan on hashes first; only the sections whose hashes differ are then loaded.
-  const held = await pathsHeldByOtherDocuments(tx, document.workspaceId, document.id, [virtual.tree.path, sourceTree.path, targetTree.path]);
   const plan = planMerge(virtual.tree, sourceTree, targetTree, { isPathTakenByAnotherDocument: (path) => held.has(path) });
   const needed = hashesNeededForPlan(plan).filter((h) => !virtual.sections.has(h));
   const sectionsByHash = new Map<string, SectionVersion>([...(await loadSections(tx, needed)), ...virtual.sections]);

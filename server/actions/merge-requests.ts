@@ -14,7 +14,7 @@ import { getBranch } from "@/server/store/documents";
 import {
   addReviewers,
   findOpenMergeRequest,
-  getMergeRequest,
+  getMergeRequestWithDocument,
   insertMergeRequest,
   mergeRequestNotFound,
   listMergeRequests,
@@ -26,7 +26,7 @@ import {
   updateMergeRequest,
 } from "@/server/store/merge-requests";
 import type { ActionContext } from "./context";
-import { accessFor, atLeastEdit, type DocumentAccess, openDocument } from "./access";
+import { accessFor, admitActor, atLeastEdit, type DocumentAccess, openDocument } from "./access";
 import { analyzeMergeRequest, assertMayProposeMerge, executeMerge, type MergeAnalysisView, type MergeExecution } from "./merge-engine";
 import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
 
@@ -204,9 +204,9 @@ async function documentVisible(ctx: ActionContext, documentId: string): Promise<
 
 /** Loads a merge request the caller may see: one on a document they can read (else NOT_FOUND, like a missing id). */
 async function openMergeRequest(tx: Tx, ctx: ActionContext, mergeRequestId: string, options: { forUpdate?: boolean } = {}) {
-  const row = await getMergeRequest(tx, ctx.actor.workspaceId, mergeRequestId, options);
+  const { row, document, grant } = await getMergeRequestWithDocument(tx, ctx.actor.workspaceId, mergeRequestId, ctx.actor.userId, options);
   try {
-    return { row, access: await openDocument(tx, ctx.actor, row.documentId, "read") };
+    return { row, access: admitActor(ctx.actor, row.documentId, { document, grants: new Map([[ctx.actor.userId, grant]]) }, "read") };
   } catch (error) {
     if (isDomainError(error) && error.code === "NOT_FOUND") throw mergeRequestNotFound(mergeRequestId);
     throw error;

@@ -212,14 +212,30 @@ const FROM_A = 1;
 const FROM_B = 2;
 const STALE = 4;
 
+/** Merge bases of two commits never change (commits are immutable): remembered by document and pair. */
+const knownMergeBases = new LRUCache<string, string[]>({ max: 10_000 });
+
 /**
- * All best common ancestors of two commits, like `git merge-base --all`:
- * paint down from both heads in generation order; a commit reached from both is
- * a common ancestor and marks its own ancestors stale; finally drop any
- * candidate that is an ancestor of another. Sorted newest first.
+ * All best common ancestors of two commits, like `git merge-base --all`,
+ * sorted newest first.
  */
 export async function mergeBases(graph: CommitGraph, a: string, b: string): Promise<string[]> {
   if (a === b) return [a];
+  const key = `${graph.documentId}:${a < b ? `${a}:${b}` : `${b}:${a}`}`;
+  const known = knownMergeBases.get(key);
+  if (known) return known;
+  const bases = await walkToMergeBases(graph, a, b);
+  knownMergeBases.set(key, bases);
+  return bases;
+}
+
+/**
+ * mergeBases without the memory: paints down from both heads in generation
+ * order; a commit reached from both is a common ancestor and marks its own
+ * ancestors stale; finally drops any candidate that is an ancestor of another.
+ * (Exported for the benchmarks, which time the walk itself.)
+ */
+export async function walkToMergeBases(graph: CommitGraph, a: string, b: string): Promise<string[]> {
   const flags = new Map<string, number>();
   const queue = new Heap<CommitRecord>(newestFirst);
   const queued = new Set<string>();

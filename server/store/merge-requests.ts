@@ -1,8 +1,10 @@
 /** Merge request records and their reviewers. */
 import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
-import { mergeRequestReviewers, mergeRequests, type MergeRequestStatus, type ReviewState, users } from "@/db/schema";
+import { documentGrants, documents, mergeRequestReviewers, mergeRequests, type MergeRequestStatus, type ReviewState, users } from "@/db/schema";
+import type { Permission } from "@/server/core/document-model";
 import { notFound } from "@/server/core/errors";
 import { anyOf, type Tx } from "./db";
+import type { DocumentRow } from "./documents";
 
 export type MergeRequestRow = typeof mergeRequests.$inferSelect;
 
@@ -14,19 +16,27 @@ export async function insertMergeRequest(tx: Tx, values: typeof mergeRequests.$i
 export const mergeRequestNotFound = (id: string) =>
   notFound("Merge request", id, "Use `merge_requests` action `list` to find merge requests.");
 
-export async function getMergeRequest(
+/**
+ * A merge request of the workspace with its document and the grant `userId`
+ * holds on it, in one query (every merge request action starts here); with
+ * `forUpdate` the request row is locked.
+ */
+export async function getMergeRequestWithDocument(
   tx: Tx,
   workspaceId: string,
   id: string,
+  userId: string,
   options: { forUpdate?: boolean } = {},
-): Promise<MergeRequestRow> {
+): Promise<{ row: MergeRequestRow; document: DocumentRow; grant: Permission | null }> {
   const query = tx
-    .select()
+    .select({ row: mergeRequests, document: documents, grant: documentGrants.permission })
     .from(mergeRequests)
+    .innerJoin(documents, eq(documents.id, mergeRequests.documentId))
+    .leftJoin(documentGrants, and(eq(documentGrants.documentId, mergeRequests.documentId), eq(documentGrants.userId, userId)))
     .where(and(eq(mergeRequests.id, id), eq(mergeRequests.workspaceId, workspaceId)));
-  const [row] = options.forUpdate ? await query.for("update") : await query;
-  if (!row) throw mergeRequestNotFound(id);
-  return row;
+  const [found] = options.forUpdate ? await query.for("update", { of: mergeRequests }) : await query;
+  if (!found) throw mergeRequestNotFound(id);
+  return found;
 }
 
 export async function findOpenMergeRequest(tx: Tx, documentId: string, sourceBranch: string, targetBranch: string) {
