@@ -574,32 +574,19 @@ describe("group commit", () => {
         sectionId: target,
         newContent: [text("changed elsewhere")],
       });
-      // The stale hash is refused with the current one; the current hash is accepted; rewriting what is stored is a no-op.
-      const stale = await mcp.callTool({
-        name: "sections",
-        arguments: { action: "update", documentId: doc, branchName: "main", sectionId: target, newContent: [text("mine")], expectedContentHash: before },
-      });
+      // The stale hash is refused with the current one; rewriting what is stored is a no-op; the current hash is accepted.
+      const updateTarget = (content: string, expectedContentHash: string) =>
+        mcp.callTool({
+          name: "sections",
+          arguments: { action: "update", documentId: doc, branchName: "main", sectionId: target, newContent: [text(content)], expectedContentHash },
+        });
+      const stale = await updateTarget("mine", before);
       expect((stale.structuredContent as { error: { code: string; details: { currentContentHash: string } } }).error).toMatchObject({
         code: "CONTENT_HASH_MISMATCH",
         details: { currentContentHash: changed.contentHash },
       });
-      const same = await callMcp<{ changed: boolean }>(mcp, "sections", {
-        action: "update",
-        documentId: doc,
-        branchName: "main",
-        sectionId: target,
-        newContent: [text("changed elsewhere")],
-        expectedContentHash: changed.contentHash,
-      });
-      expect(same.changed).toBe(false);
-      await callMcp(mcp, "sections", {
-        action: "update",
-        documentId: doc,
-        branchName: "main",
-        sectionId: target,
-        newContent: [text("mine")],
-        expectedContentHash: changed.contentHash,
-      });
+      expect((await updateTarget("changed elsewhere", changed.contentHash)).structuredContent).toMatchObject({ changed: false });
+      expect((await updateTarget("mine", changed.contentHash)).isError).toBeFalsy();
       running = false;
       await Promise.all(load);
       expect((await callMcp<DocRead>(mcp, "read", { documentId: doc, sectionIds: [target] })).sections[0]!.content).toEqual([text("mine")]);
