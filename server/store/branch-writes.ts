@@ -2,10 +2,11 @@
  * Writes on a branch, with group commit. Every write is its own commit on top
  * of the one before it, exactly as if the writes had run one after another;
  * but writes to one branch that arrive while the previous batch for it is
- * being written wait, and the next batch applies all of them in arrival order:
- * one read of branch and document, then one statement that stores every
- * commit, tree and section version and moves the head (what databases do with
- * their log flushes). Under load a branch then costs two statements per batch
+ * being written wait, and the next batch applies all of them in arrival order
+ * in memory, then stores every commit, tree, section version and comment and
+ * moves the head with one statement (what databases do with their log
+ * flushes). The branch tip the last batch left and the document's access
+ * facts are remembered, so under load a branch costs one statement per batch
  * instead of a dozen per write; alone, a write is a batch of one.
  *
  * The head moves by compare-and-swap, so writers in other processes (and
@@ -35,9 +36,8 @@ export interface BranchState {
 
 /**
  * What a write produces: the next tree, and what to store with it. A change
- * only reads through the transaction it is given; everything it stores goes
- * here, so a change that fails leaves nothing behind for the writes batched
- * with it.
+ * only reads through the handle it is given; everything it stores goes here,
+ * so a change that fails leaves nothing behind for the writes batched with it.
  */
 export interface BranchChange<R> {
   tree: DocumentTree;
@@ -58,7 +58,7 @@ export interface BranchWriteResult<R> {
   result: R;
 }
 
-/** The document as the write's transaction reads it: the row and the grants of the batch's authors. */
+/** The document as a batch sees it: the row and the grants of the batch's authors (cached, see access-cache.ts). */
 export interface DocumentWithGrants {
   document: DocumentRow;
   grants: ReadonlyMap<string, Permission | null>;
@@ -79,7 +79,7 @@ export interface BranchWrite<R> {
   change(state: BranchState, tx: Tx): Promise<BranchChange<R>>;
 }
 
-/** Bounds one transaction's size (and the wait of the last write in it). */
+/** Bounds one batch's size (and the wait of the last write in it). */
 const MAX_BATCH = 64;
 
 interface Queued {
