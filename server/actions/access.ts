@@ -20,7 +20,7 @@ import {
 import { getMembership } from "@/server/store/accounts";
 import { getGrant } from "@/server/store/access";
 import type { Tx } from "@/server/store/db";
-import { type DocumentRow, documentNotFound, findDocumentWithGrants } from "@/server/store/documents";
+import { type DocumentRow, type DocumentWithGrants, documentNotFound, findDocumentWithGrants } from "@/server/store/documents";
 import type { Actor } from "./context";
 
 export type Need = "read" | "edit" | "manage";
@@ -91,7 +91,7 @@ export async function openDocument(tx: Tx, actor: Actor, documentId: string, nee
 export function admitActor(
   actor: Actor,
   documentId: string,
-  found: { document: DocumentRow; grants: ReadonlyMap<string, Permission | null> } | undefined,
+  found: DocumentWithGrants | undefined,
   need: Need,
 ): DocumentAccess {
   if (!found || found.document.workspaceId !== actor.workspaceId) throw documentNotFound(documentId);

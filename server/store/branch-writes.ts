@@ -15,12 +15,12 @@
  * writes one process receives.
  */
 import type { Database } from "@/db/client";
-import { changedSectionIds, type DocumentTree, hashSection, hashTree, normalizeTree, type Permission, type SectionVersion } from "@/server/core/document-model";
+import { changedSectionIds, type DocumentTree, hashSection, hashTree, normalizeTree, type SectionVersion } from "@/server/core/document-model";
 import { isDomainError } from "@/server/core/errors";
 import type { NewCommentRow } from "./comments";
 import { type CommitRecord, getCommit, newCommitRecord } from "./commits";
 import type { Tx } from "./db";
-import { type BranchRow, branchMoved, branchNotFound, type DocumentRow, findBranch, findDocumentWithGrantsForWrite, moveBranchHead } from "./documents";
+import { type BranchRow, branchMoved, branchNotFound, type DocumentRow, type DocumentWithGrants, findBranch, findDocumentWithGrantsForWrite, moveBranchHead } from "./documents";
 import { loadSections, loadTree } from "./objects";
 
 /** What a write sees of the branch it changes. */
@@ -58,12 +58,6 @@ export interface BranchWriteResult<R> {
   result: R;
 }
 
-/** The document as a batch sees it: the row and the grants of the batch's authors (cached, see access-cache.ts). */
-export interface DocumentWithGrants {
-  document: DocumentRow;
-  grants: ReadonlyMap<string, Permission | null>;
-}
-
 export interface BranchWrite<R> {
   documentId: string;
   branchName: string;
@@ -74,6 +68,7 @@ export interface BranchWrite<R> {
    * document), before the branch is looked at, so a document the author may
    * not see is refused as missing whatever the branch. Throws to refuse.
    */
+  /** `found` holds the grants of the batch's authors (cached, see access-cache.ts). */
   admit(found: DocumentWithGrants | undefined): void;
   /** Builds the change from the branch as the writes before this one left it; may throw to fail this write alone. */
   change(state: BranchState, tx: Tx): Promise<BranchChange<R>>;

@@ -40,6 +40,12 @@ export async function getDocument(tx: Tx, workspaceId: string, documentId: strin
   return row;
 }
 
+/** A document with the grants of some users on it; null records that a user has none. */
+export interface DocumentWithGrants {
+  document: DocumentRow;
+  grants: ReadonlyMap<string, Permission | null>;
+}
+
 /**
  * A document with the grants the given users hold on it, in one query (every
  * call that opens a document runs it); undefined when there is no such
@@ -49,7 +55,7 @@ export async function findDocumentWithGrants(
   tx: Tx,
   documentId: string,
   userIds: readonly string[],
-): Promise<{ document: DocumentRow; grants: Map<string, Permission> } | undefined> {
+): Promise<DocumentWithGrants | undefined> {
   const rows = await tx
     .select({ document: documents, userId: documentGrants.userId, permission: documentGrants.permission })
     .from(documents)
@@ -59,19 +65,13 @@ export async function findDocumentWithGrants(
     )
     .where(eq(documents.id, documentId));
   if (rows.length === 0) return undefined;
-  const grants = new Map<string, Permission>();
+  const grants = new Map<string, Permission | null>(userIds.map((id) => [id, null]));
   for (const row of rows) if (row.userId && row.permission) grants.set(row.userId, row.permission);
   return { document: rows[0]!.document, grants };
 }
 
-interface DocumentFacts {
-  document: DocumentRow;
-  /** Grants by user; null records that the user has none. */
-  grants: Map<string, Permission | null>;
-}
-
 /** Documents with grants, for writes (see access-cache.ts for how changes clear it). */
-const documentFacts = new AccessCache<DocumentFacts>(10_000);
+const documentFacts = new AccessCache<DocumentWithGrants>(10_000);
 
 /**
  * findDocumentWithGrants through a cache, for the write path. The cached row's
@@ -83,14 +83,13 @@ export async function findDocumentWithGrantsForWrite(
   tx: Tx,
   documentId: string,
   userIds: readonly string[],
-): Promise<{ document: DocumentRow; grants: ReadonlyMap<string, Permission | null> } | undefined> {
+): Promise<DocumentWithGrants | undefined> {
   const since = documentFacts.begin();
   const cached = documentFacts.get(documentId);
   if (cached && userIds.every((id) => cached.grants.has(id))) return cached;
   const found = await findDocumentWithGrants(tx, documentId, userIds);
   if (!found) return undefined;
-  const facts: DocumentFacts = { document: found.document, grants: new Map(cached?.grants) };
-  for (const id of userIds) facts.grants.set(id, found.grants.get(id) ?? null);
+  const facts = { document: found.document, grants: new Map([...(cached?.grants ?? []), ...found.grants]) };
   documentFacts.set(documentId, facts, since);
   return facts;
 }

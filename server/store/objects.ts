@@ -20,26 +20,31 @@ const cache = new LRUCache<string, SectionVersion | DocumentTree>({
 const blobKey = (hash: string) => `b:${hash}`;
 const treeKey = (hash: string) => `t:${hash}`;
 
+/**
+ * Inserts content-addressed rows (present ones are left alone) and caches
+ * them. Caching what a transaction writes is safe even if it rolls back: a
+ * hash names its content everywhere, and only a stored commit can lead a
+ * reader to it.
+ */
+async function putObjects<T extends SectionVersion | DocumentTree>(tx: Tx, table: typeof blobs | typeof trees, objects: ReadonlyMap<string, T>, key: (hash: string) => string) {
+  if (objects.size === 0) return;
+  await tx
+    .insert(table)
+    .values([...objects].map(([hash, body]) => ({ hash, body })))
+    .onConflictDoNothing();
+  for (const [hash, body] of objects) cache.set(key(hash), body);
+}
+
 /** Stores section versions (deduplicated by hash) and returns their hashes in order. */
 export async function putSections(tx: Tx, versions: readonly SectionVersion[]): Promise<string[]> {
   const hashes = versions.map(hashSection);
-  const unique = new Map<string, SectionVersion>();
-  versions.forEach((v, i) => unique.set(hashes[i]!, v));
-  if (unique.size > 0) {
-    await tx
-      .insert(blobs)
-      .values([...unique].map(([hash, body]) => ({ hash, body })))
-      .onConflictDoNothing();
-    // Caching what this transaction writes is safe even if it rolls back: a hash names its content
-    // everywhere, and only a stored commit can lead a reader to it.
-    for (const [hash, body] of unique) cache.set(blobKey(hash), body);
-  }
+  await putObjects(tx, blobs, new Map(versions.map((v, i) => [hashes[i]!, v])), blobKey);
   return hashes;
 }
 
 /**
- * Remembers objects a statement outside this module is storing (see
- * storeBatch in branch-writes.ts), as putSections and putTrees do for theirs.
+ * Remembers objects a statement outside this module is storing (the
+ * `storing` of moveBranchHead), as putSections and putTree do for theirs.
  */
 export function rememberObjects(sections: ReadonlyMap<string, SectionVersion>, treesByHash: ReadonlyMap<string, DocumentTree>): void {
   for (const [hash, body] of sections) cache.set(blobKey(hash), body);
@@ -67,28 +72,11 @@ export async function loadSections(tx: Tx, hashes: Iterable<string>): Promise<Ma
   return found;
 }
 
-/** Stores trees (deduplicated by hash) in one statement and returns their hashes in order. */
-export async function putTrees(tx: Tx, treesToStore: readonly DocumentTree[]): Promise<string[]> {
-  const unique = new Map<string, DocumentTree>();
-  const hashes = treesToStore.map((tree) => {
-    const body = normalizeTree(tree);
-    const hash = hashTree(body);
-    unique.set(hash, body);
-    return hash;
-  });
-  if (unique.size > 0) {
-    await tx
-      .insert(trees)
-      .values([...unique].map(([hash, body]) => ({ hash, body })))
-      .onConflictDoNothing();
-    for (const [hash, body] of unique) cache.set(treeKey(hash), body);
-  }
-  return hashes;
-}
-
 export async function putTree(tx: Tx, tree: DocumentTree): Promise<string> {
-  const [hash] = await putTrees(tx, [tree]);
-  return hash!;
+  const body = normalizeTree(tree);
+  const hash = hashTree(body);
+  await putObjects(tx, trees, new Map([[hash, body]]), treeKey);
+  return hash;
 }
 
 export async function loadTree(tx: Tx, hash: string): Promise<DocumentTree> {
