@@ -10,7 +10,7 @@ import { type ApiTokenView, presentApiToken } from "@/server/auth/api-tokens";
 import { DomainError, isDomainError, notFound } from "@/server/core/errors";
 import { getApiToken, listApiTokens, revokeApiToken } from "@/server/store/api-tokens";
 import type { ActionContext } from "./context";
-import { uuidSchema, validationError } from "./tool";
+import { parseInput, uuidSchema } from "./tool";
 
 export const MAX_TOKEN_DAYS = 3_650;
 
@@ -81,13 +81,12 @@ async function run(ctx: TokensContext, input: ParsedInput): Promise<ApiTokensRes
 export async function runApiTokensAction<const I extends ApiTokensInput>(ctx: TokensContext, raw: I): Promise<ApiTokensOutput<I>>;
 export async function runApiTokensAction(ctx: TokensContext, raw: unknown): Promise<unknown>;
 export async function runApiTokensAction(ctx: TokensContext, raw: unknown): Promise<unknown> {
-  const parsed = apiTokensInput.safeParse(raw);
-  if (!parsed.success) throw validationError(parsed.error);
+  const input = parseInput(apiTokensInput, raw);
   try {
-    return await run(ctx, parsed.data);
+    return await run(ctx, input);
   } catch (error) {
     if (isDomainError(error)) throw error;
-    console.error(`[quire] apiTokens ${parsed.data.action} failed`, error);
+    console.error(`[quire] apiTokens ${input.action} failed`, error);
     throw new DomainError("INTERNAL", "Quire hit an internal error; nothing was changed. Retry, and report it if it persists.");
   }
 }

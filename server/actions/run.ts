@@ -2,12 +2,12 @@
 import { DomainError, isDomainError } from "@/server/core/errors";
 import type { ActionContext } from "./context";
 import { type ToolName, tools } from "./registry";
-import { parseToolInput, type ToolDefinition } from "./tool";
+import { parseInput, type ToolDefinition } from "./tool";
 
 export async function runTool(name: ToolName, ctx: ActionContext, raw: unknown): Promise<unknown> {
   const tool = tools[name] as unknown as ToolDefinition<unknown, unknown>;
   try {
-    return await tool.run(ctx, parseToolInput(tool, raw));
+    return await tool.run(ctx, parseInput(tool.input, raw));
   } catch (error) {
     if (isDomainError(error)) throw error;
     console.error(`[quire] ${name} failed`, error);

@@ -43,29 +43,43 @@ export function validationError(error: z.ZodError): DomainError {
 /** Unicode PostgreSQL and canonical JSON cannot store: NUL, and UTF-16 surrogates that are not paired. */
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** The path of the first string (or key) in a JSON value that could not be stored, if any. */
-function firstUnstorableString(value: unknown, path: string[] = []): string[] | null {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? [...path] : null;
-  if (value === null || typeof value !== "object") return null;
-  for (const key in value) {
-    path.push(key);
-    const found = UNSTORABLE.test(key) ? [...path] : firstUnstorableString((value as Record<string, unknown>)[key], path);
-    path.pop();
-    if (found) return found;
+/** Deeper than any schema of ours goes; deeper input is refused before zod (which recurses) sees it. */
+export const MAX_INPUT_DEPTH = 32;
+
+type ShapeProblem = { path: string; message: string };
+
+/**
+ * The first reason raw input cannot be what any tool accepts, found without
+ * recursion (so no nesting depth can overflow the stack): nesting deeper than
+ * MAX_INPUT_DEPTH, or a string or key that could not be stored.
+ */
+function shapeProblem(raw: unknown): ShapeProblem | null {
+  const pending: Array<{ value: unknown; path: string[] }> = [{ value: raw, path: [] }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const { value, path } = next;
+    if (typeof value === "string") {
+      if (UNSTORABLE.test(value)) return { path: path.join("."), message: "contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored" };
+      continue;
+    }
+    if (value === null || typeof value !== "object") continue;
+    if (path.length >= MAX_INPUT_DEPTH) return { path: path.join("."), message: `nests deeper than ${MAX_INPUT_DEPTH} levels` };
+    for (const key in value) {
+      if (UNSTORABLE.test(key)) return { path: [...path, key].join("."), message: "is a key with a NUL character or an unpaired UTF-16 surrogate" };
+      pending.push({ value: (value as Record<string, unknown>)[key], path: [...path, key] });
+    }
   }
   return null;
 }
 
-/** Validates raw input against the tool's schema; invalid input never reaches the action. */
-export function parseToolInput<Input>(tool: ToolDefinition<Input, unknown>, raw: unknown): Input {
-  const unstorable = firstUnstorableString(raw);
-  if (unstorable) {
-    const path = unstorable.join(".");
-    throw new DomainError("VALIDATION_FAILED", `Invalid parameters: ${path || "input"} contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored. Remove it and retry.`, {
-      issues: [{ path, message: "contains a NUL character or an unpaired surrogate" }],
+/** Validates raw input against a schema; invalid input never reaches an action. Every runner parses through here. */
+export function parseInput<Output>(schema: z.ZodType<Output>, raw: unknown): Output {
+  const problem = shapeProblem(raw);
+  if (problem) {
+    throw new DomainError("VALIDATION_FAILED", `Invalid parameters: ${problem.path || "input"} ${problem.message}. Fix it and retry.`, {
+      issues: [problem],
     });
   }
-  const parsed = tool.input.safeParse(raw);
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) throw validationError(parsed.error);
   return parsed.data;
 }

@@ -26,7 +26,7 @@ import { deleteMembership, getMember, lockOwners, setMemberRole } from "@/server
 import type { Tx } from "@/server/store/db";
 import type { ActionContext } from "./context";
 import { pageOfMembers } from "./members";
-import { cursorSchema, pageLimitSchema, uuidSchema, validationError } from "./tool";
+import { cursorSchema, pageLimitSchema, parseInput, uuidSchema } from "./tool";
 
 export const DEFAULT_INVITE_DAYS = 7;
 export const MAX_INVITE_DAYS = 365;
@@ -259,9 +259,7 @@ function revokeInvite(ctx: WorkspaceContext, input: ActionInput<"revoke_invite">
 export async function runWorkspaceAction<const I extends WorkspaceInput>(ctx: WorkspaceContext, raw: I): Promise<WorkspaceOutput<I>>;
 export async function runWorkspaceAction(ctx: WorkspaceContext, raw: unknown): Promise<unknown>;
 export async function runWorkspaceAction(ctx: WorkspaceContext, raw: unknown): Promise<unknown> {
-  const parsed = workspaceInput.safeParse(raw);
-  if (!parsed.success) throw validationError(parsed.error);
-  const input = parsed.data;
+  const input = parseInput(workspaceInput, raw);
   try {
     switch (input.action) {
       case "list_members":

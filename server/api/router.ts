@@ -10,6 +10,7 @@ import { runTool } from "@/server/actions/run";
 import { type ApiTokensInput, type ApiTokensOutput, runApiTokensAction } from "@/server/actions/api-tokens";
 import { runWorkspaceAction, type WorkspaceInput, type WorkspaceOutput } from "@/server/actions/workspace";
 import { type ErrorCode, type ErrorPayload, isDomainError } from "@/server/core/errors";
+import { requestTooLarge } from "@/server/core/limits";
 import type { Database } from "@/db/client";
 import type { FileLinks } from "@/server/storage/links";
 
@@ -59,10 +60,32 @@ const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   INTERNAL: "INTERNAL_SERVER_ERROR",
 };
 
+/**
+ * What tRPC's own refusals (before any action ran: an unreadable or oversized
+ * body, an unknown procedure) mean in our codes, so every error a client sees
+ * carries one of them.
+ */
+const FROM_TRPC_CODES: Partial<Record<TRPC_ERROR_CODE_KEY, ErrorCode>> = {
+  PARSE_ERROR: "VALIDATION_FAILED",
+  BAD_REQUEST: "VALIDATION_FAILED",
+  UNAUTHORIZED: "UNAUTHENTICATED",
+  FORBIDDEN: "PERMISSION_DENIED",
+  NOT_FOUND: "NOT_FOUND",
+  METHOD_NOT_SUPPORTED: "VALIDATION_FAILED",
+  PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+};
+
+function errorPayloadFor(error: TRPCError): ErrorPayload {
+  if (isDomainError(error.cause)) return error.cause.toPayload();
+  if (error.code === "PAYLOAD_TOO_LARGE") return requestTooLarge().toPayload();
+  const code = FROM_TRPC_CODES[error.code];
+  return code ? { code, message: error.message } : { code: "INTERNAL", message: "Internal error." };
+}
+
 const t = initTRPC.context<TrpcContext>().create({
   errorFormatter({ shape, error }) {
-    const domain: ErrorPayload | undefined = isDomainError(error.cause) ? error.cause.toPayload() : undefined;
-    return { ...shape, data: { ...shape.data, stack: undefined, error: domain ?? { code: "INTERNAL", message: shape.message } } };
+    return { ...shape, data: { ...shape.data, stack: undefined, error: errorPayloadFor(error) } };
   },
 });
 

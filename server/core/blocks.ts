@@ -4,11 +4,13 @@
  * silently dropped.
  */
 import { z } from "zod";
+import { MAX_REQUEST_DESCRIPTION } from "./limits";
 
 export const MAX_BLOCKS_PER_SECTION = 2_000;
+/** 1 MB of ASCII text; with the rest of a call it stays inside MAX_REQUEST_BYTES (4 MiB). */
 export const MAX_TEXT_BLOCK_CHARS = 1_000_000;
-/** About 15 MB of binary image data; larger images belong in storage via `upload_url`. */
-export const MAX_BASE64_CHARS = 20_000_000;
+/** About 2.2 MB of binary image data, so one such block fits in a call; larger images belong in storage via `upload_url`. */
+export const MAX_BASE64_CHARS = 3_000_000;
 
 const mediaType = z
   .string()
@@ -40,7 +42,7 @@ const textBlock = z.strictObject({
     .string()
     .max(MAX_TEXT_BLOCK_CHARS)
     .describe(
-      "Markdown. Keep existing <svc:comment id=\"…\">…</svc:comment> tags intact; add a comment with <svc:comment-new body=\"…\" mentions=\"<userId>\">text</svc:comment-new>.",
+      `Markdown, at most ${MAX_TEXT_BLOCK_CHARS.toLocaleString("en")} characters (the whole call at most ${MAX_REQUEST_DESCRIPTION}). Keep existing <svc:comment id=\"…\">…</svc:comment> tags intact; add a comment with <svc:comment-new body=\"…\" mentions=\"<userId>\">text</svc:comment-new>.`,
     ),
 });
 
@@ -61,7 +63,7 @@ const imageBlock = z.discriminatedUnion("type", [
       .min(1)
       .max(MAX_BASE64_CHARS)
       .regex(/^[A-Za-z0-9+/]*={0,2}$/, "must be standard base64 without line breaks")
-      .describe("The image bytes, base64-encoded."),
+      .describe(`The image bytes, base64-encoded: at most ${MAX_BASE64_CHARS.toLocaleString("en")} characters (about 2.2 MB of image), and the whole call at most ${MAX_REQUEST_DESCRIPTION}. Upload larger images with \`upload_url\` and use a storage block.`),
   }),
   z.strictObject({
     blockType: z.literal("image"),

@@ -4,6 +4,7 @@
  *   new:      <svc:comment-new body="…" mentions="UUID,UUID">commented text</svc:comment-new>
  * Attribute values use HTML entity escaping for quotes, ampersands and angle brackets.
  */
+import { z } from "zod";
 import { DomainError } from "./errors";
 
 export interface ExistingCommentTag {
@@ -26,6 +27,9 @@ const ENTITIES: Record<string, string> = { "&quot;": '"', "&#39;": "'", "&apos;"
 const decodeEntities = (value: string) => value.replace(/&(?:quot|#39|apos|lt|gt|amp);/g, (e) => ENTITIES[e]!);
 
 export const MAX_COMMENT_BODY_CHARS = 10_000;
+
+/** A user id as PostgreSQL stores it: any 8-4-4-4-12 hex UUID. */
+const USER_ID = z.guid();
 
 export function existingCommentTags(text: string): ExistingCommentTag[] {
   return [...text.matchAll(EXISTING)].map((m) => ({ id: m[1]!, raw: m[0] }));
@@ -52,6 +56,14 @@ export function newCommentTags(text: string, where: string): NewCommentTag[] {
     const mentions = (attributes.get("mentions") ?? "")
       .split(/[\s,]+/)
       .filter((m) => m !== "");
+    const malformed = mentions.filter((m) => !USER_ID.safeParse(m).success);
+    if (malformed.length > 0) {
+      throw new DomainError(
+        "VALIDATION_FAILED",
+        `${where}: mentions="…" takes user ids (UUIDs) separated by commas; ${malformed.slice(0, 3).map((m) => JSON.stringify(m)).join(", ")} ${malformed.length === 1 ? "is not one" : "are not"}. Find member ids with the \`members\` tool (action \`search\`).`,
+        { issues: [{ path: where, message: "mentions must be user ids (UUIDs)" }] },
+      );
+    }
     tags.push({ body, mentions: [...new Set(mentions)], text: match[2]! });
   }
   const opened = (text.match(/<svc:comment(?:-new)?[\s>]/g) ?? []).length;

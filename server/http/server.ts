@@ -25,6 +25,7 @@ import { sessionUserId } from "@/server/auth/web-session";
 import { installBridge, type QuireBridge } from "@/server/bridge";
 import { followAccessChanges } from "@/server/store/access-cache";
 import { DomainError } from "@/server/core/errors";
+import { MAX_REQUEST_BYTES, requestTooLarge } from "@/server/core/limits";
 import { createMcpEndpoint } from "@/server/mcp/server";
 import { loadConfig } from "@/server/config";
 import { createObjectStore } from "@/server/storage";
@@ -105,6 +106,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const trpcHandler = createHTTPHandler({
     router: appRouter,
     basePath: "/api/trpc/",
+    maxBodySize: MAX_REQUEST_BYTES,
     createContext: async ({ req }) => ({ db, clock, files, baseUrl: options.publicUrl ?? ownUrl, actor: await actorFor(req, "cli") }),
   });
 
@@ -114,6 +116,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? "/").split("?", 1)[0]!;
+    if ((path === "/api/mcp" || path.startsWith("/api/trpc/")) && Number(req.headers["content-length"] ?? 0) > MAX_REQUEST_BYTES) {
+      // Refused before a byte of the body is read; tRPC and the MCP transport bound bodies without a declared length.
+      sendJson(res, 413, { error: requestTooLarge().toPayload() }, { connection: "close" });
+      return;
+    }
     if (path === "/api/mcp") {
       const token = bearerToken(req);
       const actor = token ? await actorForApiToken(db, token, "mcp", clock()) : null;

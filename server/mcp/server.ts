@@ -33,11 +33,13 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { z } from "zod";
 import type { ActionContext } from "@/server/actions/context";
 import { sendJson, sendJsonText } from "@/server/http/send-json";
 import { type ToolName, tools } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/run";
 import { DomainError, type ErrorPayload, isDomainError } from "@/server/core/errors";
+import { MAX_REQUEST_BYTES } from "@/server/core/limits";
 import { toolInputJsonSchema } from "./json-schema";
 
 const toolList = Object.values(tools).map((tool) => ({
@@ -46,9 +48,6 @@ const toolList = Object.values(tools).map((tool) => ({
   inputSchema: toolInputJsonSchema(tool.input) as { type: "object"; [key: string]: unknown },
   annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
 }));
-
-/** The SDK's own bound on a request body (its DEFAULT_MAX_REQUEST_BODY_SIZE). */
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /** Every tool result: its JSON as one text block, and the same value as structuredContent (the endpoint writes that JSON once, see serializeResponse). */
 function jsonResult(value: Record<string, unknown>, isError = false): CallToolResult {
@@ -70,6 +69,8 @@ function contextOf(authInfo: AuthInfo | undefined): ActionContext {
   return context;
 }
 
+const anyToolsCall = z.object({ method: z.literal("tools/call"), params: z.unknown() });
+
 /** One schema validator for every protocol server: building one costs more than a tool call. */
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
@@ -90,7 +91,11 @@ async function callTool(params: CallToolRequest["params"], context: ActionContex
 function createMcpServer(version: string): Server {
   const server = new Server({ name: "quire", version }, { capabilities: { tools: {} }, jsonSchemaValidator });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => callTool(request.params, contextOf(extra.authInfo)));
+  // Registered with a loose schema so that the SDK's own tools/call check (in Server.setRequestHandler) judges the
+  // request and answers -32602 Invalid params for malformed arguments; the strict schema here would throw first, as -32603.
+  server.setRequestHandler(anyToolsCall, async (request, extra) =>
+    callTool(CallToolRequestSchema.parse(request).params, contextOf(extra.authInfo)),
+  );
   return server;
 }
 
@@ -173,7 +178,7 @@ function hasWellFormedPostHeaders(req: IncomingMessage): boolean {
     contentType === "application/json" &&
     (protocolVersion === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) &&
     Number.isInteger(length) &&
-    length <= MAX_BODY_BYTES
+    length <= MAX_REQUEST_BYTES
   );
 }
 

@@ -1,0 +1,19 @@
+/**
+ * The one bound on a request body, on every face (MCP, tRPC). It is the MCP
+ * SDK's own limit (DEFAULT_MAX_REQUEST_BODY_SIZE), so both faces refuse the
+ * same bodies; the largest values the schemas advertise (a text block, a
+ * base64 image) fit inside it with room for the rest of the call.
+ */
+import { DomainError } from "./errors";
+
+export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+
+export const MAX_REQUEST_DESCRIPTION = "4 MiB";
+
+export function requestTooLarge(): DomainError {
+  return new DomainError(
+    "PAYLOAD_TOO_LARGE",
+    `The request body is larger than ${MAX_REQUEST_DESCRIPTION}, the limit for every call. Split the change into several calls, or upload large files with \`upload_url\` and reference them as storage blocks.`,
+    { limitBytes: MAX_REQUEST_BYTES },
+  );
+}
