@@ -25,7 +25,7 @@ import { strictestSectionPermission } from "@/server/policies/access";
 import { assertPathFree, type DocumentRow, getBranch, moveBranchHead, pathsHeldByOtherDocuments } from "@/server/store/documents";
 import type { MergeRequestRow } from "@/server/store/merge-requests";
 import { loadSections, loadTree, putTree } from "@/server/store/objects";
-import { assertSectionChangesAllowed, atLeastEdit, type DocumentAccess } from "./access";
+import { assertSectionChangesAllowed, atLeastEdit, type DocumentAccess, sectionChangesRefused } from "./access";
 
 export interface MergeAnalysisView {
   mergeRequestId: string;
@@ -157,18 +157,20 @@ export async function assertMayProposeMerge(tx: Tx, request: MergeRequestRow, ac
   if (!("tree" in preview)) return;
   const touched = new Set([...changedSectionIds(targetTree, preview.tree), ...conflicted.map((p) => p.sectionId)]);
   const versionOf = (hash: string | null) => (hash === null ? null : sectionsByHash.get(hash));
-  const sectionForbidden = analysis.plan.sections.some(
-    (p) => touched.has(p.sectionId) && strictestSectionPermission(access.subject, access.facts, [versionOf(p.source), versionOf(p.target)]) !== "edit",
-  );
+  const forbidden = analysis.plan.sections
+    .filter((p) => touched.has(p.sectionId))
+    .flatMap((p) => [versionOf(p.source), versionOf(p.target)])
+    .filter((v): v is SectionVersion => !!v && strictestSectionPermission(access.subject, access.facts, [v]) !== "edit");
   const documentChanged =
     analysis.hasDocumentDeletionConflict || hashTree({ ...preview.tree, sections: [] }) !== hashTree({ ...targetTree, sections: [] });
-  if (sectionForbidden || (documentChanged && !atLeastEdit(access))) {
+  if (documentChanged && !atLeastEdit(access)) {
     throw new DomainError(
       "PERMISSION_DENIED",
       "You cannot propose this merge: it changes parts of the document you are not allowed to edit. Ask someone with edit access to open it.",
       { mergeRequestId: request.id },
     );
   }
+  if (forbidden.length > 0) throw sectionChangesRefused(access, forbidden, "propose this merge");
 }
 
 function describeMissing(missing: MissingResolutions): string {

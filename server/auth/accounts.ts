@@ -80,18 +80,25 @@ export async function issueApiTokenForUser(
   return { token, tokenId: id, userId: input.userId };
 }
 
-/** The actor a user acts as: their membership in the workspace, or null for a user who belongs nowhere. */
-export async function actorForUser(db: Database, userId: string, via: Actor["via"]): Promise<Actor | null> {
+/**
+ * The actor a user acts as: their membership in the workspace, or null for a
+ * user who belongs nowhere. `principal` is the credential's: "person" for a
+ * browser session or the CLI.
+ */
+export async function actorForUser(db: Database, userId: string, principal: Actor["principal"]): Promise<Actor | null> {
   const membership = await getMembership(db, userId);
   if (!membership) return null;
-  return { userId, workspaceId: membership.workspaceId, role: membership.role, via };
+  return { userId, workspaceId: membership.workspaceId, role: membership.role, principal };
 }
 
-/** The actor behind a bearer token, or null when the token is unknown, revoked or expired. */
-export async function actorForApiToken(db: Database, token: string, via: Actor["via"], now: Date): Promise<Actor | null> {
+/**
+ * The actor behind a bearer token, or null when the token is unknown, revoked
+ * or expired. An API token is an agent's credential on every face.
+ */
+export async function actorForApiToken(db: Database, token: string, now: Date): Promise<Actor | null> {
   if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
   const used = await useApiToken(db, hashApiToken(token), now);
-  return used?.membership ? { userId: used.userId, ...used.membership, via } : null;
+  return used?.membership ? { userId: used.userId, ...used.membership, principal: "agent" } : null;
 }
 
 const AUTH_SECRET_KEY = "auth_secret";

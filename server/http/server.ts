@@ -79,7 +79,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   const bridge: QuireBridge = {
     async callTool(tool, userId, input) {
-      const actor = await actorForUser(db, userId, "web");
+      const actor = await actorForUser(db, userId, "person");
       if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is not a member of this workspace.");
       return runTool(tool, { db, actor, clock, files }, input) as never;
     },
@@ -95,19 +95,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
   installBridge(bridge);
 
-  /** A token makes an API actor; without one, the browser session cookie makes a web actor. */
-  async function actorFor(req: IncomingMessage, tokenVia: Actor["via"]): Promise<Actor | null> {
+  /** A bearer token makes an agent (on every face); without one, the browser session cookie makes the person. */
+  async function actorFor(req: IncomingMessage): Promise<Actor | null> {
     const token = bearerToken(req);
-    if (token) return actorForApiToken(db, token, tokenVia, clock());
+    if (token) return actorForApiToken(db, token, clock());
     const userId = await sessionUserId(req.headers.cookie, authSecret);
-    return userId ? actorForUser(db, userId, "web") : null;
+    return userId ? actorForUser(db, userId, "person") : null;
   }
 
   const trpcHandler = createHTTPHandler({
     router: appRouter,
     basePath: "/api/trpc/",
     maxBodySize: MAX_REQUEST_BYTES,
-    createContext: async ({ req }) => ({ db, clock, files, baseUrl: options.publicUrl ?? ownUrl, actor: await actorFor(req, "cli") }),
+    createContext: async ({ req }) => ({ db, clock, files, baseUrl: options.publicUrl ?? ownUrl, actor: await actorFor(req) }),
   });
 
   const mcp = createMcpEndpoint(version);
@@ -123,7 +123,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
     if (path === "/api/mcp") {
       const token = bearerToken(req);
-      const actor = token ? await actorForApiToken(db, token, "mcp", clock()) : null;
+      const actor = token ? await actorForApiToken(db, token, clock()) : null;
       if (!actor) {
         sendJson(
           res,

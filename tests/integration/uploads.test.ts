@@ -246,7 +246,7 @@ describe("the PUT refuses", () => {
   });
 
   test("an expired URL (403 LINK_EXPIRED), with a clock in the past", async () => {
-    const actor = (await actorForUser(server.db, owner.userId, "mcp"))!;
+    const actor = (await actorForUser(server.db, owner.userId, "agent"))!;
     const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
     const g = (await runTool("upload_url", { db: server.db, actor, clock: () => twoHoursAgo, files: server.files }, {
       filename: "old.png",
