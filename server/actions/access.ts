@@ -4,9 +4,8 @@
  * caller may not see is NOT_FOUND, worded exactly like a missing id, so no
  * response reveals that it exists.
  */
-import type { Database } from "@/db/client";
 import { changedSectionIds, type DocumentTree, type Permission, type SectionVersion, type TreeEntry } from "@/server/core/document-model";
-import { DomainError, isDomainError, notFound } from "@/server/core/errors";
+import { DomainError, notFound } from "@/server/core/errors";
 import {
   type AccessSubject,
   accessChangeRefusal,
@@ -19,7 +18,6 @@ import {
   sectionPermission,
   strictestSectionPermission,
 } from "@/server/policies/access";
-import { getMembership } from "@/server/store/accounts";
 import { getGrant } from "@/server/store/access";
 import type { Tx } from "@/server/store/db";
 import { type DocumentRow, type DocumentWithGrants, documentNotFound, findDocumentWithGrants } from "@/server/store/documents";
@@ -125,19 +123,6 @@ export function requireSection(
   if (need === "edit" && !atLeast(permission, "edit")) {
     const capped = versions.find((v) => v && !atLeast(access.section(v), "edit"));
     throw new DomainError("PERMISSION_DENIED", readOnlyMessage(access, `section ${sectionId}`, capped ?? undefined), { sectionId });
-  }
-}
-
-/** Whether a user (acting in the browser) may read a document: used by file downloads. */
-export async function documentReadableBy(db: Database, userId: string, documentId: string): Promise<boolean> {
-  const membership = await getMembership(db, userId);
-  if (!membership) return false;
-  try {
-    await openDocument(db, { userId, workspaceId: membership.workspaceId, role: membership.role, principal: "person" }, documentId, "read");
-    return true;
-  } catch (error) {
-    if (isDomainError(error) && error.code === "NOT_FOUND") return false;
-    throw error;
   }
 }
 

@@ -406,7 +406,7 @@ async function log(ctx: ActionContext, input: ActionInput<"log">) {
 async function show(ctx: ActionContext, input: ActionInput<"show">): Promise<DocumentView & { commit: CommitSummary }> {
   const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   const commit = await new CommitGraph(ctx.db, access.document.id).get(input.commitId);
-  const view = await documentView(ctx.db, { access, commit, branchName: null, downloads: (content) => downloadLinks(ctx, access.document.id, content) });
+  const view = await documentView(ctx.db, { access, commit, branchName: null, downloads: (content, commitId) => downloadLinks(ctx, access.document.id, commitId, content) });
   const hidden = await hiddenSectionIds(ctx.db, access, await loadTree(ctx.db, commit.treeHash));
   const [summary] = await summarizeCommits(ctx.db, [commit], hidden);
   return { ...view, commit: summary! };

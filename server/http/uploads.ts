@@ -101,6 +101,7 @@ async function handleDownload(req: IncomingMessage, res: ServerResponse, ctx: Fi
   const file = await openDownload(ctx, {
     key,
     documentId: query.get("document"),
+    commitId: query.get("commit"),
     userId: query.get("user"),
     expires: query.get("expires"),
     signature: query.get("signature"),
