@@ -26,6 +26,7 @@ import { assertPathFree, type DocumentRow, getBranch, moveBranchHead, pathsHeldB
 import type { MergeRequestRow } from "@/server/store/merge-requests";
 import { loadSections, loadTree, putTree } from "@/server/store/objects";
 import { assertSectionChangesAllowed, atLeastEdit, type DocumentAccess, sectionChangesRefused } from "./access";
+import { quotableMessages } from "./history";
 
 export interface MergeAnalysisView {
   mergeRequestId: string;
@@ -241,9 +242,14 @@ export async function executeMerge(
     await assertPathFree(tx, state.document.workspaceId, built.tree.path, state.document.id);
   }
   const sourceCommits = await commitsOnlyIn(state.graph, state.sourceHead.id, [state.targetHead.id]);
+  // A generated message never quotes a commit that touched a section some reader may not see.
   const message =
     options.commitMessage ??
-    mergeCommitMessage(request.sourceBranch, request.targetBranch, sourceCommits.map((c) => c.message));
+    mergeCommitMessage(
+      request.sourceBranch,
+      request.targetBranch,
+      await quotableMessages(tx, state.graph, sourceCommits, [state.targetTree, built.tree]),
+    );
   if (exceedsCommitMessageLimit(message)) {
     throw new DomainError(
       "COMMIT_MESSAGE_TOO_LONG",
