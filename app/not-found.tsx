@@ -17,7 +17,7 @@ export default async function NotFound() {
         {user ? (
           <Link href="/" className="button">Back to documents</Link>
         ) : (
-          <Link href="/signin" className="button">Sign in</Link>
+          <Link href="/" className="button">Go to Quire</Link>
         )}
       </p>
     </div>

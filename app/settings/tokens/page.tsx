@@ -63,10 +63,10 @@ export default async function TokensPage() {
                     <span className="token-label">{token.label ?? <span className="muted">(no label)</span>}</span>
                     <span className="token-id" title={token.tokenId}>{token.tokenId.slice(0, 8)}</span>
                   </td>
-                  <td className="muted small"><TimeAgo value={token.createdAt} /></td>
-                  <td className="muted small">{token.lastUsedAt ? <TimeAgo value={token.lastUsedAt} /> : "never"}</td>
-                  <td className="muted small">{token.expiresAt ? <TimeAgo value={token.expiresAt} /> : "never"}</td>
-                  <td>
+                  <td className="muted small" data-label="Created"><TimeAgo value={token.createdAt} /></td>
+                  <td className="muted small" data-label="Last used">{token.lastUsedAt ? <TimeAgo value={token.lastUsedAt} /> : "never"}</td>
+                  <td className="muted small" data-label="Expires">{token.expiresAt ? <TimeAgo value={token.expiresAt} /> : "never"}</td>
+                  <td data-label="Status">
                     <span className={`status status-${token.status}`}>{token.status}</span>
                   </td>
                   <td className="cell-actions">
