@@ -81,6 +81,7 @@ async function main(argv: string[]): Promise<void> {
       objectStore: createObjectStore(config),
       publicUrl: config.publicUrl,
       maxUploadBytes: config.maxUploadBytes,
+      trustProxy: config.trustProxy,
       next: { dev: values.dev ?? false, dir: projectRoot },
     });
     console.log(`Quire is serving ${server.url} (database: ${database.kind}${database.kind === "pglite" ? ` in ${config.dataDir}` : ""})`);
