@@ -5,6 +5,7 @@
  */
 import { getServerSession } from "next-auth";
 import { redirect } from "next/navigation";
+import { connection } from "next/server";
 import { authOptions } from "@/server/auth/next-auth-options";
 
 export interface SessionUser {
@@ -14,6 +15,8 @@ export interface SessionUser {
 }
 
 export async function getSessionUser(): Promise<SessionUser | null> {
+  // Who is signed in is known only per request: never prerender a page that asks (the 404 page does, at build time).
+  await connection();
   const session = await getServerSession(authOptions);
   const user = session?.user;
   if (!user?.id) return null;
