@@ -193,7 +193,7 @@ async function main(): Promise<void> {
     const { db } = handle;
     const pgVersion = ((await admin`show server_version`) as unknown as Array<{ server_version: string }>)[0]!.server_version;
     const { user } = await addUser(db, { email: "bench@example.test", name: "Bench", password: "bench-password" }, new Date());
-    const actor = (await actorForUser(db, user.id, "mcp"))!;
+    const actor = (await actorForUser(db, user.id, "agent"))!;
     // `log` never signs file links; the context just needs them.
     const files = createFileLinks({ authSecret: "quire-bench", baseUrl: "http://127.0.0.1" });
     const ctx: ActionContext = { db, actor, clock: () => new Date(), files };

@@ -481,7 +481,7 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
     const now = new Date();
     const created = await addUser(db, { email: "bench@example.test", name: "Bench", password: "correct horse battery" }, now);
     const { token } = await issueApiToken(db, { email: "bench@example.test", label: "bench" }, now);
-    const actor = (await actorForUser(db, created.user.id, "mcp"))!;
+    const actor = (await actorForUser(db, created.user.id, "agent"))!;
     client = new Client({ name: "quire-bench", version: "1.0.0" });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${server.url}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),

@@ -4,11 +4,12 @@
  * caller may not see is NOT_FOUND, worded exactly like a missing id, so no
  * response reveals that it exists.
  */
-import type { Database } from "@/db/client";
 import { changedSectionIds, type DocumentTree, type Permission, type SectionVersion, type TreeEntry } from "@/server/core/document-model";
-import { DomainError, isDomainError, notFound } from "@/server/core/errors";
+import { DomainError, notFound } from "@/server/core/errors";
 import {
   type AccessSubject,
+  accessChangeRefusal,
+  agentCapBelow,
   atLeast,
   canManageDocument,
   type DocumentFacts,
@@ -17,7 +18,6 @@ import {
   sectionPermission,
   strictestSectionPermission,
 } from "@/server/policies/access";
-import { getMembership } from "@/server/store/accounts";
 import { getGrant } from "@/server/store/access";
 import type { Tx } from "@/server/store/db";
 import { type DocumentRow, type DocumentWithGrants, documentNotFound, findDocumentWithGrants } from "@/server/store/documents";
@@ -37,7 +37,7 @@ export interface DocumentAccess {
 }
 
 export function subjectOf(actor: Actor): AccessSubject {
-  return { kind: "member", userId: actor.userId, role: actor.role, isAi: actor.via === "mcp" };
+  return { kind: "member", userId: actor.userId, role: actor.role, principal: actor.principal };
 }
 
 export async function accessFor(tx: Tx, document: DocumentRow, subject: AccessSubject): Promise<DocumentAccess> {
@@ -61,8 +61,14 @@ export function accessWithGrant(document: DocumentRow, subject: AccessSubject, g
   };
 }
 
-const readOnlyMessage = (documentId: string) =>
-  `You can read document ${documentId} but not change it. Ask its owner or a workspace admin for edit access (or, for an AI token, a higher aiAccess).`;
+/** The refusal of an edit, naming its real reason: the agent cap (aiAccess) or the person's own permission. */
+function readOnlyMessage(access: DocumentAccess, what: string, section?: SectionOverrides): string {
+  if (agentCapBelow(access.subject, access.facts, "edit", section)) {
+    const whose = section?.aiAccess ? "this section's" : "the document's";
+    return `You can read ${what} but not change it: an API token acts as an agent, and ${whose} aiAccess lets agents only read it. Ask the document's owner to raise aiAccess, or sign in to do this yourself.`;
+  }
+  return `You can read ${what} but not change it. Ask the document's owner or a workspace admin for edit access.`;
+}
 
 export const atLeastEdit = (access: DocumentAccess): boolean => atLeast(access.permission, "edit");
 
@@ -70,14 +76,16 @@ export const atLeastEdit = (access: DocumentAccess): boolean => atLeast(access.p
 export function requireDocument(access: DocumentAccess, need: Need): void {
   if (access.permission === "none") throw documentNotFound(access.document.id);
   if (need === "manage" && !access.canManage) {
+    const refusal = access.subject.kind === "member" ? accessChangeRefusal(access.subject.principal) : null;
     throw new DomainError(
       "PERMISSION_DENIED",
-      `Only the document's creator and workspace owners and admins can manage document ${access.document.id} (its permissions and share links).`,
+      refusal?.message ??
+        `Only the document's creator and workspace owners and admins can manage document ${access.document.id} (its permissions and share links). Ask one of them.`,
       { documentId: access.document.id },
     );
   }
   if (need === "edit" && !atLeast(access.permission, "edit")) {
-    throw new DomainError("PERMISSION_DENIED", readOnlyMessage(access.document.id), { documentId: access.document.id });
+    throw new DomainError("PERMISSION_DENIED", readOnlyMessage(access, `document ${access.document.id}`), { documentId: access.document.id });
   }
 }
 
@@ -113,24 +121,8 @@ export function requireSection(
     throw notFound("Section", sectionId, `It is not in this document on branch ${JSON.stringify(branchName)}; \`read\` lists its sections.`);
   }
   if (need === "edit" && !atLeast(permission, "edit")) {
-    throw new DomainError(
-      "PERMISSION_DENIED",
-      `You can read section ${sectionId} but not change it. Ask the document's owner for edit access to it.`,
-      { sectionId },
-    );
-  }
-}
-
-/** Whether a user (acting in the browser) may read a document: used by file downloads. */
-export async function documentReadableBy(db: Database, userId: string, documentId: string): Promise<boolean> {
-  const membership = await getMembership(db, userId);
-  if (!membership) return false;
-  try {
-    await openDocument(db, { userId, workspaceId: membership.workspaceId, role: membership.role, via: "web" }, documentId, "read");
-    return true;
-  } catch (error) {
-    if (isDomainError(error) && error.code === "NOT_FOUND") return false;
-    throw error;
+    const capped = versions.find((v) => v && !atLeast(access.section(v), "edit"));
+    throw new DomainError("PERMISSION_DENIED", readOnlyMessage(access, `section ${sectionId}`, capped ?? undefined), { sectionId });
   }
 }
 
@@ -150,16 +142,26 @@ export async function assertSectionChangesAllowed(
   const changed = new Set(changedSectionIds(before, after));
   const hashes = [...before.sections, ...after.sections].filter((e) => changed.has(e.sectionId)).map((e) => e.blobHash);
   const versions = await loadSections(hashes);
-  const forbidden = [...before.sections, ...after.sections].some(
-    (e) => changed.has(e.sectionId) && !atLeast(access.section(versions.get(e.blobHash)!), "edit"),
+  const forbidden = [...before.sections, ...after.sections]
+    .filter((e) => changed.has(e.sectionId))
+    .map((e) => versions.get(e.blobHash)!)
+    .filter((v) => !atLeast(access.section(v), "edit"));
+  if (forbidden.length > 0) throw sectionChangesRefused(access, forbidden, doing);
+}
+
+/**
+ * The refusal of a change to sections the caller may not edit, naming no
+ * section (some may be hidden from the caller) but naming the real reason.
+ */
+export function sectionChangesRefused(access: DocumentAccess, forbidden: readonly SectionOverrides[], doing: string): DomainError {
+  const agentOnly = forbidden.every((v) => agentCapBelow(access.subject, access.facts, "edit", v));
+  return new DomainError(
+    "PERMISSION_DENIED",
+    agentOnly
+      ? `You cannot ${doing}: it changes sections whose aiAccess does not let agents edit them, and an API token acts as an agent. Ask the document's owner to raise aiAccess, or sign in to do this yourself.`
+      : `You cannot ${doing}: it changes sections you are not allowed to edit. Ask someone with edit access to those sections.`,
+    { documentId: access.document.id },
   );
-  if (forbidden) {
-    throw new DomainError(
-      "PERMISSION_DENIED",
-      `You cannot ${doing}: it changes sections you are not allowed to edit. Ask someone with edit access to those sections.`,
-      { documentId: access.document.id },
-    );
-  }
 }
 
 /** The tree entries the caller can see, in document order (managers see every section without loading any). */

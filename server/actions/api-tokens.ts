@@ -1,13 +1,14 @@
 /**
  * A user's own API tokens: list, create, revoke. Not an MCP tool; the web
  * app's settings page reaches it through the bridge and scripts through tRPC
- * (`apiTokens`). Creating a token needs a browser session: a token cannot
- * mint more tokens, so a leaked one cannot entrench itself.
+ * (`apiTokens`). Creating or revoking a token needs a browser session: a
+ * token acts as an agent and cannot change access.
  */
 import { z } from "zod";
 import { issueApiTokenForUser } from "@/server/auth/accounts";
 import { type ApiTokenView, presentApiToken } from "@/server/auth/api-tokens";
 import { DomainError, isDomainError, notFound } from "@/server/core/errors";
+import { accessChangeRefusal } from "@/server/policies/access";
 import { getApiToken, listApiTokens, revokeApiToken } from "@/server/store/api-tokens";
 import type { ActionContext } from "./context";
 import { parseInput, uuidSchema } from "./tool";
@@ -15,6 +16,15 @@ import { parseInput, uuidSchema } from "./tool";
 export const MAX_TOKEN_DAYS = 3_650;
 
 type TokensContext = Pick<ActionContext, "db" | "actor" | "clock">;
+
+/**
+ * Minting or revoking tokens changes access: a person does it (Settings → API
+ * tokens, or `npx quire token`), never a token, so a leaked one cannot entrench itself.
+ */
+function refuseAgents(ctx: TokensContext): void {
+  const refusal = accessChangeRefusal(ctx.actor.principal);
+  if (refusal) throw new DomainError(refusal.code, refusal.message);
+}
 
 export const apiTokensInput = z.discriminatedUnion("action", [
   z.strictObject({
@@ -56,18 +66,14 @@ async function run(ctx: TokensContext, input: ParsedInput): Promise<ApiTokensRes
     case "list":
       return { tokens: (await listApiTokens(ctx.db, userId)).map((row) => presentApiToken(row, now)) };
     case "create": {
-      if (ctx.actor.via !== "web") {
-        throw new DomainError(
-          "PERMISSION_DENIED",
-          "API tokens are created from a signed-in browser (Settings → API tokens) or with `npx quire token create`, not with another token.",
-        );
-      }
+      refuseAgents(ctx);
       const expiresAt = input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * 86_400_000) : undefined;
       const issued = await issueApiTokenForUser(ctx.db, { userId, label: input.label, expiresAt }, now);
       const row = await getApiToken(ctx.db, issued.tokenId, userId);
       return { token: issued.token, tokenInfo: presentApiToken(row!, now) };
     }
     case "revoke": {
+      refuseAgents(ctx);
       // Another user's token reads exactly like a missing one.
       const owned = await getApiToken(ctx.db, input.tokenId, userId);
       if (!owned) throw notFound("API token", input.tokenId, "List your tokens to find valid ids.");

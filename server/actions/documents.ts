@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { contentSchema } from "@/server/core/blocks";
+import { revertCommitMessage } from "@/server/core/commit-messages";
 import { type DocumentTree, newSectionVersion, type Permission, PERMISSIONS, type SectionVersion } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
 import {
@@ -37,8 +38,9 @@ import { nonMembers } from "@/server/store/accounts";
 import { hashSecretToken, newSecretToken } from "@/server/auth/secret-tokens";
 import { documentPermission } from "@/server/policies/access";
 import { userNames } from "@/server/store/users";
-import { assertSectionChangesAllowed, type DocumentAccess, openDocument, requireFullMember, subjectOf, visibleEntries } from "./access";
+import { assertSectionChangesAllowed, openDocument, requireFullMember, subjectOf } from "./access";
 import { assertNotDeleted, type WriteResult, writeBranch } from "./branch-write";
+import { HIDDEN_COMMIT_MESSAGE, hiddenCommitIds, quotableMessages } from "./history";
 import type { ActionContext } from "./context";
 import { prepareSectionContent } from "./section-content";
 import { type DocumentView, documentView } from "./read";
@@ -363,15 +365,12 @@ async function listBranchesAction(ctx: ActionContext, input: ActionInput<"list_b
   };
 }
 
-/** Shown instead of the message of a commit that changed sections the reader may not see (the message may name them). */
-const HIDDEN_COMMIT_MESSAGE = "Changes to sections you cannot see";
-
-/** Commit summaries for a reader; `hidden` holds the section ids the reader may not see. */
+/** Commit summaries for a reader; `hidden` holds the ids of the commits whose messages the reader may not see. */
 async function summarizeCommits(tx: Tx, commits: CommitRecord[], hidden: ReadonlySet<string>): Promise<CommitSummary[]> {
   const names = await userNames(tx, commits.map((c) => c.authorId));
   return commits.map((c) => ({
     commitId: c.id,
-    message: c.sectionIds.some((id) => hidden.has(id)) ? HIDDEN_COMMIT_MESSAGE : c.message,
+    message: hidden.has(c.id) ? HIDDEN_COMMIT_MESSAGE : c.message,
     authorId: c.authorId,
     authorName: names.get(c.authorId) ?? null,
     createdAt: c.createdAt.toISOString(),
@@ -380,10 +379,9 @@ async function summarizeCommits(tx: Tx, commits: CommitRecord[], hidden: Readonl
   }));
 }
 
-/** Section ids of a tree that the caller may not see. */
-async function hiddenSectionIds(tx: Tx, access: DocumentAccess, tree: DocumentTree): Promise<Set<string>> {
-  const visible = new Set((await visibleEntries(access, tree, (hashes) => loadSections(tx, hashes))).map((e) => e.sectionId));
-  return new Set(tree.sections.map((e) => e.sectionId).filter((id) => !visible.has(id)));
+async function branchHeadTree(tx: Tx, document: DocumentRow, branchName: string): Promise<DocumentTree> {
+  const branch = await getBranch(tx, document.id, branchName);
+  return loadTree(tx, (await new CommitGraph(tx, document.id).get(branch.headCommitId)).treeHash);
 }
 
 async function log(ctx: ActionContext, input: ActionInput<"log">) {
@@ -395,8 +393,7 @@ async function log(ctx: ActionContext, input: ActionInput<"log">) {
     ? decodeCursor(input.cursor, z.object({ frontier: z.array(uuidSchema).min(1).max(1_000) })).frontier
     : [head.id];
   const page = await walkLog(graph, frontier, input.limit ?? DEFAULT_PAGE_SIZE);
-  // Which sections are hidden is judged by the branch head: a section's permissions are part of its versioned state.
-  const hidden = await hiddenSectionIds(ctx.db, access, await loadTree(ctx.db, head.treeHash));
+  const hidden = await hiddenCommitIds(ctx.db, access, graph, page.commits, await loadTree(ctx.db, head.treeHash));
   return {
     commits: await summarizeCommits(ctx.db, page.commits, hidden),
     nextCursor: page.nextFrontier ? encodeCursor({ frontier: page.nextFrontier }) : null,
@@ -405,20 +402,32 @@ async function log(ctx: ActionContext, input: ActionInput<"log">) {
 
 async function show(ctx: ActionContext, input: ActionInput<"show">): Promise<DocumentView & { commit: CommitSummary }> {
   const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
-  const commit = await new CommitGraph(ctx.db, access.document.id).get(input.commitId);
-  const view = await documentView(ctx.db, { access, commit, branchName: null, downloads: (content) => downloadLinks(ctx, access.document.id, content) });
-  const hidden = await hiddenSectionIds(ctx.db, access, await loadTree(ctx.db, commit.treeHash));
+  const graph = new CommitGraph(ctx.db, access.document.id);
+  const commit = await graph.get(input.commitId);
+  const view = await documentView(ctx.db, { access, commit, branchName: null, downloads: (content, commitId) => downloadLinks(ctx, access.document.id, commitId, content) });
+  // Judged as `log` on the default branch judges it, so no face shows more than another.
+  const head = await branchHeadTree(ctx.db, access.document, access.document.defaultBranch);
+  const hidden = await hiddenCommitIds(ctx.db, access, graph, [commit], head);
   const [summary] = await summarizeCommits(ctx.db, [commit], hidden);
   return { ...view, commit: summary! };
 }
 
+/**
+ * Restores the document state of a commit. A commit whose message the caller
+ * may not see (it touched a section hidden from them) reads as not found: they
+ * cannot see what the revert would bring back.
+ */
 function revert(ctx: ActionContext, input: ActionInput<"revert">) {
   return writeBranch(ctx, input, "edit", async ({ tree, document, loadSections }, tx, access) => {
-    const target = await new CommitGraph(tx, document.id).get(input.commitId);
+    const graph = new CommitGraph(tx, document.id);
+    const target = await graph.get(input.commitId);
+    if ((await hiddenCommitIds(tx, access, graph, [target], tree)).has(target.id)) {
+      throw notFound("Commit", input.commitId, "Use `documents` action `log` to list this document's commits.");
+    }
     const restored = await loadTree(tx, target.treeHash);
     await assertSectionChangesAllowed(access, tree, restored, loadSections, "revert to that commit");
-    const firstLine = target.message.split("\n", 1)[0] ?? "";
-    return { tree: restored, message: `Revert to ${target.id.slice(0, 8)} (${quoteForMessage(firstLine)})`, kind: "revert" , result: {} };
+    const [quotable] = await quotableMessages(tx, graph, [target], [tree, restored]);
+    return { tree: restored, message: revertCommitMessage(target.id, quotable ?? null), kind: "revert", result: {} };
   });
 }
 

@@ -25,7 +25,8 @@ import { strictestSectionPermission } from "@/server/policies/access";
 import { assertPathFree, type DocumentRow, getBranch, moveBranchHead, pathsHeldByOtherDocuments } from "@/server/store/documents";
 import type { MergeRequestRow } from "@/server/store/merge-requests";
 import { loadSections, loadTree, putTree } from "@/server/store/objects";
-import { assertSectionChangesAllowed, atLeastEdit, type DocumentAccess } from "./access";
+import { assertSectionChangesAllowed, atLeastEdit, type DocumentAccess, sectionChangesRefused } from "./access";
+import { quotableMessages } from "./history";
 
 export interface MergeAnalysisView {
   mergeRequestId: string;
@@ -157,18 +158,20 @@ export async function assertMayProposeMerge(tx: Tx, request: MergeRequestRow, ac
   if (!("tree" in preview)) return;
   const touched = new Set([...changedSectionIds(targetTree, preview.tree), ...conflicted.map((p) => p.sectionId)]);
   const versionOf = (hash: string | null) => (hash === null ? null : sectionsByHash.get(hash));
-  const sectionForbidden = analysis.plan.sections.some(
-    (p) => touched.has(p.sectionId) && strictestSectionPermission(access.subject, access.facts, [versionOf(p.source), versionOf(p.target)]) !== "edit",
-  );
+  const forbidden = analysis.plan.sections
+    .filter((p) => touched.has(p.sectionId))
+    .flatMap((p) => [versionOf(p.source), versionOf(p.target)])
+    .filter((v): v is SectionVersion => !!v && strictestSectionPermission(access.subject, access.facts, [v]) !== "edit");
   const documentChanged =
     analysis.hasDocumentDeletionConflict || hashTree({ ...preview.tree, sections: [] }) !== hashTree({ ...targetTree, sections: [] });
-  if (sectionForbidden || (documentChanged && !atLeastEdit(access))) {
+  if (documentChanged && !atLeastEdit(access)) {
     throw new DomainError(
       "PERMISSION_DENIED",
       "You cannot propose this merge: it changes parts of the document you are not allowed to edit. Ask someone with edit access to open it.",
       { mergeRequestId: request.id },
     );
   }
+  if (forbidden.length > 0) throw sectionChangesRefused(access, forbidden, "propose this merge");
 }
 
 function describeMissing(missing: MissingResolutions): string {
@@ -239,9 +242,14 @@ export async function executeMerge(
     await assertPathFree(tx, state.document.workspaceId, built.tree.path, state.document.id);
   }
   const sourceCommits = await commitsOnlyIn(state.graph, state.sourceHead.id, [state.targetHead.id]);
+  // A generated message never quotes a commit that touched a section some reader may not see.
   const message =
     options.commitMessage ??
-    mergeCommitMessage(request.sourceBranch, request.targetBranch, sourceCommits.map((c) => c.message));
+    mergeCommitMessage(
+      request.sourceBranch,
+      request.targetBranch,
+      await quotableMessages(tx, state.graph, sourceCommits, [state.targetTree, built.tree]),
+    );
   if (exceedsCommitMessageLimit(message)) {
     throw new DomainError(
       "COMMIT_MESSAGE_TOO_LONG",

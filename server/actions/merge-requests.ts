@@ -218,11 +218,12 @@ async function openMergeRequest(tx: Tx, ctx: ActionContext, mergeRequestId: stri
  * the request's author — in person: an AI call needs edit like any other write.
  */
 function requireAuthorOrEditor(ctx: ActionContext, row: MergeRequestRow, access: DocumentAccess): void {
-  const isHumanAuthor = row.authorId === ctx.actor.userId && ctx.actor.via !== "mcp";
-  if (!isHumanAuthor && !atLeastEdit(access)) {
-    throw new DomainError("PERMISSION_DENIED", `Only the author of merge request ${row.id} or someone who can edit the document can change it.`, {
-      mergeRequestId: row.id,
-    });
+  const isAuthor = row.authorId === ctx.actor.userId;
+  if (!(isAuthor && ctx.actor.principal === "person") && !atLeastEdit(access)) {
+    const message = isAuthor
+      ? `You wrote merge request ${row.id}, but an API token acts as an agent, and an agent may change it only with edit access to the document. Sign in to do this.`
+      : `Only the author of merge request ${row.id} or someone who can edit the document can change it.`;
+    throw new DomainError("PERMISSION_DENIED", message, { mergeRequestId: row.id });
   }
 }
 
@@ -231,7 +232,7 @@ async function assertReviewers(tx: Tx, ctx: ActionContext, access: DocumentAcces
   await assertMembers(tx, ctx.actor.workspaceId, userIds);
   for (const userId of new Set(userIds)) {
     const membership = await getMembership(tx, userId);
-    const reviewerAccess = await accessFor(tx, access.document, { kind: "member", userId, role: membership!.role, isAi: false });
+    const reviewerAccess = await accessFor(tx, access.document, { kind: "member", userId, role: membership!.role, principal: "person" });
     if (reviewerAccess.permission === "none") {
       throw new DomainError("VALIDATION_FAILED", `Reviewer ${userId} cannot read this document. Grant them access first (documents set_permissions).`, {
         issues: [{ path: "reviewerIds", message: "reviewer cannot read the document" }],

@@ -107,7 +107,7 @@ async function commentsOf(tx: Tx, documentId: string, versions: SectionVersion[]
 
 /** Builds the view of one commit of a document; shared by `read` and `documents` `show`. */
 /** Signs download URLs for the storage blocks of a section's content; absent for readers who get no file links. */
-export type DownloadSigner = (content: readonly Block[]) => Record<string, string>;
+export type DownloadSigner = (content: readonly Block[], commitId: string) => Record<string, string>;
 
 export async function documentView(
   tx: Tx,
@@ -160,7 +160,7 @@ export async function documentView(
         comments: v.content.flatMap((b) =>
           b.blockType === "text" ? existingCommentTags(b.text).flatMap((tag) => comments.get(tag.id) ?? []) : [],
         ),
-        downloads: input.downloads?.(v.content) ?? {},
+        downloads: input.downloads?.(v.content, input.commit.id) ?? {},
       };
     }),
   };
@@ -193,6 +193,6 @@ export const readTool = defineTool({
   readOnly: true,
   async run(ctx, input): Promise<DocumentView> {
     const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
-    return readDocument(ctx.db, access, input, (content) => downloadLinks(ctx, access.document.id, content));
+    return readDocument(ctx.db, access, input, (content, commitId) => downloadLinks(ctx, access.document.id, commitId, content));
   },
 });

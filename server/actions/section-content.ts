@@ -5,13 +5,16 @@
  */
 import { randomUUID } from "node:crypto";
 import { type Block, storageKeysOf } from "@/server/core/blocks";
+import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
 import { existingCommentTags, newCommentTags, replaceNewCommentTags } from "@/server/core/comment-markup";
 import { DomainError } from "@/server/core/errors";
 import { assertSectionContentAllowed } from "@/server/core/section-rules";
 import { nonMembers } from "@/server/store/accounts";
 import type { NewCommentRow } from "@/server/store/comments";
+import type { BranchState } from "@/server/store/branch-writes";
 import type { Tx } from "@/server/store/db";
-import { missingUploadKeys } from "@/server/store/uploads";
+import { completedUploadsAmong } from "@/server/store/uploads";
+import { type DocumentAccess, visibleEntries } from "./access";
 import type { ActionContext } from "./context";
 
 export interface ContentTarget {
@@ -23,6 +26,42 @@ export interface ContentTarget {
   previous?: readonly Block[];
   /** Parameter path for error messages, e.g. "sections[2]" or "newContent". */
   where: string;
+  /** The storage keys the caller can already see in this document (absent for a new document). */
+  keysVisibleInDocument?: () => Promise<ReadonlySet<string>>;
+}
+
+/** The storage keys held by the sections of `tree` that the caller can see. */
+export async function storageKeysVisibleIn(
+  access: DocumentAccess,
+  tree: DocumentTree,
+  loadSections: (hashes: Iterable<string>) => Promise<Map<string, SectionVersion>>,
+): Promise<ReadonlySet<string>> {
+  const entries = await visibleEntries(access, tree, loadSections);
+  const versions = await loadSections(entries.map((e) => e.blobHash));
+  return new Set([...versions.values()].flatMap((v) => storageKeysOf(v.content)));
+}
+
+/** `keysVisibleInDocument` for a write on a branch: worked out at most once, and only when a new key needs it. */
+export function keysVisibleOnBranch(access: DocumentAccess, state: BranchState): () => Promise<ReadonlySet<string>> {
+  let keys: Promise<ReadonlySet<string>> | undefined;
+  return () => (keys ??= storageKeysVisibleIn(access, state.tree, state.loadSections));
+}
+
+/**
+ * The storage keys in `content` the caller may not reference: a key must name
+ * a completed upload of the workspace, and one the caller uploaded or can
+ * already see in this document. Knowing a key is not enough to publish the
+ * file elsewhere (and so to get a download link for it).
+ */
+async function unreferenceableKeys(ctx: ActionContext, tx: Tx, target: ContentTarget, content: readonly Block[]): Promise<string[]> {
+  const kept = new Set(storageKeysOf(target.previous ?? []));
+  const added = [...new Set(storageKeysOf(content))].filter((key) => !kept.has(key));
+  if (added.length === 0) return [];
+  const uploaded = new Map((await completedUploadsAmong(tx, ctx.actor.workspaceId, added)).map((u) => [u.key, u.createdBy]));
+  const notOwn = added.filter((key) => uploaded.get(key) !== ctx.actor.userId);
+  if (notOwn.length === 0) return [];
+  const visible = target.keysVisibleInDocument ? await target.keysVisibleInDocument() : new Set<string>();
+  return notOwn.filter((key) => !uploaded.has(key) || !visible.has(key));
 }
 
 const commentIdsOf = (content: readonly Block[]) =>
@@ -39,12 +78,13 @@ export interface PreparedContent {
 export async function prepareSectionContent(ctx: ActionContext, tx: Tx, target: ContentTarget, content: Block[]): Promise<PreparedContent> {
   assertSectionContentAllowed(target.name, content, target.where);
 
-  const missing = await missingUploadKeys(tx, ctx.actor.workspaceId, storageKeysOf(content));
-  if (missing.length > 0) {
+  const refused = await unreferenceableKeys(ctx, tx, target, content);
+  if (refused.length > 0) {
+    // One answer for "no such upload" and "not yours to use", so a key's existence is not revealed.
     throw new DomainError(
       "NOT_FOUND",
-      `${target.where}: storage key(s) ${missing.map((k) => JSON.stringify(k)).join(", ")} do not name an upload of this workspace. Upload the file with the \`upload_url\` tool and use the key it returns.`,
-      { kind: "Upload", ids: missing },
+      `${target.where}: storage key(s) ${refused.map((k) => JSON.stringify(k)).join(", ")} do not name an upload you can use here. Use a key that \`upload_url\` gave you, or one already shown in this document; to reuse a file from elsewhere, upload it again.`,
+      { kind: "Upload", ids: refused },
     );
   }
 

@@ -25,7 +25,7 @@ import { loadSections, loadTree } from "@/server/store/objects";
 import { type DocumentAccess, openDocument, requireSection, visibleEntries } from "./access";
 import { assertNotDeleted, type WriteResult, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
-import { prepareSectionContent } from "./section-content";
+import { keysVisibleOnBranch, prepareSectionContent } from "./section-content";
 import { defineTool, uuidSchema } from "./tool";
 
 const permission = z.enum(PERMISSIONS).nullable();
@@ -182,7 +182,14 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
     const { content, comments } = await prepareSectionContent(
       ctx,
       tx,
-      { documentId: state.document.id, branchName: input.branchName, sectionId, name: input.name, where: "content" },
+      {
+        documentId: state.document.id,
+        branchName: input.branchName,
+        sectionId,
+        name: input.name,
+        where: "content",
+        keysVisibleInDocument: keysVisibleOnBranch(access, state),
+      },
       input.content,
     );
     const version: SectionVersion = {
@@ -211,12 +218,13 @@ function batchCreate(ctx: ActionContext, input: ActionInput<"batch_create">) {
     const versions: SectionVersion[] = [];
     const sectionIds: string[] = [];
     const comments: NewCommentRow[] = [];
+    const keysVisibleInDocument = keysVisibleOnBranch(access, state);
     for (const [index, spec] of input.sections.entries()) {
       const sectionId = randomUUID();
       const prepared = await prepareSectionContent(
         ctx,
         tx,
-        { documentId: state.document.id, branchName: input.branchName, sectionId, name: spec.name, where: `sections[${index}]` },
+        { documentId: state.document.id, branchName: input.branchName, sectionId, name: spec.name, where: `sections[${index}]`, keysVisibleInDocument },
         spec.content,
       );
       sectionIds.push(sectionId);
@@ -264,6 +272,7 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
         sectionId: section.sectionId,
         name,
         previous: section.version.content,
+        keysVisibleInDocument: keysVisibleOnBranch(access, state),
         where: input.newContent !== undefined ? "newContent" : input.content !== undefined ? "content" : "newName",
       },
       newContent ?? section.version.content,

@@ -48,7 +48,7 @@ export async function acceptShareLink(db: Database, userId: string, token: strin
   }
   // A grant replaces the team default, so grant only when the link raises what the member can already do.
   const document = await getDocument(db, link.workspaceId, link.documentId);
-  const current = await accessFor(db, document, { kind: "member", userId, role: membership.role, isAi: false });
+  const current = await accessFor(db, document, { kind: "member", userId, role: membership.role, principal: "person" });
   if (!atLeast(current.permission, link.permission)) {
     await setGrant(db, { documentId: link.documentId, userId, permission: link.permission, grantedBy: link.createdBy, now });
   }

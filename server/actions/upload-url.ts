@@ -12,10 +12,10 @@ import type { Readable } from "node:stream";
 import { z } from "zod";
 import type { Database } from "@/db/client";
 import { type Block, storageKeysOf } from "@/server/core/blocks";
-import { DomainError, notFound } from "@/server/core/errors";
+import { DomainError, isDomainError, notFound } from "@/server/core/errors";
 import { isInlineMediaType, mediaTypeEssence, UPLOAD_MEDIA_TYPES, uploadMediaType } from "@/server/core/media-types";
 import { assertStorageKey, type ObjectStore, payloadTooLarge } from "@/server/storage/object-store";
-import { DOWNLOAD_URL_TTL_MS, type FileLinks, type LinkCheck, UPLOAD_URL_TTL_MS } from "@/server/storage/links";
+import { DOWNLOAD_URL_TTL_MS, type DownloadTarget, type FileLinks, type LinkCheck, UPLOAD_URL_TTL_MS } from "@/server/storage/links";
 import {
   claimUpload,
   completedUploadOfDocumentWorkspace,
@@ -24,8 +24,12 @@ import {
   insertUpload,
   releaseUpload,
 } from "@/server/store/uploads";
-import { documentReadableBy } from "./access";
-import type { ActionContext } from "./context";
+import { getMembership } from "@/server/store/accounts";
+import { CommitGraph } from "@/server/store/commits";
+import { loadSections, loadTree } from "@/server/store/objects";
+import { openDocument } from "./access";
+import type { ActionContext, Actor } from "./context";
+import { storageKeysVisibleIn } from "./section-content";
 import { defineTool } from "./tool";
 
 /** The byteSize column is a 4-byte integer. */
@@ -113,19 +117,21 @@ export const uploadUrlTool = defineTool({
 /**
  * Signed download URLs for the storage blocks of one section's content, by
  * storage key, valid for 15 minutes from `ctx.clock()`, bound to the acting
- * user and `documentId`. `read` returns them beside the blocks (the blocks
- * themselves stay untouched, so content hashes do not change).
+ * user, `documentId` and the commit the content was read at. `read` returns
+ * them beside the blocks (the blocks themselves stay untouched, so content
+ * hashes do not change).
  */
 export function downloadLinks(
   ctx: Pick<ActionContext, "actor" | "clock" | "files">,
   documentId: string,
+  commitId: string,
   content: readonly Block[],
 ): Record<string, string> {
   const keys = [...new Set(storageKeysOf(content))];
   if (keys.length === 0) return {};
   const expiresAt = new Date(ctx.clock().getTime() + DOWNLOAD_URL_TTL_MS);
   return Object.fromEntries(
-    keys.map((key) => [key, ctx.files.downloadUrl({ key, documentId, userId: ctx.actor.userId, expiresAt })]),
+    keys.map((key) => [key, ctx.files.downloadUrl({ key, documentId, commitId, userId: ctx.actor.userId, expiresAt })]),
   );
 }
 
@@ -222,24 +228,43 @@ export interface OpenedDownload {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
+ * Whether `userId`, as a person, may still see a block holding `key` in
+ * document `documentId` at commit `commitId`: the document must be readable
+ * and some section visible to them at that commit must reference the key.
+ */
+async function keyVisibleAt(db: Database, target: DownloadTarget): Promise<boolean> {
+  const membership = await getMembership(db, target.userId);
+  if (!membership) return false;
+  const person: Actor = { userId: target.userId, workspaceId: membership.workspaceId, role: membership.role, principal: "person" };
+  try {
+    const access = await openDocument(db, person, target.documentId, "read");
+    const commit = await new CommitGraph(db, target.documentId).get(target.commitId);
+    const keys = await storageKeysVisibleIn(access, await loadTree(db, commit.treeHash), (hashes) => loadSections(db, hashes));
+    return keys.has(target.key);
+  } catch (error) {
+    if (isDomainError(error) && error.code === "NOT_FOUND") return false;
+    throw error;
+  }
+}
+
+/**
  * Opens an uploaded file for a signed download URL: the signature binds key,
- * document and user; the user must still be able to read the document, and
- * the upload must belong to the document's workspace. Anything the user may
- * not see is NOT_FOUND.
+ * document, commit and user; the user must still see a block holding the key
+ * in that document at that commit, and the upload must belong to the
+ * document's workspace. Anything the user may not see is NOT_FOUND.
  */
 export async function openDownload(
   ctx: FileTransferContext,
-  request: { key: string; documentId: string | null; userId: string | null; expires: string | null; signature: string | null },
+  request: { key: string; documentId: string | null; commitId: string | null; userId: string | null; expires: string | null; signature: string | null },
 ): Promise<OpenedDownload> {
   const { key } = request;
   assertStorageKey(key);
-  const documentId = request.documentId ?? "";
-  const userId = request.userId ?? "";
-  refuseLink(ctx.files.checkDownload({ key, documentId, userId, expires: request.expires, signature: request.signature, now: ctx.clock() }), "download");
-  const missing = () => notFound("File", key, "Call `read` again: the file or your access to the document is gone.");
-  if (!UUID.test(documentId) || !UUID.test(userId)) throw missing();
-  if (!(await documentReadableBy(ctx.db, userId, documentId))) throw missing();
-  const upload = await completedUploadOfDocumentWorkspace(ctx.db, key, documentId);
+  const target: DownloadTarget = { key, documentId: request.documentId ?? "", commitId: request.commitId ?? "", userId: request.userId ?? "" };
+  refuseLink(ctx.files.checkDownload({ ...target, expires: request.expires, signature: request.signature, now: ctx.clock() }), "download");
+  const missing = () => notFound("File", key, "Call `read` again: the file or your access to it is gone.");
+  if (!UUID.test(target.documentId) || !UUID.test(target.commitId) || !UUID.test(target.userId)) throw missing();
+  if (!(await keyVisibleAt(ctx.db, target))) throw missing();
+  const upload = await completedUploadOfDocumentWorkspace(ctx.db, key, target.documentId);
   if (!upload) throw missing();
   const object = await ctx.store.get(key);
   if (!object) {

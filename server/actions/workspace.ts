@@ -11,6 +11,7 @@ import { z } from "zod";
 import type { Role } from "@/db/schema";
 import { hashSecretToken, newSecretToken } from "@/server/auth/secret-tokens";
 import { DomainError, isDomainError, notFound } from "@/server/core/errors";
+import { accessChangeRefusal } from "@/server/policies/access";
 import {
   assignableRoles,
   canManageMembers,
@@ -188,6 +189,11 @@ function refuse(refusal: Refusal): void {
   if (refusal) throw new DomainError(refusal.code, refusal.message);
 }
 
+/** Changing people and invites is changing access: never with an API token, whoever owns it. */
+function refuseAgents(ctx: WorkspaceContext): void {
+  refuse(accessChangeRefusal(ctx.actor.principal));
+}
+
 const memberNotFound = (userId: string) => notFound("Member", userId, "List the members to find valid ids.");
 
 const workspaceGone = () =>
@@ -245,6 +251,7 @@ async function lockMembers(tx: Tx, ctx: WorkspaceContext, targetUserId: string) 
 }
 
 function changeRole(ctx: WorkspaceContext, input: ActionInput<"change_role">): Promise<WorkspaceResults["change_role"]> {
+  refuseAgents(ctx);
   refuse(managerRefusal(ctx.actor.role));
   return ctx.db.transaction(async (tx) => {
     const { owners, actor, target } = await lockMembers(tx, ctx, input.userId);
@@ -262,6 +269,7 @@ function changeRole(ctx: WorkspaceContext, input: ActionInput<"change_role">): P
 }
 
 function removeMember(ctx: WorkspaceContext, input: ActionInput<"remove_member">): Promise<WorkspaceResults["remove_member"]> {
+  refuseAgents(ctx);
   refuse(managerRefusal(ctx.actor.role));
   return ctx.db.transaction(async (tx) => {
     const { owners, actor, target } = await lockMembers(tx, ctx, input.userId);
@@ -272,6 +280,7 @@ function removeMember(ctx: WorkspaceContext, input: ActionInput<"remove_member">
 }
 
 async function createInvite(ctx: WorkspaceContext, input: ActionInput<"create_invite">): Promise<WorkspaceResults["create_invite"]> {
+  refuseAgents(ctx);
   refuse(inviteRefusal({ actor: ctx.actor.role, inviteRole: input.role }));
   if (input.email) {
     const existing = await findUserByEmail(ctx.db, input.email);
@@ -305,6 +314,7 @@ async function listInvites(ctx: WorkspaceContext): Promise<WorkspaceResults["lis
 }
 
 function revokeInvite(ctx: WorkspaceContext, input: ActionInput<"revoke_invite">): Promise<WorkspaceResults["revoke_invite"]> {
+  refuseAgents(ctx);
   refuse(managerRefusal(ctx.actor.role));
   return ctx.db.transaction(async (tx) => {
     const now = ctx.clock();

@@ -43,9 +43,25 @@ export async function addUser(db: Database, input: NewUser, now: Date, options: 
 
 export const hasUsers = async (db: Database): Promise<boolean> => (await countUsers(db)) > 0;
 
+let dummyPasswordHash: Promise<string> | undefined;
+
+/**
+ * A hash of a random password with the same argon2 parameters as real ones,
+ * made once per process when first needed: an unknown email is verified
+ * against it, so it costs the same time as a known one.
+ */
+const dummyHash = (): Promise<string> => (dummyPasswordHash ??= hashPassword(randomBytes(32).toString("base64url")));
+
+/**
+ * The user if the email/password pair is right, else null. Always does one
+ * argon2 verification, for unknown emails and accounts without a password
+ * too, so the answer's timing does not tell who has an account.
+ */
 export async function verifyCredentials(db: Database, email: string, password: string) {
   const user = await findUserByEmail(db, email.trim());
-  if (!user || !(await verifyPassword(user.passwordHash, password))) return null;
+  const storedHash = user?.passwordHash ? user.passwordHash : await dummyHash();
+  const matches = await verifyPassword(storedHash, password);
+  if (!user?.passwordHash || !matches) return null;
   return { id: user.id, email: user.email, name: user.name };
 }
 
@@ -80,18 +96,25 @@ export async function issueApiTokenForUser(
   return { token, tokenId: id, userId: input.userId };
 }
 
-/** The actor a user acts as: their membership in the workspace, or null for a user who belongs nowhere. */
-export async function actorForUser(db: Database, userId: string, via: Actor["via"]): Promise<Actor | null> {
+/**
+ * The actor a user acts as: their membership in the workspace, or null for a
+ * user who belongs nowhere. `principal` is the credential's: "person" for a
+ * browser session or the CLI.
+ */
+export async function actorForUser(db: Database, userId: string, principal: Actor["principal"]): Promise<Actor | null> {
   const membership = await getMembership(db, userId);
   if (!membership) return null;
-  return { userId, workspaceId: membership.workspaceId, role: membership.role, via };
+  return { userId, workspaceId: membership.workspaceId, role: membership.role, principal };
 }
 
-/** The actor behind a bearer token, or null when the token is unknown, revoked or expired. */
-export async function actorForApiToken(db: Database, token: string, via: Actor["via"], now: Date): Promise<Actor | null> {
+/**
+ * The actor behind a bearer token, or null when the token is unknown, revoked
+ * or expired. An API token is an agent's credential on every face.
+ */
+export async function actorForApiToken(db: Database, token: string, now: Date): Promise<Actor | null> {
   if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
   const used = await useApiToken(db, hashApiToken(token), now);
-  return used?.membership ? { userId: used.userId, ...used.membership, via } : null;
+  return used?.membership ? { userId: used.userId, ...used.membership, principal: "agent" } : null;
 }
 
 const AUTH_SECRET_KEY = "auth_secret";

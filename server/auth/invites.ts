@@ -162,7 +162,7 @@ export async function createInviteFromCli(
     throw new DomainError("NOT_FOUND", "There is no workspace owner yet: create the first user with `quire user add` (or on the sign-in page).");
   }
   return runWorkspaceAction(
-    { db, actor: { userId: ownerId, workspaceId, role: "owner", via: "cli" }, clock: () => now, baseUrl },
+    { db, actor: { userId: ownerId, workspaceId, role: "owner", principal: "person" }, clock: () => now, baseUrl },
     { action: "create_invite", role: input.role, ...(input.email ? { email: input.email } : {}), ...(input.expiresInDays !== undefined ? { expiresInDays: input.expiresInDays } : {}) } as never,
   ) as Promise<WorkspaceResults["create_invite"]>;
 }

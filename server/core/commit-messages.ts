@@ -1,15 +1,35 @@
 /** Generated commit messages that git users would recognise. */
-import { MAX_COMMIT_MESSAGE_CHARS } from "./names";
+import { MAX_COMMIT_MESSAGE_CHARS, quoteForMessage } from "./names";
+
+/**
+ * Written instead of the subject of a commit that touched a section some
+ * reader of the document may not see: a generated message is stored once and
+ * read by everyone, so it never quotes such a subject.
+ */
+export const RESTRICTED_SUBJECT = "(changes to sections not everyone can see)";
+
+/** The first line of a commit message. */
+export const subjectOf = (message: string): string => message.split("\n", 1)[0]!.trim();
 
 /**
  * "Merge branch 'source' into 'target'", then the subject line of each source
- * commit since the merge base, oldest first (like `git merge --log`).
+ * commit since the merge base, oldest first (like `git merge --log`); `null`
+ * stands for a subject that must not be quoted.
  */
-export function mergeCommitMessage(sourceBranch: string, targetBranch: string, sourceMessages: readonly string[]): string {
+export function mergeCommitMessage(sourceBranch: string, targetBranch: string, sourceMessages: ReadonlyArray<string | null>): string {
   const title = `Merge branch '${sourceBranch}' into '${targetBranch}'`;
   if (sourceMessages.length === 0) return title;
-  const subjects = sourceMessages.map((m) => `* ${m.split("\n", 1)[0]!.trim()}`);
+  const subjects = sourceMessages.map((m) => `* ${m === null ? RESTRICTED_SUBJECT : subjectOf(m)}`);
   return `${title}\n\n${subjects.join("\n")}`;
+}
+
+/**
+ * `Revert to 1c59ab12 ("Create document "handbook/onboarding"")`: the reverted
+ * commit's subject as text, or only its id when the subject must not be quoted.
+ */
+export function revertCommitMessage(commitId: string, message: string | null): string {
+  const short = commitId.slice(0, 8);
+  return message === null ? `Revert to ${short}` : `Revert to ${short} (${quoteForMessage(subjectOf(message))})`;
 }
 
 export const exceedsCommitMessageLimit = (message: string): boolean => message.length > MAX_COMMIT_MESSAGE_CHARS;

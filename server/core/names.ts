@@ -89,8 +89,13 @@ export function nameFromPath(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1);
 }
 
-/** Shortens text for use inside a generated message. */
+/**
+ * Shortens text for use inside a generated message and puts it in double
+ * quotes, as text: quotes inside stay as they are (as git writes
+ * `Revert "Revert "x""`), never JSON-escaped; line breaks and other control
+ * characters become spaces.
+ */
 export function quoteForMessage(text: string, max = 60): string {
-  const oneLine = text.replace(/\s+/g, " ").trim();
-  return JSON.stringify(oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine);
+  const oneLine = text.replace(/[\s\p{Cc}]+/gu, " ").trim();
+  return `"${oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine}"`;
 }

@@ -20,7 +20,7 @@ export function accountBridge(options: {
 }): AccountMethods {
   const { db, clock } = options;
   async function webActor(userId: string) {
-    const actor = await actorForUser(db, userId, "web");
+    const actor = await actorForUser(db, userId, "person");
     if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is not a member of this workspace.");
     return actor;
   }

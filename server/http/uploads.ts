@@ -30,6 +30,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   UPLOAD_ALREADY_USED: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
   INTERNAL: 500,
 };
 
@@ -101,6 +102,7 @@ async function handleDownload(req: IncomingMessage, res: ServerResponse, ctx: Fi
   const file = await openDownload(ctx, {
     key,
     documentId: query.get("document"),
+    commitId: query.get("commit"),
     userId: query.get("user"),
     expires: query.get("expires"),
     signature: query.get("signature"),

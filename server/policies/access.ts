@@ -1,17 +1,25 @@
 /**
  * Who may do what, decided in one place over rows already loaded. Every
- * action, the read path, diffs, downloads and (later) the live-collaboration
- * upgrade ask these functions; none of them decides on its own.
+ * action, the read path (the share page included), history, diffs, downloads
+ * and (later) the live-collaboration upgrade ask these functions; none of
+ * them decides on its own.
  *
  * Permissions are ordered none < read < edit.
- * - Workspace owners and admins, and a document's creator, manage the document: edit everywhere
- *   (managing — permissions, share links — is for humans only, never an AI call).
- * - Members: their own grant on the document if they have one, else the team
- *   default — the section's `defaultPermission` override where set, else the document's.
- * - Guests: only what a grant gives them.
- * - A share-link visitor: the link's permission on that one document.
- * - Every MCP call is an AI call: the result is capped by `aiAccess` (the
- *   section's override, else the document's).
+ * - Managers — workspace owners and admins, and a document's creator — edit
+ *   everywhere, hidden sections included.
+ * - Everyone else starts from their standing on the document: their own grant
+ *   if they have one, else (members) the team default; guests have only what a
+ *   grant gives them; a share-link visitor has the link's permission.
+ * - A section's `defaultPermission` override then decides the section:
+ *   for a member without a grant it replaces the team default (it may raise or
+ *   lower it); for a grant or link holder the result is the most restrictive
+ *   of the override and the grant/link — grants and links raise a document,
+ *   never a section, so an override of `none` hides the section from every
+ *   principal below manager.
+ * - An agent (every call made with an API token, on every face) is capped by
+ *   `aiAccess`: the section's override, else the document's.
+ * - Changing access — permissions, share links, roles, members, invites,
+ *   tokens — is for people only (`accessChangeRefusal`).
  */
 import type { Role } from "@/db/schema";
 import type { Permission } from "@/server/core/document-model";
@@ -21,8 +29,15 @@ const RANK: Record<Permission, number> = { none: 0, read: 1, edit: 2 };
 export const atLeast = (have: Permission, need: Permission): boolean => RANK[have] >= RANK[need];
 export const minPermission = (a: Permission, b: Permission): Permission => (RANK[a] <= RANK[b] ? a : b);
 
+/**
+ * Who a credential speaks for. A signed-in browser session (and the CLI, run by
+ * whoever holds the database) is the person; an API token is an agent, on
+ * every face — MCP, tRPC, live rooms — whoever owns it.
+ */
+export type Principal = "person" | "agent";
+
 export type AccessSubject =
-  | { kind: "member"; userId: string; role: Role; isAi: boolean }
+  | { kind: "member"; userId: string; role: Role; principal: Principal }
   | { kind: "share"; permission: Permission };
 
 /** What the policy needs to know about a document and the subject's standing on it. */
@@ -39,38 +54,87 @@ export interface SectionOverrides {
   aiAccess: Permission | null;
 }
 
-/** Managers set permissions and share links. Never through an AI call: an agent must not raise its own limits. */
-export function canManageDocument(subject: AccessSubject, doc: DocumentFacts): boolean {
-  return (
-    subject.kind === "member" &&
-    !subject.isAi &&
-    (subject.role === "owner" || subject.role === "admin" || subject.userId === doc.createdBy)
-  );
+export type AccessRefusal = { code: "PERMISSION_DENIED"; message: string };
+
+export const AGENT_CANNOT_CHANGE_ACCESS =
+  "An API token acts as an agent; agents cannot change access/roles/invites/tokens. Sign in to do this.";
+
+/**
+ * The one rule for changing access (a document's permissions and share links,
+ * workspace roles and members, invites, API tokens): only a person may, never
+ * an agent — an agent must not raise its own limits or mint credentials.
+ * Returns the refusal, or null when the principal may (who else may is the
+ * caller's role question, asked after this).
+ */
+export function accessChangeRefusal(principal: Principal): AccessRefusal | null {
+  return principal === "agent" ? { code: "PERMISSION_DENIED", message: AGENT_CANNOT_CHANGE_ACCESS } : null;
 }
 
-const isManagerRole = (subject: AccessSubject) =>
-  subject.kind === "member" && (subject.role === "owner" || subject.role === "admin");
+const isAgent = (subject: AccessSubject): boolean => subject.kind === "member" && subject.principal === "agent";
 
-function humanPermission(subject: AccessSubject, doc: DocumentFacts, teamDefault: Permission): Permission {
+/** Owners, admins and the document's creator, whoever acts for them. */
+function holdsManagerRole(subject: AccessSubject, doc: DocumentFacts): boolean {
+  return subject.kind === "member" && (subject.role === "owner" || subject.role === "admin" || subject.userId === doc.createdBy);
+}
+
+/** Managers set permissions and share links — in person only. */
+export function canManageDocument(subject: AccessSubject, doc: DocumentFacts): boolean {
+  return subject.kind === "member" && accessChangeRefusal(subject.principal) === null && holdsManagerRole(subject, doc);
+}
+
+/** The subject's standing on the document, before any AI cap. */
+function humanDocumentPermission(subject: AccessSubject, doc: DocumentFacts): Permission {
   if (subject.kind === "share") return subject.permission;
-  if (isManagerRole(subject) || subject.userId === doc.createdBy) return "edit";
+  if (holdsManagerRole(subject, doc)) return "edit";
   if (doc.grant) return doc.grant;
-  return subject.role === "guest" ? "none" : teamDefault;
+  return subject.role === "guest" ? "none" : doc.defaultPermission;
+}
+
+/** The subject's permission on a section, before any AI cap. */
+function humanSectionPermission(subject: AccessSubject, doc: DocumentFacts, section: SectionOverrides): Permission {
+  const document = humanDocumentPermission(subject, doc);
+  if (holdsManagerRole(subject, doc) || document === "none") return document;
+  const override = section.defaultPermission;
+  if (override === null) return document;
+  // A member holding no grant: the override replaces the team default for this section.
+  if (subject.kind === "member" && doc.grant === null) return override;
+  // A grant or a share link raises the document, never a section: the most restrictive wins.
+  return minPermission(document, override);
 }
 
 /** The subject's permission on the document as a whole (its identity, tags, properties, new sections). */
 export function documentPermission(subject: AccessSubject, doc: DocumentFacts): Permission {
-  const human = humanPermission(subject, doc, doc.defaultPermission);
-  return subject.kind === "member" && subject.isAi ? minPermission(human, doc.aiAccess) : human;
+  const human = humanDocumentPermission(subject, doc);
+  return isAgent(subject) ? minPermission(human, doc.aiAccess) : human;
 }
 
 /** The subject's permission on one section, given that section's overrides. */
 export function sectionPermission(subject: AccessSubject, doc: DocumentFacts, section: SectionOverrides): Permission {
-  const document = documentPermission(subject, doc);
-  if (document === "none") return "none";
-  const human = humanPermission(subject, doc, section.defaultPermission ?? doc.defaultPermission);
-  return subject.kind === "member" && subject.isAi ? minPermission(human, section.aiAccess ?? doc.aiAccess) : human;
+  if (documentPermission(subject, doc) === "none") return "none";
+  const human = humanSectionPermission(subject, doc, section);
+  return isAgent(subject) ? minPermission(human, section.aiAccess ?? doc.aiAccess) : human;
 }
+
+/**
+ * Whether the agent cap (`aiAccess`) is the reason the subject holds less than
+ * `need`: its person, signed in, would hold it. Lets refusals name the real reason.
+ */
+export function agentCapBelow(subject: AccessSubject, doc: DocumentFacts, need: Permission, section?: SectionOverrides): boolean {
+  if (!isAgent(subject) || subject.kind !== "member") return false;
+  const person: AccessSubject = { ...subject, principal: "person" };
+  const have = section ? sectionPermission(subject, doc, section) : documentPermission(subject, doc);
+  const personHas = section ? sectionPermission(person, doc, section) : documentPermission(person, doc);
+  return !atLeast(have, need) && atLeast(personHas, need);
+}
+
+/**
+ * Whether a section version is hidden from someone who can read its document:
+ * a team override of `none` (hidden below manager) or an AI override of
+ * `none` (hidden from agents). Generated messages that would quote a commit
+ * touching such a version are written without the quote.
+ */
+export const isRestrictedSection = (section: SectionOverrides): boolean =>
+  section.defaultPermission === "none" || section.aiAccess === "none";
 
 /** The strictest of a section's permissions across the versions an operation touches. */
 export function strictestSectionPermission(

@@ -2,10 +2,10 @@
  * Signed links to Quire's own upload and download routes. A link carries its
  * expiry and an HMAC-SHA256 signature made with a key derived from the
  * instance auth secret, so any instance on the same database can check it and
- * no link can be forged or altered (key, document, user or expiry).
+ * no link can be forged or altered (key, document, commit, user or expiry).
  *
  *   upload:   <base>/api/uploads/<key>?expires=<unix s>&signature=<sig>
- *   download: <base>/api/files/<key>?document=<id>&user=<id>&expires=<unix s>&signature=<sig>
+ *   download: <base>/api/files/<key>?document=<id>&commit=<id>&user=<id>&expires=<unix s>&signature=<sig>
  *
  * Pure apart from HMAC: no I/O, no clock (callers pass times in).
  */
@@ -28,11 +28,20 @@ function mac(key: Buffer, parts: readonly string[]): string {
 }
 
 const uploadParts = (key: string, expires: number) => ["upload", key, String(expires)];
-const downloadParts = (key: string, documentId: string, userId: string, expires: number) => [
-  "download",
-  key,
-  documentId,
-  userId,
+/** What a download link is for: one file, as a block of one document at one commit, for one user. */
+export interface DownloadTarget {
+  key: string;
+  documentId: string;
+  commitId: string;
+  userId: string;
+}
+
+const downloadParts = (target: DownloadTarget, expires: number) => [
+  "download/v2",
+  target.key,
+  target.documentId,
+  target.commitId,
+  target.userId,
   String(expires),
 ];
 
@@ -46,24 +55,19 @@ export function signUploadUrl(input: { baseUrl: string; signingKey: Buffer; key:
 }
 
 /**
- * The URL from which `userId` may fetch upload `key` as part of document
- * `documentId` until `expiresAt`. The download route re-checks that the user
- * may still read the document before it serves a byte.
+ * The URL from which `userId` may fetch upload `key` as a block of document
+ * `documentId` at commit `commitId` until `expiresAt`. The download route
+ * re-checks that the user may still see a block holding the key there before
+ * it serves a byte.
  */
-export function signDownloadUrl(input: {
-  baseUrl: string;
-  signingKey: Buffer;
-  key: string;
-  documentId: string;
-  userId: string;
-  expiresAt: Date;
-}): string {
+export function signDownloadUrl(input: DownloadTarget & { baseUrl: string; signingKey: Buffer; expiresAt: Date }): string {
   const expires = unixSeconds(input.expiresAt);
   const query = new URLSearchParams({
     document: input.documentId,
+    commit: input.commitId,
     user: input.userId,
     expires: String(expires),
-    signature: mac(input.signingKey, downloadParts(input.key, input.documentId, input.userId, expires)),
+    signature: mac(input.signingKey, downloadParts(input, expires)),
   });
   return `${trimBase(input.baseUrl)}/api/files/${input.key}?${query}`;
 }
@@ -83,22 +87,10 @@ export function checkUploadLink(input: { signingKey: Buffer; key: string; expire
   return check(input.signingKey, uploadParts(input.key, Number(input.expires)), input.expires, input.signature, input.now);
 }
 
-export function checkDownloadLink(input: {
-  signingKey: Buffer;
-  key: string;
-  documentId: string;
-  userId: string;
-  expires: string | null;
-  signature: string | null;
-  now: Date;
-}): LinkCheck {
-  return check(
-    input.signingKey,
-    downloadParts(input.key, input.documentId, input.userId, Number(input.expires)),
-    input.expires,
-    input.signature,
-    input.now,
-  );
+export function checkDownloadLink(
+  input: DownloadTarget & { signingKey: Buffer; expires: string | null; signature: string | null; now: Date },
+): LinkCheck {
+  return check(input.signingKey, downloadParts(input, Number(input.expires)), input.expires, input.signature, input.now);
 }
 
 /**
@@ -109,16 +101,9 @@ export interface FileLinks {
   /** The largest upload accepted, in bytes (QUIRE_MAX_UPLOAD_BYTES). */
   readonly maxUploadBytes: number;
   uploadUrl(key: string, expiresAt: Date): string;
-  downloadUrl(input: { key: string; documentId: string; userId: string; expiresAt: Date }): string;
+  downloadUrl(input: DownloadTarget & { expiresAt: Date }): string;
   checkUpload(input: { key: string; expires: string | null; signature: string | null; now: Date }): LinkCheck;
-  checkDownload(input: {
-    key: string;
-    documentId: string;
-    userId: string;
-    expires: string | null;
-    signature: string | null;
-    now: Date;
-  }): LinkCheck;
+  checkDownload(input: DownloadTarget & { expires: string | null; signature: string | null; now: Date }): LinkCheck;
 }
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 25 * 1024 * 1024;

@@ -3,16 +3,18 @@ import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import { documents, uploads } from "@/db/schema";
 import { anyOf, type Tx } from "./db";
 
-/** The keys among `keys` that are not completed uploads of the workspace. */
-export async function missingUploadKeys(tx: Tx, workspaceId: string, keys: readonly string[]): Promise<string[]> {
+/** The completed uploads of the workspace among `keys`, with who uploaded each. */
+export async function completedUploadsAmong(
+  tx: Tx,
+  workspaceId: string,
+  keys: readonly string[],
+): Promise<Array<{ key: string; createdBy: string }>> {
   const wanted = [...new Set(keys)];
   if (wanted.length === 0) return [];
-  const rows = await tx
-    .select({ key: uploads.key })
+  return tx
+    .select({ key: uploads.key, createdBy: uploads.createdBy })
     .from(uploads)
     .where(and(eq(uploads.workspaceId, workspaceId), anyOf(uploads.key, wanted), isNotNull(uploads.completedAt)));
-  const found = new Set(rows.map((r) => r.key));
-  return wanted.filter((k) => !found.has(k));
 }
 
 export type UploadRow = typeof uploads.$inferSelect;

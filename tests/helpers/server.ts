@@ -26,7 +26,14 @@ export interface TestUser {
 }
 
 export async function startTestServer(
-  options: { next?: boolean; database?: DatabaseHandle; objectStore?: ObjectStore; maxUploadBytes?: number } = {},
+  options: {
+    next?: boolean;
+    database?: DatabaseHandle;
+    objectStore?: ObjectStore;
+    maxUploadBytes?: number;
+    publicUrl?: string;
+    trustProxy?: boolean;
+  } = {},
 ) {
   const database = options.database ?? (await createTestDatabase());
   const uploadsDir = options.objectStore ? null : await mkdtemp(path.join(os.tmpdir(), "quire-test-uploads-"));
@@ -38,6 +45,8 @@ export async function startTestServer(
     next: options.next ? { dev: false, dir: projectRoot } : false,
     objectStore,
     maxUploadBytes: options.maxUploadBytes,
+    publicUrl: options.publicUrl,
+    trustProxy: options.trustProxy,
   });
   const { files } = server;
   const { db } = database;
@@ -56,17 +65,17 @@ export async function startTestServer(
       const address = email ?? `user${userCount}@example.test`;
       const created = await addUser(db, { email: address, name: name ?? `User ${userCount}`, password }, new Date());
       const { token } = await issueApiToken(db, { email: address, label: "test" }, new Date());
-      const actor = (await actorForUser(db, created.user.id, "mcp"))!;
+      const actor = (await actorForUser(db, created.user.id, "agent"))!;
       return { userId: created.user.id, email: address, token, actor };
     },
     /** Calls a tool in-process as a user, as the web app does. */
     async callTool<T extends ToolName, const I extends ToolInput<T>>(tool: T, userId: string, input: I): Promise<ToolOutput<T, I>> {
-      const actor = (await actorForUser(db, userId, "web"))!;
+      const actor = (await actorForUser(db, userId, "person"))!;
       return (await runTool(tool, { db, actor, clock: () => new Date(), files }, input)) as ToolOutput<T, I>;
     },
     /** A tRPC caller acting as the user. */
     trpcCaller(user: TestUser) {
-      return createCaller({ db, actor: { ...user.actor, via: "web" }, clock: () => new Date(), files });
+      return createCaller({ db, actor: { ...user.actor, principal: "person" }, clock: () => new Date(), files });
     },
     /** A tRPC client over HTTP with the user's bearer token. */
     trpcClient(token?: string) {

@@ -1,7 +1,10 @@
 /**
  * Who may do what, through the real faces: every action of every document
  * tool × every kind of caller, generated from one table of expectations.
- * Humans call through tRPC, AI through MCP; a share-link visitor can only read.
+ * People call through tRPC; agents — every API token — through MCP and
+ * through tRPC over HTTP with the same token, capped alike; a share-link
+ * visitor can only read. Then hidden sections against grants and links, and
+ * the owner's token refused everything that changes access.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { eq } from "drizzle-orm";
@@ -10,6 +13,7 @@ import { memberships } from "@/db/schema";
 import type { ToolName } from "@/server/actions/registry";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { isDomainError } from "@/server/core/errors";
+import { AGENT_CANNOT_CHANGE_ACCESS } from "@/server/policies/access";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 /** "workspace": tools about the workspace itself, open to every member and every AI call. */
@@ -48,6 +52,8 @@ async function makeFixture(settings: { defaultPermission: string; aiAccess: stri
   await asOwner("documents", { action: "set_permissions", documentId: doc.documentId, ...settings });
   const tag = await asOwner<{ tagId: string }>("documents", { action: "create_tag", tagPath: `matrix/${crypto.randomUUID()}` });
   const other = await asOwner<{ documentId: string }>("documents", { action: "create", path: `matrix/other-${crypto.randomUUID()}` });
+  // Guests reach only what is granted: the document a reference points at needs the same grants.
+  if (settings.grants) await asOwner("documents", { action: "set_permissions", documentId: other.documentId, grants: settings.grants });
   return { documentId: doc.documentId, sectionIds: doc.sectionIds, firstCommitId: doc.commitId, tagId: tag.tagId, otherDocumentId: other.documentId, counter: 0 };
 }
 
@@ -198,9 +204,15 @@ const EXPECT: Record<string, Record<Need, Outcome>> = {
   "member with read": { workspace: "allow", read: "allow", edit: "denied", manage: "denied" },
   "member with none": { workspace: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
   "guest without grant": { workspace: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
+  "guest with edit grant": { workspace: "allow", read: "allow", edit: "allow", manage: "denied" },
+  "guest with read grant": { workspace: "allow", read: "allow", edit: "denied", manage: "denied" },
   "AI, aiAccess edit": { workspace: "allow", read: "allow", edit: "allow", manage: "denied" },
   "AI, aiAccess read": { workspace: "allow", read: "allow", edit: "denied", manage: "denied" },
   "AI, aiAccess none": { workspace: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
+  // The owner's API token over tRPC is an agent too: the same caps as over MCP.
+  "owner's token over tRPC, aiAccess edit": { workspace: "allow", read: "allow", edit: "allow", manage: "denied" },
+  "owner's token over tRPC, aiAccess read": { workspace: "allow", read: "allow", edit: "denied", manage: "denied" },
+  "owner's token over tRPC, aiAccess none": { workspace: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
 };
 
 interface Caller {
@@ -224,6 +236,24 @@ function humanCaller(user: TestUser, fixture: Fixture): Caller {
       }
     },
   };
+}
+
+type TrpcHttp = Record<string, { query(args: Args): Promise<unknown>; mutate(args: Args): Promise<unknown> }>;
+const TRPC_QUERIES = new Set(["read", "members"]);
+
+/** The tRPC client over HTTP with a bearer token; errors become their { code, message } payload. */
+async function callTrpcHttp(trpc: TrpcHttp, procedure: string, args: Args): Promise<unknown> {
+  try {
+    return TRPC_QUERIES.has(procedure) ? await trpc[procedure]!.query(args) : await trpc[procedure]!.mutate(args);
+  } catch (error) {
+    const payload = (error as { data?: { error?: { code: string; message: string } } }).data?.error;
+    throw payload ? Object.assign(new Error(payload.message), payload) : error;
+  }
+}
+
+function tokenCaller(token: string, fixture: Fixture): Caller {
+  const trpc = server.trpcClient(token) as unknown as TrpcHttp;
+  return { fixture, call: (tool, args) => callTrpcHttp(trpc, ROUTER_NAMES[tool] ?? tool, args) };
 }
 
 function aiCaller(client: Client, fixture: Fixture): Caller {
@@ -261,7 +291,11 @@ beforeAll(async () => {
   const reader = await server.createUser("reader@example.test", "Rae Reader");
   const blocked = await server.createUser("blocked@example.test", "Bo Blocked");
   const guest = await server.createUser("guest@example.test", "Gus Guest");
-  await server.db.update(memberships).set({ role: "guest" }).where(eq(memberships.userId, guest.userId));
+  const guestEditor = await server.createUser("guest-editor@example.test", "Gia Guest");
+  const guestReader = await server.createUser("guest-reader@example.test", "Gil Guest");
+  for (const g of [guest, guestEditor, guestReader]) {
+    await server.db.update(memberships).set({ role: "guest" }).where(eq(memberships.userId, g.userId));
+  }
 
   const human = await makeFixture({
     defaultPermission: "edit",
@@ -270,6 +304,8 @@ beforeAll(async () => {
       { userId: editor.userId, permission: "edit" },
       { userId: reader.userId, permission: "read" },
       { userId: blocked.userId, permission: "none" },
+      { userId: guestEditor.userId, permission: "edit" },
+      { userId: guestReader.userId, permission: "read" },
     ],
   });
   const adminActor = { ...admin, actor: { ...admin.actor, role: "admin" as const } };
@@ -280,8 +316,12 @@ beforeAll(async () => {
   callers.set("member with read", humanCaller(reader, human));
   callers.set("member with none", humanCaller(blocked, human));
   callers.set("guest without grant", humanCaller(guestActor, human));
+  const asGuest = (u: TestUser) => ({ ...u, actor: { ...u.actor, role: "guest" as const } });
+  callers.set("guest with edit grant", humanCaller(asGuest(guestEditor), human));
+  callers.set("guest with read grant", humanCaller(asGuest(guestReader), human));
   for (const aiAccess of ["edit", "read", "none"]) {
     callers.set(`AI, aiAccess ${aiAccess}`, aiCaller(ownerMcp, await makeFixture({ defaultPermission: "edit", aiAccess })));
+    callers.set(`owner's token over tRPC, aiAccess ${aiAccess}`, tokenCaller(owner.token, await makeFixture({ defaultPermission: "edit", aiAccess })));
   }
 }, 240_000);
 
@@ -348,5 +388,210 @@ describe("callers outside the workspace", () => {
     expect((result.structuredContent as { error: { code: string } }).error.code).toBe("PERMISSION_DENIED");
     const list = await callMcp<{ documents: unknown[] }>(ownerMcp, "documents", { action: "list", pathPrefix: "matrix/" });
     expect(list.documents.length).toBeGreaterThan(0);
+  });
+});
+
+describe("a section hidden by its team override stays hidden from grants and share links", () => {
+  const SECRET_NAME = "Board only";
+  const SECRET_TEXT = "The merger closes in May";
+  let documentId: string;
+  let publicId: string;
+  let secretId: string;
+  let cappedId: string;
+  let readLinkToken: string;
+  const withGrant = new Map<string, Caller>();
+
+  const section = (view: unknown) => (view as { sections: Array<{ sectionId: string; name: string }> }).sections;
+  const errorOf = async (run: Promise<unknown>) => {
+    try {
+      await run;
+      return "allowed";
+    } catch (error) {
+      return (error as { code?: string }).code;
+    }
+  };
+
+  beforeAll(async () => {
+    const doc = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
+      action: "create",
+      path: `hidden/${crypto.randomUUID()}`,
+      sections: [
+        { name: "Public", content: [text("For everyone")] },
+        { name: SECRET_NAME, content: [text(SECRET_TEXT)] },
+        { name: "Capped", content: [text("Read, never edit")] },
+      ],
+    });
+    documentId = doc.documentId;
+    [publicId, secretId, cappedId] = doc.sectionIds as [string, string, string];
+    // Overrides go through review: set on a branch, merged into main.
+    await asOwner("documents", { action: "create_branch", documentId, branchName: "lockdown" });
+    await asOwner("sections", { action: "update", documentId, branchName: "lockdown", sectionId: secretId, defaultPermission: "none" });
+    await asOwner("sections", { action: "update", documentId, branchName: "lockdown", sectionId: cappedId, defaultPermission: "read" });
+    const mr = await asOwner<{ mergeRequestId: string }>("merge_requests", { action: "create", documentId, sourceBranch: "lockdown", targetBranch: "main", title: "Lock down" });
+    await asOwner("merge_requests", { action: "execute", mergeRequestId: mr.mergeRequestId });
+    await asOwner("documents", { action: "create_branch", documentId, branchName: "work" });
+
+    const guest = await server.createUser("hidden-guest@example.test", "Hal Guest");
+    await server.db.update(memberships).set({ role: "guest" }).where(eq(memberships.userId, guest.userId));
+    const granted = await server.createUser("hidden-member@example.test", "Hetty Member");
+    const linked = await server.createUser("hidden-linked@example.test", "Hank Linked");
+    // The team cannot see the document at all; grants and links are the only way in.
+    await asOwner("documents", {
+      action: "set_permissions",
+      documentId,
+      defaultPermission: "none",
+      grants: [
+        { userId: guest.userId, permission: "edit" },
+        { userId: granted.userId, permission: "edit" },
+      ],
+    });
+    const editLink = await asOwner<{ path: string }>("documents", { action: "create_share_link", documentId, permission: "edit" });
+    await acceptShareLink(server.db, linked.userId, editLink.path.replace("/share/", ""), new Date());
+    const readLink = await asOwner<{ path: string }>("documents", { action: "create_share_link", documentId, permission: "read" });
+    readLinkToken = readLink.path.replace("/share/", "");
+
+    const f = callers.get("owner")!.fixture;
+    withGrant.set("guest with an edit grant", humanCaller({ ...guest, actor: { ...guest.actor, role: "guest" } }, f));
+    withGrant.set("member with an edit grant", humanCaller(granted, f));
+    withGrant.set("member who opened an edit link", humanCaller(linked, f));
+  }, 120_000);
+
+  test("a read-link visitor does not see it; the sections it sees keep gapless positions", async () => {
+    const view = await readSharedDocument(server.db, readLinkToken, {}, new Date());
+    expect(view.sections.map((s) => [s.name, s.position])).toEqual([
+      ["Public", 0],
+      ["Capped", 1],
+    ]);
+    expect(JSON.stringify(view)).not.toContain(SECRET_TEXT);
+    expect(JSON.stringify(view)).not.toContain(secretId);
+  });
+
+  test.each(["guest with an edit grant", "member with an edit grant", "member who opened an edit link"])(
+    "a %s does not see it, cannot name it, and is held to read where the override says read",
+    async (label) => {
+      const caller = withGrant.get(label)!;
+      const view = await caller.call("read", { documentId, branchName: "work" });
+      expect(section(view).map((s) => s.name)).toEqual(["Public", "Capped"]);
+      expect(JSON.stringify(view)).not.toContain(SECRET_TEXT);
+      expect(await errorOf(caller.call("read", { documentId, sectionIds: [secretId] }))).toBe("NOT_FOUND");
+      expect(
+        await errorOf(caller.call("sections", { action: "update", documentId, branchName: "work", sectionId: secretId, newContent: [text("overwritten")] })),
+      ).toBe("NOT_FOUND");
+      expect(
+        await errorOf(caller.call("sections", { action: "update", documentId, branchName: "work", sectionId: cappedId, newContent: [text("edited")] })),
+      ).toBe("PERMISSION_DENIED");
+      // The grant still gives edit on the document and on the sections without an override.
+      expect(
+        await errorOf(caller.call("sections", { action: "update", documentId, branchName: "work", sectionId: publicId, newContent: [text(`edited by ${label}`)] })),
+      ).toBe("allowed");
+      const owners = await asOwner<{ sections: Array<{ sectionId: string; content: unknown }> }>("read", { documentId, branchName: "work", sectionIds: [secretId, cappedId] });
+      expect(JSON.stringify(owners.sections[0]!.content)).toContain(SECRET_TEXT);
+      expect(JSON.stringify(owners.sections[1]!.content)).toContain("Read, never edit");
+    },
+  );
+});
+
+describe("an API token is an agent on tRPC too", () => {
+  const refusalOf = async (run: Promise<unknown>) => {
+    try {
+      await run;
+      return { code: "allowed", message: "" };
+    } catch (error) {
+      const e = error as { code?: string; message: string };
+      return { code: e.code, message: e.message };
+    }
+  };
+
+  test("with the owner's token: no permissions, share links, invites, roles, removals or tokens — and the refusal names the reason", async () => {
+    const trpc = server.trpcClient(owner.token) as unknown as TrpcHttp;
+    const inPerson = server.trpcCaller(owner);
+    const f = callers.get("owner's token over tRPC, aiAccess edit")!.fixture;
+    const target = await server.createUser("promotable@example.test", "Pat Promotable");
+    const invite = (await inPerson.workspace({ action: "create_invite", role: "member" })) as { invite: { inviteId: string } };
+    const personToken = (await inPerson.apiTokens({ action: "create", label: "in person" })) as { tokenInfo: { tokenId: string } };
+    const link = await asOwner<{ shareLinkId: string }>("documents", { action: "create_share_link", documentId: f.documentId, permission: "read" });
+    const before = await asOwner("documents", { action: "get_permissions", documentId: f.documentId });
+
+    const attempts: Array<[string, Args]> = [
+      ["documents", { action: "set_permissions", documentId: f.documentId, aiAccess: "edit", defaultPermission: "edit" }],
+      ["documents", { action: "get_permissions", documentId: f.documentId }],
+      ["documents", { action: "create_share_link", documentId: f.documentId, permission: "edit" }],
+      ["documents", { action: "revoke_share_link", documentId: f.documentId, shareLinkId: link.shareLinkId }],
+      ["workspace", { action: "create_invite", role: "admin" }],
+      ["workspace", { action: "change_role", userId: target.userId, role: "admin" }],
+      ["workspace", { action: "remove_member", userId: target.userId }],
+      ["workspace", { action: "revoke_invite", inviteId: invite.invite.inviteId }],
+      ["apiTokens", { action: "create", label: "minted by a token" }],
+      ["apiTokens", { action: "revoke", tokenId: personToken.tokenInfo.tokenId }],
+    ];
+    for (const [procedure, args] of attempts) {
+      expect(await refusalOf(callTrpcHttp(trpc, procedure, args)), `${procedure} ${args.action}`).toEqual({
+        code: "PERMISSION_DENIED",
+        message: AGENT_CANNOT_CHANGE_ACCESS,
+      });
+    }
+
+    // Nothing changed.
+    expect(await asOwner("documents", { action: "get_permissions", documentId: f.documentId })).toEqual(before);
+    const shareLinks = await asOwner<{ shareLinks: Array<{ shareLinkId: string; permission: string; revokedAt: string | null }> }>("documents", {
+      action: "list_share_links",
+      documentId: f.documentId,
+    });
+    expect(shareLinks.shareLinks.find((l) => l.shareLinkId === link.shareLinkId)!.revokedAt).toBeNull();
+    const members = (await inPerson.workspace({ action: "list_members", limit: 200 })) as { members: Array<{ userId: string; role: string }> };
+    expect(members.members.find((m) => m.userId === target.userId)!.role).toBe("member");
+    const invites = (await inPerson.workspace({ action: "list_invites" })) as { invites: Array<{ inviteId: string; role: string; status: string }> };
+    expect(invites.invites.find((i) => i.inviteId === invite.invite.inviteId)!.status).toBe("pending");
+    expect(invites.invites.some((i) => i.role === "admin")).toBe(false);
+    const tokens = (await inPerson.apiTokens({ action: "list" })) as { tokens: Array<{ tokenId: string; label: string; status: string }> };
+    expect(tokens.tokens.find((t) => t.tokenId === personToken.tokenInfo.tokenId)!.status).toBe("active");
+    expect(tokens.tokens.some((t) => t.label === "minted by a token")).toBe(false);
+
+    // The same owner, signed in, may: the principal decides, not the role.
+    const promoted = (await inPerson.workspace({ action: "change_role", userId: target.userId, role: "admin" })) as { member: { role: string } };
+    expect(promoted.member.role).toBe("admin");
+    await inPerson.workspace({ action: "change_role", userId: target.userId, role: "member" });
+    await inPerson.workspace({ action: "revoke_invite", inviteId: invite.invite.inviteId });
+    await inPerson.apiTokens({ action: "revoke", tokenId: personToken.tokenInfo.tokenId });
+  });
+
+  test("over MCP the owner's set_permissions is refused for the real reason", async () => {
+    const f = callers.get("AI, aiAccess edit")!.fixture;
+    const result = await ownerMcp.callTool({ name: "documents", arguments: { action: "set_permissions", documentId: f.documentId, aiAccess: "none" } });
+    expect(result.isError).toBe(true);
+    expect((result.structuredContent as { error: unknown }).error).toEqual({
+      code: "PERMISSION_DENIED",
+      message: AGENT_CANNOT_CHANGE_ACCESS,
+      details: { documentId: f.documentId },
+    });
+  });
+
+  test("the token reads no section hidden from agents and edits nothing aiAccess keeps read-only, saying why", async () => {
+    const trpc = server.trpcClient(owner.token) as unknown as TrpcHttp;
+    const doc = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
+      action: "create",
+      path: `agents/${crypto.randomUUID()}`,
+      sections: [{ name: "Open", content: [text("Agents welcome")] }, { name: "People only", content: [text("No agents here")] }],
+    });
+    const [openId, closedId] = doc.sectionIds as [string, string];
+    await asOwner("documents", { action: "create_branch", documentId: doc.documentId, branchName: "ai" });
+    await asOwner("sections", { action: "update", documentId: doc.documentId, branchName: "ai", sectionId: closedId, aiAccess: "none" });
+    const mr = await asOwner<{ mergeRequestId: string }>("merge_requests", { action: "create", documentId: doc.documentId, sourceBranch: "ai", targetBranch: "main", title: "AI" });
+    await asOwner("merge_requests", { action: "execute", mergeRequestId: mr.mergeRequestId });
+
+    const view = (await callTrpcHttp(trpc, "read", { documentId: doc.documentId })) as { sections: Array<{ name: string }> };
+    expect(view.sections.map((s) => s.name)).toEqual(["Open"]);
+    expect(JSON.stringify(view)).not.toContain("No agents here");
+    expect((await refusalOf(callTrpcHttp(trpc, "read", { documentId: doc.documentId, sectionIds: [closedId] }))).code).toBe("NOT_FOUND");
+
+    await asOwner("documents", { action: "set_permissions", documentId: doc.documentId, aiAccess: "read" });
+    const edit = await refusalOf(
+      callTrpcHttp(trpc, "sections", { action: "update", documentId: doc.documentId, branchName: "main", sectionId: openId, newContent: [text("agent edit")] }),
+    );
+    expect(edit.code).toBe("PERMISSION_DENIED");
+    expect(edit.message).toMatch(/API token acts as an agent.*aiAccess/);
+    // The owner in person is not capped.
+    const inPerson = server.trpcCaller(owner);
+    await inPerson.sections({ action: "update", documentId: doc.documentId, branchName: "main", sectionId: openId, newContent: [text("owner edit")] });
   });
 });

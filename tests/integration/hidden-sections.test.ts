@@ -161,3 +161,134 @@ describe("an AI hidden from a section by its aiAccess", () => {
     expect(JSON.stringify(update)).not.toContain("Model notes");
   });
 });
+
+describe("history tells no one about sections they cannot see", () => {
+  const FALCON = "Project Falcon";
+  const BUDGET = "Falcon budget";
+  let docId: string;
+  let publicSectionId: string;
+  let createCommitId: string;
+  let onlyHiddenCommitId: string;
+  let deleteCommitId: string;
+  let mergeCommitId: string;
+
+  const noFalcon = (value: unknown) => {
+    const json = JSON.stringify(value);
+    expect(json).not.toContain("Falcon");
+    expect(json).not.toContain("Hangar 18");
+  };
+
+  beforeAll(async () => {
+    const doc = await asOwner<{ documentId: string; sectionIds: string[]; commitId: string }>("documents", {
+      action: "create",
+      path: "history/leaks",
+      sections: [{ name: "Public", content: [text("Open to all")] }],
+    });
+    docId = doc.documentId;
+    [publicSectionId] = doc.sectionIds as [string];
+    createCommitId = doc.commitId;
+
+    // A section hidden from the team and from agents arrives on main through review.
+    await asOwner("documents", { action: "create_branch", documentId: docId, branchName: "falcon" });
+    const falcon = await asOwner<{ sectionId: string }>("sections", {
+      action: "create",
+      documentId: docId,
+      branchName: "falcon",
+      name: FALCON,
+      content: [text("Hangar 18")],
+      defaultPermission: "none",
+      aiAccess: "none",
+    });
+    const hide = await asOwner<{ mergeRequestId: string }>("merge_requests", { action: "create", documentId: docId, sourceBranch: "falcon", targetBranch: "main", title: "Falcon" });
+    await asOwner("merge_requests", { action: "execute", mergeRequestId: hide.mergeRequestId });
+
+    // A commit that touches only the hidden section, then one by the member.
+    const onlyHidden = await asOwner<{ commitId: string }>("sections", {
+      action: "update",
+      documentId: docId,
+      branchName: "main",
+      sectionId: falcon.sectionId,
+      newContent: [text("Hangar 18, level 2")],
+    });
+    onlyHiddenCommitId = onlyHidden.commitId;
+    await asMember("sections", { action: "update", documentId: docId, branchName: "main", sectionId: publicSectionId, newContent: [text("Open to all, edited")] });
+
+    // The hidden section is deleted: the head no longer has it, its name stays in the commit message.
+    const deleted = await asOwner<{ commitId: string }>("sections", { action: "delete", documentId: docId, branchName: "main", sectionId: falcon.sectionId });
+    deleteCommitId = deleted.commitId;
+
+    // A branch adds and removes another hidden section and changes a visible one; main moves on, so the merge is a real merge.
+    await asOwner("documents", { action: "create_branch", documentId: docId, branchName: "budget" });
+    const budget = await asOwner<{ sectionId: string }>("sections", {
+      action: "create",
+      documentId: docId,
+      branchName: "budget",
+      name: BUDGET,
+      content: [text("Hangar 18 costs")],
+      defaultPermission: "none",
+    });
+    await asOwner("sections", { action: "delete", documentId: docId, branchName: "budget", sectionId: budget.sectionId });
+    await asOwner("sections", { action: "update", documentId: docId, branchName: "budget", sectionId: publicSectionId, newContent: [text("Open to all, from the budget branch")] });
+    await asOwner("sections", { action: "create", documentId: docId, branchName: "main", name: "Main moves on", content: [text("meanwhile")] });
+    const merge = await asOwner<{ mergeRequestId: string }>("merge_requests", { action: "create", documentId: docId, sourceBranch: "budget", targetBranch: "main", title: "Budget" });
+    mergeCommitId = (await asOwner<{ mergeCommitId: string }>("merge_requests", { action: "execute", mergeRequestId: merge.mergeRequestId })).mergeCommitId;
+  }, 120_000);
+
+  test("a member's log and show name no hidden section, deleted or merged, and say that something is hidden", async () => {
+    const log = (await asMember("documents", { action: "log", documentId: docId, limit: 50 })) as { commits: Array<{ commitId: string; message: string }> };
+    noFalcon(log);
+    const byId = new Map(log.commits.map((c) => [c.commitId, c.message]));
+    expect(byId.get(deleteCommitId)).toBe("Changes to sections you cannot see");
+    expect(byId.get(onlyHiddenCommitId)).toBe("Changes to sections you cannot see");
+    expect(byId.get(mergeCommitId)).toBe(
+      "Merge branch 'budget' into 'main'\n\n* (changes to sections not everyone can see)\n* (changes to sections not everyone can see)\n* Update section \"Public\"",
+    );
+    for (const commitId of [deleteCommitId, onlyHiddenCommitId, mergeCommitId]) {
+      const shown = await asMember("documents", { action: "show", documentId: docId, commitId });
+      noFalcon(shown);
+    }
+    // The owner's history keeps every name.
+    const ownerLog = await asOwner<{ commits: Array<{ commitId: string; message: string }> }>("documents", { action: "log", documentId: docId, limit: 50 });
+    expect(ownerLog.commits.find((c) => c.commitId === deleteCommitId)!.message).toBe(`Delete section "${FALCON}"`);
+  });
+
+  test("an agent (the owner's token over MCP) reads history without the section hidden from agents", async () => {
+    // The owner's agent sees what the owner sees (the team-hidden budget section too), capped by aiAccess: not Project Falcon.
+    const log = await callMcp<{ commits: Array<{ commitId: string; message: string }> }>(ownerAi, "documents", { action: "log", documentId: docId, limit: 50 });
+    expect(JSON.stringify(log)).not.toContain(FALCON);
+    expect(log.commits.find((c) => c.commitId === deleteCommitId)!.message).toBe("Changes to sections you cannot see");
+    expect(log.commits.find((c) => c.commitId === onlyHiddenCommitId)!.message).toBe("Changes to sections you cannot see");
+    for (const commitId of [deleteCommitId, onlyHiddenCommitId]) {
+      const shown = await callMcp(ownerAi, "documents", { action: "show", documentId: docId, commitId });
+      expect(JSON.stringify(shown)).not.toContain(FALCON);
+      expect(JSON.stringify(shown)).not.toContain("Hangar 18");
+    }
+  });
+
+  test("reverting to a commit the member cannot see is NOT_FOUND, worded like a missing commit, and changes nothing", async () => {
+    const before = await asOwner<{ commits: Array<{ commitId: string }> }>("documents", { action: "log", documentId: docId, limit: 1 });
+    const refused = (await asMember("documents", { action: "revert", documentId: docId, branchName: "main", commitId: onlyHiddenCommitId })) as {
+      error: { code: string; message: string };
+    };
+    expect(refused.error.code).toBe("NOT_FOUND");
+    noFalcon(refused);
+    const missing = (await asMember("documents", { action: "revert", documentId: docId, branchName: "main", commitId: "00000000-0000-4000-8000-000000000000" })) as {
+      error: { message: string };
+    };
+    expect(refused.error.message.replace(onlyHiddenCommitId, "X")).toBe(missing.error.message.replace("00000000-0000-4000-8000-000000000000", "X"));
+    const refusedAi = await ownerAi.callTool({ name: "documents", arguments: { action: "revert", documentId: docId, branchName: "main", commitId: onlyHiddenCommitId } });
+    expect((refusedAi.structuredContent as { error: { code: string } }).error.code).toBe("NOT_FOUND");
+    const after = await asOwner<{ commits: Array<{ commitId: string }> }>("documents", { action: "log", documentId: docId, limit: 1 });
+    expect(after.commits[0]!.commitId).toBe(before.commits[0]!.commitId);
+  });
+
+  test("revert messages quote the reverted subject as text, and never a subject that names a hidden section", async () => {
+    await asOwner("documents", { action: "create_branch", documentId: docId, branchName: "reverts" });
+    const toCreate = await asOwner<{ commitId: string }>("documents", { action: "revert", documentId: docId, branchName: "reverts", commitId: createCommitId });
+    const toHidden = await asOwner<{ commitId: string }>("documents", { action: "revert", documentId: docId, branchName: "reverts", commitId: onlyHiddenCommitId });
+    const log = await asOwner<{ commits: Array<{ commitId: string; message: string }> }>("documents", { action: "log", documentId: docId, branchName: "reverts", limit: 2 });
+    const messages = new Map(log.commits.map((c) => [c.commitId, c.message]));
+    expect(messages.get(toCreate.commitId)).toBe(`Revert to ${createCommitId.slice(0, 8)} ("Create document "history/leaks"")`);
+    expect(messages.get(toHidden.commitId)).toBe(`Revert to ${onlyHiddenCommitId.slice(0, 8)}`);
+  });
+});

@@ -34,7 +34,7 @@ beforeAll(async () => {
   const created = await addUser(db, { email: "historian@example.test", name: "Hilda Historian", password: "correct horse battery" }, new Date());
   authorId = created.user.id;
   workspaceId = created.workspaceId;
-  actor = (await actorForUser(db, authorId, "web"))!;
+  actor = (await actorForUser(db, authorId, "person"))!;
 });
 
 afterAll(async () => {

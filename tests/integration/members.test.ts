@@ -481,15 +481,15 @@ describe("API tokens", () => {
     expect(list.tokens.find((t) => t.tokenId === created.tokenInfo.tokenId)!.status).toBe("revoked");
   });
 
-  test("a token cannot mint tokens; it may list and revoke its owner's", async () => {
+  test("a token cannot mint tokens; it may list its owner's", async () => {
     const trpc = server.trpcClient(grace.token);
     const failure = await trpc.apiTokens.mutate({ action: "create", label: "from a token" }).catch((e: { data?: { error?: { code: string } } }) => e);
     expect((failure as { data: { error: { code: string } } }).data.error.code).toBe("PERMISSION_DENIED");
     const listed = (await trpc.apiTokens.mutate({ action: "list" })) as { tokens: unknown[] };
     expect(listed.tokens.length).toBeGreaterThan(0);
-    // In-process, the same rule holds for any non-web face.
+    // In-process, the same rule holds for any agent call.
     await expect(
-      runApiTokensAction({ db: server.db, actor: { ...grace.actor, via: "mcp" }, clock: () => new Date() }, { action: "create", label: "x" }),
+      runApiTokensAction({ db: server.db, actor: { ...grace.actor, principal: "agent" }, clock: () => new Date() }, { action: "create", label: "x" }),
     ).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
   });
 

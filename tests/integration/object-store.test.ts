@@ -222,8 +222,10 @@ describe("S3", () => {
       const put = await fetch(grant.uploadUrl, { method: "PUT", headers: grant.headers, body: new Uint8Array(bytes) });
       expect(put.status).toBe(200);
       expect(s3.objects.get(grant.key)?.body.equals(bytes)).toBe(true);
-      const url = server.files.downloadUrl({ key: grant.key, documentId, userId: owner.userId, expiresAt: new Date(Date.now() + 60_000) });
-      const response = await fetch(url);
+      const block = { blockType: "file", type: "storage", mediaType: "application/zip", key: grant.key, filename: "archive.zip" };
+      await callMcp(mcp, "sections", { action: "create", documentId, branchName: "main", name: "Archive", content: [block] });
+      const read = await callMcp<{ sections: Array<{ downloads: Record<string, string> }> }>(mcp, "read", { documentId });
+      const response = await fetch(read.sections[0]!.downloads[grant.key]!);
       expect(response.status).toBe(200);
       expect(response.headers.get("content-disposition")).toMatch(/^attachment;/);
       expect(sha256(new Uint8Array(await response.arrayBuffer()))).toBe(sha256(bytes));

@@ -82,6 +82,19 @@ async function upload(bytes: Buffer, mediaType = "image/png", filename = "pictur
   return g.key;
 }
 
+/** Puts an uploaded file in a new section of the test document as `by`; returns the commit that holds it. */
+async function publish(key: string, mediaType = "image/png", by: Client = mcp): Promise<string> {
+  const block = mediaType.startsWith("image/")
+    ? { blockType: "image", type: "storage", mediaType, key }
+    : { blockType: "file", type: "storage", mediaType, key, filename: "file" };
+  const created = await callMcp<{ commitId: string }>(by, "sections", { action: "create", documentId, branchName: "main", name: `File ${key.slice(-12)}`, content: [block] });
+  return created.commitId;
+}
+
+/** A download link as `read` signs it, for `userId` and the key as held at `commitId`. */
+const linkFor = (key: string, commitId: string, userId: string, expiresAt = new Date(Date.now() + 60_000)) =>
+  server.files.downloadUrl({ key, documentId, commitId, userId, expiresAt });
+
 beforeAll(async () => {
   server = await startTestServer({ maxUploadBytes: MAX_UPLOAD });
   owner = await server.createUser("owner@example.test", "Olive Owner");
@@ -132,7 +145,7 @@ describe("upload, reference, read, download", () => {
     expect(section.content).toEqual([block]);
     const url = section.downloads?.[g.key];
     expect(url, "read returns a download URL per storage key (section.downloads)").toMatch(
-      new RegExp(`^${server.url}/api/files/${g.key}\\?document=${documentId}&user=${owner.userId}&expires=\\d+&signature=`),
+      new RegExp(`^${server.url}/api/files/${g.key}\\?document=${documentId}&commit=[0-9a-f-]{36}&user=${owner.userId}&expires=\\d+&signature=`),
     );
 
     const response = await fetch(url!);
@@ -148,7 +161,7 @@ describe("upload, reference, read, download", () => {
   test("a non-image file downloads as an attachment, and HEAD sends headers only", async () => {
     const bytes = Buffer.from("a,b\n1,2\n<script>alert(1)</script>\n");
     const key = await upload(bytes, "text/csv", "données.csv");
-    const url = server.files.downloadUrl({ key, documentId, userId: owner.userId, expiresAt: new Date(Date.now() + 60_000) });
+    const url = linkFor(key, await publish(key, "text/csv"), owner.userId);
     const response = await fetch(url);
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("text/csv");
@@ -240,13 +253,13 @@ describe("the PUT refuses", () => {
     }
     expect((await uploadRow(g.key))?.completedAt).toBeNull();
     // A download link is not an upload link, and the reverse.
-    const download = server.files.downloadUrl({ key: g.key, documentId, userId: owner.userId, expiresAt: new Date(Date.now() + 60_000) });
+    const download = linkFor(g.key, crypto.randomUUID(), owner.userId);
     const swapped = `${server.url}/api/uploads/${g.key}?expires=${new URL(download).searchParams.get("expires")}&signature=${new URL(download).searchParams.get("signature")}`;
     expect((await put(swapped, png(100))).json.error?.code).toBe("SIGNATURE_INVALID");
   });
 
   test("an expired URL (403 LINK_EXPIRED), with a clock in the past", async () => {
-    const actor = (await actorForUser(server.db, owner.userId, "mcp"))!;
+    const actor = (await actorForUser(server.db, owner.userId, "agent"))!;
     const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
     const g = (await runTool("upload_url", { db: server.db, actor, clock: () => twoHoursAgo, files: server.files }, {
       filename: "old.png",
@@ -347,17 +360,19 @@ describe("the PUT refuses", () => {
 
 describe("downloads refuse", () => {
   let key: string;
-  const soon = () => new Date(Date.now() + 60_000);
+  let commitId: string;
 
   beforeAll(async () => {
     key = await upload(png(500));
+    commitId = await publish(key);
   });
 
   test("a tampered link (403) and an expired one (403 LINK_EXPIRED)", async () => {
-    const url = new URL(server.files.downloadUrl({ key, documentId, userId: owner.userId, expiresAt: soon() }));
+    const url = new URL(linkFor(key, commitId, owner.userId));
     for (const [param, value] of [
       ["user", member.userId],
       ["document", "00000000-0000-4000-8000-000000000000"],
+      ["commit", "00000000-0000-4000-8000-000000000000"],
       ["expires", String(Number(url.searchParams.get("expires")) + 60)],
       ["signature", "nope"],
     ] as const) {
@@ -367,13 +382,13 @@ describe("downloads refuse", () => {
       expect(response.status, param).toBe(403);
       expect(((await response.json()) as { error: { code: string } }).error.code).toBe("SIGNATURE_INVALID");
     }
-    const expired = await fetch(server.files.downloadUrl({ key, documentId, userId: owner.userId, expiresAt: new Date(Date.now() - 1_000) }));
+    const expired = await fetch(linkFor(key, commitId, owner.userId, new Date(Date.now() - 1_000)));
     expect(expired.status).toBe(403);
     expect(((await expired.json()) as { error: { code: string } }).error.code).toBe("LINK_EXPIRED");
   });
 
   test("a user who can no longer read the document (404)", async () => {
-    const url = server.files.downloadUrl({ key, documentId, userId: member.userId, expiresAt: soon() });
+    const url = linkFor(key, commitId, member.userId);
     expect((await fetch(url)).status).toBe(200);
     await server.callTool("documents", owner.userId, {
       action: "set_permissions",
@@ -388,11 +403,117 @@ describe("downloads refuse", () => {
 
   test("an upload that is not complete or not in the document's workspace (404)", async () => {
     const pending = await grant({ filename: "p.png", mediaType: "image/png" });
-    const response = await fetch(server.files.downloadUrl({ key: pending.key, documentId, userId: owner.userId, expiresAt: soon() }));
+    const response = await fetch(linkFor(pending.key, commitId, owner.userId));
     expect(response.status).toBe(404);
     const unknownDoc = await fetch(
-      server.files.downloadUrl({ key, documentId: "00000000-0000-4000-8000-000000000000", userId: owner.userId, expiresAt: soon() }),
+      server.files.downloadUrl({ key, documentId: "00000000-0000-4000-8000-000000000000", commitId, userId: owner.userId, expiresAt: new Date(Date.now() + 60_000) }),
     );
     expect(unknownDoc.status).toBe(404);
+  });
+
+  test("a key no block holds at the link's commit (404), even for the uploader", async () => {
+    const unpublished = await upload(png(300));
+    expect((await fetch(linkFor(unpublished, commitId, owner.userId))).status).toBe(404);
+    const unknownCommit = await fetch(linkFor(key, "00000000-0000-4000-8000-000000000000", owner.userId));
+    expect(unknownCommit.status).toBe(404);
+  });
+
+  test("a key held only by a section the user cannot see (404), while a visible one serves", async () => {
+    const hiddenKey = await upload(png(400));
+    await callMcp(mcp, "documents", { action: "create_branch", documentId, branchName: "hide-file" });
+    const block = { blockType: "image", type: "storage", mediaType: "image/png", key: hiddenKey };
+    const hidden = await callMcp<{ commitId: string }>(mcp, "sections", {
+      action: "create",
+      documentId,
+      branchName: "hide-file",
+      name: "Hidden file",
+      content: [block],
+      defaultPermission: "none",
+    });
+    expect((await fetch(linkFor(hiddenKey, hidden.commitId, owner.userId))).status).toBe(200);
+    const response = await fetch(linkFor(hiddenKey, hidden.commitId, member.userId));
+    expect(response.status).toBe(404);
+  });
+});
+
+describe("who may reference a storage key", () => {
+  let memberMcp: Client;
+  let memberDocumentId: string;
+
+  beforeAll(async () => {
+    memberMcp = await server.mcpClient(member.token);
+    ({ documentId: memberDocumentId } = await callMcp<{ documentId: string }>(memberMcp, "documents", { action: "create", path: "member-files" }));
+  });
+  afterAll(async () => {
+    await memberMcp?.close();
+  });
+
+  const storageBlock = (key: string) => ({ blockType: "image", type: "storage", mediaType: "image/png", key });
+
+  test("a member who learns another's key cannot publish it in their own document, so gets no link", async () => {
+    const ownersKey = await upload(png(600));
+    await callMcp(mcp, "documents", { action: "create", path: "owner-private" });
+    const before = await callMcp<{ sections: unknown[] }>(memberMcp, "read", { documentId: memberDocumentId });
+    const failure = await callMcpError(memberMcp, "sections", {
+      action: "create",
+      documentId: memberDocumentId,
+      branchName: "main",
+      name: "Stolen",
+      content: [storageBlock(ownersKey)],
+    });
+    expect(failure.code).toBe("NOT_FOUND");
+    expect(failure.message).toMatch(/upload you can use here/);
+    const after = await callMcp<{ sections: unknown[] }>(memberMcp, "read", { documentId: memberDocumentId });
+    expect(after.sections).toHaveLength(before.sections.length);
+  });
+
+  test("the refusal reads the same as for a key that does not exist", async () => {
+    const failure = await callMcpError(memberMcp, "sections", {
+      action: "create",
+      documentId: memberDocumentId,
+      branchName: "main",
+      name: "Unknown",
+      content: [storageBlock(`${owner.actor.workspaceId}/00000000-0000-4000-8000-000000000000.png`)],
+    });
+    expect(failure.code).toBe("NOT_FOUND");
+    expect(failure.message).toMatch(/upload you can use here/);
+  });
+
+  test("a key already visible to the member in a document can be reused there, and the uploader can use theirs anywhere", async () => {
+    const ownersKey = await upload(png(700));
+    await publish(ownersKey);
+    const reused = await callMcp<{ commitId: string }>(memberMcp, "sections", {
+      action: "create",
+      documentId,
+      branchName: "main",
+      name: "Same picture again",
+      content: [storageBlock(ownersKey)],
+    });
+    expect((await fetch(linkFor(ownersKey, reused.commitId, member.userId))).status).toBe(200);
+    const elsewhere = await callMcpError(memberMcp, "sections", {
+      action: "create",
+      documentId: memberDocumentId,
+      branchName: "main",
+      name: "Elsewhere",
+      content: [storageBlock(ownersKey)],
+    });
+    expect(elsewhere.code).toBe("NOT_FOUND");
+    const { documentId: second } = await callMcp<{ documentId: string }>(mcp, "documents", { action: "create", path: "owner-second" });
+    await callMcp(mcp, "sections", { action: "create", documentId: second, branchName: "main", name: "Mine", content: [storageBlock(ownersKey)] });
+  });
+
+  test("updating a section that already holds a key keeps working for someone who did not upload it", async () => {
+    const ownersKey = await upload(png(800));
+    await publish(ownersKey);
+    const doc = await callMcp<{ sections: Array<SectionRead & { name: string; contentHash: string }> }>(memberMcp, "read", { documentId });
+    const section = doc.sections.find((s) => s.content.some((b) => b.key === ownersKey))!;
+    await callMcp(memberMcp, "sections", {
+      action: "update",
+      documentId,
+      branchName: "main",
+      sectionId: section.sectionId,
+      expectedContentHash: section.contentHash,
+      newContent: [...section.content, { blockType: "text", text: "A caption." }],
+    });
   });
 });
