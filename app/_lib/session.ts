@@ -15,7 +15,8 @@ export interface SessionUser {
 }
 
 export async function getSessionUser(): Promise<SessionUser | null> {
-  // Who is signed in is known only per request: never prerender a page that asks (the 404 page does, at build time).
+  // A page that asks who is signed in is rendered per request, never prerendered at build time
+  // (the auth options reach the server's bridge, which exists only in the running server).
   await connection();
   const session = await getServerSession(authOptions);
   const user = session?.user;
