@@ -189,7 +189,7 @@ function refuse(refusal: Refusal): void {
   if (refusal) throw new DomainError(refusal.code, refusal.message);
 }
 
-/** Changing people and invites is changing access: never with an API token, whoever owns it. */
+/** Changing people, invites or the workspace's settings is administration: never with an API token, whoever owns it. */
 function refuseAgents(ctx: WorkspaceContext): void {
   refuse(accessChangeRefusal(ctx.actor.principal));
 }
@@ -211,6 +211,7 @@ async function getWorkspace(ctx: WorkspaceContext): Promise<WorkspaceResults["ge
 }
 
 function rename(ctx: WorkspaceContext, input: ActionInput<"rename">): Promise<WorkspaceResults["rename"]> {
+  refuseAgents(ctx);
   refuse(renameRefusal(ctx.actor.role));
   return ctx.db.transaction(async (tx) => {
     // The role as of now: it may have changed since the request was authenticated.

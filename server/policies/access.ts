@@ -57,7 +57,7 @@ export interface SectionOverrides {
 export type AccessRefusal = { code: "PERMISSION_DENIED"; message: string };
 
 export const AGENT_CANNOT_CHANGE_ACCESS =
-  "An API token acts as an agent; agents cannot change access/roles/invites/tokens. Sign in to do this.";
+  "An API token acts as an agent; agents cannot change access, roles, invites, tokens or the workspace's settings. Sign in to do this.";
 
 /**
  * The one rule for changing access (a document's permissions and share links,

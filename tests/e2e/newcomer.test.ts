@@ -16,7 +16,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 const PASSWORD = "correct horse battery";
 const TOKEN_RULE =
   "An API token acts as an agent on every face (MCP and the API): what it can do is capped by each document's AI access, " +
-  "and it cannot change permissions, share links, roles, invites or tokens. Only you, signed in, can.";
+  "and it cannot change permissions, share links, roles, invites, tokens or the workspace's name. Only you, signed in, can.";
 
 let server: TestServer;
 let browser: Browser;

@@ -85,14 +85,15 @@ describe("renaming the workspace", () => {
     expect(await as(owner).workspace({ action: "rename", name: "Acme Research" })).toMatchObject({ changed: false });
   });
 
-  test("an admin renames it, over HTTP with a bearer token too", async () => {
-    expect(await as(admin).workspace({ action: "rename", name: "Acme Labs" })).toMatchObject({
-      workspace: { name: "Acme Labs" },
+  test("an admin renames it; their API token, an agent, may not", async () => {
+    expect(await as(admin).workspace({ action: "rename", name: "Acme Labs 2" })).toMatchObject({
+      workspace: { name: "Acme Labs 2" },
       previousName: "Acme Research",
       changed: true,
     });
-    const overHttp = await server.trpcClient(admin.token).workspace.mutate({ action: "rename", name: "Acme Labs 2" });
-    expect(overHttp).toMatchObject({ workspace: { name: "Acme Labs 2" }, changed: true });
+    const overHttp = await errorOf(server.trpcClient(admin.token).workspace.mutate({ action: "rename", name: "Renamed by a token" }));
+    expect(overHttp.code).toBe("PERMISSION_DENIED");
+    expect(overHttp.message).toMatch(/agent/);
     expect(await storedName()).toBe("Acme Labs 2");
   });
 

@@ -142,7 +142,7 @@ describe("changing access", () => {
   test("only a person may; an agent is refused with the reason, whatever its role", () => {
     expect(accessChangeRefusal("person")).toBeNull();
     expect(accessChangeRefusal("agent")).toEqual({ code: "PERMISSION_DENIED", message: AGENT_CANNOT_CHANGE_ACCESS });
-    expect(AGENT_CANNOT_CHANGE_ACCESS).toBe("An API token acts as an agent; agents cannot change access/roles/invites/tokens. Sign in to do this.");
+    expect(AGENT_CANNOT_CHANGE_ACCESS).toBe("An API token acts as an agent; agents cannot change access, roles, invites, tokens or the workspace's settings. Sign in to do this.");
   });
 
   test.each([

@@ -12,7 +12,7 @@ import { httpClientConfig, mcpEndpoint, stdioClientConfig, stdioCommand, TOKEN_P
 /** What an API token may do, said plainly where tokens are made. */
 export const TOKEN_RULE =
   "An API token acts as an agent on every face (MCP and the API): what it can do is capped by each document's AI access, " +
-  "and it cannot change permissions, share links, roles, invites or tokens. Only you, signed in, can.";
+  "and it cannot change permissions, share links, roles, invites, tokens or the workspace's name. Only you, signed in, can.";
 
 type Created = { token: string; label: string | null };
 
