@@ -5,6 +5,13 @@ import "./globals.css";
 export const metadata: Metadata = {
   title: { default: "Quire", template: "%s · Quire" },
   description: "Collaborative documents with branches, commits and merge requests.",
+  // public/favicon.ico (16, 32 and 48 px) for every browser, public/icon.svg where SVG icons are understood.
+  icons: {
+    icon: [
+      { url: "/favicon.ico", sizes: "any" },
+      { url: "/icon.svg", type: "image/svg+xml" },
+    ],
+  },
 };
 
 export const viewport: Viewport = {

@@ -275,6 +275,22 @@ export const instanceSettings = pgTable("instance_settings", {
   value: text("value").notNull(),
 });
 
+/**
+ * Counters of failed attempts (sign-in, API tokens, share links) shared by
+ * every Quire process on the database, in the shape rate-limiter-flexible's
+ * RateLimiterDrizzle reads and writes: `points` used so far in the window that
+ * ends at `expire`. Keys are hashed (server/store/rate-limits.ts).
+ */
+export const rateLimits = pgTable(
+  "rate_limits",
+  {
+    key: text("key").primaryKey(),
+    points: integer("points").notNull().default(0),
+    expire: timestamp("expire", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [index("rate_limits_expire_idx").on(t.expire)],
+);
+
 export type Role = (typeof memberships.$inferSelect)["role"];
 export type MergeRequestStatus = (typeof mergeRequests.$inferSelect)["status"];
 export type ReviewState = (typeof mergeRequestReviewers.$inferSelect)["state"];

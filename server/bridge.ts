@@ -21,8 +21,14 @@ export interface SignedInUser {
 export interface QuireBridge {
   /** Runs one tool action for a signed-in user (a human, web call). Throws DomainError. */
   callTool<T extends ToolName, const I extends ToolInput<T>>(tool: T, userId: string, input: I): Promise<ToolOutput<T, I>>;
-  /** The user if the email/password pair is right, else null. */
+  /**
+   * The user if the email/password pair is right, else null. Rate limited per
+   * account and client address: throws DomainError RATE_LIMITED instead of
+   * checking once the attempts are used up.
+   */
   verifyCredentials(email: string, password: string): Promise<SignedInUser | null>;
+  /** Whether next-auth must use secure (`__Secure-`, Secure-flagged) cookies: the public URL is https. */
+  readonly secureCookies: boolean;
   hasUsers(): Promise<boolean>;
   /** Creates the first (owner) account; DomainError ALREADY_INITIALIZED once any user exists. */
   createOwner(input: { email: string; name: string; password: string }): Promise<SignedInUser>;

@@ -17,7 +17,9 @@ const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 
 const USAGE = `Usage: quire <command> [options]
 
-  serve [--port N] [--dev]          Migrate the database and serve Quire (PORT, DATABASE_URL, QUIRE_DATA_DIR apply)
+  serve [--port N] [--dev] [--no-web]
+                                    Migrate the database and serve Quire (PORT, DATABASE_URL, QUIRE_DATA_DIR apply);
+                                    --no-web serves only the APIs (MCP, tRPC, files), without the Next.js app and its build
   migrate                           Apply database migrations
   user add --email E --name N --password P
                                     Add a user (the first user owns the workspace)
@@ -27,12 +29,19 @@ ${ADMIN_USAGE}
   mcp-proxy --url U --token T       MCP server on stdio forwarding to the Quire at U (QUIRE_URL, QUIRE_TOKEN apply);
                                     uploads local image files named by {blockType:"image",type:"file",path} blocks
 
-Without DATABASE_URL, Quire uses an embedded database in QUIRE_DATA_DIR (default .quire/).`;
+Without DATABASE_URL, Quire uses an embedded database in QUIRE_DATA_DIR (default .quire/). The server owns it
+and serves it to these commands on a Unix socket, so they work while it runs; without a server they open it themselves.`;
 
-async function openConfiguredDatabase() {
+/** `serve` owns an embedded database folder; every other command uses it (through the server's socket when one runs). */
+async function openConfiguredDatabase(embedded: "serve" | "use" = "use") {
   const config = loadConfig();
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: path.join(config.dataDir, "db") });
-  await database.migrate();
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: path.join(config.dataDir, "db"), embedded });
+  try {
+    await database.migrate();
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   return { config, database };
 }
 
@@ -55,6 +64,7 @@ async function main(argv: string[]): Promise<void> {
     role: { type: "string" },
     id: { type: "string" },
     dev: { type: "boolean" },
+    "no-web": { type: "boolean" },
     help: { type: "boolean", short: "h" },
   } as const;
   const { values } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
@@ -66,12 +76,12 @@ async function main(argv: string[]): Promise<void> {
   if (command === "migrate") {
     const { database } = await openConfiguredDatabase();
     await database.close();
-    console.log(`Migrations applied (${database.kind}).`);
+    console.log(`Migrations applied (${database.kind}${database.socket ? `, through the running server's socket ${database.socket.path}` : ""}).`);
     return;
   }
 
   if (command === "serve") {
-    const { config, database } = await openConfiguredDatabase();
+    const { config, database } = await openConfiguredDatabase("serve");
     const port = values.port ? Number(values.port) : config.port;
     const server = await startServer({
       database,
@@ -81,9 +91,11 @@ async function main(argv: string[]): Promise<void> {
       objectStore: createObjectStore(config),
       publicUrl: config.publicUrl,
       maxUploadBytes: config.maxUploadBytes,
-      next: { dev: values.dev ?? false, dir: projectRoot },
+      trustProxy: config.trustProxy,
+      next: values["no-web"] ? false : { dev: values.dev ?? false, dir: projectRoot },
     });
-    console.log(`Quire is serving ${server.url} (database: ${database.kind}${database.kind === "pglite" ? ` in ${config.dataDir}` : ""})`);
+    const embedded = database.kind === "pglite" ? ` in ${config.dataDir}, served to \`quire\` commands on ${database.socket?.path}` : "";
+    console.log(`Quire is serving ${server.url} (database: ${database.kind}${embedded})`);
     const stop = async () => {
       await server.close();
       await database.close();

@@ -30,6 +30,12 @@ const envSchema = z.object({
   QUIRE_S3_ACCESS_KEY_ID: optionalText,
   QUIRE_S3_SECRET_ACCESS_KEY: optionalText,
   QUIRE_S3_FORCE_PATH_STYLE: flag,
+  /**
+   * Behind a reverse proxy: believe its X-Forwarded-For (client address for
+   * rate limits), X-Forwarded-Host and X-Forwarded-Proto. Off by default, as
+   * any client can send those headers.
+   */
+  QUIRE_TRUST_PROXY: flag,
 });
 
 export interface QuireConfig {
@@ -40,6 +46,8 @@ export interface QuireConfig {
   publicUrl: string | undefined;
   authSecret: string | undefined;
   maxUploadBytes: number;
+  /** Trust X-Forwarded-For/-Host/-Proto (QUIRE_TRUST_PROXY). */
+  trustProxy: boolean;
   /** Present when uploads go to an S3-compatible bucket; absent = local disk under dataDir/uploads. */
   s3: S3StoreConfig | undefined;
 }
@@ -59,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuireConfig {
     publicUrl: e.QUIRE_PUBLIC_URL,
     authSecret: e.NEXTAUTH_SECRET,
     maxUploadBytes: e.QUIRE_MAX_UPLOAD_BYTES,
+    trustProxy: e.QUIRE_TRUST_PROXY,
     s3: e.QUIRE_S3_BUCKET
       ? {
           bucket: e.QUIRE_S3_BUCKET,

@@ -2,21 +2,33 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 import { initials } from "@/app/_lib/format";
 import type { SessionUser } from "@/app/_lib/session";
+import { loadWorkspace } from "@/app/_lib/workspace";
 import { SignOutButton } from "./sign-out-button";
 
-/** Header and content column shared by every signed-in page. */
-export function AppShell({ user, wide, children }: { user: SessionUser; wide?: boolean; children: ReactNode }) {
+/** Header and content column shared by every signed-in page; the header names the user's workspace. */
+export async function AppShell({ user, wide, children }: { user: SessionUser; wide?: boolean; children: ReactNode }) {
+  const workspace = await loadWorkspace(user.id);
+  const workspaceName = workspace.ok ? workspace.value.workspace.name : null;
   return (
     <>
       <header className="app-header">
         <div className="app-header-inner">
-          <BrandLink />
+          <div className="app-brand">
+            <BrandLink />
+            {workspaceName ? (
+              <span className="workspace-name" data-testid="workspace-name" title={workspaceName}>
+                {workspaceName}
+              </span>
+            ) : null}
+          </div>
           <nav className="app-nav" aria-label="Main">
             <Link href="/">Documents</Link>
             <Link href="/settings/members">Settings</Link>
           </nav>
           <div className="app-user">
-            <span className="avatar" aria-hidden="true">{initials(user.name)}</span>
+            <span className="avatar" aria-hidden="true" title={`${user.name} (${user.email})`}>
+              {initials(user.name)}
+            </span>
             <span className="app-user-name" title={user.email}>{user.name}</span>
             <SignOutButton />
           </div>
@@ -24,6 +36,22 @@ export function AppShell({ user, wide, children }: { user: SessionUser; wide?: b
       </header>
       <main className={wide ? "page page-wide" : "page"}>{children}</main>
     </>
+  );
+}
+
+/** The header for visitors who are not signed in: the Quire mark and a way to sign in. */
+export function SignedOutHeader({ signInHref = "/signin" }: { signInHref?: string }) {
+  return (
+    <header className="app-header public-header">
+      <div className="app-header-inner">
+        <BrandLink />
+        <div className="public-header-actions">
+          <Link href={signInHref} className="button button-primary">
+            Sign in
+          </Link>
+        </div>
+      </div>
+    </header>
   );
 }
 

@@ -21,6 +21,13 @@ const optionalDays = (value: unknown): number | undefined => {
   return raw === "" ? undefined : Number(raw);
 };
 
+export async function renameWorkspace(name: unknown): Promise<ActionResult<{ name: string }>> {
+  return asUser(async (me) => {
+    const renamed = await getBridge().workspace(me, { action: "rename", name: text(name) });
+    return { name: renamed.workspace.name };
+  });
+}
+
 export async function changeMemberRole(userId: unknown, role: unknown): Promise<ActionResult> {
   return asUser(async (me) => {
     await getBridge().workspace(me, { action: "change_role", userId: text(userId), role: text(role) as Role });

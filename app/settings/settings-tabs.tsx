@@ -4,6 +4,7 @@ import { PageHeading } from "@/app/_components/page-parts";
 const TABS = [
   { key: "members", href: "/settings/members", label: "Members" },
   { key: "tokens", href: "/settings/tokens", label: "API tokens" },
+  { key: "workspace", href: "/settings/workspace", label: "Workspace" },
 ] as const;
 
 /** The heading and tab bar shared by the settings pages. */

@@ -2,6 +2,7 @@
 
 import { signIn } from "next-auth/react";
 import { useState, type FormEvent } from "react";
+import { signInErrorMessage } from "@/server/auth/sign-in-errors";
 import { NameField, NewPasswordField, passwordTooShort } from "@/app/_components/account-fields";
 import { createOwnerAccount } from "./actions";
 
@@ -10,9 +11,7 @@ type Status = { kind: "idle" } | { kind: "pending" } | { kind: "error"; message:
 async function signInWithPassword(email: string, password: string): Promise<string | null> {
   const result = await signIn("credentials", { redirect: false, email, password });
   if (!result) return "Sign-in failed: no answer from the server. Please try again.";
-  if (result.error) {
-    return result.error === "CredentialsSignin" ? "Wrong email or password." : "Sign-in failed. Please try again.";
-  }
+  if (result.error) return signInErrorMessage(result.error);
   return null;
 }
 

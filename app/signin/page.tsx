@@ -3,15 +3,11 @@ import { redirect } from "next/navigation";
 import { AuthCard } from "@/app/_components/auth-card";
 import { getSessionUser, safeCallbackPath } from "@/app/_lib/session";
 import { firstParam, type SearchParams } from "@/app/_lib/search-params";
+import { signInErrorMessage } from "@/server/auth/sign-in-errors";
 import { getBridge } from "@/server/bridge";
 import { OwnerSetupForm, SignInForm } from "./forms";
 
 export const metadata: Metadata = { title: "Sign in" };
-
-const NEXT_AUTH_ERRORS: Record<string, string> = {
-  CredentialsSignin: "Wrong email or password.",
-  SessionRequired: "Please sign in to continue.",
-};
 
 export default async function SignInPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const params = await searchParams;
@@ -20,7 +16,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
 
   const initialized = await getBridge().hasUsers();
   const errorCode = firstParam(params.error);
-  const initialError = errorCode ? (NEXT_AUTH_ERRORS[errorCode] ?? "Sign-in failed. Please try again.") : undefined;
+  const initialError = errorCode ? signInErrorMessage(errorCode) : undefined;
 
   return (
     <AuthCard>

@@ -1,6 +1,6 @@
 /**
- * Workspace administration for owners and admins: members and their roles,
- * removal, and invite links. Not an MCP tool (agents do not manage people);
+ * Workspace administration for owners and admins: the workspace's name,
+ * members and their roles, removal, and invite links. Not an MCP tool (agents do not manage people);
  * the web app reaches it through the bridge, scripts through tRPC
  * (`workspace`), and the CLI through server/auth/invites.ts.
  *
@@ -15,21 +15,25 @@ import { accessChangeRefusal } from "@/server/policies/access";
 import {
   assignableRoles,
   canManageMembers,
+  canRenameWorkspace,
   changeRoleRefusal,
   inviteRefusal,
   managerRefusal,
   type Refusal,
   removeRefusal,
+  renameRefusal,
 } from "@/server/policies/workspace";
 import { findUserByEmail } from "@/server/store/accounts";
 import { getInvite, type InviteRow, insertInvite, listPendingInvites, markInviteRevoked } from "@/server/store/invites";
-import { deleteMembership, getMember, lockOwners, setMemberRole } from "@/server/store/members";
+import { deleteMembership, getMember, getWorkspaceName, lockOwners, setMemberRole } from "@/server/store/members";
+import { renameWorkspace } from "@/server/store/workspaces";
 import type { Tx } from "@/server/store/db";
 import type { ActionContext } from "./context";
 import { pageOfMembers } from "./members";
 import { cursorSchema, pageLimitSchema, parseInput, uuidSchema } from "./tool";
 
 export const DEFAULT_INVITE_DAYS = 7;
+export const MAX_WORKSPACE_NAME_CHARS = 80;
 export const MAX_INVITE_DAYS = 365;
 
 /**
@@ -43,7 +47,25 @@ export interface WorkspaceContext extends Pick<ActionContext, "db" | "actor" | "
 const roleSchema = z.enum(["owner", "admin", "member", "guest"]);
 const inviteRoleSchema = z.enum(["admin", "member", "guest"]);
 
+export const workspaceNameSchema = z
+  .string()
+  .trim()
+  .min(1, "the workspace name must not be empty")
+  .max(MAX_WORKSPACE_NAME_CHARS, `the workspace name must be at most ${MAX_WORKSPACE_NAME_CHARS} characters`)
+  .refine((name) => !/[\u0000-\u001f\u007f]/.test(name), "the workspace name must not contain control characters (such as line breaks)");
+
 export const workspaceInput = z.discriminatedUnion("action", [
+  z.strictObject({
+    action: z
+      .literal("get")
+      .describe("The workspace's id and name, what the caller may change, and the public base URL Quire's links start with; open to every member."),
+  }),
+  z.strictObject({
+    action: z.literal("rename").describe("Rename the workspace (owners and admins)."),
+    name: workspaceNameSchema.describe(
+      `The new name, shown in every member's header: 1-${MAX_WORKSPACE_NAME_CHARS} characters once surrounding spaces are trimmed.`,
+    ),
+  }),
   z.strictObject({
     action: z.literal("list_members").describe("Members with roles and join dates, by name; open to every member."),
     limit: pageLimitSchema,
@@ -109,7 +131,19 @@ export interface InviteView {
   status: "pending" | "accepted" | "revoked" | "expired";
 }
 
+export interface WorkspaceView {
+  workspaceId: string;
+  name: string;
+}
+
 export interface WorkspaceResults {
+  get: {
+    workspace: WorkspaceView;
+    viewer: { userId: string; role: Role; canRename: boolean; canManage: boolean };
+    /** QUIRE_PUBLIC_URL when set, else the address the caller reached Quire at; no trailing slash. */
+    publicUrl: string;
+  };
+  rename: { workspace: WorkspaceView; previousName: string; changed: boolean };
   list_members: {
     members: WorkspaceMemberView[];
     nextCursor: string | null;
@@ -161,6 +195,37 @@ function refuseAgents(ctx: WorkspaceContext): void {
 }
 
 const memberNotFound = (userId: string) => notFound("Member", userId, "List the members to find valid ids.");
+
+const workspaceGone = () =>
+  new DomainError("UNAUTHENTICATED", "Your account is no longer a member of this workspace.");
+
+async function getWorkspace(ctx: WorkspaceContext): Promise<WorkspaceResults["get"]> {
+  const { userId, role, workspaceId } = ctx.actor;
+  const name = await getWorkspaceName(ctx.db, workspaceId);
+  if (name === undefined) throw workspaceGone();
+  return {
+    workspace: { workspaceId, name },
+    viewer: { userId, role, canRename: canRenameWorkspace(role), canManage: canManageMembers(role) },
+    publicUrl: ctx.baseUrl.replace(/\/+$/, ""),
+  };
+}
+
+function rename(ctx: WorkspaceContext, input: ActionInput<"rename">): Promise<WorkspaceResults["rename"]> {
+  refuse(renameRefusal(ctx.actor.role));
+  return ctx.db.transaction(async (tx) => {
+    // The role as of now: it may have changed since the request was authenticated.
+    const actor = await getMember(tx, ctx.actor.workspaceId, ctx.actor.userId, { forUpdate: true });
+    if (!actor) throw workspaceGone();
+    refuse(renameRefusal(actor.role));
+    const renamed = await renameWorkspace(tx, ctx.actor.workspaceId, input.name);
+    if (!renamed) throw workspaceGone();
+    return {
+      workspace: { workspaceId: ctx.actor.workspaceId, name: input.name },
+      previousName: renamed.previousName,
+      changed: renamed.previousName !== input.name,
+    };
+  });
+}
 
 async function listMembersAction(ctx: WorkspaceContext, input: ActionInput<"list_members">): Promise<WorkspaceResults["list_members"]> {
   const { rows, nextCursor } = await pageOfMembers(ctx, { limit: input.limit, cursor: input.cursor });
@@ -276,6 +341,10 @@ export async function runWorkspaceAction(ctx: WorkspaceContext, raw: unknown): P
   const input = parseInput(workspaceInput, raw);
   try {
     switch (input.action) {
+      case "get":
+        return await getWorkspace(ctx);
+      case "rename":
+        return await rename(ctx, input);
       case "list_members":
         return await listMembersAction(ctx, input);
       case "change_role":

@@ -9,7 +9,7 @@ import type { ToolInput, ToolName, ToolOutput } from "@/server/actions/registry"
 import { runTool } from "@/server/actions/run";
 import { type ApiTokensInput, type ApiTokensOutput, runApiTokensAction } from "@/server/actions/api-tokens";
 import { runWorkspaceAction, type WorkspaceInput, type WorkspaceOutput } from "@/server/actions/workspace";
-import { type ErrorCode, type ErrorPayload, isDomainError } from "@/server/core/errors";
+import { type DomainError, type ErrorCode, type ErrorPayload, isDomainError } from "@/server/core/errors";
 import { requestTooLarge } from "@/server/core/limits";
 import type { Database } from "@/db/client";
 import type { FileLinks } from "@/server/storage/links";
@@ -57,6 +57,7 @@ const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   INVITE_USED: "CONFLICT",
   INVITE_EMAIL_MISMATCH: "FORBIDDEN",
   CSRF_REJECTED: "FORBIDDEN",
+  RATE_LIMITED: "TOO_MANY_REQUESTS",
   INTERNAL: "INTERNAL_SERVER_ERROR",
 };
 
@@ -96,12 +97,16 @@ const authenticated = t.procedure.use(({ ctx, next }) => {
   return next({ ctx: { ...ctx, actor: ctx.actor } });
 });
 
+/** The tRPC error for a DomainError (which stays in `cause`, for the formatter). */
+export const toTrpcError = (error: DomainError): TRPCError =>
+  new TRPCError({ code: TRPC_CODES[error.code], message: error.message, cause: error });
+
 /** Runs an action with DomainErrors mapped to tRPC codes (the DomainError stays in `cause` for the formatter). */
 async function callAction<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    if (isDomainError(error)) throw new TRPCError({ code: TRPC_CODES[error.code], message: error.message, cause: error });
+    if (isDomainError(error)) throw toTrpcError(error);
     throw error;
   }
 }

@@ -43,9 +43,25 @@ export async function addUser(db: Database, input: NewUser, now: Date, options: 
 
 export const hasUsers = async (db: Database): Promise<boolean> => (await countUsers(db)) > 0;
 
+let dummyPasswordHash: Promise<string> | undefined;
+
+/**
+ * A hash of a random password with the same argon2 parameters as real ones,
+ * made once per process when first needed: an unknown email is verified
+ * against it, so it costs the same time as a known one.
+ */
+const dummyHash = (): Promise<string> => (dummyPasswordHash ??= hashPassword(randomBytes(32).toString("base64url")));
+
+/**
+ * The user if the email/password pair is right, else null. Always does one
+ * argon2 verification, for unknown emails and accounts without a password
+ * too, so the answer's timing does not tell who has an account.
+ */
 export async function verifyCredentials(db: Database, email: string, password: string) {
   const user = await findUserByEmail(db, email.trim());
-  if (!user || !(await verifyPassword(user.passwordHash, password))) return null;
+  const storedHash = user?.passwordHash ? user.passwordHash : await dummyHash();
+  const matches = await verifyPassword(storedHash, password);
+  if (!user?.passwordHash || !matches) return null;
   return { id: user.id, email: user.email, name: user.name };
 }
 

@@ -7,14 +7,26 @@
  * the environment on every request, and the Quire server sets it before Next
  * starts. The callback URL origin comes from NEXTAUTH_URL / AUTH_TRUST_HOST,
  * also set by the server, so sign-in works on whatever port it listens on.
+ *
+ * Cookies are secure (`__Secure-` session cookie with the Secure flag) when
+ * the public URL is https; the server reads the same cookie name
+ * (web-session.ts). A rate-limited sign-in fails with the error
+ * `RATE_LIMITED:<seconds>` (sign-in-errors.ts), which the auth route answers
+ * with 429.
  */
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { getBridge } from "../bridge";
+import { isDomainError, retryAfterSeconds } from "../core/errors";
+import { rateLimitedSignInError } from "./sign-in-errors";
 
 export const authOptions: NextAuthOptions = {
   session: { strategy: "jwt" },
   pages: { signIn: "/signin", error: "/signin" },
+  // Read per request (next-auth reads the option each time), after the server installed the bridge.
+  get useSecureCookies() {
+    return getBridge().secureCookies;
+  },
   providers: [
     CredentialsProvider({
       id: "credentials",
@@ -27,8 +39,13 @@ export const authOptions: NextAuthOptions = {
         const email = credentials?.email?.trim();
         const password = credentials?.password;
         if (!email || !password) return null;
-        const user = await getBridge().verifyCredentials(email, password);
-        return user ? { id: user.id, email: user.email, name: user.name } : null;
+        try {
+          const user = await getBridge().verifyCredentials(email, password);
+          return user ? { id: user.id, email: user.email, name: user.name } : null;
+        } catch (error) {
+          if (isDomainError(error) && error.code === "RATE_LIMITED") throw new Error(rateLimitedSignInError(retryAfterSeconds(error)));
+          throw error;
+        }
       },
     }),
   ],

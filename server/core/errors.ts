@@ -35,6 +35,7 @@ export const ERROR_CODES = [
   "INVITE_USED",
   "INVITE_EMAIL_MISMATCH",
   "CSRF_REJECTED",
+  "RATE_LIMITED",
   "INTERNAL",
 ] as const;
 
@@ -77,4 +78,25 @@ export function isDomainError(error: unknown): error is DomainError {
 export function notFound(kind: string, id: string, hint?: string): DomainError {
   const next = hint ?? "Check the id (list or search to find valid ones).";
   return new DomainError("NOT_FOUND", `${kind} ${JSON.stringify(id)} was not found. ${next}`, { kind, id });
+}
+
+/**
+ * Too many failed attempts (sign-in, API tokens, share links) from one client
+ * address or for one account: refused before any check is made.
+ */
+export function rateLimited(retryAfterMs: number): DomainError {
+  const retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new DomainError("RATE_LIMITED", tooManyAttemptsMessage(retryAfterSeconds), { retryAfterSeconds });
+}
+
+/** "Too many attempts; try again in N minutes." */
+export function tooManyAttemptsMessage(retryAfterSeconds: number): string {
+  const minutes = Math.max(1, Math.ceil(retryAfterSeconds / 60));
+  return `Too many attempts; try again in ${minutes} ${minutes === 1 ? "minute" : "minutes"}.`;
+}
+
+/** The Retry-After seconds of a RATE_LIMITED error. */
+export function retryAfterSeconds(error: DomainError): number {
+  const seconds = error.details?.retryAfterSeconds;
+  return typeof seconds === "number" && seconds > 0 ? seconds : 60;
 }

@@ -6,13 +6,21 @@ export const MAX_COMMIT_MESSAGE_CHARS = 1_000;
 const noControlChars = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
 
 /**
+ * How every slash-separated path people and agents type is read (document
+ * paths and tag paths alike): surrounding spaces trimmed, and a leading "/"
+ * dropped, so "/a/b" and "a/b" name the same thing.
+ */
+export function normalizePath(raw: string): string {
+  return raw.trim().replace(/^\/+/, "");
+}
+
+/**
  * Document paths look like file paths: "handbook/onboarding". A leading "/" is
  * accepted and dropped so "/a/b" and "a/b" name the same document.
  */
 export const documentPathSchema = z
   .string()
-  .trim()
-  .transform((p) => p.replace(/^\/+/, ""))
+  .transform(normalizePath)
   .pipe(
     z
       .string()
@@ -63,13 +71,18 @@ export const commitMessageSchema = z
   .max(MAX_COMMIT_MESSAGE_CHARS, `commitMessage must be at most ${MAX_COMMIT_MESSAGE_CHARS} characters`)
   .describe(`Commit message (at most ${MAX_COMMIT_MESSAGE_CHARS} characters). Generated from the change when omitted.`);
 
+/** Tag paths are read like document paths: a leading "/" is accepted and dropped ("/status/draft" is "status/draft"). */
 export const tagPathSchema = z
   .string()
-  .trim()
-  .min(1)
-  .max(200)
-  .regex(/^[\p{L}\p{N} _.-]+(\/[\p{L}\p{N} _.-]+)*$/u, "tag path is slash-separated segments of letters, digits, space, '_', '.', '-'")
-  .describe('Hierarchical tag path, e.g. "status/draft". Unique in the workspace.');
+  .transform(normalizePath)
+  .pipe(
+    z
+      .string()
+      .min(1, "tag path must not be empty")
+      .max(200, "tag path must be at most 200 characters")
+      .regex(/^[\p{L}\p{N} _.-]+(\/[\p{L}\p{N} _.-]+)*$/u, "tag path is slash-separated segments of letters, digits, space, '_', '.', '-'"),
+  )
+  .describe('Hierarchical tag path, e.g. "status/draft" (a leading "/" is dropped). Unique in the workspace.');
 
 /** The last path segment, used as the document name when none is given. */
 export function nameFromPath(path: string): string {

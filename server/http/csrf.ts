@@ -6,8 +6,9 @@
  * - a POST must be `Content-Type: application/json` — the simple types a form
  *   or a no-CORS fetch can send (text/plain, urlencoded, multipart) are refused,
  *   and anything else would need a CORS preflight this server never grants;
- * - an Origin header, when present, must be this server's own (the Host or
- *   X-Forwarded-Host the request came with, or QUIRE_PUBLIC_URL);
+ * - an Origin header, when present, must be this server's own (the Host the
+ *   request came with, or QUIRE_PUBLIC_URL; X-Forwarded-Host only when the
+ *   proxy is trusted, QUIRE_TRUST_PROXY=true — otherwise anyone could send it);
  * - Sec-Fetch-Site, when present, must not be `cross-site`.
  *
  * The session cookie itself stays SameSite=Lax (next-auth's default), so other
@@ -27,7 +28,7 @@ function hostOf(url: string): string | null {
 }
 
 /** Why a cookie-authenticated request is refused, or null when it may proceed. */
-export function csrfRefusal(req: IncomingMessage, options: { publicUrl?: string } = {}): ErrorPayload | null {
+export function csrfRefusal(req: IncomingMessage, options: { publicUrl?: string; trustProxy?: boolean } = {}): ErrorPayload | null {
   const method = (req.method ?? "GET").toUpperCase();
   if (method === "POST") {
     const contentType = (req.headers["content-type"] ?? "").split(";", 1)[0]!.trim().toLowerCase();
@@ -41,7 +42,11 @@ export function csrfRefusal(req: IncomingMessage, options: { publicUrl?: string 
   const origin = first(req.headers.origin);
   if (origin !== undefined) {
     const allowed = new Set(
-      [first(req.headers.host), first(req.headers["x-forwarded-host"]), options.publicUrl ? hostOf(options.publicUrl) : undefined]
+      [
+        first(req.headers.host),
+        options.trustProxy ? first(req.headers["x-forwarded-host"]) : undefined,
+        options.publicUrl ? hostOf(options.publicUrl) : undefined,
+      ]
         .filter((h): h is string => Boolean(h))
         .map((h) => h.toLowerCase()),
     );

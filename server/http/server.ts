@@ -12,29 +12,31 @@ import type { Actor } from "@/server/actions/context";
 import { tools } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/run";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
-import { appRouter } from "@/server/api/router";
+import { appRouter, toTrpcError } from "@/server/api/router";
 import {
   actorForApiToken,
   actorForUser,
   addUser,
   ensureAuthSecret,
   hasUsers,
-  verifyCredentials,
 } from "@/server/auth/accounts";
-import { sessionUserId } from "@/server/auth/web-session";
+import { createRateLimitGuard } from "@/server/auth/rate-limit-guard";
+import { sessionUserId, usesSecureCookies } from "@/server/auth/web-session";
 import { installBridge, type QuireBridge } from "@/server/bridge";
 import { followAccessChanges } from "@/server/store/access-cache";
-import { DomainError } from "@/server/core/errors";
+import { DomainError, isDomainError, retryAfterSeconds } from "@/server/core/errors";
 import { MAX_REQUEST_BYTES, requestTooLarge } from "@/server/core/limits";
 import { createMcpEndpoint } from "@/server/mcp/server";
 import { loadConfig } from "@/server/config";
 import { createObjectStore } from "@/server/storage";
 import { createFileLinks, type FileLinks } from "@/server/storage/links";
 import type { ObjectStore } from "@/server/storage/object-store";
+import { createRateLimitStore } from "@/server/store/rate-limits";
 import { sendJson } from "./send-json";
 import { handleFileRoute, isFileRoute } from "./uploads";
 import { accountBridge } from "./account-bridge";
 import { csrfRefusal } from "./csrf";
+import { clientAddress, currentClientAddress, sendRateLimited, withClientAddress } from "./client-address";
 import packageJson from "../../package.json" with { type: "json" };
 
 export interface ServerOptions {
@@ -51,6 +53,8 @@ export interface ServerOptions {
   publicUrl?: string;
   /** Largest upload in bytes (QUIRE_MAX_UPLOAD_BYTES); default 25 MB. */
   maxUploadBytes?: number;
+  /** Believe X-Forwarded-For/-Host/-Proto (QUIRE_TRUST_PROXY); default false. */
+  trustProxy?: boolean;
 }
 
 export interface RunningServer {
@@ -76,6 +80,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let ownUrl = "";
   const files = createFileLinks({ authSecret, baseUrl: () => options.publicUrl ?? ownUrl, maxUploadBytes: options.maxUploadBytes });
   const fileContext = { db, clock, files, store: options.objectStore ?? createObjectStore(loadConfig()) };
+  const trustProxy = options.trustProxy ?? false;
+  // Secure cookies when the site is served over https (QUIRE_PUBLIC_URL, or an https NEXTAUTH_URL).
+  const secureCookies = usesSecureCookies(options.publicUrl) || usesSecureCookies(process.env.NEXTAUTH_URL);
+  const rateLimitStore = createRateLimitStore(db);
+  const limits = createRateLimitGuard(db, rateLimitStore);
+  /** A share-link action; an unknown, revoked or expired link counts against the client address. */
+  async function shareLinkAttempt<T>(run: () => Promise<T>): Promise<T> {
+    const address = currentClientAddress();
+    await limits.refuseIfExhausted("shareLink", address);
+    try {
+      return await run();
+    } catch (error) {
+      if (isDomainError(error) && error.code === "NOT_FOUND") await limits.countFailure("shareLink", address);
+      throw error;
+    }
+  }
 
   const bridge: QuireBridge = {
     async callTool(tool, userId, input) {
@@ -83,23 +103,28 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is not a member of this workspace.");
       return runTool(tool, { db, actor, clock, files }, input) as never;
     },
-    verifyCredentials: (email, password) => verifyCredentials(db, email, password),
+    verifyCredentials: (email, password) => limits.signIn(email, password, currentClientAddress()),
+    secureCookies,
     hasUsers: () => hasUsers(db),
     async createOwner(input) {
       const { user } = await addUser(db, input, clock(), { onlyIfFirst: true });
       return { id: user.id, email: user.email, name: user.name };
     },
     ...accountBridge({ db, clock, baseUrl: (origin) => options.publicUrl ?? origin ?? ownUrl }),
-    readShared: (token, input) => readSharedDocument(db, token, input, clock()),
-    acceptShare: (token, userId) => acceptShareLink(db, userId, token, clock()),
+    readShared: (token, input) => shareLinkAttempt(() => readSharedDocument(db, token, input, clock())),
+    acceptShare: (token, userId) => shareLinkAttempt(() => acceptShareLink(db, userId, token, clock())),
   };
   installBridge(bridge);
+
+  /** The agent behind a bearer token, under the API credential rate limit (throws RATE_LIMITED). */
+  const tokenActor = (req: IncomingMessage, token: string): Promise<Actor | null> =>
+    limits.check("apiCredential", clientAddress(req, trustProxy), () => actorForApiToken(db, token, clock()));
 
   /** A bearer token makes an agent (on every face); without one, the browser session cookie makes the person. */
   async function actorFor(req: IncomingMessage): Promise<Actor | null> {
     const token = bearerToken(req);
-    if (token) return actorForApiToken(db, token, clock());
-    const userId = await sessionUserId(req.headers.cookie, authSecret);
+    if (token) return tokenActor(req, token);
+    const userId = await sessionUserId(req.headers.cookie, authSecret, { secure: secureCookies });
     return userId ? actorForUser(db, userId, "person") : null;
   }
 
@@ -107,7 +132,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     router: appRouter,
     basePath: "/api/trpc/",
     maxBodySize: MAX_REQUEST_BYTES,
-    createContext: async ({ req }) => ({ db, clock, files, baseUrl: options.publicUrl ?? ownUrl, actor: await actorFor(req) }),
+    createContext: async ({ req }) => {
+      try {
+        return { db, clock, files, baseUrl: options.publicUrl ?? ownUrl, actor: await actorFor(req) };
+      } catch (error) {
+        throw isDomainError(error) ? toTrpcError(error) : error;
+      }
+    },
+    responseMeta({ errors }) {
+      const limited = errors.map((e) => e.cause).find((c) => isDomainError(c) && c.code === "RATE_LIMITED");
+      return limited ? { headers: { "retry-after": String(retryAfterSeconds(limited as DomainError)) } } : {};
+    },
   });
 
   const mcp = createMcpEndpoint(version);
@@ -123,7 +158,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
     if (path === "/api/mcp") {
       const token = bearerToken(req);
-      const actor = token ? await actorForApiToken(db, token, clock()) : null;
+      let actor: Actor | null = null;
+      try {
+        actor = token ? await tokenActor(req, token) : null;
+      } catch (error) {
+        if (!isDomainError(error) || error.code !== "RATE_LIMITED") throw error;
+        sendRateLimited(req, res, error);
+        return;
+      }
       if (!actor) {
         sendJson(
           res,
@@ -136,11 +178,23 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await mcp.handle(req, res, { db, actor, clock, files });
       return;
     }
-    if (isFileRoute(path)) return handleFileRoute(req, res, fileContext);
+    if (isFileRoute(path)) {
+      // A signed URL is the credential: refused ones (403) count like invalid API tokens.
+      const address = clientAddress(req, trustProxy);
+      const refused = await limits.refuseIfExhausted("apiCredential", address).catch((error: unknown) => error);
+      if (refused) {
+        if (!isDomainError(refused)) throw refused;
+        sendRateLimited(req, res, refused);
+        return;
+      }
+      await handleFileRoute(req, res, fileContext);
+      if (res.statusCode === 403) await limits.countFailure("apiCredential", address).catch(() => {});
+      return;
+    }
     if (path.startsWith("/api/trpc/")) {
       // A browser session must come from our own pages; a bearer token cannot be forged cross-site.
-      const bySession = !bearerToken(req) && (await sessionUserId(req.headers.cookie, authSecret)) !== null;
-      const refusal = bySession ? csrfRefusal(req, { publicUrl: options.publicUrl }) : null;
+      const bySession = !bearerToken(req) && (await sessionUserId(req.headers.cookie, authSecret, { secure: secureCookies })) !== null;
+      const refusal = bySession ? csrfRefusal(req, { publicUrl: options.publicUrl, trustProxy }) : null;
       if (refusal) {
         sendJson(res, 403, { error: refusal });
         return;
@@ -154,7 +208,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       return;
     }
     if (nextHandler) {
-      await nextHandler(req, res);
+      const address = clientAddress(req, trustProxy);
+      if (path.startsWith("/share/")) {
+        // Share-link guessing: once an address has used up its failures, its share pages answer 429 before any lookup.
+        const refused = await limits.refuseIfExhausted("shareLink", address).catch((error: unknown) => error);
+        if (refused) {
+          if (!isDomainError(refused)) throw refused;
+          sendRateLimited(req, res, refused);
+          return;
+        }
+      }
+      // The bridge methods the app calls (sign-in, share links) read the client address from this scope.
+      const handler = nextHandler;
+      await withClientAddress(address, () => handler(req, res));
       return;
     }
     sendJson(res, options.next ? 503 : 404, {
@@ -182,9 +248,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   if (options.next) {
     process.env.NEXTAUTH_SECRET = authSecret;
-    process.env.NEXTAUTH_URL ??= url;
-    // Sign-in callbacks follow the Host the browser used, so any port or proxy name works.
-    process.env.AUTH_TRUST_HOST ??= "true";
+    process.env.NEXTAUTH_URL ??= options.publicUrl ?? url;
+    // Only a trusted proxy's X-Forwarded-Host/-Proto may decide next-auth's idea of the site's origin.
+    if (trustProxy) process.env.AUTH_TRUST_HOST ??= "true";
     process.env.NEXT_TELEMETRY_DISABLED = "1";
     const { default: createNext } = await import("next");
     const app = createNext({ dev: options.next.dev, dir: options.next.dir, hostname: "localhost", port });
@@ -203,6 +269,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         server.close(() => resolve());
       });
       await stopFollowingAccessChanges();
+      rateLimitStore.close();
     },
   };
 }

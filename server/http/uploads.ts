@@ -30,6 +30,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   UPLOAD_ALREADY_USED: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
   INTERNAL: 500,
 };
 

@@ -67,6 +67,15 @@ export function inviteRefusal(facts: { actor: Role; inviteRole: Role }): Refusal
   return null;
 }
 
+/** Owners and admins may rename the workspace. */
+export const canRenameWorkspace = (role: Role): boolean => role === "owner" || role === "admin";
+
+export function renameRefusal(actor: Role): Refusal {
+  return canRenameWorkspace(actor)
+    ? null
+    : { code: "PERMISSION_DENIED", message: "Only workspace owners and admins can rename the workspace. Ask an owner or admin." };
+}
+
 /** Refuses anyone who is not an owner or admin. */
 export function managerRefusal(actor: Role): Refusal {
   return canManageMembers(actor) ? null : notAManager;

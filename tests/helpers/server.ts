@@ -26,7 +26,14 @@ export interface TestUser {
 }
 
 export async function startTestServer(
-  options: { next?: boolean; database?: DatabaseHandle; objectStore?: ObjectStore; maxUploadBytes?: number } = {},
+  options: {
+    next?: boolean;
+    database?: DatabaseHandle;
+    objectStore?: ObjectStore;
+    maxUploadBytes?: number;
+    publicUrl?: string;
+    trustProxy?: boolean;
+  } = {},
 ) {
   const database = options.database ?? (await createTestDatabase());
   const uploadsDir = options.objectStore ? null : await mkdtemp(path.join(os.tmpdir(), "quire-test-uploads-"));
@@ -38,6 +45,8 @@ export async function startTestServer(
     next: options.next ? { dev: false, dir: projectRoot } : false,
     objectStore,
     maxUploadBytes: options.maxUploadBytes,
+    publicUrl: options.publicUrl,
+    trustProxy: options.trustProxy,
   });
   const { files } = server;
   const { db } = database;

@@ -199,6 +199,7 @@ function sortBranches(branches: BranchSummary[]): BranchSummary[] {
   return [...branches].sort((a, b) => Number(b.isDefault) - Number(a.isDefault) || a.name.localeCompare(b.name));
 }
 
+/** The branch's commits. Its links are not prefetched: a long history would otherwise load every commit's page ahead of a click. */
 function HistoryPanel({
   basePath,
   branchName,
@@ -238,6 +239,7 @@ function HistoryPanel({
                   <span aria-hidden="true">·</span>
                   <Link
                     href={withQuery(basePath, { branch: branchName, commit: c.commitId })}
+                    prefetch={false}
                     className="commit-id"
                     title={`View the document at commit ${c.commitId}`}
                   >
@@ -254,9 +256,15 @@ function HistoryPanel({
       )}
       {log.ok && (logCursor || log.value.nextCursor) ? (
         <nav className="pager pager-small" aria-label="History pages">
-          {logCursor ? <Link href={withQuery(basePath, { branch: branchName, commit: viewing })}>Newest</Link> : <span />}
+          {logCursor ? (
+            <Link href={withQuery(basePath, { branch: branchName, commit: viewing })} prefetch={false}>
+              Newest
+            </Link>
+          ) : (
+            <span />
+          )}
           {log.value.nextCursor ? (
-            <Link href={withQuery(basePath, { branch: branchName, commit: viewing, logCursor: log.value.nextCursor })}>
+            <Link href={withQuery(basePath, { branch: branchName, commit: viewing, logCursor: log.value.nextCursor })} prefetch={false}>
               Older commits →
             </Link>
           ) : null}

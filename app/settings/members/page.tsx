@@ -72,7 +72,7 @@ export default async function MembersPage({ searchParams }: { searchParams: Prom
                   <td>
                     <Person name={member.name} email={member.email} isYou={isMe} />
                   </td>
-                  <td>
+                  <td data-label="Role">
                     {manageable ? (
                       <RoleSelect userId={member.userId} name={member.name} role={member.role} roles={assignableRoles(viewer.role)} />
                     ) : (
@@ -84,7 +84,7 @@ export default async function MembersPage({ searchParams }: { searchParams: Prom
                       </span>
                     )}
                   </td>
-                  <td className="muted small"><TimeAgo value={member.joinedAt} /></td>
+                  <td className="muted small" data-label="Joined"><TimeAgo value={member.joinedAt} /></td>
                   {viewer.canManage ? (
                     <td className="cell-actions">
                       {manageable ? <RemoveMemberButton userId={member.userId} name={member.name} isMe={isMe} /> : null}
@@ -141,12 +141,12 @@ export default async function MembersPage({ searchParams }: { searchParams: Prom
                 {invites.value.invites.map((invite) => (
                   <tr key={invite.inviteId} data-testid="invite-row">
                     <td>{invite.email ?? <span className="muted">Anyone with the link</span>}</td>
-                    <td><span className={`role role-${invite.role}`}>{invite.role}</span></td>
-                    <td className="muted small">
+                    <td data-label="Role"><span className={`role role-${invite.role}`}>{invite.role}</span></td>
+                    <td className="muted small" data-label="Created">
                       <TimeAgo value={invite.createdAt} />
                       {invite.createdByName ? ` by ${invite.createdByName}` : ""}
                     </td>
-                    <td className="muted small">{invite.expiresAt ? <TimeAgo value={invite.expiresAt} /> : "never"}</td>
+                    <td className="muted small" data-label="Expires">{invite.expiresAt ? <TimeAgo value={invite.expiresAt} /> : "never"}</td>
                     <td className="cell-actions">
                       <RevokeInviteButton inviteId={invite.inviteId} label={invite.email ?? "this invite"} />
                     </td>

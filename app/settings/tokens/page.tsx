@@ -5,16 +5,24 @@ import { DataTable, SettingsSection } from "@/app/_components/page-parts";
 import { TimeAgo } from "@/app/_components/time-ago";
 import { attempt } from "@/app/_lib/quire";
 import { requireUser } from "@/app/_lib/session";
+import { loadWorkspace } from "@/app/_lib/workspace";
 import { getBridge } from "@/server/bridge";
 import { SettingsHeader } from "../settings-tabs";
-import { CreateTokenForm, RevokeTokenButton } from "./tokens-client";
+import { RevokeTokenButton, TokenSetup } from "./tokens-client";
 import "../settings.css";
 
 export const metadata: Metadata = { title: "API tokens" };
 
 export default async function TokensPage() {
   const user = await requireUser("/settings/tokens");
-  const listed = await attempt(() => getBridge().apiTokens(user.id, { action: "list" }));
+  const [listed, workspace] = await Promise.all([attempt(() => getBridge().apiTokens(user.id, { action: "list" })), loadWorkspace(user.id)]);
+  if (!workspace.ok) {
+    return (
+      <AppShell user={user}>
+        <ErrorPanel title="Could not load the workspace" code={workspace.code} message={workspace.message} />
+      </AppShell>
+    );
+  }
   if (!listed.ok) {
     return (
       <AppShell user={user}>
@@ -23,26 +31,15 @@ export default async function TokensPage() {
     );
   }
   const { tokens } = listed.value;
+  // The base URL is the server's to decide (QUIRE_PUBLIC_URL, else the origin this page was asked for).
+  const { publicUrl } = workspace.value;
   const active = tokens.filter((t) => t.status === "active").length;
 
   return (
     <AppShell user={user}>
-      <SettingsHeader active="tokens" description="Tokens let AI agents and scripts act as you over MCP and the API." />
+      <SettingsHeader active="tokens" description="Tokens let AI agents and scripts work in Quire for you, over MCP and the API." />
 
-      <SettingsSection
-        id="create-token-heading"
-        title="Create a token"
-        description={
-          <>
-            Send it as <code>Authorization: Bearer &lt;token&gt;</code> to <code>/api/mcp</code> or <code>/api/trpc</code>. A token
-            can do everything you can, except over MCP, where each document&apos;s AI access also applies.
-          </>
-        }
-      >
-        <div className="panel settings-panel">
-          <CreateTokenForm />
-        </div>
-      </SettingsSection>
+      <TokenSetup publicUrl={publicUrl} />
 
       <SettingsSection
         id="tokens-heading"
@@ -66,10 +63,10 @@ export default async function TokensPage() {
                     <span className="token-label">{token.label ?? <span className="muted">(no label)</span>}</span>
                     <span className="token-id" title={token.tokenId}>{token.tokenId.slice(0, 8)}</span>
                   </td>
-                  <td className="muted small"><TimeAgo value={token.createdAt} /></td>
-                  <td className="muted small">{token.lastUsedAt ? <TimeAgo value={token.lastUsedAt} /> : "never"}</td>
-                  <td className="muted small">{token.expiresAt ? <TimeAgo value={token.expiresAt} /> : "never"}</td>
-                  <td>
+                  <td className="muted small" data-label="Created"><TimeAgo value={token.createdAt} /></td>
+                  <td className="muted small" data-label="Last used">{token.lastUsedAt ? <TimeAgo value={token.lastUsedAt} /> : "never"}</td>
+                  <td className="muted small" data-label="Expires">{token.expiresAt ? <TimeAgo value={token.expiresAt} /> : "never"}</td>
+                  <td data-label="Status">
                     <span className={`status status-${token.status}`}>{token.status}</span>
                   </td>
                   <td className="cell-actions">

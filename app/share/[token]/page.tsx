@@ -3,13 +3,13 @@ import Link from "next/link";
 import { notFound, redirect } from "next/navigation";
 import type { ReactNode } from "react";
 import { cache } from "react";
-import { AppShell } from "@/app/_components/app-shell";
+import { AppShell, SignedOutHeader } from "@/app/_components/app-shell";
 import { AuthCard } from "@/app/_components/auth-card";
 import { ErrorPanel } from "@/app/_components/error-panel";
 import { attempt, type DocumentRead } from "@/app/_lib/quire";
 import { getSessionUser, signInPath, type SessionUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
-import { KeyIcon, PublicHeader, SharedDocument } from "./shared-document";
+import { KeyIcon, SharedDocument } from "./shared-document";
 import "@/app/documents/[documentId]/sharing/sharing.css";
 import "../share.css";
 
@@ -66,7 +66,7 @@ export default async function SharePage({ params }: Props) {
     if (read.code === "UNAUTHENTICATED") return <EditLinkCard user={user} signInHref={signInHref} notice={notice} />;
     return (
       <>
-        <PublicHeader signInHref={signInHref} />
+        <SignedOutHeader signInHref={signInHref} />
         <main className="page">
           <ErrorPanel title="Could not open this share link" code={read.code} message={read.message} />
         </main>
@@ -112,7 +112,7 @@ export default async function SharePage({ params }: Props) {
   }
   return (
     <>
-      <PublicHeader signInHref={signInHref} />
+      <SignedOutHeader signInHref={signInHref} />
       <main className="page page-wide">{body}</main>
     </>
   );

@@ -4,8 +4,6 @@
  * without anything that needs an account — no branches, history, or links
  * into other documents.
  */
-import Link from "next/link";
-import { BrandLink } from "@/app/_components/app-shell";
 import type { ReactNode } from "react";
 import { shortId } from "@/app/_lib/format";
 import type { DocumentRead, DocumentSection } from "@/app/_lib/quire";
@@ -16,21 +14,6 @@ import {
   SectionFrame,
   sortedSections,
 } from "@/app/documents/[documentId]/document-body";
-
-export function PublicHeader({ signInHref }: { signInHref: string }) {
-  return (
-    <header className="app-header public-header">
-      <div className="app-header-inner">
-        <BrandLink />
-        <div className="public-header-actions">
-          <Link href={signInHref} className="button button-primary">
-            Sign in
-          </Link>
-        </div>
-      </div>
-    </header>
-  );
-}
 
 export function SharedDocument({ doc, banner, aside }: { doc: DocumentRead; banner: ReactNode; aside: ReactNode }) {
   const sections = sortedSections(doc);

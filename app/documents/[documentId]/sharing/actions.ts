@@ -7,8 +7,8 @@
  * hiding its controls from others is a courtesy, not the check. Next refuses
  * a server action whose Origin does not match the Host.
  */
-import { headers } from "next/headers";
 import { runAsUser, type ActionResult } from "@/app/_lib/action-result";
+import { requestOrigin } from "@/app/_lib/workspace";
 import { getBridge } from "@/server/bridge";
 
 export type SharingResult<T = undefined> = ActionResult<T>;
@@ -52,22 +52,9 @@ export async function setUserPermission(documentId: unknown, userId: unknown, pe
   });
 }
 
-/** The address share links start with: QUIRE_PUBLIC_URL when set, else the host the browser used. */
-async function publicOrigin(): Promise<string | null> {
-  const configured = process.env.QUIRE_PUBLIC_URL;
-  if (configured) return configured.replace(/\/+$/, "");
-  const h = await headers();
-  const host = (h.get("x-forwarded-host") ?? h.get("host"))?.split(",")[0]?.trim();
-  if (!host || !/^[a-z0-9.\-:[\]]+$/i.test(host)) return null;
-  const forwarded = h.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase();
-  const proto = forwarded === "https" || forwarded === "http" ? forwarded : (h.get("origin")?.startsWith("https:") ? "https" : "http");
-  return `${proto}://${host}`;
-}
-
 export interface CreatedShareLink {
-  /** The full link when the origin is known, else the path alone. */
+  /** The full link: QUIRE_PUBLIC_URL (else the origin the browser used) and the link's path. */
   url: string;
-  absolute: boolean;
   permission: "read" | "edit";
   expiresAt: string | null;
 }
@@ -83,7 +70,7 @@ export async function createDocumentShareLink(
   if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > 3650)) {
     return invalid("Expiry must be a whole number of days from 1 to 3650, or empty for a link that does not expire.");
   }
-  const origin = await publicOrigin();
+  const origin = await requestOrigin();
   return asManager(async (me) => {
     const created = await getBridge().callTool("documents", me, {
       action: "create_share_link",
@@ -91,9 +78,10 @@ export async function createDocumentShareLink(
       permission,
       ...(days !== undefined ? { expiresInDays: days } : {}),
     });
+    // The link's base is decided by the server, in one place: QUIRE_PUBLIC_URL, else this request's origin.
+    const { publicUrl } = await getBridge().workspace(me, { action: "get" }, origin);
     return {
-      url: origin ? `${origin}${created.path}` : created.path,
-      absolute: origin !== null,
+      url: `${publicUrl}${created.path}`,
       permission: created.permission,
       expiresAt: created.expiresAt,
     };

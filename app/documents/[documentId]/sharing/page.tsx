@@ -185,7 +185,7 @@ export default async function SharingPage({ params }: Props) {
                         {member?.role === "guest" ? <span className="role role-guest">guest</span> : null}
                       </Person>
                     </td>
-                    <td>
+                    <td data-label="Access">
                       <GrantSelect documentId={documentId} userId={grant.userId} name={name} permission={grant.permission} />
                     </td>
                     <td className="cell-actions">
@@ -233,13 +233,13 @@ export default async function SharingPage({ params }: Props) {
                         {link.shareLinkId.slice(0, 8)}
                       </span>
                     </td>
-                    <td className="muted small">
+                    <td className="muted small" data-label="Created">
                       <TimeAgo value={link.createdAt} />
                     </td>
-                    <td className="muted small">
+                    <td className="muted small" data-label="Expires">
                       {link.expiresAt ? <span title={absoluteTime(link.expiresAt)}>{expiryText(link.expiresAt, now)}</span> : "Never"}
                     </td>
-                    <td>
+                    <td data-label="Status">
                       <span className={`status status-${state}`}>
                         {state === "revoked" && link.revokedAt ? (
                           <span title={absoluteTime(link.revokedAt)}>Revoked</span>

@@ -189,9 +189,7 @@ export function ShareLinkForm({ documentId }: { documentId: string }) {
           title={created.permission === "edit" ? "New edit link" : "New read-only link"}
           value={created.url}
           testId="share-link"
-          hint={`${who} Copy it now: Quire keeps only a fingerprint of the link and cannot show it again.${
-            created.absolute ? "" : " Put this server's address in front of the path."
-          }`}
+          hint={`${who} Copy it now: Quire keeps only a fingerprint of the link and cannot show it again.`}
         />
       ) : null}
     </>

@@ -1,0 +1,32 @@
+"use client";
+
+import { useState } from "react";
+import { FormError, useActionForm } from "@/app/_components/action-form";
+import { renameWorkspace } from "../actions";
+
+/** Renames the workspace (owners and admins); the header follows once it is saved. */
+export function WorkspaceNameForm({ name }: { name: string }) {
+  const [saved, setSaved] = useState<string | null>(null);
+  const { pending, error, onSubmit } = useActionForm((data) => renameWorkspace(data.get("name")), (value) => setSaved(value.name));
+
+  return (
+    <>
+      <form className="inline-form" onSubmit={onSubmit} aria-label="Rename the workspace">
+        <label className="field field-grow">
+          <span>Workspace name</span>
+          {/* Keyed by the saved name, so the field shows it again after the form is reset. */}
+          <input key={name} name="name" type="text" required maxLength={80} defaultValue={name} autoComplete="off" />
+        </label>
+        <button type="submit" className="button button-primary" disabled={pending}>
+          {pending ? "Saving…" : "Save"}
+        </button>
+      </form>
+      <FormError error={error} />
+      {saved !== null && !error ? (
+        <p className="form-saved" role="status">
+          Saved. Everyone now sees “{saved}”.
+        </p>
+      ) : null}
+    </>
+  );
+}
