@@ -59,6 +59,9 @@ export function installBridge(bridge: QuireBridge): void {
   (globalThis as BridgeHolder)[BRIDGE_KEY] = bridge;
 }
 
+/** The bridge, or undefined outside the Quire server (as while `next build` prerenders). */
+export const installedBridge = (): QuireBridge | undefined => (globalThis as BridgeHolder)[BRIDGE_KEY];
+
 export function getBridge(): QuireBridge {
   const bridge = (globalThis as BridgeHolder)[BRIDGE_KEY];
   if (!bridge) throw new Error("Quire server bridge is not installed: start the app with `npm start` (bin/quire.js serve), not `next` directly.");

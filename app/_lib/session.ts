@@ -5,6 +5,7 @@
  */
 import { getServerSession } from "next-auth";
 import { redirect } from "next/navigation";
+import { connection } from "next/server";
 import { authOptions } from "@/server/auth/next-auth-options";
 
 export interface SessionUser {
@@ -14,6 +15,9 @@ export interface SessionUser {
 }
 
 export async function getSessionUser(): Promise<SessionUser | null> {
+  // A page that asks who is signed in is rendered per request, never prerendered at build time
+  // (the auth options reach the server's bridge, which exists only in the running server).
+  await connection();
   const session = await getServerSession(authOptions);
   const user = session?.user;
   if (!user?.id) return null;

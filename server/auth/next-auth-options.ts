@@ -16,16 +16,16 @@
  */
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
-import { getBridge } from "../bridge";
+import { getBridge, installedBridge } from "../bridge";
 import { isDomainError, retryAfterSeconds } from "../core/errors";
 import { rateLimitedSignInError } from "./sign-in-errors";
 
 export const authOptions: NextAuthOptions = {
   session: { strategy: "jwt" },
   pages: { signIn: "/signin", error: "/signin" },
-  // Read per request (next-auth reads the option each time), after the server installed the bridge.
+  // Read per request (next-auth reads the option each time). No bridge only while `next build` prerenders, which sets no cookies.
   get useSecureCookies() {
-    return getBridge().secureCookies;
+    return installedBridge()?.secureCookies ?? false;
   },
   providers: [
     CredentialsProvider({

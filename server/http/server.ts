@@ -179,7 +179,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       return;
     }
     if (isFileRoute(path)) {
-      // A signed URL is the credential: refused ones (403) count like invalid API tokens.
+      // A signed URL is the credential: bad or expired signatures count like invalid API tokens.
       const address = clientAddress(req, trustProxy);
       const refused = await limits.refuseIfExhausted("apiCredential", address).catch((error: unknown) => error);
       if (refused) {
@@ -187,9 +187,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         sendRateLimited(req, res, refused);
         return;
       }
-      await handleFileRoute(req, res, fileContext);
-      if (res.statusCode === 403) await limits.countFailure("apiCredential", address).catch(() => {});
-      return;
+      return handleFileRoute(req, res, fileContext, {
+        async onRefusal(error) {
+          if (error.code !== "SIGNATURE_INVALID" && error.code !== "LINK_EXPIRED") return undefined;
+          return limits.countFailure("apiCredential", address).then(
+            () => undefined,
+            (limited: unknown) => (isDomainError(limited) ? limited : undefined),
+          );
+        },
+      });
     }
     if (path.startsWith("/api/trpc/")) {
       // A browser session must come from our own pages; a bearer token cannot be forged cross-site.

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { PassThrough, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type FileTransferContext, openDownload, receiveUpload } from "@/server/actions/upload-url";
-import { DomainError, type ErrorCode, isDomainError } from "@/server/core/errors";
+import { DomainError, type ErrorCode, isDomainError, retryAfterSeconds } from "@/server/core/errors";
 import { sendJson } from "./send-json";
 
 const UPLOADS = "/api/uploads/";
@@ -37,7 +37,8 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
 function sendError(req: IncomingMessage, res: ServerResponse, error: DomainError, headers: Record<string, string> = {}): void {
   const status = STATUS[error.code] ?? 400;
   const unread = !req.complete;
-  sendJson(res, status, { error: error.toPayload() }, { "cache-control": "no-store", ...(unread ? { connection: "close" } : {}), ...headers });
+  const retry: Record<string, string> = error.code === "RATE_LIMITED" ? { "retry-after": String(retryAfterSeconds(error)) } : {};
+  sendJson(res, status, { error: error.toPayload() }, { "cache-control": "no-store", ...(unread ? { connection: "close" } : {}), ...retry, ...headers });
   if (unread) {
     // Discard what is left of the body so the client reads this answer, but do not wait on a sender that never stops.
     req.unpipe();
@@ -127,8 +128,17 @@ async function handleDownload(req: IncomingMessage, res: ServerResponse, ctx: Fi
   await pipeline(file.body, res);
 }
 
-/** Serves PUT /api/uploads/<key> and GET /api/files/<key>. */
-export async function handleFileRoute(req: IncomingMessage, res: ServerResponse, ctx: FileTransferContext): Promise<void> {
+/**
+ * Serves PUT /api/uploads/<key> and GET /api/files/<key>. `onRefusal` sees
+ * every refusal before it is sent and may answer with another error instead
+ * (the rate limits count refused signatures there).
+ */
+export async function handleFileRoute(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: FileTransferContext,
+  options: { onRefusal?: (error: DomainError) => Promise<DomainError | undefined> } = {},
+): Promise<void> {
   // The raw path, not a URL-normalised one: "a/../b" must reach key validation as written, and be refused there.
   const [rawPath = "", rawQuery = ""] = (req.url ?? "").split("?", 2);
   const query = new URLSearchParams(rawQuery);
@@ -141,6 +151,7 @@ export async function handleFileRoute(req: IncomingMessage, res: ServerResponse,
       return;
     }
     if (!isDomainError(error)) console.error("[quire] file route failed", error);
-    sendError(req, res, isDomainError(error) ? error : new DomainError("INTERNAL", "Quire hit an internal error; nothing was stored. Retry."));
+    const refusal = isDomainError(error) ? error : new DomainError("INTERNAL", "Quire hit an internal error; nothing was stored. Retry.");
+    sendError(req, res, (await options.onRefusal?.(refusal)) ?? refusal);
   }
 }

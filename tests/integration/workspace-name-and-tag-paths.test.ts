@@ -6,10 +6,13 @@
  * document paths do.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { createTRPCClient, httpLink } from "@trpc/client";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { workspaces } from "@/db/schema";
 import type { WorkspaceResults } from "@/server/actions/workspace";
+import type { AppRouter } from "@/server/api/router";
+import { startServer } from "@/server/http/server";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 let server: TestServer;
@@ -116,6 +119,25 @@ describe("renaming the workspace", () => {
     // Exactly 80 characters after trimming is fine.
     const longest = "z".repeat(80);
     expect(await as(owner).workspace({ action: "rename", name: `  ${longest} ` })).toMatchObject({ workspace: { name: longest } });
+  });
+});
+
+describe("the public base URL `get` hands out", () => {
+  test("is the server's own address by default, and QUIRE_PUBLIC_URL (without a trailing slash) when configured", async () => {
+    const own = (await server.trpcClient(member.token).workspace.mutate({ action: "get" })) as WorkspaceResults["get"];
+    expect(own.publicUrl).toBe(server.url);
+
+    const configured = await startServer({ database: server.database, port: 0, host: "127.0.0.1", next: false, publicUrl: "https://docs.example.com/" });
+    try {
+      const client = createTRPCClient<AppRouter>({
+        links: [httpLink({ url: `${configured.url}/api/trpc`, headers: { authorization: `Bearer ${member.token}` } })],
+      });
+      const got = (await client.workspace.mutate({ action: "get" })) as WorkspaceResults["get"];
+      expect(got.publicUrl).toBe("https://docs.example.com");
+      expect(got.workspace.workspaceId).toBe(owner.actor.workspaceId);
+    } finally {
+      await configured.close();
+    }
   });
 });
 
