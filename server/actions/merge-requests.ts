@@ -215,7 +215,7 @@ async function openMergeRequest(tx: Tx, ctx: ActionContext, mergeRequestId: stri
 
 /**
  * Closing, retitling and managing reviewers is for the document's editors and
- * the request's author — in person: an AI call needs edit like any other write.
+ * the request's author — in person: an agent (API token) needs edit like any other write.
  */
 function requireAuthorOrEditor(ctx: ActionContext, row: MergeRequestRow, access: DocumentAccess): void {
   const isAuthor = row.authorId === ctx.actor.userId;

@@ -231,10 +231,14 @@ function rename(ctx: WorkspaceContext, input: ActionInput<"rename">): Promise<Wo
 async function listMembersAction(ctx: WorkspaceContext, input: ActionInput<"list_members">): Promise<WorkspaceResults["list_members"]> {
   const { rows, nextCursor } = await pageOfMembers(ctx, { limit: input.limit, cursor: input.cursor });
   const { role, userId } = ctx.actor;
+  const inPerson = accessChangeRefusal(ctx.actor.principal) === null;
   return {
     members: rows.map((r) => ({ userId: r.userId, name: r.name, email: r.email, role: r.role, joinedAt: r.joinedAt.toISOString() })),
     nextCursor,
-    viewer: { userId, role, canManage: canManageMembers(role), assignableRoles: assignableRoles(role) },
+    // An agent (API token) manages no one, whatever its person's role.
+    viewer: inPerson
+      ? { userId, role, canManage: canManageMembers(role), assignableRoles: assignableRoles(role) }
+      : { userId, role, canManage: false, assignableRoles: [] },
   };
 }
 

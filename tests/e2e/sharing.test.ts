@@ -259,3 +259,43 @@ test("the owner gives one person read access with the member picker, then remove
     await readerContext.close();
   }
 });
+
+test("a read-link visitor does not see a section hidden from the team, on the page or in its HTML", async () => {
+  const asOwner = (tool: "documents" | "sections" | "merge_requests", input: Record<string, unknown>) =>
+    server.callTool(tool, ownerUser.userId, input as never) as Promise<Record<string, unknown>>;
+  const created = (await asOwner("documents", {
+    action: "create",
+    path: "handbook/compensation",
+    name: "Compensation",
+    sections: [
+      { name: "Principles", content: [{ blockType: "text", text: "Pay is transparent within bands." }] },
+      { name: "Salaries", content: [{ blockType: "text", text: "Olive earns 250k" }] },
+    ],
+  })) as { documentId: string; sectionIds: string[] };
+  const hiddenId = created.sectionIds[1]!;
+  await asOwner("documents", { action: "create_branch", documentId: created.documentId, branchName: "restrict" });
+  await asOwner("sections", { action: "update", documentId: created.documentId, branchName: "restrict", sectionId: hiddenId, defaultPermission: "none" });
+  const mr = (await asOwner("merge_requests", { action: "create", documentId: created.documentId, sourceBranch: "restrict", targetBranch: "main", title: "Restrict" })) as {
+    mergeRequestId: string;
+  };
+  await asOwner("merge_requests", { action: "execute", mergeRequestId: mr.mergeRequestId });
+  const link = (await asOwner("documents", { action: "create_share_link", documentId: created.documentId, permission: "read" })) as { path: string };
+
+  const visitorContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  try {
+    const visitor = await visitorContext.newPage();
+    const opened = await visitor.goto(`${server.url}${link.path}`);
+    expect(opened?.status()).toBe(200);
+    await visitor.getByTestId("shared-document").waitFor();
+    expect(await visitor.locator(".doc-title").textContent()).toBe("Compensation");
+    await visitor.getByRole("heading", { level: 2, name: "Principles" }).waitFor();
+    expect(await visitor.locator(".doc-section-heading h2").allTextContents()).toEqual(["Principles"]);
+    const html = await visitor.content();
+    expect(html).not.toContain("Salaries");
+    expect(html).not.toContain("Olive earns");
+    expect(html).not.toContain(hiddenId);
+    await screenshot(visitor, "hidden-section");
+  } finally {
+    await visitorContext.close();
+  }
+});

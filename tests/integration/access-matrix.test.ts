@@ -531,6 +531,10 @@ describe("an API token is an agent on tRPC too", () => {
       });
     }
 
+    // Listing is open to the token, and says it manages no one.
+    const listed = (await callTrpcHttp(trpc, "workspace", { action: "list_members" })) as { viewer: { role: string; canManage: boolean; assignableRoles: string[] } };
+    expect(listed.viewer).toMatchObject({ role: "owner", canManage: false, assignableRoles: [] });
+
     // Nothing changed.
     expect(await asOwner("documents", { action: "get_permissions", documentId: f.documentId })).toEqual(before);
     const shareLinks = await asOwner<{ shareLinks: Array<{ shareLinkId: string; permission: string; revokedAt: string | null }> }>("documents", {
