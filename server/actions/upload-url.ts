@@ -131,7 +131,7 @@ export function downloadLinks(
   if (keys.length === 0) return {};
   const expiresAt = new Date(ctx.clock().getTime() + DOWNLOAD_URL_TTL_MS);
   return Object.fromEntries(
-    keys.map((key) => [key, ctx.files.downloadUrl({ key, documentId, commitId, userId: ctx.actor.userId, expiresAt })]),
+    keys.map((key) => [key, ctx.files.downloadUrl({ key, documentId, commitId, userId: ctx.actor.userId, principal: ctx.actor.principal, expiresAt })]),
   );
 }
 
@@ -228,16 +228,16 @@ export interface OpenedDownload {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * Whether `userId`, as a person, may still see a block holding `key` in
+ * Whether `userId`, as the link's principal (person or agent), may still see a block holding `key` in
  * document `documentId` at commit `commitId`: the document must be readable
  * and some section visible to them at that commit must reference the key.
  */
 async function keyVisibleAt(db: Database, target: DownloadTarget): Promise<boolean> {
   const membership = await getMembership(db, target.userId);
   if (!membership) return false;
-  const person: Actor = { userId: target.userId, workspaceId: membership.workspaceId, role: membership.role, principal: "person" };
+  const actor: Actor = { userId: target.userId, workspaceId: membership.workspaceId, role: membership.role, principal: target.principal };
   try {
-    const access = await openDocument(db, person, target.documentId, "read");
+    const access = await openDocument(db, actor, target.documentId, "read");
     const commit = await new CommitGraph(db, target.documentId).get(target.commitId);
     const keys = await storageKeysVisibleIn(access, await loadTree(db, commit.treeHash), (hashes) => loadSections(db, hashes));
     return keys.has(target.key);
@@ -249,17 +249,27 @@ async function keyVisibleAt(db: Database, target: DownloadTarget): Promise<boole
 
 /**
  * Opens an uploaded file for a signed download URL: the signature binds key,
- * document, commit and user; the user must still see a block holding the key
+ * document, commit, user and principal; the user (as that principal) must still see a block holding the key
  * in that document at that commit, and the upload must belong to the
  * document's workspace. Anything the user may not see is NOT_FOUND.
  */
 export async function openDownload(
   ctx: FileTransferContext,
-  request: { key: string; documentId: string | null; commitId: string | null; userId: string | null; expires: string | null; signature: string | null },
+  request: {
+    key: string;
+    documentId: string | null;
+    commitId: string | null;
+    userId: string | null;
+    principal: string | null;
+    expires: string | null;
+    signature: string | null;
+  },
 ): Promise<OpenedDownload> {
   const { key } = request;
   assertStorageKey(key);
-  const target: DownloadTarget = { key, documentId: request.documentId ?? "", commitId: request.commitId ?? "", userId: request.userId ?? "" };
+  // Anything but "agent" is signed and checked as "person", so an altered `as` fails the signature.
+  const principal = request.principal === "agent" ? "agent" : "person";
+  const target: DownloadTarget = { key, documentId: request.documentId ?? "", commitId: request.commitId ?? "", userId: request.userId ?? "", principal };
   refuseLink(ctx.files.checkDownload({ ...target, expires: request.expires, signature: request.signature, now: ctx.clock() }), "download");
   const missing = () => notFound("File", key, "Call `read` again: the file or your access to it is gone.");
   if (!UUID.test(target.documentId) || !UUID.test(target.commitId) || !UUID.test(target.userId)) throw missing();

@@ -105,6 +105,7 @@ async function handleDownload(req: IncomingMessage, res: ServerResponse, ctx: Fi
     documentId: query.get("document"),
     commitId: query.get("commit"),
     userId: query.get("user"),
+    principal: query.get("as"),
     expires: query.get("expires"),
     signature: query.get("signature"),
   });

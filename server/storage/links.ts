@@ -2,10 +2,10 @@
  * Signed links to Quire's own upload and download routes. A link carries its
  * expiry and an HMAC-SHA256 signature made with a key derived from the
  * instance auth secret, so any instance on the same database can check it and
- * no link can be forged or altered (key, document, commit, user or expiry).
+ * no link can be forged or altered (key, document, commit, user, principal or expiry).
  *
  *   upload:   <base>/api/uploads/<key>?expires=<unix s>&signature=<sig>
- *   download: <base>/api/files/<key>?document=<id>&commit=<id>&user=<id>&expires=<unix s>&signature=<sig>
+ *   download: <base>/api/files/<key>?document=<id>&commit=<id>&user=<id>&as=<person|agent>&expires=<unix s>&signature=<sig>
  *
  * Pure apart from HMAC: no I/O, no clock (callers pass times in).
  */
@@ -28,12 +28,14 @@ function mac(key: Buffer, parts: readonly string[]): string {
 }
 
 const uploadParts = (key: string, expires: number) => ["upload", key, String(expires)];
-/** What a download link is for: one file, as a block of one document at one commit, for one user. */
+/** What a download link is for: one file, as a block of one document at one commit, for one user acting as person or agent. */
 export interface DownloadTarget {
   key: string;
   documentId: string;
   commitId: string;
   userId: string;
+  /** Whether the link was handed to the person or to their agent (an API token): an agent's link is re-checked under `aiAccess`. */
+  principal: "person" | "agent";
 }
 
 const downloadParts = (target: DownloadTarget, expires: number) => [
@@ -42,6 +44,7 @@ const downloadParts = (target: DownloadTarget, expires: number) => [
   target.documentId,
   target.commitId,
   target.userId,
+  target.principal,
   String(expires),
 ];
 
@@ -66,6 +69,7 @@ export function signDownloadUrl(input: DownloadTarget & { baseUrl: string; signi
     document: input.documentId,
     commit: input.commitId,
     user: input.userId,
+    as: input.principal,
     expires: String(expires),
     signature: mac(input.signingKey, downloadParts(input, expires)),
   });

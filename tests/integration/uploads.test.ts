@@ -91,9 +91,9 @@ async function publish(key: string, mediaType = "image/png", by: Client = mcp): 
   return created.commitId;
 }
 
-/** A download link as `read` signs it, for `userId` and the key as held at `commitId`. */
-const linkFor = (key: string, commitId: string, userId: string, expiresAt = new Date(Date.now() + 60_000)) =>
-  server.files.downloadUrl({ key, documentId, commitId, userId, expiresAt });
+/** A download link as `read` signs it, for `userId` (in person unless said) and the key as held at `commitId`. */
+const linkFor = (key: string, commitId: string, userId: string, expiresAt = new Date(Date.now() + 60_000), principal: "person" | "agent" = "person") =>
+  server.files.downloadUrl({ key, documentId, commitId, userId, principal, expiresAt });
 
 beforeAll(async () => {
   server = await startTestServer({ maxUploadBytes: MAX_UPLOAD });
@@ -145,7 +145,7 @@ describe("upload, reference, read, download", () => {
     expect(section.content).toEqual([block]);
     const url = section.downloads?.[g.key];
     expect(url, "read returns a download URL per storage key (section.downloads)").toMatch(
-      new RegExp(`^${server.url}/api/files/${g.key}\\?document=${documentId}&commit=[0-9a-f-]{36}&user=${owner.userId}&expires=\\d+&signature=`),
+      new RegExp(`^${server.url}/api/files/${g.key}\\?document=${documentId}&commit=[0-9a-f-]{36}&user=${owner.userId}&as=agent&expires=\\d+&signature=`),
     );
 
     const response = await fetch(url!);
@@ -406,9 +406,26 @@ describe("downloads refuse", () => {
     const response = await fetch(linkFor(pending.key, commitId, owner.userId));
     expect(response.status).toBe(404);
     const unknownDoc = await fetch(
-      server.files.downloadUrl({ key, documentId: "00000000-0000-4000-8000-000000000000", commitId, userId: owner.userId, expiresAt: new Date(Date.now() + 60_000) }),
+      server.files.downloadUrl({ key, documentId: "00000000-0000-4000-8000-000000000000", commitId, userId: owner.userId, principal: "person", expiresAt: new Date(Date.now() + 60_000) }),
     );
     expect(unknownDoc.status).toBe(404);
+  });
+
+  test("an agent's link (from a token's read) stops working once aiAccess hides the file from agents; the person's does not", async () => {
+    const read = await callMcp<{ sections: SectionRead[] }>(mcp, "read", { documentId });
+    const agentLink = read.sections.find((s) => s.downloads?.[key])!.downloads![key]!;
+    expect(new URL(agentLink).searchParams.get("as")).toBe("agent");
+    expect((await fetch(agentLink)).status).toBe(200);
+    const asPerson = new URL(agentLink);
+    asPerson.searchParams.set("as", "person");
+    expect((await fetch(asPerson)).status, "the principal is signed").toBe(403);
+    await server.callTool("documents", owner.userId, { action: "set_permissions", documentId, aiAccess: "none" });
+    try {
+      expect((await fetch(agentLink)).status).toBe(404);
+      expect((await fetch(linkFor(key, commitId, owner.userId))).status).toBe(200);
+    } finally {
+      await server.callTool("documents", owner.userId, { action: "set_permissions", documentId, aiAccess: "edit" });
+    }
   });
 
   test("a key no block holds at the link's commit (404), even for the uploader", async () => {
