@@ -143,7 +143,8 @@ async function openEmbeddedFolder(dataDir: string, mode: "serve" | "use"): Promi
       }
     }
     const socketPath = claim.owner.socket!;
-    const client = postgres({ path: socketPath, max: 1, onnotice: () => {}, connect_timeout: 10 });
+    // Unnamed statements only: the owner's backend is one session shared by every client (see db/embedded-socket.ts).
+    const client = postgres({ path: socketPath, max: 1, prepare: false, onnotice: () => {}, connect_timeout: 10 });
     try {
       await client`select 1`;
     } catch (error) {
