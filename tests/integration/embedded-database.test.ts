@@ -146,7 +146,6 @@ describe("one owner of the embedded database", () => {
 
   test("the server owns the folder; user add, token create, migrate and invite create work through its socket", async () => {
     server = await serve();
-    expect(owner()).toMatchObject({ pid: server.child.pid, role: "server", socket: path.join(dataDir, "db.sock") });
 
     const ada = await quire("user", "add", "--email", "ada@example.test", "--name", "Ada", "--password", "a long password");
     expect(ada.stderr).toBe("");
@@ -176,6 +175,7 @@ describe("one owner of the embedded database", () => {
     const invite = await quire("invite", "create", "--role", "member", "--email", "cleo@example.test");
     expect(invite.code).toBe(0);
     expect(lastLine(invite.stdout)).toMatch(/\/invite\/[A-Za-z0-9_-]+$/);
+    expect(owner()).toMatchObject({ pid: server.child.pid, role: "server", socket: path.join(dataDir, "db.sock") });
   });
 
   test("token revoke from the CLI reaches the server's token cache: the next request gets 401", async () => {
