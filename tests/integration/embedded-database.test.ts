@@ -5,7 +5,7 @@
  * server on the same folder.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -163,16 +163,16 @@ describe("one owner of the embedded database", () => {
     documentIds.push(created.documentId);
     await mcp.close();
 
-    // …and a user added while the server runs can use a token over tRPC HTTP.
-    expect((await quire("user", "add", "--email", "bob@example.test", "--name", "Bob", "--password", "another password")).stdout).toMatch(/\(member\)/);
-    bobToken = lastLine((await quire("token", "create", "--email", "bob@example.test")).stdout);
-    const members = await trpc(server.url, bobToken).members.query({ action: "list" });
-    expect(members.members.map((m) => m.email).sort()).toEqual(["ada@example.test", "bob@example.test"]);
-
-    const migrated = await quire("migrate");
+    // …and a user added while the server runs can use a token over tRPC HTTP (meanwhile: migrate and invite create).
+    const bob = (async () => {
+      expect((await quire("user", "add", "--email", "bob@example.test", "--name", "Bob", "--password", "another password")).stdout).toMatch(/\(member\)/);
+      bobToken = lastLine((await quire("token", "create", "--email", "bob@example.test")).stdout);
+      const members = await trpc(server.url, bobToken).members.query({ action: "list" });
+      expect(members.members.map((m) => m.email).sort()).toEqual(["ada@example.test", "bob@example.test"]);
+    })();
+    const [migrated, invite] = await Promise.all([quire("migrate"), quire("invite", "create", "--role", "member", "--email", "cleo@example.test"), bob]);
     expect(migrated.code).toBe(0);
     expect(migrated.stdout).toContain(`through the running server's socket ${path.join(dataDir, "db.sock")}`);
-    const invite = await quire("invite", "create", "--role", "member", "--email", "cleo@example.test");
     expect(invite.code).toBe(0);
     expect(lastLine(invite.stdout)).toMatch(/\/invite\/[A-Za-z0-9_-]+$/);
     expect(owner()).toMatchObject({ pid: server.child.pid, role: "server", socket: path.join(dataDir, "db.sock") });
@@ -269,13 +269,19 @@ describe("one owner of the embedded database", () => {
   test("a data folder whose socket path would be too long gets a short socket under the temp dir", async () => {
     const deep = path.join(dataDir, "a-rather-long-folder-name-".repeat(4), "quire-data");
     mkdirSync(deep, { recursive: true });
+    // A copy of the database the server above left (saves creating one).
+    cpSync(path.join(dataDir, "db"), path.join(deep, "db"), { recursive: true });
     const deepEnv = childEnv(deep);
     const deepServer = await serve(deepEnv);
     const socket = owner(deep)!.socket!;
     expect(path.dirname(socket)).toBe(tmpdir());
     expect(existsSync(socket)).toBe(true);
     const added = await quireIn(deepEnv, "user", "add", "--email", "deep@example.test", "--name", "Deep", "--password", "a long password");
-    expect(added.stdout).toMatch(/\(owner\)/);
+    expect(added.stdout).toMatch(/\(member\)/);
+    const mcp = await mcpClient(deepServer.url, adaToken);
+    const members = await callMcp<{ members: unknown[] }>(mcp, "members", { action: "list" });
+    expect(members.members).toHaveLength(6);
+    await mcp.close();
     expect(await stop(deepServer, "SIGTERM")).toEqual({ code: 0, signal: null });
     expect(existsSync(socket)).toBe(false);
   });
