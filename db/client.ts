@@ -99,6 +99,8 @@ async function openEmbeddedFolder(dataDir: string, mode: "serve" | "use"): Promi
     try {
       const { handle, client, notify } = await openPgliteClient(dataDir);
       try {
+        // Migrated before anyone else can connect, so a CLI's migrate never races the server's.
+        await handle.migrate();
         const socket = await serveEmbeddedSocket(client, socketPath, notify);
         return {
           ...handle,
@@ -122,7 +124,9 @@ async function openEmbeddedFolder(dataDir: string, mode: "serve" | "use"): Promi
     }
   }
 
-  for (let attempt = 1; ; attempt++) {
+  const deadline = Date.now() + 60_000;
+  let toldStarting = false;
+  for (;;) {
     const claim = await claimDataFolder(folder, "cli", { onWait });
     if (claim.kind === "held") {
       try {
@@ -143,13 +147,16 @@ async function openEmbeddedFolder(dataDir: string, mode: "serve" | "use"): Promi
       }
     }
     const socketPath = claim.owner.socket!;
-    const client = postgres({ path: socketPath, max: 1, onnotice: () => {}, connect_timeout: 10 });
+    // Unnamed statements only: the owner's backend is one session shared by every client (see db/embedded-socket.ts).
+    const client = postgres({ path: socketPath, max: 1, prepare: false, onnotice: () => {}, connect_timeout: 10 });
     try {
       await client`select 1`;
     } catch (error) {
       await client.end({ timeout: 0 });
-      // The server may be stopping: look at the lock again (it is gone or stale by then).
-      if (attempt < 50) {
+      // The server is still opening the database, or stopping: look at the lock again (gone or stale once it has stopped).
+      if (Date.now() < deadline) {
+        if (!toldStarting) console.error(`Waiting for the Quire server (pid ${claim.owner.pid}) to serve ${displayFolder(folder)} on ${socketPath} ...`);
+        toldStarting = true;
         await new Promise((resolve) => setTimeout(resolve, 200));
         continue;
       }

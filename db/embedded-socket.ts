@@ -20,6 +20,13 @@
  * (the access caches), so NotificationResponse messages met in a connection's
  * output are taken out of it and handed to the owner's listeners.
  *
+ * The session is shared, so are prepared statement names: clients use unnamed
+ * statements (postgres.js `prepare: false`), which live only inside one
+ * exchange. (A named statement would outlive its client, and deallocating
+ * them when a client leaves would pull them from under the others: postgres.js
+ * then retries, and a retried COMMIT in the aborted transaction reports
+ * success while the transaction rolled back.)
+ *
  * A connection that goes away mid-exchange or inside a transaction is rolled
  * back; one that sits on the lock for IDLE_IN_TRANSACTION_MS without sending
  * anything is closed (like PostgreSQL's idle_in_transaction_session_timeout).
@@ -206,8 +213,6 @@ class Connection {
         const discard = { onRawData: () => {} };
         await this.client.execProtocolRawStream(SYNC, discard);
         if (this.client.isInTransaction()) await this.client.execProtocolRawStream(simpleQuery("ROLLBACK"), discard);
-        // Statements a client prepared by name would outlive it in the shared session.
-        await this.client.execProtocolRawStream(simpleQuery("DEALLOCATE ALL"), discard);
       });
     } finally {
       release();

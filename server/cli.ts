@@ -9,9 +9,7 @@ import { openDatabase } from "@/db/client";
 import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { loadConfig } from "@/server/config";
 import { isDomainError } from "@/server/core/errors";
-import { startServer } from "@/server/http/server";
 import { ADMIN_USAGE, runAdminCommand } from "@/server/cli-admin";
-import { createObjectStore } from "@/server/storage";
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -81,6 +79,8 @@ async function main(argv: string[]): Promise<void> {
   }
 
   if (command === "serve") {
+    // Loaded here only: the HTTP stack is most of the CLI's start-up time, and the other commands do not need it.
+    const [{ startServer }, { createObjectStore }] = await Promise.all([import("@/server/http/server"), import("@/server/storage")]);
     const { config, database } = await openConfiguredDatabase("serve");
     const port = values.port ? Number(values.port) : config.port;
     const server = await startServer({
