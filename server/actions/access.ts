@@ -19,8 +19,10 @@ import {
   strictestSectionPermission,
 } from "@/server/policies/access";
 import { getGrant } from "@/server/store/access";
+import { CommitGraph } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
-import { type DocumentRow, type DocumentWithGrants, documentNotFound, findDocumentWithGrants } from "@/server/store/documents";
+import { type DocumentRow, type DocumentWithGrants, documentNotFound, findDocumentWithGrants, getBranch } from "@/server/store/documents";
+import { loadSections, loadTree } from "@/server/store/objects";
 import type { Actor } from "./context";
 
 export type Need = "read" | "edit" | "manage";
@@ -180,4 +182,20 @@ export function requireFullMember(actor: Actor, doing: string): void {
   if (actor.role === "guest") {
     throw new DomainError("PERMISSION_DENIED", `Guests cannot ${doing}. Ask a workspace admin to make you a member.`);
   }
+}
+
+/**
+ * The sections the caller may not see at the head of the document's default
+ * branch as it is now, when `commitId` is some other version. Every override
+ * reaches the default branch by a merge, so hiding a section there hides its
+ * past and its copies on other branches too: an older version never reveals
+ * what the default branch hides now.
+ */
+export async function sectionsHiddenNow(tx: Tx, access: DocumentAccess, commitId: string): Promise<ReadonlySet<string>> {
+  if (access.canManage) return new Set();
+  const head = (await getBranch(tx, access.document.id, access.document.defaultBranch)).headCommitId;
+  if (head === commitId) return new Set();
+  const tree = await loadTree(tx, (await new CommitGraph(tx, access.document.id).get(head)).treeHash);
+  const versions = await loadSections(tx, tree.sections.map((e) => e.blobHash));
+  return new Set(tree.sections.filter((e) => access.section(versions.get(e.blobHash)!) === "none").map((e) => e.sectionId));
 }

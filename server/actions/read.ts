@@ -12,7 +12,7 @@ import { loadSections, loadTree } from "@/server/store/objects";
 import { getComments } from "@/server/store/comments";
 import { getTags } from "@/server/store/tags";
 import { userNames } from "@/server/store/users";
-import { type DocumentAccess, openDocument, visibleEntries } from "./access";
+import { type DocumentAccess, openDocument, sectionsHiddenNow, visibleEntries } from "./access";
 import { downloadLinks } from "./upload-url";
 import { defineTool, uuidSchema } from "./tool";
 
@@ -115,8 +115,9 @@ export async function documentView(
 ): Promise<DocumentView> {
   const document = input.access.document;
   const tree: DocumentTree = await loadTree(tx, input.commit.treeHash);
+  const hiddenNow = await sectionsHiddenNow(tx, input.access, input.commit.id);
   // Positions count only the sections the caller can see, so hidden ones leave no gaps.
-  const visible = await visibleEntries(input.access, tree, (hashes) => loadSections(tx, hashes));
+  const visible = (await visibleEntries(input.access, tree, (hashes) => loadSections(tx, hashes))).filter((e) => !hiddenNow.has(e.sectionId));
   let entries = visible.map((entry, position) => ({ ...entry, position }));
   if (input.sectionIds) {
     const present = new Set(visible.map((s) => s.sectionId));

@@ -30,13 +30,14 @@ export interface ContentTarget {
   keysVisibleInDocument?: () => Promise<ReadonlySet<string>>;
 }
 
-/** The storage keys held by the sections of `tree` that the caller can see. */
+/** The storage keys held by the sections of `tree` that the caller can see (leaving out `hidden` section ids). */
 export async function storageKeysVisibleIn(
   access: DocumentAccess,
   tree: DocumentTree,
   loadSections: (hashes: Iterable<string>) => Promise<Map<string, SectionVersion>>,
+  hidden: ReadonlySet<string> = new Set(),
 ): Promise<ReadonlySet<string>> {
-  const entries = await visibleEntries(access, tree, loadSections);
+  const entries = (await visibleEntries(access, tree, loadSections)).filter((e) => !hidden.has(e.sectionId));
   const versions = await loadSections(entries.map((e) => e.blobHash));
   return new Set([...versions.values()].flatMap((v) => storageKeysOf(v.content)));
 }

@@ -27,7 +27,7 @@ import {
 import { getMembership } from "@/server/store/accounts";
 import { CommitGraph } from "@/server/store/commits";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { openDocument } from "./access";
+import { openDocument, sectionsHiddenNow } from "./access";
 import type { ActionContext, Actor } from "./context";
 import { storageKeysVisibleIn } from "./section-content";
 import { defineTool } from "./tool";
@@ -239,7 +239,8 @@ async function keyVisibleAt(db: Database, target: DownloadTarget): Promise<boole
   try {
     const access = await openDocument(db, actor, target.documentId, "read");
     const commit = await new CommitGraph(db, target.documentId).get(target.commitId);
-    const keys = await storageKeysVisibleIn(access, await loadTree(db, commit.treeHash), (hashes) => loadSections(db, hashes));
+    const hiddenNow = await sectionsHiddenNow(db, access, commit.id);
+    const keys = await storageKeysVisibleIn(access, await loadTree(db, commit.treeHash), (hashes) => loadSections(db, hashes), hiddenNow);
     return keys.has(target.key);
   } catch (error) {
     if (isDomainError(error) && error.code === "NOT_FOUND") return false;

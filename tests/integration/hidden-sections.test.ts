@@ -6,6 +6,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ToolName } from "@/server/actions/registry";
+import { readSharedDocument } from "@/server/actions/share-links";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 const SECRET_NAME = "Acquisition target";
@@ -102,6 +103,32 @@ describe("a member hidden from a section by its team override", () => {
     }
     const stillThere = await asOwner<{ sections: Array<{ sectionId: string; content: unknown[] }> }>("read", { documentId, sectionIds: [secretId] });
     expect(JSON.stringify(stillThere.sections[0]!.content)).toContain(SECRET_TEXT);
+  });
+
+  test("older versions do not reveal it: hiding it on the default branch hides its past, also through a share link", async () => {
+    const log = await asOwner<{ commits: Array<{ commitId: string }> }>("documents", { action: "log", documentId, branchName: "main", limit: 200 });
+    const created = log.commits.at(-1)!.commitId;
+    const ownersView = await asOwner<{ sections: Array<{ name: string }> }>("read", { documentId, commitId: created });
+    expect(ownersView.sections.map((s) => s.name)).toContain(SECRET_NAME);
+
+    const old = (await asMember("read", { documentId, commitId: created })) as { sections: Array<{ name: string; position: number }> };
+    expect(old.sections.map((s) => [s.name, s.position])).toEqual([
+      ["Public", 0],
+      ["Model notes", 1],
+    ]);
+    assertNoLeak(old);
+    assertNoLeak(await asMember("documents", { action: "show", documentId, commitId: created }));
+    const named = (await asMember("read", { documentId, commitId: created, sectionIds: [secretId] })) as { error: { code: string } };
+    expect(named.error.code).toBe("NOT_FOUND");
+
+    const link = await asOwner<{ path: string; shareLinkId: string }>("documents", { action: "create_share_link", documentId, permission: "read" });
+    try {
+      const shared = await readSharedDocument(server.db, link.path.replace(/^.*\/share\//, ""), { commitId: created }, new Date());
+      expect(shared.sections.map((s) => s.name)).toEqual(["Public", "Model notes"]);
+      assertNoLeak(shared);
+    } finally {
+      await asOwner("documents", { action: "revoke_share_link", documentId, shareLinkId: link.shareLinkId });
+    }
   });
 
   test("log hides the messages of commits that touched it", async () => {
