@@ -54,18 +54,25 @@ type ShapeProblem = { path: string; message: string };
  * MAX_INPUT_DEPTH, or a string or key that could not be stored.
  */
 function shapeProblem(raw: unknown): ShapeProblem | null {
-  const pending: Array<{ value: unknown; path: string[] }> = [{ value: raw, path: [] }];
+  // Each pending value knows its parent, so a path is built only for the one problem reported.
+  type Pending = { value: unknown; key: string; depth: number; parent: Pending | null };
+  const pathOf = (at: Pending | null, key?: string): string => {
+    const keys = key === undefined ? [] : [key];
+    for (let node = at; node?.parent; node = node.parent) keys.unshift(node.key);
+    return keys.join(".");
+  };
+  const pending: Pending[] = [{ value: raw, key: "", depth: 0, parent: null }];
   for (let next = pending.pop(); next; next = pending.pop()) {
-    const { value, path } = next;
+    const { value } = next;
     if (typeof value === "string") {
-      if (UNSTORABLE.test(value)) return { path: path.join("."), message: "contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored" };
+      if (UNSTORABLE.test(value)) return { path: pathOf(next), message: "contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored" };
       continue;
     }
     if (value === null || typeof value !== "object") continue;
-    if (path.length >= MAX_INPUT_DEPTH) return { path: path.join("."), message: `nests deeper than ${MAX_INPUT_DEPTH} levels` };
+    if (next.depth >= MAX_INPUT_DEPTH) return { path: pathOf(next), message: `nests deeper than ${MAX_INPUT_DEPTH} levels` };
     for (const key in value) {
-      if (UNSTORABLE.test(key)) return { path: [...path, key].join("."), message: "is a key with a NUL character or an unpaired UTF-16 surrogate" };
-      pending.push({ value: (value as Record<string, unknown>)[key], path: [...path, key] });
+      if (UNSTORABLE.test(key)) return { path: pathOf(next, key), message: "is a key with a NUL character or an unpaired UTF-16 surrogate" };
+      pending.push({ value: (value as Record<string, unknown>)[key], key, depth: next.depth + 1, parent: next });
     }
   }
   return null;

@@ -76,6 +76,18 @@ describe("deeply nested arguments", () => {
     expect(error?.code).toBe("VALIDATION_FAILED");
   });
 
+  test("an unstorable string is refused with its path", async () => {
+    const failure = await callMcpError(mcp, "sections", {
+      action: "create",
+      documentId,
+      branchName: "main",
+      name: "Notes",
+      content: [{ blockType: "text", text: "ok" }, { blockType: "text", text: "a\u0000b" }],
+    });
+    expect(failure.code).toBe("VALIDATION_FAILED");
+    expect(failure.details?.issues).toEqual([{ path: "content.1.text", message: expect.stringMatching(/NUL/) }]);
+  });
+
   test("nesting within the limit still reaches the schema, which names the stray field", async () => {
     const failure = await callMcpError(mcp, "documents", { action: "list", x: [[[[1]]]] });
     expect(failure.code).toBe("VALIDATION_FAILED");
