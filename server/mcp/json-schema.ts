@@ -10,30 +10,60 @@ type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSc
 
 const toJson = (schema: z.ZodType): JsonSchema => z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
 
+/** One shape a parameter takes, with the actions that use it and what each says about it. */
+interface Variant {
+  shape: JsonSchema;
+  key: string;
+  actions: string[];
+}
+
+/**
+ * The description of a parameter across actions: the one text when all
+ * actions agree, else each text once with the actions it belongs to, so no
+ * action's meaning of the field is lost.
+ */
+function mergedDescription(byAction: ReadonlyArray<{ action: string; description: string | undefined }>): string | undefined {
+  const actionsByText = new Map<string, string[]>();
+  for (const { action, description } of byAction) {
+    if (description) actionsByText.set(description, [...(actionsByText.get(description) ?? []), action]);
+  }
+  if (actionsByText.size <= 1) return [...actionsByText.keys()][0];
+  return [...actionsByText].map(([text, actions]) => `${actions.join(", ")}: ${text}`).join(" — ");
+}
+
 export function toolInputJsonSchema(schema: z.ZodType): JsonSchema {
   if (!(schema instanceof z.ZodDiscriminatedUnion)) {
     const { $schema: _ignored, ...rest } = toJson(schema);
     return rest;
   }
-  const properties: Record<string, JsonSchema> = {};
+  const variants = new Map<string, Variant[]>();
+  const descriptions = new Map<string, Array<{ action: string; description: string | undefined }>>();
   const requiredBy = new Map<string, string[]>();
   const actions: string[] = [];
   for (const option of schema.options as z.ZodType[]) {
     const json = toJson(option);
     const action = String((json.properties?.action as { const?: unknown } | undefined)?.const);
     actions.push(action);
-    for (const [key, property] of Object.entries(json.properties ?? {})) {
-      if (key === "action") continue;
-      properties[key] ??= property;
-      if (json.required?.includes(key)) requiredBy.set(key, [...(requiredBy.get(key) ?? []), action]);
+    for (const [name, property] of Object.entries(json.properties ?? {})) {
+      if (name === "action") continue;
+      const { description, ...shape } = property;
+      descriptions.set(name, [...(descriptions.get(name) ?? []), { action, description }]);
+      const key = JSON.stringify(shape);
+      const known = variants.get(name) ?? [];
+      const same = known.find((v) => v.key === key);
+      if (same) same.actions.push(action);
+      else variants.set(name, [...known, { shape, key, actions: [action] }]);
+      if (json.required?.includes(name)) requiredBy.set(name, [...(requiredBy.get(name) ?? []), action]);
     }
   }
-  for (const [key, property] of Object.entries(properties)) {
-    const needers = requiredBy.get(key);
-    if (needers) {
-      const note = needers.length === actions.length ? "Required." : `Required for: ${needers.join(", ")}.`;
-      properties[key] = { ...property, description: [property.description, note].filter(Boolean).join(" ") };
-    }
+  const properties: Record<string, JsonSchema> = {};
+  for (const [name, shapes] of variants) {
+    const needers = requiredBy.get(name);
+    const note = !needers ? undefined : needers.length === actions.length ? "Required." : `Required for: ${needers.join(", ")}.`;
+    const description = [mergedDescription(descriptions.get(name)!), note].filter(Boolean).join(" ") || undefined;
+    // Where actions give a parameter different types, each stays valid (anyOf), never just the first.
+    const shape = shapes.length === 1 ? shapes[0]!.shape : { anyOf: shapes.map((v) => v.shape) };
+    properties[name] = description ? { ...shape, description } : shape;
   }
   return {
     type: "object",

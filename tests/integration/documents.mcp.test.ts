@@ -1,5 +1,6 @@
 /** The `documents` and `read` tools through a real MCP client over Streamable HTTP. */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { tools as registeredTools } from "@/server/actions/registry";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
@@ -58,6 +59,25 @@ describe("authentication", () => {
     expect(props.action!.enum).toContain("set_property");
     expect(props.path!.description).toMatch(/Required for: create/);
     expect(props.documentId!.description).toBeTruthy();
+  });
+
+  test("the flat schema keeps every action's description of a field, and every action's type", async () => {
+    const { tools } = await mcp.listTools();
+    for (const tool of tools) {
+      const definition = registeredTools[tool.name as keyof typeof registeredTools].input;
+      if (!(definition instanceof z.ZodDiscriminatedUnion)) continue;
+      const flat = tool.inputSchema.properties as Record<string, { description?: string; anyOf?: unknown[] }>;
+      for (const option of definition.options as z.ZodType[]) {
+        const json = z.toJSONSchema(option, { io: "input", unrepresentable: "any" }) as { properties: Record<string, { description?: string }> };
+        for (const [name, property] of Object.entries(json.properties)) {
+          if (name === "action" || !property.description) continue;
+          expect(flat[name]?.description, `${tool.name}.${name}`).toContain(property.description);
+        }
+      }
+    }
+    const branchName = (tools.find((t) => t.name === "documents")!.inputSchema.properties as Record<string, { description: string }>).branchName!;
+    expect(branchName.description).toMatch(/create_branch: Name of the new branch/);
+    expect(branchName.description).toMatch(/log: Branch whose history to list/);
   });
 });
 
