@@ -3,8 +3,6 @@ const nextConfig = {
   // Server packages load from node_modules at run time instead of being bundled:
   // native addons and database drivers must be the same copies the Quire server uses.
   serverExternalPackages: ["@electric-sql/pglite", "postgres", "@node-rs/argon2", "drizzle-orm"],
-  // `npm test` type-checks the whole project with tsc; the build need not repeat it.
-  typescript: { ignoreBuildErrors: true },
   poweredByHeader: false,
 };
 

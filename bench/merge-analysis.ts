@@ -163,9 +163,11 @@ const versionOf = (s: Section): SectionVersion => newSectionVersion(s.name, cont
 /** Positions (block, line) that may be edited: not code fences or table separators. */
 function editable(s: Section): Array<[number, number]> {
   const out: Array<[number, number]> = [];
-  s.blocks.forEach((b, bi) => b.forEach((line, li) => {
-    if (!line.startsWith("```") && !/^\|(-+\|)+$/.test(line)) out.push([bi, li]);
-  }));
+  s.blocks.forEach((b, bi) => {
+    b.forEach((line, li) => {
+      if (!line.startsWith("```") && !/^\|(-+\|)+$/.test(line)) out.push([bi, li]);
+    });
+  });
   return out;
 }
 
@@ -226,7 +228,10 @@ function buildScenario(): Scenario {
   // Disjoint picks: overlap, source-only, target-only, one modify/delete each way, clean deletes.
   const shuffled = sample(keys, keys.length);
   let at = 0;
-  const take = (n: number) => shuffled.slice(at, (at += n));
+  const take = (n: number) => {
+    at += n;
+    return shuffled.slice(at - n, at);
+  };
   const overlap = take(OVERLAP);
   const sourceOnly = take(CHANGED_PER_SIDE - OVERLAP - 1);
   const targetOnly = take(CHANGED_PER_SIDE - OVERLAP - 1);
@@ -740,7 +745,9 @@ async function profile(fn: () => unknown, runs: number, saveTo = process.env.BEN
   session.disconnect();
   if (saveTo) writeFileSync(saveTo, JSON.stringify(p));
   const selfUs = new Map<number, number>();
-  p.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  p.samples.forEach((id, i) => {
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));
+  });
   const byFn = new Map<string, number>();
   const byGroup = new Map<string, number>();
   const group = (url: string, name: string) => {
@@ -818,7 +825,8 @@ async function main(): Promise<void> {
   const cold = performance.now() - coldStart;
   const diffBytes = analysis.sections.reduce((n, e) => n + Buffer.byteLength(e.sourceDiff) + Buffer.byteLength(e.targetDiff), 0);
   const inProcessConflicts = new Set(analysis.sections.filter((e) => e.status === "conflict").map((e) => e.sectionId));
-  const statusCounts = analysis.sections.reduce<Record<string, number>>((acc, e) => ({ ...acc, [e.status]: (acc[e.status] ?? 0) + 1 }), {});
+  const statusCounts: Record<string, number> = {};
+  for (const e of analysis.sections) statusCounts[e.status] = (statusCounts[e.status] ?? 0) + 1;
   console.log(`in-process: ${analysis.sections.length} sections listed ${JSON.stringify(statusCounts)}; first call ${ms(cold)}`);
   if (!sameSet(inProcessConflicts, scenario.expectedConflicts)) {
     throw new Error(`in-process conflicts differ from the scenario: extra ${setDiff(inProcessConflicts, scenario.expectedConflicts)}, missing ${setDiff(scenario.expectedConflicts, inProcessConflicts)}`);

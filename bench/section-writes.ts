@@ -106,7 +106,7 @@ interface LoadResult {
   perClient: number[];
 }
 
-const WORKER_SOURCE = String.raw`
+const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const http = require("node:http");
 const { performance } = require("node:perf_hooks");
@@ -353,11 +353,17 @@ function timedQuery(pending: object, onDone: (rows: unknown) => void): object {
         return (onFulfilled?: (v: unknown) => unknown, onRejected?: (e: unknown) => unknown) => {
           const p = (target as Promise<unknown>).then(
             (v) => {
-              if (!timed) ((timed = true), onDone(v));
+              if (!timed) {
+                timed = true;
+                onDone(v);
+              }
               return v;
             },
             (e: unknown) => {
-              if (!timed) ((timed = true), onDone(undefined));
+              if (!timed) {
+                timed = true;
+                onDone(undefined);
+              }
               throw e;
             },
           );

@@ -1,4 +1,4 @@
-// `npm test`: install and build if needed, type-check, then run the whole suite
+// `npm test`: install and build if needed, lint and format-check (Biome), type-check, then run the whole suite
 // (unit, integration on PostgreSQL when TEST_DATABASE_URL/DATABASE_URL is set,
 // otherwise PGlite, and the browser tests against the built app).
 import { spawnSync } from "node:child_process";
@@ -8,6 +8,7 @@ ensureDependencies();
 ensureBuild();
 const env = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
 for (const [command, args] of [
+  ["npx", ["biome", "check", "."]],
   ["npx", ["tsc", "--noEmit", "-p", "."]],
   ["npx", ["vitest", "run", ...process.argv.slice(2)]],
 ]) {

@@ -37,7 +37,6 @@ import type { PGlite } from "@electric-sql/pglite";
 
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
-const CANCEL_REQUEST = 80877102;
 const PROTOCOL_3 = 196608;
 /** Largest message accepted from a client (PostgreSQL's own limit for most messages is 1 GB; Quire's requests are far smaller). */
 const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
@@ -94,7 +93,10 @@ class Connection {
         if (this.inbound.length < 8) return;
         const length = this.inbound.readInt32BE(0);
         const code = this.inbound.readInt32BE(4);
-        if (length < 8 || length > 10_000) return this.fail();
+        if (length < 8 || length > 10_000) {
+          this.fail();
+          return;
+        }
         if (this.inbound.length < length) return;
         const message = this.inbound.subarray(0, length);
         this.inbound = this.inbound.subarray(length);
@@ -105,17 +107,25 @@ class Connection {
           this.enqueue(Uint8Array.from(message));
         } else {
           // CancelRequest (a single backend cannot be interrupted) or an unknown protocol.
-          return this.fail();
+          this.fail();
+          return;
         }
         continue;
       }
       if (this.inbound.length < 5) return;
       const length = this.inbound.readInt32BE(1);
-      if (length < 4 || length > MAX_MESSAGE_BYTES) return this.fail();
+      if (length < 4 || length > MAX_MESSAGE_BYTES) {
+        this.fail();
+        return;
+      }
       if (this.inbound.length < 1 + length) return;
       const message = Uint8Array.from(this.inbound.subarray(0, 1 + length));
       this.inbound = this.inbound.subarray(1 + length);
-      if (message[0] === 0x58) return this.fail(); // 'X' Terminate: end the connection here, the backend lives on
+      // 'X' Terminate: end the connection here, the backend lives on
+      if (message[0] === 0x58) {
+        this.fail();
+        return;
+      }
       this.enqueue(message);
     }
   }

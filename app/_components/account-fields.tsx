@@ -11,6 +11,7 @@ export function NameField() {
   return (
     <label className="field">
       <span>Name</span>
+      {/* biome-ignore lint/a11y/noAutofocus: the form is the whole page; its first field is where everyone starts */}
       <input name="name" type="text" autoComplete="name" required maxLength={200} autoFocus />
     </label>
   );

@@ -39,6 +39,7 @@ export function CopySnippet({ label, code, testId }: { label: string; code: stri
           {state === "copied" ? "Copied" : "Copy"}
         </button>
       </div>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: the snippet scrolls sideways; keyboard users must be able to focus it to scroll */}
       <pre ref={ref} className="snippet-code" data-testid={testId} tabIndex={0}>
         <code>{code}</code>
       </pre>

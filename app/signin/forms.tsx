@@ -46,6 +46,7 @@ export function SignInForm({ callbackUrl, initialError }: { callbackUrl: string;
       ) : null}
       <label className="field">
         <span>Email</span>
+        {/* biome-ignore lint/a11y/noAutofocus: the form is the whole page; its first field is where everyone starts */}
         <input name="email" type="email" autoComplete="username" required autoFocus />
       </label>
       <label className="field">

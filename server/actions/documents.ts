@@ -31,7 +31,7 @@ import {
   listBranches,
   listDocuments,
 } from "@/server/store/documents";
-import { loadSections, loadTree } from "@/server/store/objects";
+import { loadTree } from "@/server/store/objects";
 import { getTags, insertTag } from "@/server/store/tags";
 import { grantsFor, insertShareLink, listGrants, listShareLinks, revokeShareLink, setDocumentPermissions, setGrant, type ShareLinkRow } from "@/server/store/access";
 import { nonMembers } from "@/server/store/accounts";

@@ -42,7 +42,7 @@ export const uploadUrlInput = z.strictObject({
     .string()
     .min(1)
     .max(255)
-    .refine((name) => !/[\/\\\u0000-\u001f\u007f]/.test(name), "must be a plain file name: no '/', '\\' or control characters")
+    .refine((name) => !/[/\\\u0000-\u001f\u007f]/.test(name), "must be a plain file name: no '/', '\\' or control characters")
     .refine((name) => name !== "." && name !== "..", "must be a file name, not '.' or '..'")
     .describe("The file's name, shown to readers (e.g. report.pdf). Only a name: no folders. Quire never uses it as a storage path."),
   mediaType: z

@@ -115,16 +115,16 @@ async function callAction<T>(run: () => Promise<T>): Promise<T> {
  * The procedure for one tool. The input passes through untouched so runTool
  * validates it once, with the tool's own schema, exactly as MCP does.
  */
-function toolProcedure<T extends ToolName>(name: T) {
+function toolProcedure<T extends ToolName>() {
   return authenticated
     .input((raw: unknown) => raw as ToolInput<T>)
     .output((value: unknown) => value as ToolOutput<T>);
 }
 // The result's type comes from `.output()`; runTool itself returns unknown.
 const toolMutation = <T extends ToolName>(name: T) =>
-  toolProcedure(name).mutation(({ ctx, input }) => callAction(() => runTool(name, ctx, input)) as never);
+  toolProcedure<T>().mutation(({ ctx, input }) => callAction(() => runTool(name, ctx, input)) as never);
 const toolQuery = <T extends ToolName>(name: T) =>
-  toolProcedure(name).query(({ ctx, input }) => callAction(() => runTool(name, ctx, input)) as never);
+  toolProcedure<T>().query(({ ctx, input }) => callAction(() => runTool(name, ctx, input)) as never);
 
 const defaultBaseUrl = () => process.env.QUIRE_PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 3000}`;
 

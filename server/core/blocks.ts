@@ -42,7 +42,7 @@ const textBlock = z.strictObject({
     .string()
     .max(MAX_TEXT_BLOCK_CHARS)
     .describe(
-      `Markdown, at most ${MAX_TEXT_BLOCK_CHARS.toLocaleString("en")} characters (the whole call at most ${MAX_REQUEST_DESCRIPTION}). Keep existing <svc:comment id=\"…\">…</svc:comment> tags intact; add a comment with <svc:comment-new body=\"…\" mentions=\"<userId>\">text</svc:comment-new>.`,
+      `Markdown, at most ${MAX_TEXT_BLOCK_CHARS.toLocaleString("en")} characters (the whole call at most ${MAX_REQUEST_DESCRIPTION}). Keep existing <svc:comment id="…">…</svc:comment> tags intact; add a comment with <svc:comment-new body="…" mentions="<userId>">text</svc:comment-new>.`,
     ),
 });
 

@@ -272,9 +272,11 @@ export function mergeSectionOrder(base: readonly string[], source: readonly stri
       else children.set(parent, [id]);
     }
   };
-  source.forEach((id, i) => attach(id, i > 0 ? source[i - 1] : undefined));
-  target.forEach((id, i) => attach(id, i > 0 ? target[i - 1] : undefined));
-  base.forEach((id, i) => attach(id, i > 0 ? base[i - 1] : undefined));
+  for (const order of [source, target, base]) {
+    order.forEach((id, i) => {
+      attach(id, i > 0 ? order[i - 1] : undefined);
+    });
+  }
 
   const out: string[] = [];
   const stack = [...front, ...skeleton].reverse();

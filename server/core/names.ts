@@ -41,7 +41,7 @@ export const branchNameSchema = z
   .string()
   .min(1, "branch name must not be empty")
   .max(200, "branch name must be at most 200 characters")
-  .regex(/^[A-Za-z0-9._\/-]+$/, "branch name may contain only letters, digits, '.', '_', '-' and '/'")
+  .regex(/^[A-Za-z0-9._/-]+$/, "branch name may contain only letters, digits, '.', '_', '-' and '/'")
   .refine(
     (n) =>
       !n.startsWith("/") &&

@@ -10,7 +10,7 @@ const normalizeHeading = (s: string) => s.replace(/\s+/g, " ").trim().toLowerCas
  */
 export function startsWithDuplicateHeading(name: string, content: readonly Block[]): boolean {
   const firstText = content.find((b) => b.blockType === "text");
-  if (!firstText || firstText.blockType !== "text") return false;
+  if (firstText?.blockType !== "text") return false;
   const lines = firstText.text.replace(/^\s+/, "").split("\n");
   const first = lines[0] ?? "";
   const atx = /^ {0,3}##[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/.exec(first);

@@ -113,13 +113,19 @@ function singleLine(state: DiffState, a0: number, a1: number, b0: number, b1: nu
   const { a, b } = state;
   if (a1 - a0 === 1) {
     const at = indexIn(b, a[a0]!, b0, b1);
-    if (at === -1) return coarse(state, a0, a1, b0, b1);
+    if (at === -1) {
+      coarse(state, a0, a1, b0, b1);
+      return;
+    }
     push(state, 2, at - b0);
     push(state, 0, 1);
     push(state, 2, b1 - at - 1);
   } else {
     const at = indexIn(a, b[b0]!, a0, a1);
-    if (at === -1) return coarse(state, a0, a1, b0, b1);
+    if (at === -1) {
+      coarse(state, a0, a1, b0, b1);
+      return;
+    }
     push(state, 1, at - a0);
     push(state, 0, 1);
     push(state, 1, a1 - at - 1);

@@ -90,7 +90,7 @@ async function readLocalImage(block: Json, where: string): Promise<{ file: strin
     });
   }
   const type = mediaTypeForFilename(path.basename(file));
-  if (!type || !type.mediaType.startsWith("image/")) {
+  if (!type?.mediaType.startsWith("image/")) {
     fail(
       "VALIDATION_FAILED",
       `${where}.path: ${JSON.stringify(file)} is not a PNG, JPEG, GIF or WebP image (judged by its extension). Convert it, or attach other files with \`upload_url\` and a "file" block.`,

@@ -100,7 +100,10 @@ const queues = new WeakMap<Database, Map<string, BranchQueue>>();
  */
 export function writeOnBranch<R>(db: Database, write: BranchWrite<R>): Promise<BranchWriteResult<R>> {
   let branches = queues.get(db);
-  if (!branches) queues.set(db, (branches = new Map()));
+  if (!branches) {
+    branches = new Map();
+    queues.set(db, branches);
+  }
   const key = `${write.documentId}\u0000${write.branchName}`;
   return new Promise((resolve, reject) => {
     const queued: Queued = { write: write as BranchWrite<unknown>, resolve: resolve as Queued["resolve"], reject };
@@ -135,7 +138,10 @@ async function runBatch(db: Database, queue: BranchQueue, batch: Queued[]): Prom
     for (const queued of batch) await runBatch(db, queue, [queued]);
     return;
   }
-  outcomes.forEach((outcome, i) => ("ok" in outcome ? batch[i]!.resolve(outcome.ok) : batch[i]!.reject(outcome.error)));
+  outcomes.forEach((outcome, i) => {
+    if ("ok" in outcome) batch[i]!.resolve(outcome.ok);
+    else batch[i]!.reject(outcome.error);
+  });
 }
 
 /**

@@ -1,5 +1,4 @@
 /** Display data about users, for logs and reviewer lists. */
-import {} from "drizzle-orm";
 import { users } from "@/db/schema";
 import { anyOf, type Tx } from "./db";
 

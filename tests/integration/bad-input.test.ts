@@ -25,10 +25,17 @@ const mcpHeaders = (token: string) => ({
   accept: "application/json, text/event-stream",
 });
 
+/** A JSON-RPC response to tools/call: a result (maybe an error result) or a protocol error. */
+interface RpcResponse {
+  id?: unknown;
+  error?: { code: number; message: string };
+  result: { isError?: boolean; structuredContent: { error: { code: string; message: string } } };
+}
+
 /** POSTs raw text to the MCP endpoint and returns the status and parsed JSON-RPC response. */
-async function postMcp(body: string): Promise<{ status: number; json: Record<string, any> }> {
+async function postMcp(body: string): Promise<{ status: number; json: RpcResponse }> {
   const response = await fetch(`${server.url}/api/mcp`, { method: "POST", headers: mcpHeaders(owner.token), body });
-  return { status: response.status, json: (await response.json()) as Record<string, any> };
+  return { status: response.status, json: (await response.json()) as RpcResponse };
 }
 
 /** POSTs raw text to a tRPC mutation and returns the status and the error payload Quire puts in `data.error`. */

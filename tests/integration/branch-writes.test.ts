@@ -64,7 +64,10 @@ describe("group commit", () => {
     const documentId = await newDocument("bw/order");
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const first = writeOnBranch(server.db, write(documentId, async (state) => (await gate, setProperty("first")(state))));
+    const first = writeOnBranch(server.db, write(documentId, async (state) => {
+      await gate;
+      return setProperty("first")(state);
+    }));
     const seen: string[] = [];
     const queued = ["a", "b", "c"].map((value) =>
       writeOnBranch(
@@ -90,7 +93,10 @@ describe("group commit", () => {
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
       // Batch 1 keeps the branch's queue alive until released, then commits: its tip is remembered.
-      const first = writeOnBranch(server.db, write(documentId, async (state) => (await gate, setProperty("here")(state))));
+      const first = writeOnBranch(server.db, write(documentId, async (state) => {
+        await gate;
+        return setProperty("here")(state);
+      }));
       let movedElsewhere: string | undefined;
       // Batch 2 first lets "another process" commit, then answers "nothing to do" from the state it was given.
       const second = writeOnBranch(

@@ -342,7 +342,7 @@ const hashArb = fc.oneof(
   { arbitrary: sym("staleHash"), weight: 2 },
   { arbitrary: sym("otherSectionsHash"), weight: 1 },
   { arbitrary: sym("hashUpper"), weight: 1 },
-  { arbitrary: fc.constantFrom("0".repeat(64), "0".repeat(63), "g".repeat(64), "", "sha256:" + "0".repeat(64)), weight: 1 },
+  { arbitrary: fc.constantFrom("0".repeat(64), "0".repeat(63), "g".repeat(64), "", `sha256:${"0".repeat(64)}`), weight: 1 },
   { arbitrary: garbage, weight: 1 },
 );
 
@@ -1015,9 +1015,9 @@ class BatchCreateCommand implements Cmd {
       sections: this.specs,
     });
     expect(res.positions).toEqual(this.specs.map((_, i) => m.sections.length + i));
-    this.specs.forEach((spec, i) =>
-      m.sections.push({ sectionId: res.sectionIds[i]!, name: spec.name.trim(), content: spec.content, contentHash: res.contentHashes[i]!, previousHashes: [] }),
-    );
+    this.specs.forEach((spec, i) => {
+      m.sections.push({ sectionId: res.sectionIds[i]!, name: spec.name.trim(), content: spec.content, contentHash: res.contentHashes[i]!, previousHashes: [] });
+    });
     m.commits += 1;
     await verifyModel(m, r);
   }

@@ -507,7 +507,9 @@ describe("group commit", () => {
     const log = await callMcp<{ commits: Array<{ commitId: string; parentIds: string[] }> }>(mcp, "documents", { action: "log", documentId: busy, limit: 50 });
     expect(log.commits).toHaveLength(1 + 20);
     // One linear chain holding exactly the successful writes' commits (in the order the server received them).
-    log.commits.slice(0, -1).forEach((c, i) => expect(c.parentIds).toEqual([log.commits[i + 1]!.commitId]));
+    log.commits.slice(0, -1).forEach((c, i) => {
+      expect(c.parentIds).toEqual([log.commits[i + 1]!.commitId]);
+    });
     const commitOf = new Map(results.flatMap((r, n) => (r.isError ? [] : [[(r.structuredContent as { commitId: string }).commitId, n] as const])));
     expect(new Set(log.commits.slice(0, 20).map((c) => c.commitId))).toEqual(new Set(commitOf.keys()));
     // Each section holds its write that landed last.

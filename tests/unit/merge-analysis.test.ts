@@ -198,7 +198,9 @@ describe("section order: three-way merge", () => {
       )
       .map(([keep, adds, moves]) => {
         const out = base.filter((_, i) => keep[i]);
-        adds.forEach((at, k) => out.splice(at % (out.length + 1), 0, `${prefix}${k}`));
+        adds.forEach((at, k) => {
+          out.splice(at % (out.length + 1), 0, `${prefix}${k}`);
+        });
         for (const [from, to] of moves) {
           if (out.length === 0) break;
           const [id] = out.splice(from % out.length, 1);

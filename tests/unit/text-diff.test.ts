@@ -157,7 +157,7 @@ describe("sectionToMarkdown", () => {
 
   test("renders every block kind, references and permission overrides", () => {
     expect(sectionToMarkdown(full)).toBe(
-      [
+      `${[
         "## Pricing",
         "Intro **bold**",
         "![A chart](https://x.test/a.png)",
@@ -172,7 +172,7 @@ describe("sectionToMarkdown", () => {
         "→ reference: doc-2#",
         "<!-- defaultPermission: read -->",
         "<!-- aiAccess: none -->",
-      ].join("\n\n") + "\n",
+      ].join("\n\n")}\n`,
     );
   });
 

@@ -106,6 +106,7 @@ export function PathBreadcrumb({ path, label, leading }: { path: string; label: 
       <ol>
         {leading}
         {segments.map((segment, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: path segments repeat ("a/a"); their place is their identity
           <li key={index} aria-current={index === segments.length - 1 ? "page" : undefined}>
             {segment}
           </li>

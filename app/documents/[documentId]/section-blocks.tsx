@@ -17,6 +17,7 @@ export function SectionBlocks({ blocks, downloads }: { blocks: readonly Block[];
   return (
     <div className="blocks">
       {blocks.map((block, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: blocks have no ids and may repeat; a section re-renders whole
         <BlockView key={index} block={block} downloads={downloads} />
       ))}
     </div>
