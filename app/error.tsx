@@ -8,12 +8,14 @@ export default function ErrorPage({ error, reset }: { error: Error & { digest?: 
       <div className="centered-card" role="alert">
         <p className="eyebrow">Error</p>
         <h1>Something went wrong</h1>
-        <p className="muted">
-          Quire could not show this page.{error.digest ? ` Reference: ${error.digest}.` : ""}
-        </p>
+        <p className="muted">Quire could not show this page.{error.digest ? ` Reference: ${error.digest}.` : ""}</p>
         <p className="button-row">
-          <button type="button" className="button" onClick={() => reset()}>Try again</button>
-          <Link href="/" className="button button-quiet">Back to documents</Link>
+          <button type="button" className="button" onClick={() => reset()}>
+            Try again
+          </button>
+          <Link href="/" className="button button-quiet">
+            Back to documents
+          </Link>
         </p>
       </div>
     </main>

@@ -15,9 +15,13 @@ export default async function NotFound() {
       <p className="muted">This page does not exist, or you do not have access to it.</p>
       <p>
         {user ? (
-          <Link href="/" className="button">Back to documents</Link>
+          <Link href="/" className="button">
+            Back to documents
+          </Link>
         ) : (
-          <Link href="/" className="button">Go to Quire</Link>
+          <Link href="/" className="button">
+            Go to Quire
+          </Link>
         )}
       </p>
     </div>

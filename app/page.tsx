@@ -45,7 +45,11 @@ export default async function HomePage({ searchParams }: { searchParams: Promise
           <div className="empty-state">
             <h2>No more documents</h2>
             <p className="muted">You have reached the end of the list.</p>
-            <p><Link href="/" className="button">Back to the first page</Link></p>
+            <p>
+              <Link href="/" className="button">
+                Back to the first page
+              </Link>
+            </p>
           </div>
         ) : (
           <EmptyWorkspace />
@@ -82,7 +86,11 @@ export default async function HomePage({ searchParams }: { searchParams: Promise
       {cursor || nextCursor ? (
         <nav className="pager" aria-label="Pages">
           {cursor ? <Link href="/">← First page</Link> : <span />}
-          {nextCursor ? <Link href={withQuery("/", { cursor: nextCursor })} rel="next">Next page →</Link> : null}
+          {nextCursor ? (
+            <Link href={withQuery("/", { cursor: nextCursor })} rel="next">
+              Next page →
+            </Link>
+          ) : null}
         </nav>
       ) : null}
     </AppShell>
@@ -118,14 +126,13 @@ function EmptyWorkspace() {
       </div>
       <h2>No documents yet</h2>
       <p>
-        Documents are created through the <code>documents</code> tool: connect an AI agent over MCP, or call the
-        tool from a script with an API token, and run its <code>create</code> action with a path, a name and
-        the first sections.
+        Documents are created through the <code>documents</code> tool: connect an AI agent over MCP, or call the tool from a script with an
+        API token, and run its <code>create</code> action with a path, a name and the first sections.
       </p>
-      <pre className="code-sample"><code>{`documents ${example}`}</code></pre>
-      <p className="muted small">
-        New documents appear here, sorted by path. Editing in the browser arrives with live collaboration.
-      </p>
+      <pre className="code-sample">
+        <code>{`documents ${example}`}</code>
+      </pre>
+      <p className="muted small">New documents appear here, sorted by path. Editing in the browser arrives with live collaboration.</p>
     </div>
   );
 }
@@ -133,7 +140,12 @@ function EmptyWorkspace() {
 function FolderIcon() {
   return (
     <svg className="icon" viewBox="0 0 16 16" aria-hidden="true" width="14" height="14">
-      <path d="M1.5 3.5a1 1 0 0 1 1-1h3.6l1.5 1.5h5.9a1 1 0 0 1 1 1v7.5a1 1 0 0 1-1 1h-11a1 1 0 0 1-1-1z" fill="none" stroke="currentColor" strokeWidth="1.2" />
+      <path
+        d="M1.5 3.5a1 1 0 0 1 1-1h3.6l1.5 1.5h5.9a1 1 0 0 1 1 1v7.5a1 1 0 0 1-1 1h-11a1 1 0 0 1-1-1z"
+        fill="none"
+        stroke="currentColor"
+        strokeWidth="1.2"
+      />
     </svg>
   );
 }

@@ -158,7 +158,14 @@ function gitRepo(dag: { rows: Row[]; mainHead: Row; featureHead: Row }, rootId: 
   const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", HOME: dir };
   execFileSync("git", ["init", "-q"], { cwd: dir, env });
   const mark = new Map<string, number>([[rootId, 1]]);
-  const lines: string[] = ["commit refs/heads/scratch", "mark :1", "committer Bench <bench@example.test> 1700000000 +0000", "data 4", "root", ""];
+  const lines: string[] = [
+    "commit refs/heads/scratch",
+    "mark :1",
+    "committer Bench <bench@example.test> 1700000000 +0000",
+    "data 4",
+    "root",
+    "",
+  ];
   dag.rows.forEach((r, i) => {
     const m = i + 2;
     mark.set(r.id, m);
@@ -199,7 +206,9 @@ async function main(): Promise<void> {
     const ctx: ActionContext = { db, actor, clock: () => new Date(), files };
 
     console.log(`# history bench — ${new Date().toISOString().slice(0, 10)}`);
-    console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), node ${process.version}, PostgreSQL ${pgVersion}, ${RUNS} runs each, load average ${os.loadavg()[0]!.toFixed(1)} at start`);
+    console.log(
+      `machine: ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), node ${process.version}, PostgreSQL ${pgVersion}, ${RUNS} runs each, load average ${os.loadavg()[0]!.toFixed(1)} at start`,
+    );
     console.log("");
 
     interface Case {
@@ -215,14 +224,38 @@ async function main(): Promise<void> {
     const cases: Case[] = [];
     for (const size of SIZES) {
       const t0 = performance.now();
-      const tree: DocumentTree = { path: `bench/history-${size}`, name: `history-${size}`, description: null, deleted: false, tagIds: [], properties: {}, sections: [] };
+      const tree: DocumentTree = {
+        path: `bench/history-${size}`,
+        name: `history-${size}`,
+        description: null,
+        deleted: false,
+        tagIds: [],
+        properties: {},
+        sections: [],
+      };
       const start = Date.UTC(2025, 0, 1);
       // The document row, its tree, root commit and `main` directly through the store's pieces.
       const documentId = randomUUID();
       const now = new Date(start);
-      await db.insert(documents).values({ id: documentId, workspaceId: actor.workspaceId, path: tree.path, name: tree.name, createdBy: user.id, createdAt: now, updatedAt: now });
+      await db.insert(documents).values({
+        id: documentId,
+        workspaceId: actor.workspaceId,
+        path: tree.path,
+        name: tree.name,
+        createdBy: user.id,
+        createdAt: now,
+        updatedAt: now,
+      });
       const treeHash = await putTree(db, tree);
-      const root = await insertCommit(db, { documentId, parentIds: [], treeHash, message: "create", authorId: user.id, kind: "create", createdAt: now });
+      const root = await insertCommit(db, {
+        documentId,
+        parentIds: [],
+        treeHash,
+        message: "create",
+        authorId: user.id,
+        kind: "create",
+        createdAt: now,
+      });
       await createBranch(db, { documentId, name: "main", headCommitId: root.id, authorId: user.id, now });
       const dag = buildDag(size, root.id);
       await insertRows(db, documentId, user.id, treeHash, dag.rows, start);
@@ -244,7 +277,12 @@ async function main(): Promise<void> {
       const cursors: Array<string | undefined> = [undefined];
       for (let page = 1; page < DEEP_PAGE; page++) {
         const previous = cursors[page - 1];
-        const result = (await runTool("documents", ctx, { action: "log", documentId, limit: PAGE, ...(previous ? { cursor: previous } : {}) })) as LogPage;
+        const result = (await runTool("documents", ctx, {
+          action: "log",
+          documentId,
+          limit: PAGE,
+          ...(previous ? { cursor: previous } : {}),
+        })) as LogPage;
         if (!result.nextCursor) break;
         cursors.push(result.nextCursor);
       }
@@ -274,13 +312,23 @@ async function main(): Promise<void> {
 
     const ops = cases.flatMap((c) => [
       () => runTool("documents", ctx, { action: "log", documentId: c.documentId, limit: PAGE }),
-      () => runTool("documents", ctx, { action: "log", documentId: c.documentId, limit: PAGE, ...(c.deepCursor ? { cursor: c.deepCursor } : {}) }),
+      () =>
+        runTool("documents", ctx, {
+          action: "log",
+          documentId: c.documentId,
+          limit: PAGE,
+          ...(c.deepCursor ? { cursor: c.deepCursor } : {}),
+        }),
       () => walkToMergeBases(new CommitGraph(db, c.documentId), c.dag.mainHead.id, c.dag.featureHead.id),
     ]);
     const measured = await measureInterleaved(ops);
     const results = cases.map((c, i) => {
       const git = (...args: string[]) =>
-        execFileSync("git", args, { cwd: c.repo, env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" }, maxBuffer: 1 << 26 });
+        execFileSync("git", args, {
+          cwd: c.repo,
+          env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+          maxBuffer: 1 << 26,
+        });
       const skip = (c.deepPage - 1) * PAGE;
       return {
         ...c,
@@ -297,7 +345,9 @@ async function main(): Promise<void> {
 
     console.log("Quire, milliseconds, median / p95:");
     console.log("");
-    console.log("| main-line commits | commits in document | `log` page 1 (action) | `log` deep page (action) | merge-base walk main↔feature (store, uncached) | commit-graph round trips: page 1 / deep page / merge base |");
+    console.log(
+      "| main-line commits | commits in document | `log` page 1 (action) | `log` deep page (action) | merge-base walk main↔feature (store, uncached) | commit-graph round trips: page 1 / deep page / merge base |",
+    );
     console.log("|---:|---:|---:|---:|---:|---:|");
     for (const r of results) {
       console.log(

@@ -38,7 +38,13 @@ import { runTool } from "@/server/actions/run";
 import { actorForUser, addUser, issueApiToken } from "@/server/auth/accounts";
 import type { Block } from "@/server/core/blocks";
 import { type DocumentTree, hashSection, newSectionVersion, type SectionVersion, type TreeEntry } from "@/server/core/document-model";
-import { analyzeMerge, hashesNeededForAnalysis, hashesNeededForPlan, type MergeSectionEntry, planMerge } from "@/server/core/merge-analysis";
+import {
+  analyzeMerge,
+  hashesNeededForAnalysis,
+  hashesNeededForPlan,
+  type MergeSectionEntry,
+  planMerge,
+} from "@/server/core/merge-analysis";
 import { sectionToMarkdown } from "@/server/core/section-markdown";
 import { unifiedDiff } from "@/server/core/text-diff";
 import { buildVirtualBase } from "@/server/core/virtual-base";
@@ -116,7 +122,8 @@ function sentence(min = 8, max = 15): string {
   const s = words.join(" ");
   return `${s.charAt(0).toUpperCase()}${s.slice(1)}${pick([".", ".", ".", ":", ";"])}`;
 }
-const codeLine = () => `${pick(["const", "let", "await"])} ${pick(IDENTS)} = ${pick(IDENTS)}.${pick(["get", "set", "load", "send", "parse"])}(${pick(IDENTS)}, ${int(0, 9999)});`;
+const codeLine = () =>
+  `${pick(["const", "let", "await"])} ${pick(IDENTS)} = ${pick(IDENTS)}.${pick(["get", "set", "load", "send", "parse"])}(${pick(IDENTS)}, ${int(0, 9999)});`;
 const tableRow = (cols: number) => `| ${Array.from({ length: cols }, () => `${pick(WORDS)} ${int(1, 500)}`).join(" | ")} |`;
 
 /** A block as lines (joined with "\n" into one text block). */
@@ -132,7 +139,11 @@ function randomBlock(): Lines {
   if (r < 0.75) return ["```ts", ...Array.from({ length: int(2, 5) }, codeLine), "```"];
   if (r < 0.85) {
     const cols = int(2, 4);
-    return [`| ${Array.from({ length: cols }, () => pick(WORDS)).join(" | ")} |`, `|${"---|".repeat(cols)}`, ...Array.from({ length: int(2, 4) }, () => tableRow(cols))];
+    return [
+      `| ${Array.from({ length: cols }, () => pick(WORDS)).join(" | ")} |`,
+      `|${"---|".repeat(cols)}`,
+      ...Array.from({ length: int(2, 4) }, () => tableRow(cols)),
+    ];
   }
   if (r < 0.93) return Array.from({ length: int(1, 2) }, () => `> ${sentence()}`);
   return [`### ${sentence(2, 5).replace(/[.:;]$/, "")}`];
@@ -153,7 +164,11 @@ function newSection(index: number): Section {
     blocks.push(b);
     lines += b.length;
   }
-  const title = sentence(2, 5).replace(/[`*[\]().:;]/g, "").replace(/https\S+/g, "").replace(/\s+/g, " ").trim();
+  const title = sentence(2, 5)
+    .replace(/[`*[\]().:;]/g, "")
+    .replace(/https\S+/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
   return { key: seededUuid(), name: `${index}. ${title}`.slice(0, 120), blocks };
 }
 
@@ -286,7 +301,11 @@ function applyOps(base: Section[], ops: Op[], store: Map<string, SectionVersion>
   const sections = [...base];
   for (const op of ops) {
     if (op.kind === "update") sections[sections.findIndex((s) => s.key === op.key)] = op.section;
-    else if (op.kind === "delete") sections.splice(sections.findIndex((s) => s.key === op.key), 1);
+    else if (op.kind === "delete")
+      sections.splice(
+        sections.findIndex((s) => s.key === op.key),
+        1,
+      );
     else sections.splice(Math.min(op.position, sections.length), 0, op.section);
   }
   const entries = sections.map((s) => {
@@ -342,12 +361,17 @@ function gitRepo(scenario: Scenario, sourceSide: Side, targetSide: Side): { conf
   let time = 1_700_000_000;
   const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
   const commit = (ref: string, mark: number, from: number | null, message: string, body: string[]) => {
-    chunks.push(`commit ${ref}\nmark :${mark}\ncommitter Bench <bench@example.test> ${time++} +0000\n${data(message)}${from !== null ? `from :${from}\n` : ""}${body.join("")}`);
+    chunks.push(
+      `commit ${ref}\nmark :${mark}\ncommitter Bench <bench@example.test> ${time++} +0000\n${data(message)}${from !== null ? `from :${from}\n` : ""}${body.join("")}`,
+    );
   };
   const modify = (s: Section) => `M 100644 inline ${sectionFile(s.key)}\n${data(sectionToMarkdown(versionOf(s)))}`;
   commit("refs/heads/main", 1, null, "base", scenario.base.map(modify));
   let mark = 2;
-  for (const [ref, ops] of [["refs/heads/source", scenario.source], ["refs/heads/target", scenario.target]] as const) {
+  for (const [ref, ops] of [
+    ["refs/heads/source", scenario.source],
+    ["refs/heads/target", scenario.target],
+  ] as const) {
     let from = 1;
     for (const op of ops) {
       const body = op.kind === "delete" ? `D ${sectionFile(op.key)}\n` : modify(op.section);
@@ -358,7 +382,10 @@ function gitRepo(scenario: Scenario, sourceSide: Side, targetSide: Side): { conf
   git(["fast-import", "--quiet"], chunks.join(""));
 
   // Sanity: git's branches hold exactly the same text as the in-process trees.
-  for (const [branch, side] of [["source", sourceSide], ["target", targetSide]] as const) {
+  for (const [branch, side] of [
+    ["source", sourceSide],
+    ["target", targetSide],
+  ] as const) {
     const files = git(["ls-tree", "-r", "--name-only", branch]).trim().split("\n");
     if (files.length !== side.sections.length) throw new Error(`git ${branch} has ${files.length} files, expected ${side.sections.length}`);
   }
@@ -489,7 +516,9 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
     const actor = (await actorForUser(db, created.user.id, "agent"))!;
     client = new Client({ name: "quire-bench", version: "1.0.0" });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.url}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      new StreamableHTTPClientTransport(new URL(`${server.url}/api/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
     );
     const mcp = client;
 
@@ -505,7 +534,10 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
     const toServer = new Map<string, string>(doc.sectionIds.map((id, i) => [scenario.base[i]!.key, id]));
     await callMcp(mcp, "documents", { action: "create_branch", documentId, branchName: "source" });
     let hashMismatches = 0;
-    for (const [branchName, ops] of [["source", scenario.source], ["main", scenario.target]] as const) {
+    for (const [branchName, ops] of [
+      ["source", scenario.source],
+      ["main", scenario.target],
+    ] as const) {
       for (const op of ops) {
         if (op.kind === "update") {
           const r = await callMcp<{ contentHash: string }>(mcp, "sections", {
@@ -581,11 +613,16 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
       const t0 = performance.now();
       const request = await phase("request with document and grant, then both branches (2 round trips)", async () => {
         const { row: request, document } = await getMergeRequestWithDocument(db, actor.workspaceId, mergeRequestId, actor.userId);
-        const [target, source] = await Promise.all([getBranch(db, document.id, request.targetBranch), getBranch(db, document.id, request.sourceBranch)]);
+        const [target, source] = await Promise.all([
+          getBranch(db, document.id, request.targetBranch),
+          getBranch(db, document.id, request.sourceBranch),
+        ]);
         return { request, document, target, source };
       });
       const graph = new CommitGraph(db, request.document.id);
-      const [sourceHead, targetHead] = await phase("head commits (graph prefetch)", () => graph.getMany([request.source.headCommitId, request.target.headCommitId]));
+      const [sourceHead, targetHead] = await phase("head commits (graph prefetch)", () =>
+        graph.getMany([request.source.headCommitId, request.target.headCommitId]),
+      );
       const bases = await phase("merge bases", () => mergeBases(graph, sourceHead!.id, targetHead!.id));
       if (walkInfo === undefined) {
         // Once, untimed: how many round trips and commits the merge-base walk needs from a cold graph.
@@ -603,8 +640,12 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
           loadSections: (hashes) => loadSections(db, hashes),
         }),
       );
-      const [sourceTree, targetTree] = await phase("source + target trees", () => Promise.all([loadTree(db, sourceHead!.treeHash), loadTree(db, targetHead!.treeHash)]));
-      const needed = await phase("hashesNeededForAnalysis", () => hashesNeededForAnalysis(virtual.tree, sourceTree, targetTree).filter((h) => !virtual.sections.has(h)));
+      const [sourceTree, targetTree] = await phase("source + target trees", () =>
+        Promise.all([loadTree(db, sourceHead!.treeHash), loadTree(db, targetHead!.treeHash)]),
+      );
+      const needed = await phase("hashesNeededForAnalysis", () =>
+        hashesNeededForAnalysis(virtual.tree, sourceTree, targetTree).filter((h) => !virtual.sections.has(h)),
+      );
       const sectionsByHash = await phase(`load blobs`, async () => new Map([...(await loadSections(db, needed)), ...virtual.sections]));
       const held = await phase("paths held elsewhere", async () => {
         const rows = await db
@@ -620,13 +661,30 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
           );
         return new Set(rows.map((r) => r.path));
       });
-      await phase("planMerge (hash-only part)", () => planMerge(virtual.tree, sourceTree, targetTree, { isPathTakenByAnotherDocument: (p) => held.has(p) }));
+      await phase("planMerge (hash-only part)", () =>
+        planMerge(virtual.tree, sourceTree, targetTree, { isPathTakenByAnotherDocument: (p) => held.has(p) }),
+      );
       const analysis = await phase("analyzeMerge (plan + markdown + diffs)", () =>
-        analyzeMerge({ base: virtual.tree, source: sourceTree, target: targetTree, sectionsByHash, isPathTakenByAnotherDocument: (p) => held.has(p) }),
+        analyzeMerge({
+          base: virtual.tree,
+          source: sourceTree,
+          target: targetTree,
+          sectionsByHash,
+          isPathTakenByAnotherDocument: (p) => held.has(p),
+        }),
       );
       await phase("JSON: MCP result (text + structuredContent)", () => {
-        const value = { mergeRequestId, hasConflicts: analysis.hasConflicts, sections: analysis.sections, propertyConflicts: analysis.propertyConflicts };
-        return JSON.stringify({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value } });
+        const value = {
+          mergeRequestId,
+          hasConflicts: analysis.hasConflicts,
+          sections: analysis.sections,
+          propertyConflicts: analysis.propertyConflicts,
+        };
+        return JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          result: { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value },
+        });
       });
       const list = phaseSamples.get("total of the phases") ?? [];
       list.push(performance.now() - t0);
@@ -675,7 +733,11 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
       const g = new CommitGraph(db, sample.documentId);
       const [sh, th] = await g.getMany([src.headCommitId, tgt.headCommitId]);
       const bases = await mergeBases(g, sh!.id, th!.id);
-      const [bt, st, tt] = await Promise.all([loadTree(db, (await g.get(bases[0]!)).treeHash), loadTree(db, sh!.treeHash), loadTree(db, th!.treeHash)]);
+      const [bt, st, tt] = await Promise.all([
+        loadTree(db, (await g.get(bases[0]!)).treeHash),
+        loadTree(db, sh!.treeHash),
+        loadTree(db, th!.treeHash),
+      ]);
       const needed = hashesNeededForAnalysis(bt, st, tt);
       const loaded = await loadSections(db, needed);
       ioSizes = {
@@ -698,8 +760,23 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
     responseBytes = Buffer.byteLength(JSON.stringify(last));
     structuredBytes = Buffer.byteLength(JSON.stringify(analyzed));
     const entries = new Map(analyzed.sections.map((e) => [toKey.get(e.sectionId) ?? `?${e.sectionId}`, e]));
-    const conflicts = new Set(analyzed.sections.filter((e) => e.status === "conflict").map((e) => toKey.get(e.sectionId) ?? `?${e.sectionId}`));
-    return { git: timed.git, mcp: mcpStats, runTool: runToolStats, phases, mergeBaseWalk, ioSizes, structuredBytes, conflicts, entries, responseBytes, setupSeconds, profileTop };
+    const conflicts = new Set(
+      analyzed.sections.filter((e) => e.status === "conflict").map((e) => toKey.get(e.sectionId) ?? `?${e.sectionId}`),
+    );
+    return {
+      git: timed.git,
+      mcp: mcpStats,
+      runTool: runToolStats,
+      phases,
+      mergeBaseWalk,
+      ioSizes,
+      structuredBytes,
+      conflicts,
+      entries,
+      responseBytes,
+      setupSeconds,
+      profileTop,
+    };
   } finally {
     await client?.close();
     await server.close();
@@ -791,7 +868,10 @@ async function main(): Promise<void> {
   console.log(`merge analysis bench: ${SECTIONS} sections, ${CHANGED_PER_SIDE} changed per side (${OVERLAP} on both), seed ${SEED}`);
   console.log(
     `machine: ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), node ${process.version}, PostgreSQL ${pgVersion}, ${gitVersion}, ` +
-      `load average at start ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}, ${new Date().toISOString()}`,
+      `load average at start ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(" ")}, ${new Date().toISOString()}`,
   );
   const genStart = performance.now();
   const scenario = buildScenario();
@@ -800,7 +880,10 @@ async function main(): Promise<void> {
   const source = applyOps(scenario.base, scenario.source, store);
   const target = applyOps(scenario.base, scenario.target, store);
   const expectedHashes = new Map<string, string>();
-  for (const [branch, ops] of [["source", scenario.source], ["main", scenario.target]] as const) {
+  for (const [branch, ops] of [
+    ["source", scenario.source],
+    ["main", scenario.target],
+  ] as const) {
     for (const op of ops) if (op.kind === "update") expectedHashes.set(op.section.key + branch, hashSection(versionOf(op.section)));
   }
   const lineCounts = scenario.base.map((s) => s.blocks.reduce((n, b) => n + b.length, 0));
@@ -829,7 +912,9 @@ async function main(): Promise<void> {
   for (const e of analysis.sections) statusCounts[e.status] = (statusCounts[e.status] ?? 0) + 1;
   console.log(`in-process: ${analysis.sections.length} sections listed ${JSON.stringify(statusCounts)}; first call ${ms(cold)}`);
   if (!sameSet(inProcessConflicts, scenario.expectedConflicts)) {
-    throw new Error(`in-process conflicts differ from the scenario: extra ${setDiff(inProcessConflicts, scenario.expectedConflicts)}, missing ${setDiff(scenario.expectedConflicts, inProcessConflicts)}`);
+    throw new Error(
+      `in-process conflicts differ from the scenario: extra ${setDiff(inProcessConflicts, scenario.expectedConflicts)}, missing ${setDiff(scenario.expectedConflicts, inProcessConflicts)}`,
+    );
   }
   // Parts of analyzeMerge, timed alone: rendering the needed blobs to markdown, and the diffs on pre-rendered text.
   const neededHashes = hashesNeededForAnalysis(base.tree, source.tree, target.tree);
@@ -858,7 +943,9 @@ async function main(): Promise<void> {
     const gitAgrees = sameSet(repo.conflicts, inProcessConflicts);
     console.log(`git merge-tree: ${repo.conflicts.size} conflicting files; same set as in-process: ${gitAgrees ? "yes" : "NO"}`);
     if (!gitAgrees) {
-      console.log(`  only git: ${setDiff(repo.conflicts, inProcessConflicts).join(", ")}\n  only Quire: ${setDiff(inProcessConflicts, repo.conflicts).join(", ")}`);
+      console.log(
+        `  only git: ${setDiff(repo.conflicts, inProcessConflicts).join(", ")}\n  only Quire: ${setDiff(inProcessConflicts, repo.conflicts).join(", ")}`,
+      );
       process.exitCode = 1;
     }
     const timer = gitTimer(repo.args, repo.dir);
@@ -872,7 +959,14 @@ async function main(): Promise<void> {
       let sameEntries = 0;
       for (const entry of analysis.sections) {
         const other = e2e.entries.get(entry.sectionId);
-        if (other && other.status === entry.status && other.name === entry.name && other.sourceDiff === entry.sourceDiff && other.targetDiff === entry.targetDiff) sameEntries++;
+        if (
+          other &&
+          other.status === entry.status &&
+          other.name === entry.name &&
+          other.sourceDiff === entry.sourceDiff &&
+          other.targetDiff === entry.targetDiff
+        )
+          sameEntries++;
       }
       console.log(
         `e2e: setup ${e2e.setupSeconds.toFixed(1)} s (${((e2e.setupSeconds * 1000) / (scenario.source.length + scenario.target.length)).toFixed(0)} ms per single-section write over MCP); analyze response ${(e2e.responseBytes / 1024).toFixed(0)} KiB (analysis JSON ${(e2e.structuredBytes / 1024).toFixed(0)} KiB, of which diff text ${(diffBytes / 1024).toFixed(0)} KiB, sent as text and as structuredContent); conflict set equals in-process: ${agrees ? "yes" : "NO"}; ` +
@@ -885,11 +979,21 @@ async function main(): Promise<void> {
   }
 
   const inProcessProfile = await profile(analyzeInProcess, RUNS, "");
-  const { inProcess, plan: planOnly, needed: neededOnly, markdown: markdownOnly, diffs: diffsOnly } = timed.results as Record<keyof typeof fns, Stats>;
+  const {
+    inProcess,
+    plan: planOnly,
+    needed: neededOnly,
+    markdown: markdownOnly,
+    diffs: diffsOnly,
+  } = timed.results as Record<keyof typeof fns, Stats>;
   const gitResult = { stats: timed.git, method: `${gitMethod}, ${timed.git.n} runs` };
   const g = gitResult.stats.median;
   const rows: Array<[string, Stats, string]> = [
-    [`git merge-tree --write-tree --name-only (${gitResult.method}, interleaved with the in-process runs)`, gitResult.stats, "1.00x (anchor)"],
+    [
+      `git merge-tree --write-tree --name-only (${gitResult.method}, interleaved with the in-process runs)`,
+      gitResult.stats,
+      "1.00x (anchor)",
+    ],
     ["in-process: planMerge + hashesNeededForPlan + analyzeMerge", inProcess, `${(inProcess.median / g).toFixed(2)}x (target <= 1x)`],
     ["  of which planMerge (hash-only)", planOnly, `${(planOnly.median / g).toFixed(2)}x`],
     ["  of which hashesNeededForAnalysis", neededOnly, `${(neededOnly.median / g).toFixed(2)}x`],
@@ -899,14 +1003,20 @@ async function main(): Promise<void> {
   if (e2e) {
     const ge = e2e.git.median;
     rows.push([`git merge-tree, slices interleaved with the e2e runs (${e2e.git.n} runs)`, e2e.git, `${(ge / g).toFixed(2)}x`]);
-    rows.push(["e2e: merge_requests analyze over MCP (HTTP, PostgreSQL)", e2e.mcp, `${(e2e.mcp.median / ge).toFixed(2)}x of interleaved git (target <= 3x)`]);
+    rows.push([
+      "e2e: merge_requests analyze over MCP (HTTP, PostgreSQL)",
+      e2e.mcp,
+      `${(e2e.mcp.median / ge).toFixed(2)}x of interleaved git (target <= 3x)`,
+    ]);
     rows.push(["  same action via runTool (no HTTP/MCP)", e2e.runTool, `${(e2e.runTool.median / ge).toFixed(2)}x of interleaved git`]);
   }
   console.log("\n| measurement | median | p95 | min | runs | ÷ git median |\n|---|---:|---:|---:|---:|---:|");
   for (const [name, s, ratio] of rows) console.log(`| ${name} | ${ms(s.median)} | ${ms(s.p95)} | ${ms(s.min)} | ${s.n} | ${ratio} |`);
   console.log(`\nCPU profile of the in-process analysis:\n${inProcessProfile.join("\n")}`);
   if (e2e) {
-    console.log("\nphases of analyze (loadMergeState replayed with the same store functions, direct DB, no HTTP):\n| phase | median | p95 |\n|---|---:|---:|");
+    console.log(
+      "\nphases of analyze (loadMergeState replayed with the same store functions, direct DB, no HTTP):\n| phase | median | p95 |\n|---|---:|---:|",
+    );
     for (const [name, s] of e2e.phases) console.log(`| ${name} | ${ms(s.median)} | ${ms(s.p95)} |`);
     console.log(
       `merge-base walk from a cold CommitGraph: ${e2e.mergeBaseWalk.roundTrips} round trips, ${e2e.mergeBaseWalk.rows} commit rows; ` +
@@ -916,7 +1026,9 @@ async function main(): Promise<void> {
   }
   console.log(
     `\nin-process ÷ git = ${(inProcess.median / g).toFixed(2)} (${inProcess.median <= g ? "meets" : "MISSES"} <= 1)` +
-      (e2e ? `; e2e ÷ git = ${(e2e.mcp.median / e2e.git.median).toFixed(2)} (${e2e.mcp.median <= 3 * e2e.git.median ? "meets" : "MISSES"} <= 3)` : ""),
+      (e2e
+        ? `; e2e ÷ git = ${(e2e.mcp.median / e2e.git.median).toFixed(2)} (${e2e.mcp.median <= 3 * e2e.git.median ? "meets" : "MISSES"} <= 3)`
+        : ""),
   );
 }
 

@@ -460,7 +460,10 @@ async function mcpCall(url: string, token: string, name: string, args: Record<st
     headers: { accept: "application/json, text/event-stream", "content-type": "application/json", authorization: `Bearer ${token}` },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
   });
-  const message = (await response.json()) as { result?: { isError?: boolean; structuredContent: Record<string, unknown> }; error?: unknown };
+  const message = (await response.json()) as {
+    result?: { isError?: boolean; structuredContent: Record<string, unknown> };
+    error?: unknown;
+  };
   if (!message.result || message.result.isError) throw new Error(`${name} failed: ${JSON.stringify(message.error ?? message.result)}`);
   return message.result.structuredContent;
 }
@@ -472,7 +475,10 @@ async function prepareDocument(database: DatabaseHandle, serverUrl: string): Pro
   const created = await mcpCall(serverUrl, token, "documents", {
     action: "create",
     path: `bench/writes-${randomBytes(3).toString("hex")}`,
-    sections: Array.from({ length: CLIENTS }, (_, i) => ({ name: `Section ${i + 1}`, content: [{ blockType: "text", text: `Initial text of section ${i + 1}.` }] })),
+    sections: Array.from({ length: CLIENTS }, (_, i) => ({
+      name: `Section ${i + 1}`,
+      content: [{ blockType: "text", text: `Initial text of section ${i + 1}.` }],
+    })),
   });
   return { token, documentId: created.documentId as string, sectionIds: created.sectionIds as string[] };
 }
@@ -526,14 +532,17 @@ async function runQuire(options: { seconds: number; warmup: number; clients: num
       const elu0 = performance.eventLoopUtilization();
       const cpu0 = process.cpuUsage();
       const wall0 = performance.now();
-      const load = await runLoad({
-        url: serverUrl,
-        token: prepared.token,
-        documentId: prepared.documentId,
-        sectionIds,
-        warmupMs: options.warmup * 1000,
-        durationMs: options.seconds * 1000,
-      }, (phase) => (phase === "measure" ? options.profiler?.open() : options.profiler?.close()));
+      const load = await runLoad(
+        {
+          url: serverUrl,
+          token: prepared.token,
+          documentId: prepared.documentId,
+          sectionIds,
+          warmupMs: options.warmup * 1000,
+          durationMs: options.seconds * 1000,
+        },
+        (phase) => (phase === "measure" ? options.profiler?.open() : options.profiler?.close()),
+      );
       options.profiler?.close();
       loop.disable();
       const elu = performance.eventLoopUtilization(elu0).utilization;
@@ -562,7 +571,7 @@ async function runQuire(options: { seconds: number; warmup: number; clients: num
         eventLoopDelayP99: Math.max(0, loop.percentile(99) / 1e6 - 10),
         eventLoopUtilization: elu,
         processCpuCores: cpuShare,
-        cpuMsPerWrite: ((cpu.user + cpu.system) / 1000) / Math.max(1, load.totalOk),
+        cpuMsPerWrite: (cpu.user + cpu.system) / 1000 / Math.max(1, load.totalOk),
         profile: options.profiler,
       };
     } finally {
@@ -613,9 +622,13 @@ function runPgbench(): Promise<PgbenchRun> {
 // ---------------------------------------------------------------------------
 
 function describeRun(label: string, run: QuireRun): void {
-  log(`${label}: ${fmt(run.writesPerSecond)} committed writes/s (${run.measured} in the window), latency p50 ${fmt(run.p50)} ms, p99 ${fmt(run.p99)} ms, mean ${fmt(run.mean)} ms`);
+  log(
+    `${label}: ${fmt(run.writesPerSecond)} committed writes/s (${run.measured} in the window), latency p50 ${fmt(run.p50)} ms, p99 ${fmt(run.p99)} ms, mean ${fmt(run.mean)} ms`,
+  );
   log(`  per client: ${run.perClient.join(", ")}; failures: ${JSON.stringify(run.failures)}`);
-  log(`  commits landed ${run.commitsLanded} = successful writes ${run.totalOk}: ${run.consistent ? "yes" : "NO"} (head generation ${run.headGeneration})`);
+  log(
+    `  commits landed ${run.commitsLanded} = successful writes ${run.totalOk}: ${run.consistent ? "yes" : "NO"} (head generation ${run.headGeneration})`,
+  );
   log(
     `  server event loop: ${fmt(run.eventLoopUtilization * 100, 0)}% busy, delay p50 ${fmt(run.eventLoopDelayP50)} ms, p99 ${fmt(run.eventLoopDelayP99)} ms; process CPU ${fmt(run.processCpuCores, 2)} cores, ${fmt(run.cpuMsPerWrite)} ms CPU per write (server + load worker)`,
   );
@@ -640,13 +653,17 @@ function describeProfile(run: QuireRun): Record<string, unknown> {
   log(
     `  batch size (commits per head move): mean ${fmt(writes / Math.max(1, batches), 2)}, p50 ${percentile(sizes, 50)}, p90 ${percentile(sizes, 90)}, max ${sizes.at(-1) ?? "-"}; batches by size: ${[...histogram].map(([n, c]) => `${n}: ${c} (${fmt((100 * c) / Math.max(1, batches), 0)}%)`).join(", ")}`,
   );
-  log(`  head-move statement: mean ${fmt(mean(headMoves), 2)} ms, p50 ${fmt(percentile(headMoves, 50), 2)} ms, p99 ${fmt(percentile(headMoves, 99), 2)} ms (one per batch: stores commits, trees, section versions, comments and moves the head)`);
+  log(
+    `  head-move statement: mean ${fmt(mean(headMoves), 2)} ms, p50 ${fmt(percentile(headMoves, 50), 2)} ms, p99 ${fmt(percentile(headMoves, 99), 2)} ms (one per batch: stores commits, trees, section versions, comments and moves the head)`,
+  );
   log(
     `  statements: ${statements} in the window = ${fmt(statements / Math.max(1, writes), 2)} per committed write, ${fmt(statements / Math.max(1, batches), 2)} per batch, ${fmt(statements / seconds)}/s; server event loop ${fmt(p.eventLoopBusy * 100, 0)}% busy in the window`,
   );
   log(`  ${"statement".padEnd(48)} ${"count".padStart(7)} ${"per write".padStart(9)} ${"mean ms".padStart(8)}`);
   for (const [label, s] of rows) {
-    log(`  ${label.slice(0, 48).padEnd(48)} ${String(s.count).padStart(7)} ${fmt(s.count / Math.max(1, writes), 3).padStart(9)} ${fmt(s.totalMs / s.count, 2).padStart(8)}`);
+    log(
+      `  ${label.slice(0, 48).padEnd(48)} ${String(s.count).padStart(7)} ${fmt(s.count / Math.max(1, writes), 3).padStart(9)} ${fmt(s.totalMs / s.count, 2).padStart(8)}`,
+    );
   }
   return {
     windowSeconds: seconds,
@@ -662,7 +679,9 @@ function describeProfile(run: QuireRun): Record<string, unknown> {
     statements,
     statementsPerWrite: statements / Math.max(1, writes),
     eventLoopBusy: p.eventLoopBusy,
-    byStatement: Object.fromEntries(rows.map(([l, s]) => [l, { count: s.count, perWrite: s.count / Math.max(1, writes), meanMs: s.totalMs / s.count }])),
+    byStatement: Object.fromEntries(
+      rows.map(([l, s]) => [l, { count: s.count, perWrite: s.count / Math.max(1, writes), meanMs: s.totalMs / s.count }]),
+    ),
   };
 }
 
@@ -673,21 +692,28 @@ async function main() {
   const [row] = await withAdmin((admin) => admin<Array<{ version: string }>>`select version()`);
   log(`server: ${row?.version}`);
   log(`${CLIENTS} clients, ${WARMUP} s warm-up + ${SECONDS} s measured, pool ${POOL_SIZE}`);
-  const loadavg = () => os.loadavg().map((l) => fmt(l, 2)).join(" ");
+  const loadavg = () =>
+    os
+      .loadavg()
+      .map((l) => fmt(l, 2))
+      .join(" ");
   log(`load average at start: ${loadavg()} (other work on the machine skews both sides)`);
   log("");
 
   let pg: PgbenchRun | null = null;
   if (RUN_PGBENCH) {
     pg = await runPgbench();
-    log(`pgbench TPC-B (-i -s 8; -c ${CLIENTS} -j 2 -T ${SECONDS} -M prepared): ${fmt(pg.tps)} TPS, latency ${pg.latencyMs ?? "?"} ms  [${pg.version}]`);
+    log(
+      `pgbench TPC-B (-i -s 8; -c ${CLIENTS} -j 2 -T ${SECONDS} -M prepared): ${fmt(pg.tps)} TPS, latency ${pg.latencyMs ?? "?"} ms  [${pg.version}]`,
+    );
   }
 
   const quire = await runQuire({ seconds: SECONDS, warmup: WARMUP, clients: CLIENTS });
   describeRun("Quire sections update over MCP", quire);
 
   const ratio = pg ? quire.writesPerSecond / pg.tps : null;
-  if (ratio !== null) log(`ratio Quire writes/s ÷ pgbench TPS = ${fmt(ratio, 3)} (target >= ${TARGET_RATIO}: ${ratio >= TARGET_RATIO ? "met" : "MISSED"})`);
+  if (ratio !== null)
+    log(`ratio Quire writes/s ÷ pgbench TPS = ${fmt(ratio, 3)} (target >= ${TARGET_RATIO}: ${ratio >= TARGET_RATIO ? "met" : "MISSED"})`);
 
   const result: Record<string, unknown> = {
     date: new Date().toISOString(),
@@ -702,14 +728,19 @@ async function main() {
 
   if (PROFILE === "1" || (PROFILE === "auto" && ratio !== null && ratio < TARGET_RATIO)) {
     log("");
-    log("Profile (every statement the server's postgres.js client sends in the measured window; times are client-observed: round trip, pool and event-loop waits included):");
+    log(
+      "Profile (every statement the server's postgres.js client sends in the measured window; times are client-observed: round trip, pool and event-loop waits included):",
+    );
     const profiled = await runQuire({ seconds: Math.min(SECONDS, 10), warmup: 2, clients: CLIENTS, profiler: new Profiler() });
     describeRun(`  ${CLIENTS} clients, instrumented`, profiled);
     const many = describeProfile(profiled);
     const single = await runQuire({ seconds: Math.min(SECONDS, 8), warmup: 2, clients: 1, profiler: new Profiler() });
     describeRun("  1 client, instrumented", single);
     const one = describeProfile(single);
-    result.profile = { concurrent: { ...profiled, profile: undefined, detail: many }, single: { ...single, profile: undefined, detail: one } };
+    result.profile = {
+      concurrent: { ...profiled, profile: undefined, detail: many },
+      single: { ...single, profile: undefined, detail: one },
+    };
   }
 
   log(`load average at end: ${loadavg()}`);

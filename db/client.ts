@@ -89,8 +89,7 @@ export function embeddedSocketPath(folder: string): string {
 async function openEmbeddedFolder(dataDir: string, mode: "serve" | "use"): Promise<DatabaseHandle> {
   const folder = path.dirname(dataDir);
   mkdirSync(folder, { recursive: true });
-  const onWait = (owner: OwnerRecord) =>
-    console.error(`Waiting for quire (pid ${owner.pid}) to finish with ${displayFolder(folder)} ...`);
+  const onWait = (owner: OwnerRecord) => console.error(`Waiting for quire (pid ${owner.pid}) to finish with ${displayFolder(folder)} ...`);
 
   if (mode === "serve") {
     const socketPath = embeddedSocketPath(folder);
@@ -155,12 +154,15 @@ async function openEmbeddedFolder(dataDir: string, mode: "serve" | "use"): Promi
       await client.end({ timeout: 0 });
       // The server is still opening the database, or stopping: look at the lock again (gone or stale once it has stopped).
       if (Date.now() < deadline) {
-        if (!toldStarting) console.error(`Waiting for the Quire server (pid ${claim.owner.pid}) to serve ${displayFolder(folder)} on ${socketPath} ...`);
+        if (!toldStarting)
+          console.error(`Waiting for the Quire server (pid ${claim.owner.pid}) to serve ${displayFolder(folder)} on ${socketPath} ...`);
         toldStarting = true;
         await new Promise((resolve) => setTimeout(resolve, 200));
         continue;
       }
-      throw new Error(`The Quire server (pid ${claim.owner.pid}) owns ${displayFolder(folder)} but its socket ${socketPath} does not answer: ${(error as Error).message}`);
+      throw new Error(
+        `The Quire server (pid ${claim.owner.pid}) owns ${displayFolder(folder)} but its socket ${socketPath} does not answer: ${(error as Error).message}`,
+      );
     }
     return throughServer(client, socketPath);
   }

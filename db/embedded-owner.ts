@@ -77,7 +77,12 @@ export function readOwner(folder: string): OwnerRecord | null {
   try {
     const parsed = JSON.parse(text) as Partial<OwnerRecord>;
     if (typeof parsed.pid === "number" && (parsed.role === "server" || parsed.role === "cli") && typeof parsed.startedAt === "string") {
-      return { pid: parsed.pid, role: parsed.role, socket: typeof parsed.socket === "string" ? parsed.socket : null, startedAt: parsed.startedAt };
+      return {
+        pid: parsed.pid,
+        role: parsed.role,
+        socket: typeof parsed.socket === "string" ? parsed.socket : null,
+        startedAt: parsed.startedAt,
+      };
     }
   } catch {
     // unreadable: treated as stale below
@@ -137,7 +142,8 @@ function tryCreate(folder: string, record: OwnerRecord): boolean {
   }
 }
 
-const sameRecord = (a: OwnerRecord | null, b: OwnerRecord) => a !== null && a.pid === b.pid && a.startedAt === b.startedAt && a.role === b.role;
+const sameRecord = (a: OwnerRecord | null, b: OwnerRecord) =>
+  a !== null && a.pid === b.pid && a.startedAt === b.startedAt && a.role === b.role;
 
 /** Removes a stale lock, unless another process replaced it meanwhile (then it is put back). */
 function removeStale(folder: string, stale: OwnerRecord): void {
@@ -199,7 +205,12 @@ export async function claimDataFolder(folder: string, role: OwnerRole, options: 
   const deadline = Date.now() + (options.waitMs ?? 60_000);
   let toldWaiting = false;
   for (;;) {
-    const record: OwnerRecord = { pid: process.pid, role, socket: role === "server" ? (options.socket ?? null) : null, startedAt: new Date().toISOString() };
+    const record: OwnerRecord = {
+      pid: process.pid,
+      role,
+      socket: role === "server" ? (options.socket ?? null) : null,
+      startedAt: new Date().toISOString(),
+    };
     if (tryCreate(folder, record)) {
       heldHere.set(ownerLockPath(folder), record);
       installExitHook();

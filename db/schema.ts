@@ -3,18 +3,7 @@
  * except for branch heads; everything else is ordinary relational data.
  */
 import { sql } from "drizzle-orm";
-import {
-  boolean,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from "drizzle-orm/pg-core";
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
 
@@ -36,8 +25,12 @@ export const users = pgTable("users", {
 export const memberships = pgTable(
   "memberships",
   {
-    workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
-    userId: uuid("user_id").notNull().references(() => users.id),
+    workspaceId: uuid("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id),
     role: text("role", { enum: ["owner", "admin", "member", "guest"] }).notNull(),
     createdAt: createdAt(),
   },
@@ -46,7 +39,9 @@ export const memberships = pgTable(
 
 export const apiTokens = pgTable("api_tokens", {
   id: uuid("id").primaryKey().defaultRandom(),
-  userId: uuid("user_id").notNull().references(() => users.id),
+  userId: uuid("user_id")
+    .notNull()
+    .references(() => users.id),
   label: text("label"),
   /** sha256 of the token; the token itself is shown once and never stored. */
   tokenHash: text("token_hash").notNull().unique(),
@@ -65,23 +60,29 @@ export const documents = pgTable(
   "documents",
   {
     id: uuid("id").primaryKey(),
-    workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
+    workspaceId: uuid("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     defaultBranch: text("default_branch").notNull().default("main"),
     path: text("path").notNull(),
     name: text("name").notNull(),
     description: text("description"),
     deleted: boolean("deleted").notNull().default(false),
     /** What workspace members may do without a grant of their own (edit | read | none). */
-    defaultPermission: text("default_permission", { enum: ["edit", "read", "none"] }).notNull().default("edit"),
+    defaultPermission: text("default_permission", { enum: ["edit", "read", "none"] })
+      .notNull()
+      .default("edit"),
     /** The most an AI (any MCP call) may do on this document, before section overrides. */
-    aiAccess: text("ai_access", { enum: ["edit", "read", "none"] }).notNull().default("edit"),
-    createdBy: uuid("created_by").notNull().references(() => users.id),
+    aiAccess: text("ai_access", { enum: ["edit", "read", "none"] })
+      .notNull()
+      .default("edit"),
+    createdBy: uuid("created_by")
+      .notNull()
+      .references(() => users.id),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
   },
-  (t) => [
-    uniqueIndex("documents_live_path_uq").on(t.workspaceId, t.path).where(sql`${t.deleted} = false`),
-  ],
+  (t) => [uniqueIndex("documents_live_path_uq").on(t.workspaceId, t.path).where(sql`${t.deleted} = false`)],
 );
 
 /** Content-addressed section versions: hash of the canonical encoding of the body. */
@@ -100,13 +101,19 @@ export const commits = pgTable(
   "commits",
   {
     id: uuid("id").primaryKey(),
-    documentId: uuid("document_id").notNull().references(() => documents.id),
+    documentId: uuid("document_id")
+      .notNull()
+      .references(() => documents.id),
     parentIds: uuid("parent_ids").array().notNull(),
     /** 1 + max(parent generation): lets history walks stop at the fork point. */
     generation: integer("generation").notNull(),
-    treeHash: text("tree_hash").notNull().references(() => trees.hash),
+    treeHash: text("tree_hash")
+      .notNull()
+      .references(() => trees.hash),
     message: text("message").notNull(),
-    authorId: uuid("author_id").notNull().references(() => users.id),
+    authorId: uuid("author_id")
+      .notNull()
+      .references(() => users.id),
     kind: text("kind", { enum: ["create", "write", "merge", "revert"] }).notNull(),
     /** Sections whose content this commit changed relative to its first parent (lets `log` hide what a reader may not see). */
     sectionIds: uuid("section_ids").array().notNull().default(sql`'{}'::uuid[]`),
@@ -118,10 +125,16 @@ export const commits = pgTable(
 export const branches = pgTable(
   "branches",
   {
-    documentId: uuid("document_id").notNull().references(() => documents.id),
+    documentId: uuid("document_id")
+      .notNull()
+      .references(() => documents.id),
     name: text("name").notNull(),
-    headCommitId: uuid("head_commit_id").notNull().references(() => commits.id),
-    createdBy: uuid("created_by").notNull().references(() => users.id),
+    headCommitId: uuid("head_commit_id")
+      .notNull()
+      .references(() => commits.id),
+    createdBy: uuid("created_by")
+      .notNull()
+      .references(() => users.id),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
   },
@@ -132,10 +145,16 @@ export const branches = pgTable(
 export const documentGrants = pgTable(
   "document_grants",
   {
-    documentId: uuid("document_id").notNull().references(() => documents.id),
-    userId: uuid("user_id").notNull().references(() => users.id),
+    documentId: uuid("document_id")
+      .notNull()
+      .references(() => documents.id),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id),
     permission: text("permission", { enum: ["edit", "read", "none"] }).notNull(),
-    grantedBy: uuid("granted_by").notNull().references(() => users.id),
+    grantedBy: uuid("granted_by")
+      .notNull()
+      .references(() => users.id),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.documentId, t.userId] }), index("document_grants_user_idx").on(t.userId)],
@@ -144,11 +163,17 @@ export const documentGrants = pgTable(
 /** Links that grant access to one document; the token is stored only as a hash. */
 export const shareLinks = pgTable("share_links", {
   id: uuid("id").primaryKey().defaultRandom(),
-  workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
-  documentId: uuid("document_id").notNull().references(() => documents.id),
+  workspaceId: uuid("workspace_id")
+    .notNull()
+    .references(() => workspaces.id),
+  documentId: uuid("document_id")
+    .notNull()
+    .references(() => documents.id),
   tokenHash: text("token_hash").notNull().unique(),
   permission: text("permission", { enum: ["edit", "read"] }).notNull(),
-  createdBy: uuid("created_by").notNull().references(() => users.id),
+  createdBy: uuid("created_by")
+    .notNull()
+    .references(() => users.id),
   createdAt: createdAt(),
   expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }),
   revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
@@ -157,12 +182,16 @@ export const shareLinks = pgTable("share_links", {
 /** Invitations to join the workspace; the token is stored only as a hash. */
 export const invites = pgTable("invites", {
   id: uuid("id").primaryKey().defaultRandom(),
-  workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
+  workspaceId: uuid("workspace_id")
+    .notNull()
+    .references(() => workspaces.id),
   tokenHash: text("token_hash").notNull().unique(),
   role: text("role", { enum: ["admin", "member", "guest"] }).notNull(),
   /** When set, only this email may accept. */
   email: text("email"),
-  createdBy: uuid("created_by").notNull().references(() => users.id),
+  createdBy: uuid("created_by")
+    .notNull()
+    .references(() => users.id),
   createdAt: createdAt(),
   expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }),
   acceptedAt: timestamp("accepted_at", { withTimezone: true, mode: "date" }),
@@ -174,12 +203,16 @@ export const tags = pgTable(
   "tags",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
+    workspaceId: uuid("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     path: text("path").notNull(),
     displayName: text("display_name"),
     description: text("description"),
     color: text("color"),
-    createdBy: uuid("created_by").notNull().references(() => users.id),
+    createdBy: uuid("created_by")
+      .notNull()
+      .references(() => users.id),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("tags_workspace_path_uq").on(t.workspaceId, t.path)],
@@ -189,14 +222,22 @@ export const mergeRequests = pgTable(
   "merge_requests",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
-    documentId: uuid("document_id").notNull().references(() => documents.id),
+    workspaceId: uuid("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
+    documentId: uuid("document_id")
+      .notNull()
+      .references(() => documents.id),
     sourceBranch: text("source_branch").notNull(),
     targetBranch: text("target_branch").notNull(),
     title: text("title").notNull(),
     description: text("description"),
-    status: text("status", { enum: ["open", "merged", "closed"] }).notNull().default("open"),
-    authorId: uuid("author_id").notNull().references(() => users.id),
+    status: text("status", { enum: ["open", "merged", "closed"] })
+      .notNull()
+      .default("open"),
+    authorId: uuid("author_id")
+      .notNull()
+      .references(() => users.id),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
     mergedAt: timestamp("merged_at", { withTimezone: true, mode: "date" }),
@@ -214,9 +255,15 @@ export const mergeRequests = pgTable(
 export const mergeRequestReviewers = pgTable(
   "merge_request_reviewers",
   {
-    mergeRequestId: uuid("merge_request_id").notNull().references(() => mergeRequests.id),
-    userId: uuid("user_id").notNull().references(() => users.id),
-    state: text("state", { enum: ["pending", "approved", "changes_requested"] }).notNull().default("pending"),
+    mergeRequestId: uuid("merge_request_id")
+      .notNull()
+      .references(() => mergeRequests.id),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id),
+    state: text("state", { enum: ["pending", "approved", "changes_requested"] })
+      .notNull()
+      .default("pending"),
     addedAt: createdAt(),
     /** When the reviewer last approved, requested changes or reset. */
     reviewedAt: timestamp("reviewed_at", { withTimezone: true, mode: "date" }),
@@ -233,12 +280,18 @@ export const comments = pgTable(
   "comments",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
-    documentId: uuid("document_id").notNull().references(() => documents.id),
+    workspaceId: uuid("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
+    documentId: uuid("document_id")
+      .notNull()
+      .references(() => documents.id),
     sectionId: uuid("section_id").notNull(),
     /** The branch the comment was written on. */
     branchName: text("branch_name").notNull(),
-    authorId: uuid("author_id").notNull().references(() => users.id),
+    authorId: uuid("author_id")
+      .notNull()
+      .references(() => users.id),
     body: text("body").notNull(),
     mentions: uuid("mentions").array().notNull(),
     createdAt: createdAt(),
@@ -254,12 +307,16 @@ export const uploads = pgTable(
   "uploads",
   {
     key: text("key").primaryKey(),
-    workspaceId: uuid("workspace_id").notNull().references(() => workspaces.id),
+    workspaceId: uuid("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     filename: text("filename").notNull(),
     mediaType: text("media_type").notNull(),
     byteSize: integer("byte_size"),
     sha256: text("sha256"),
-    createdBy: uuid("created_by").notNull().references(() => users.id),
+    createdBy: uuid("created_by")
+      .notNull()
+      .references(() => users.id),
     createdAt: createdAt(),
     /** The signed upload URL stops working at this time. */
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),

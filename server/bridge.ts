@@ -64,6 +64,7 @@ export const installedBridge = (): QuireBridge | undefined => (globalThis as Bri
 
 export function getBridge(): QuireBridge {
   const bridge = (globalThis as BridgeHolder)[BRIDGE_KEY];
-  if (!bridge) throw new Error("Quire server bridge is not installed: start the app with `npm start` (bin/quire.js serve), not `next` directly.");
+  if (!bridge)
+    throw new Error("Quire server bridge is not installed: start the app with `npm start` (bin/quire.js serve), not `next` directly.");
   return bridge;
 }

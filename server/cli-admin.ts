@@ -37,7 +37,12 @@ export async function runAdminCommand(
     const { config, database } = await open();
     try {
       const baseUrl = config.publicUrl ?? `http://localhost:${config.port}`;
-      const created = await createInviteFromCli(database.db, { role: args.role, email: args.email, expiresInDays: days }, baseUrl, new Date());
+      const created = await createInviteFromCli(
+        database.db,
+        { role: args.role, email: args.email, expiresInDays: days },
+        baseUrl,
+        new Date(),
+      );
       const who = created.invite.email ? ` for ${created.invite.email}` : "";
       console.log(`Invite${who} to join as ${created.invite.role}, expires ${created.invite.expiresAt}. The link is shown only once:`);
       console.log(created.url);
@@ -65,7 +70,11 @@ export async function runAdminCommand(
     const { database } = await open();
     try {
       const { token, alreadyRevoked } = await revokeApiTokenById(database.db, args.id, new Date());
-      console.log(alreadyRevoked ? `Token ${token.tokenId} was already revoked at ${token.revokedAt}.` : `Revoked token ${token.tokenId}${token.label ? ` (${token.label})` : ""}.`);
+      console.log(
+        alreadyRevoked
+          ? `Token ${token.tokenId} was already revoked at ${token.revokedAt}.`
+          : `Revoked token ${token.tokenId}${token.label ? ` (${token.label})` : ""}.`,
+      );
     } finally {
       await database.close();
     }
@@ -86,7 +95,11 @@ function printTokens(tokens: ApiTokenView[]): void {
   ]);
   const header = ["ID", "LABEL", "CREATED", "LAST USED", "EXPIRES", "STATUS"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   console.log(line(header));
   for (const row of rows) console.log(line(row));
 }

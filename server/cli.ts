@@ -74,7 +74,9 @@ async function main(argv: string[]): Promise<void> {
   if (command === "migrate") {
     const { database } = await openConfiguredDatabase();
     await database.close();
-    console.log(`Migrations applied (${database.kind}${database.socket ? `, through the running server's socket ${database.socket.path}` : ""}).`);
+    console.log(
+      `Migrations applied (${database.kind}${database.socket ? `, through the running server's socket ${database.socket.path}` : ""}).`,
+    );
     return;
   }
 
@@ -139,7 +141,8 @@ async function main(argv: string[]): Promise<void> {
     const url = values.url ?? process.env.QUIRE_URL;
     const token = values.token ?? process.env.QUIRE_TOKEN;
     if (!url || !token) fail("mcp-proxy needs --url (or QUIRE_URL) and --token (or QUIRE_TOKEN).");
-    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) fail(`mcp-proxy: --url must be an http(s) URL, not ${JSON.stringify(url)}.`);
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
+      fail(`mcp-proxy: --url must be an http(s) URL, not ${JSON.stringify(url)}.`);
     const { runStdioProxy } = await import("@/server/mcp/stdio-proxy");
     await runStdioProxy({ url, token });
     process.exit(0);

@@ -37,7 +37,11 @@ export function useActionForm<T>(submit: (data: FormData) => Promise<ActionResul
 
 /** A form's error message, under the form. */
 export function FormError({ error }: { error: string | null }) {
-  return error ? <p className="form-error form-error-spaced" role="alert">{error}</p> : null;
+  return error ? (
+    <p className="form-error form-error-spaced" role="alert">
+      {error}
+    </p>
+  ) : null;
 }
 
 /** A select saved as soon as it changes; on failure it goes back to `initial` and shows why. */
@@ -81,7 +85,11 @@ export function AutoSaveSelect<T extends string>({
         {children}
       </select>
       {pending ? <span className="muted small">Saving…</span> : null}
-      {error ? <p className="inline-error" role="alert">{error}</p> : null}
+      {error ? (
+        <p className="inline-error" role="alert">
+          {error}
+        </p>
+      ) : null}
     </div>
   );
 }

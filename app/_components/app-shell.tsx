@@ -29,7 +29,9 @@ export async function AppShell({ user, wide, children }: { user: SessionUser; wi
             <span className="avatar" aria-hidden="true" title={`${user.name} (${user.email})`}>
               {initials(user.name)}
             </span>
-            <span className="app-user-name" title={user.email}>{user.name}</span>
+            <span className="app-user-name" title={user.email}>
+              {user.name}
+            </span>
             <SignOutButton />
           </div>
         </div>
@@ -59,7 +61,9 @@ export function SignedOutHeader({ signInHref = "/signin" }: { signInHref?: strin
 export function BrandLink() {
   return (
     <Link href="/" className="brand">
-      <span className="brand-mark" aria-hidden="true">Q</span>
+      <span className="brand-mark" aria-hidden="true">
+        Q
+      </span>
       <span className="brand-name">Quire</span>
     </Link>
   );

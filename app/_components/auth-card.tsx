@@ -6,7 +6,9 @@ export function AuthCard({ children }: { children: ReactNode }) {
     <main className="auth-page">
       <div className="auth-card">
         <div className="auth-brand">
-          <span className="brand-mark" aria-hidden="true">Q</span>
+          <span className="brand-mark" aria-hidden="true">
+            Q
+          </span>
           <span className="brand-name">Quire</span>
         </div>
         {children}

@@ -28,7 +28,11 @@ export function ConfirmButton({
         <button type="button" className="button button-small button-danger-quiet" onClick={() => setState({ kind: "asking" })}>
           {label}
         </button>
-        {state.kind === "error" ? <p className="inline-error" role="alert">{state.message}</p> : null}
+        {state.kind === "error" ? (
+          <p className="inline-error" role="alert">
+            {state.message}
+          </p>
+        ) : null}
       </div>
     );
   }
@@ -47,7 +51,12 @@ export function ConfirmButton({
       >
         {state.kind === "pending" ? pendingLabel : confirmLabel}
       </button>
-      <button type="button" className="button button-small button-quiet" disabled={state.kind === "pending"} onClick={() => setState({ kind: "idle" })}>
+      <button
+        type="button"
+        className="button button-small button-quiet"
+        disabled={state.kind === "pending"}
+        onClick={() => setState({ kind: "idle" })}
+      >
         Cancel
       </button>
     </div>

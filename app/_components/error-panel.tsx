@@ -6,7 +6,11 @@ export function ErrorPanel({ title, code, message }: { title: string; code?: str
     <div className="error-panel" role="alert">
       <h1>{title}</h1>
       <p>{message}</p>
-      {code ? <p className="muted small">Error code: <code>{code}</code></p> : null}
+      {code ? (
+        <p className="muted small">
+          Error code: <code>{code}</code>
+        </p>
+      ) : null}
       <p>
         <Link href="/">Back to documents</Link>
       </p>

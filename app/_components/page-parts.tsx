@@ -75,7 +75,9 @@ export function DataTable({
 export function Person({ name, email, isYou, children }: { name: string; email: ReactNode; isYou: boolean; children?: ReactNode }) {
   return (
     <div className="person">
-      <span className="avatar" aria-hidden="true">{initials(name)}</span>
+      <span className="avatar" aria-hidden="true">
+        {initials(name)}
+      </span>
       <div className="person-text">
         <span className="person-name">
           {name}

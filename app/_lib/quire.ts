@@ -117,12 +117,7 @@ export async function listBranches(userId: string, documentId: string): Promise<
 }
 
 /** Newest first; `branchName` undefined means the document's default branch. */
-export async function commitLog(
-  userId: string,
-  documentId: string,
-  branchName: string | undefined,
-  cursor?: string,
-): Promise<CommitLog> {
+export async function commitLog(userId: string, documentId: string, branchName: string | undefined, cursor?: string): Promise<CommitLog> {
   const result: CommitLog = await getBridge().callTool("documents", userId, {
     action: "log",
     documentId,

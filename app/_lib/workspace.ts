@@ -30,9 +30,7 @@ export async function requestOrigin(): Promise<string | undefined> {
 }
 
 /** The workspace as `userId` sees it; an Outcome, so a page can render without it. */
-export const loadWorkspace = cache(
-  async (userId: string): Promise<Outcome<WorkspaceInfo>> => {
-    const origin = await requestOrigin();
-    return attempt(() => getBridge().workspace(userId, { action: "get" }, origin));
-  },
-);
+export const loadWorkspace = cache(async (userId: string): Promise<Outcome<WorkspaceInfo>> => {
+  const origin = await requestOrigin();
+  return attempt(() => getBridge().workspace(userId, { action: "get" }, origin));
+});

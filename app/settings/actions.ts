@@ -13,7 +13,7 @@ import { getBridge } from "@/server/bridge";
 
 export type { ActionResult };
 
-const asUser = <T,>(run: (userId: string) => Promise<T>) => runAsUser("settings", run);
+const asUser = <T>(run: (userId: string) => Promise<T>) => runAsUser("settings", run);
 
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
 const optionalDays = (value: unknown): number | undefined => {
@@ -42,7 +42,11 @@ export async function removeMember(userId: unknown): Promise<ActionResult> {
   });
 }
 
-export async function createInvite(input: { role?: unknown; email?: unknown; expiresInDays?: unknown }): Promise<ActionResult<{ url: string; role: string; email: string | null; expiresAt: string | null }>> {
+export async function createInvite(input: {
+  role?: unknown;
+  email?: unknown;
+  expiresInDays?: unknown;
+}): Promise<ActionResult<{ url: string; role: string; email: string | null; expiresAt: string | null }>> {
   const origin = (await headers()).get("origin") ?? undefined;
   return asUser(async (me) => {
     const email = text(input.email).trim();
@@ -67,7 +71,10 @@ export async function revokeInvite(inviteId: unknown): Promise<ActionResult> {
   });
 }
 
-export async function createApiToken(input: { label?: unknown; expiresInDays?: unknown }): Promise<ActionResult<{ token: string; label: string | null; expiresAt: string | null }>> {
+export async function createApiToken(input: {
+  label?: unknown;
+  expiresInDays?: unknown;
+}): Promise<ActionResult<{ token: string; label: string | null; expiresAt: string | null }>> {
   return asUser(async (me) => {
     const days = optionalDays(input.expiresInDays);
     const created = await getBridge().apiTokens(me, {

@@ -42,7 +42,9 @@ export function SignInForm({ callbackUrl, initialError }: { callbackUrl: string;
   return (
     <form className="form" onSubmit={onSubmit} aria-label="Sign in">
       {status.kind === "error" ? (
-        <p className="form-error" role="alert">{status.message}</p>
+        <p className="form-error" role="alert">
+          {status.message}
+        </p>
       ) : null}
       <label className="field">
         <span>Email</span>
@@ -93,9 +95,7 @@ export function OwnerSetupForm({ callbackUrl }: { callbackUrl: string }) {
           <p>{status.message}</p>
           {status.alreadyInitialized ? (
             <p>
-              <a href={callbackUrl === "/" ? "/signin" : `/signin?callbackUrl=${encodeURIComponent(callbackUrl)}`}>
-                Sign in instead
-              </a>
+              <a href={callbackUrl === "/" ? "/signin" : `/signin?callbackUrl=${encodeURIComponent(callbackUrl)}`}>Sign in instead</a>
             </p>
           ) : null}
         </div>

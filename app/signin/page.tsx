@@ -20,22 +20,21 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
 
   return (
     <AuthCard>
-        {initialized ? (
-          <>
-            <h1>Sign in</h1>
-            <p className="muted">Documents with branches, history and review.</p>
-            <SignInForm callbackUrl={callbackUrl} initialError={initialError} />
-          </>
-        ) : (
-          <>
-            <h1>Create the owner account</h1>
-            <p className="muted">
-              This Quire instance has no accounts yet. The first account owns the workspace and can invite
-              everyone else.
-            </p>
-            <OwnerSetupForm callbackUrl={callbackUrl} />
-          </>
-        )}
+      {initialized ? (
+        <>
+          <h1>Sign in</h1>
+          <p className="muted">Documents with branches, history and review.</p>
+          <SignInForm callbackUrl={callbackUrl} initialError={initialError} />
+        </>
+      ) : (
+        <>
+          <h1>Create the owner account</h1>
+          <p className="muted">
+            This Quire instance has no accounts yet. The first account owns the workspace and can invite everyone else.
+          </p>
+          <OwnerSetupForm callbackUrl={callbackUrl} />
+        </>
+      )}
     </AuthCard>
   );
 }

@@ -87,7 +87,9 @@ export function requireDocument(access: DocumentAccess, need: Need): void {
     );
   }
   if (need === "edit" && !atLeast(access.permission, "edit")) {
-    throw new DomainError("PERMISSION_DENIED", readOnlyMessage(access, `document ${access.document.id}`), { documentId: access.document.id });
+    throw new DomainError("PERMISSION_DENIED", readOnlyMessage(access, `document ${access.document.id}`), {
+      documentId: access.document.id,
+    });
   }
 }
 
@@ -98,12 +100,7 @@ export async function openDocument(tx: Tx, actor: Actor, documentId: string, nee
 }
 
 /** The actor's access to a document as loaded by findDocumentWithGrants, checked against `need`. */
-export function admitActor(
-  actor: Actor,
-  documentId: string,
-  found: DocumentWithGrants | undefined,
-  need: Need,
-): DocumentAccess {
+export function admitActor(actor: Actor, documentId: string, found: DocumentWithGrants | undefined, need: Need): DocumentAccess {
   if (!found || found.document.workspaceId !== actor.workspaceId) throw documentNotFound(documentId);
   const access = accessWithGrant(found.document, subjectOf(actor), found.grants.get(actor.userId) ?? null);
   requireDocument(access, need);
@@ -120,7 +117,11 @@ export function requireSection(
 ): void {
   const permission = strictestSectionPermission(access.subject, access.facts, versions);
   if (permission === "none") {
-    throw notFound("Section", sectionId, `It is not in this document on branch ${JSON.stringify(branchName)}; \`read\` lists its sections.`);
+    throw notFound(
+      "Section",
+      sectionId,
+      `It is not in this document on branch ${JSON.stringify(branchName)}; \`read\` lists its sections.`,
+    );
   }
   if (need === "edit" && !atLeast(permission, "edit")) {
     const capped = versions.find((v) => v && !atLeast(access.section(v), "edit"));
@@ -196,6 +197,9 @@ export async function sectionsHiddenNow(tx: Tx, access: DocumentAccess, commitId
   const head = (await getBranch(tx, access.document.id, access.document.defaultBranch)).headCommitId;
   if (head === commitId) return new Set();
   const tree = await loadTree(tx, (await new CommitGraph(tx, access.document.id).get(head)).treeHash);
-  const versions = await loadSections(tx, tree.sections.map((e) => e.blobHash));
+  const versions = await loadSections(
+    tx,
+    tree.sections.map((e) => e.blobHash),
+  );
   return new Set(tree.sections.filter((e) => access.section(versions.get(e.blobHash)!) === "none").map((e) => e.sectionId));
 }

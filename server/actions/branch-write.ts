@@ -65,7 +65,13 @@ export async function writeBranch<R>(
       };
     },
   });
-  return { documentId: input.documentId, branchName: input.branchName, commitId: written.commitId, changed: written.changed, ...written.result };
+  return {
+    documentId: input.documentId,
+    branchName: input.branchName,
+    commitId: written.commitId,
+    changed: written.changed,
+    ...written.result,
+  };
 }
 
 export function assertNotDeleted(tree: DocumentTree, branchName: string): void {

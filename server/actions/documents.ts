@@ -33,7 +33,16 @@ import {
 } from "@/server/store/documents";
 import { loadTree } from "@/server/store/objects";
 import { getTags, insertTag } from "@/server/store/tags";
-import { grantsFor, insertShareLink, listGrants, listShareLinks, revokeShareLink, setDocumentPermissions, setGrant, type ShareLinkRow } from "@/server/store/access";
+import {
+  grantsFor,
+  insertShareLink,
+  listGrants,
+  listShareLinks,
+  revokeShareLink,
+  setDocumentPermissions,
+  setGrant,
+  type ShareLinkRow,
+} from "@/server/store/access";
 import { nonMembers } from "@/server/store/accounts";
 import { hashSecretToken, newSecretToken } from "@/server/auth/secret-tokens";
 import { documentPermission } from "@/server/policies/access";
@@ -157,7 +166,10 @@ export const documentsInput = z.discriminatedUnion("action", [
       .array(
         z.strictObject({
           userId: uuidSchema.describe("A workspace member."),
-          permission: z.enum(PERMISSIONS).nullable().describe("Their permission on this document, overriding the team default; null removes the grant."),
+          permission: z
+            .enum(PERMISSIONS)
+            .nullable()
+            .describe("Their permission on this document, overriding the team default; null removes the grant."),
         }),
       )
       .max(500)
@@ -167,7 +179,9 @@ export const documentsInput = z.discriminatedUnion("action", [
   z.strictObject({
     action: z.literal("create_share_link"),
     documentId: f.documentId,
-    permission: z.enum(["read", "edit"]).describe("What the link grants. Visitors without an account get read-only access (read links only)."),
+    permission: z
+      .enum(["read", "edit"])
+      .describe("What the link grants. Visitors without an account get read-only access (read links only)."),
     expiresInDays: z.number().int().min(1).max(3_650).optional().describe("Days until the link stops working; default: never."),
   }),
   z.strictObject({ action: z.literal("list_share_links"), documentId: f.documentId }),
@@ -241,7 +255,13 @@ async function create(ctx: ActionContext, input: ActionInput<"create">) {
         const sections: Array<{ sectionId: string; version: SectionVersion }> = [];
         for (const [index, spec] of (input.sections ?? []).entries()) {
           const sectionId = randomUUID();
-          const target = { documentId: created.id, branchName: created.defaultBranch, sectionId, name: spec.name, where: `sections[${index}]` };
+          const target = {
+            documentId: created.id,
+            branchName: created.defaultBranch,
+            sectionId,
+            name: spec.name,
+            where: `sections[${index}]`,
+          };
           const { content, comments } = await prepareSectionContent(ctx, tx, target, spec.content);
           await insertComments(tx, comments);
           sections.push({ sectionId, version: newSectionVersion(spec.name, content) });
@@ -271,7 +291,11 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
         afterPath,
         limit: batchSize,
       });
-      grants = await grantsFor(ctx.db, ctx.actor.userId, rows.map((r) => r.id));
+      grants = await grantsFor(
+        ctx.db,
+        ctx.actor.userId,
+        rows.map((r) => r.id),
+      );
       return rows;
     },
     // Documents the caller may not see are left out.
@@ -284,7 +308,10 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
       }) !== "none",
     position: (row) => row.path,
   });
-  return { documents: page.rows.map((row) => summarize(row, row.headUpdatedAt)), nextCursor: page.next === null ? null : encodeCursor({ afterPath: page.next }) };
+  return {
+    documents: page.rows.map((row) => summarize(row, row.headUpdatedAt)),
+    nextCursor: page.next === null ? null : encodeCursor({ afterPath: page.next }),
+  };
 }
 
 async function get(ctx: ActionContext, input: ActionInput<"get">) {
@@ -317,7 +344,7 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
       changes.push(input.newDescription === null ? "clear description" : "update description");
     }
     const summary = changes.join(", ");
-    return { tree: next, message: summary.charAt(0).toUpperCase() + summary.slice(1) , result: {} };
+    return { tree: next, message: summary.charAt(0).toUpperCase() + summary.slice(1), result: {} };
   });
 }
 
@@ -331,7 +358,7 @@ function deleteDocument(ctx: ActionContext, input: ActionInput<"delete">) {
       );
     }
     assertNotDeleted(tree, input.branchName);
-    return { tree: { ...tree, deleted: true }, message: `Delete document ${quoteForMessage(tree.path)}` , result: {} };
+    return { tree: { ...tree, deleted: true }, message: `Delete document ${quoteForMessage(tree.path)}`, result: {} };
   });
 }
 
@@ -367,7 +394,10 @@ async function listBranchesAction(ctx: ActionContext, input: ActionInput<"list_b
 
 /** Commit summaries for a reader; `hidden` holds the ids of the commits whose messages the reader may not see. */
 async function summarizeCommits(tx: Tx, commits: CommitRecord[], hidden: ReadonlySet<string>): Promise<CommitSummary[]> {
-  const names = await userNames(tx, commits.map((c) => c.authorId));
+  const names = await userNames(
+    tx,
+    commits.map((c) => c.authorId),
+  );
   return commits.map((c) => ({
     commitId: c.id,
     message: hidden.has(c.id) ? HIDDEN_COMMIT_MESSAGE : c.message,
@@ -404,7 +434,12 @@ async function show(ctx: ActionContext, input: ActionInput<"show">): Promise<Doc
   const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   const graph = new CommitGraph(ctx.db, access.document.id);
   const commit = await graph.get(input.commitId);
-  const view = await documentView(ctx.db, { access, commit, branchName: null, downloads: (content, commitId) => downloadLinks(ctx, access.document.id, commitId, content) });
+  const view = await documentView(ctx.db, {
+    access,
+    commit,
+    branchName: null,
+    downloads: (content, commitId) => downloadLinks(ctx, access.document.id, commitId, content),
+  });
   // Judged as `log` on the default branch judges it, so no face shows more than another.
   const head = await branchHeadTree(ctx.db, access.document, access.document.defaultBranch);
   const hidden = await hiddenCommitIds(ctx.db, access, graph, [commit], head);
@@ -452,12 +487,20 @@ function changeTag(ctx: ActionContext, input: ActionInput<"assign_tag"> | Action
     if (!tag) throw notFound("Tag", input.tagId, "Create it with `create_tag` first.");
     const has = tree.tagIds.includes(tag.id);
     if (input.action === "assign_tag") {
-      return { tree: { ...tree, tagIds: has ? tree.tagIds : [...tree.tagIds, tag.id] }, message: `Add tag ${quoteForMessage(tag.path)}` , result: {} };
+      return {
+        tree: { ...tree, tagIds: has ? tree.tagIds : [...tree.tagIds, tag.id] },
+        message: `Add tag ${quoteForMessage(tag.path)}`,
+        result: {},
+      };
     }
     if (!has) {
       throw notFound("Tag", input.tagId, `That tag is not assigned to this document on branch ${JSON.stringify(input.branchName)}.`);
     }
-    return { tree: { ...tree, tagIds: tree.tagIds.filter((id) => id !== tag.id) }, message: `Remove tag ${quoteForMessage(tag.path)}` , result: {} };
+    return {
+      tree: { ...tree, tagIds: tree.tagIds.filter((id) => id !== tag.id) },
+      message: `Remove tag ${quoteForMessage(tag.path)}`,
+      result: {},
+    };
   });
 }
 
@@ -471,14 +514,17 @@ function setProperty(ctx: ActionContext, input: ActionInput<"set_property">) {
       input.value === null
         ? `Unset property ${input.columnId}`
         : `Set property ${input.columnId} to ${quoteForMessage(String(input.value))}`;
-    return { tree: { ...tree, properties }, message , result: {} };
+    return { tree: { ...tree, properties }, message, result: {} };
   });
 }
 
 async function permissionsView(tx: Tx, workspaceId: string, documentId: string) {
   const document = await getDocument(tx, workspaceId, documentId);
   const grants = await listGrants(tx, documentId);
-  const names = await userNames(tx, grants.map((g) => g.userId));
+  const names = await userNames(
+    tx,
+    grants.map((g) => g.userId),
+  );
   return {
     documentId,
     defaultPermission: document.defaultPermission,
@@ -496,16 +542,30 @@ function setPermissions(ctx: ActionContext, input: ActionInput<"set_permissions"
   return ctx.db.transaction(async (tx) => {
     await openDocument(tx, ctx.actor, input.documentId, "manage");
     const grants = input.grants ?? [];
-    const strangers = await nonMembers(tx, ctx.actor.workspaceId, grants.map((g) => g.userId));
+    const strangers = await nonMembers(
+      tx,
+      ctx.actor.workspaceId,
+      grants.map((g) => g.userId),
+    );
     if (strangers.length > 0) {
-      throw new DomainError("VALIDATION_FAILED", `grants name users who are not workspace members: ${strangers.join(", ")}. Find members with the \`members\` tool.`, {
-        issues: [{ path: "grants", message: "not a workspace member" }],
-        userIds: strangers,
-      });
+      throw new DomainError(
+        "VALIDATION_FAILED",
+        `grants name users who are not workspace members: ${strangers.join(", ")}. Find members with the \`members\` tool.`,
+        {
+          issues: [{ path: "grants", message: "not a workspace member" }],
+          userIds: strangers,
+        },
+      );
     }
     await setDocumentPermissions(tx, input.documentId, { defaultPermission: input.defaultPermission, aiAccess: input.aiAccess });
     for (const grant of grants) {
-      await setGrant(tx, { documentId: input.documentId, userId: grant.userId, permission: grant.permission, grantedBy: ctx.actor.userId, now: ctx.clock() });
+      await setGrant(tx, {
+        documentId: input.documentId,
+        userId: grant.userId,
+        permission: grant.permission,
+        grantedBy: ctx.actor.userId,
+        now: ctx.clock(),
+      });
     }
     return permissionsView(tx, ctx.actor.workspaceId, input.documentId);
   });
@@ -544,7 +604,12 @@ async function listShareLinksAction(ctx: ActionContext, input: ActionInput<"list
 async function revokeShareLinkAction(ctx: ActionContext, input: ActionInput<"revoke_share_link">) {
   await openDocument(ctx.db, ctx.actor, input.documentId, "manage");
   const link = await revokeShareLink(ctx.db, input.documentId, input.shareLinkId, ctx.clock());
-  if (!link) throw notFound("Share link", input.shareLinkId, "It does not exist on this document or is already revoked; `list_share_links` shows the links.");
+  if (!link)
+    throw notFound(
+      "Share link",
+      input.shareLinkId,
+      "It does not exist on this document or is already revoked; `list_share_links` shows the links.",
+    );
   return presentShareLink(link);
 }
 
@@ -575,7 +640,7 @@ export const documentsTool = defineTool({
   name: "documents",
   description: [
     "Create and manage documents, their branches, history, tags and properties. Choose the operation with `action`:",
-    "- create {path, name?, description?, sections?: [{name, content}]} -> documentId, branchName \"main\", commitId, sectionIds. Paths are unique among live documents (PATH_TAKEN).",
+    '- create {path, name?, description?, sections?: [{name, content}]} -> documentId, branchName "main", commitId, sectionIds. Paths are unique among live documents (PATH_TAKEN).',
     "- list {pathPrefix?, limit?, cursor?} -> {documents, nextCursor}, ordered by path. get {documentId}.",
     "- update {documentId, branchName, newPath?, newName?, newDescription?} commits on that branch.",
     "- delete {documentId, branchName}: only on a non-default branch; the deletion reaches main when that branch is merged.",
@@ -585,7 +650,7 @@ export const documentsTool = defineTool({
     "- create_tag {tagPath, tagDisplayName?, tagDescription?, tagColor?} -> tagId; assign_tag / remove_tag {documentId, branchName, tagId}.",
     "- set_property {documentId, branchName, columnId, value: string|number|boolean|null (null unsets)}.",
     "- get_permissions / set_permissions {documentId, defaultPermission?, aiAccess?, grants?: [{userId, permission | null}]}: the team default, the AI limit and per-user grants (the document's creator and workspace owners/admins, signed in: never with an API token, which acts as an agent).",
-    "- create_share_link {documentId, permission: read | edit, expiresInDays?} -> {shareLinkId, path: \"/share/<token>\"} (the token is shown once); list_share_links; revoke_share_link {documentId, shareLinkId} (same people, signed in).",
+    '- create_share_link {documentId, permission: read | edit, expiresInDays?} -> {shareLinkId, path: "/share/<token>"} (the token is shown once); list_share_links; revoke_share_link {documentId, shareLinkId} (same people, signed in).',
     "Writes return {documentId, branchName, commitId, changed}; `changed` is false (and no commit is made) when the write changes nothing. Every write accepts an optional commitMessage (max 1000 characters); otherwise one is generated.",
   ].join("\n"),
   input: documentsInput,

@@ -23,7 +23,9 @@ export const membersInput = z.discriminatedUnion("action", [
       .trim()
       .min(1, "query must not be empty")
       .max(200)
-      .describe('Start of a name, of any word of a name, or of an email; case-insensitive ("lov" finds "Ada Lovelace", "ada@" finds ada@example.com).'),
+      .describe(
+        'Start of a name, of any word of a name, or of an email; case-insensitive ("lov" finds "Ada Lovelace", "ada@" finds ada@example.com).',
+      ),
     limit: pageLimitSchema,
     cursor: cursorSchema,
   }),

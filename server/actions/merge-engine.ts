@@ -76,7 +76,12 @@ interface MergeState {
   hidden: Set<string>;
 }
 
-async function loadMergeState(tx: Tx, request: MergeRequestRow, access: DocumentAccess, options: { lockTarget: boolean }): Promise<MergeState> {
+async function loadMergeState(
+  tx: Tx,
+  request: MergeRequestRow,
+  access: DocumentAccess,
+  options: { lockTarget: boolean },
+): Promise<MergeState> {
   const { document } = access;
   const [target, source] = await Promise.all([
     getBranch(tx, document.id, request.targetBranch, { forUpdate: options.lockTarget }),
@@ -108,10 +113,25 @@ async function loadMergeState(tx: Tx, request: MergeRequestRow, access: Document
   const versionOf = (hash: string | null) => (hash === null ? null : sectionsByHash.get(hash));
   const hidden = new Set(
     analysis.plan.sections
-      .filter((p) => strictestSectionPermission(access.subject, access.facts, [versionOf(p.base), versionOf(p.source), versionOf(p.target)]) === "none")
+      .filter(
+        (p) =>
+          strictestSectionPermission(access.subject, access.facts, [versionOf(p.base), versionOf(p.source), versionOf(p.target)]) ===
+          "none",
+      )
       .map((p) => p.sectionId),
   );
-  return { document, graph, sourceHead: sourceHead!, targetHead: targetHead!, bases, sourceTree, targetTree, analysis, sectionsByHash, hidden };
+  return {
+    document,
+    graph,
+    sourceHead: sourceHead!,
+    targetHead: targetHead!,
+    bases,
+    sourceTree,
+    targetTree,
+    analysis,
+    sectionsByHash,
+    hidden,
+  };
 }
 
 function view(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
@@ -258,16 +278,20 @@ export async function executeMerge(
     );
   }
   const treeHash = await putTree(tx, built.tree);
-  const commit = await insertCommit(tx, {
-    documentId: state.document.id,
-    parentIds: [state.targetHead.id, state.sourceHead.id],
-    treeHash,
-    message,
-    authorId: options.authorId,
-    kind: "merge",
-    sectionIds: changedSectionIds(state.targetTree, built.tree),
-    createdAt: options.now,
-  }, [state.targetHead, state.sourceHead]);
+  const commit = await insertCommit(
+    tx,
+    {
+      documentId: state.document.id,
+      parentIds: [state.targetHead.id, state.sourceHead.id],
+      treeHash,
+      message,
+      authorId: options.authorId,
+      kind: "merge",
+      sectionIds: changedSectionIds(state.targetTree, built.tree),
+      createdAt: options.now,
+    },
+    [state.targetHead, state.sourceHead],
+  );
   await moveBranchHead(tx, {
     document: state.document,
     branchName: request.targetBranch,

@@ -36,10 +36,7 @@ const sideSchema = z.enum(["source", "target"]);
 const f = {
   mergeRequestId: uuidSchema.describe("The merge request."),
   title: z.string().trim().min(1, "title must not be empty").max(300),
-  reviewerIds: z
-    .array(uuidSchema)
-    .max(50)
-    .describe("User ids (workspace members; find them with the `members` tool) to add as reviewers."),
+  reviewerIds: z.array(uuidSchema).max(50).describe("User ids (workspace members; find them with the `members` tool) to add as reviewers."),
 };
 
 export const mergeRequestsInput = z.discriminatedUnion("action", [
@@ -65,7 +62,12 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
     action: z.literal("execute"),
     mergeRequestId: f.mergeRequestId,
     resolutions: z
-      .array(z.strictObject({ sectionId: uuidSchema.describe("A section in conflict."), resolution: sideSchema.describe("source keeps the incoming branch's version; target keeps the target's.") }))
+      .array(
+        z.strictObject({
+          sectionId: uuidSchema.describe("A section in conflict."),
+          resolution: sideSchema.describe("source keeps the incoming branch's version; target keeps the target's."),
+        }),
+      )
       .max(10_000)
       .optional()
       .describe("One resolution per conflicting section (required when hasConflicts)."),
@@ -79,7 +81,9 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
       .enum(["delete", "keep"])
       .optional()
       .describe("Whether the document ends deleted, when one side deleted it and the other changed it."),
-    commitMessage: commitMessageSchema.optional().describe("Merge commit message (max 1000 characters). Generated from the source branch's commits when omitted."),
+    commitMessage: commitMessageSchema
+      .optional()
+      .describe("Merge commit message (max 1000 characters). Generated from the source branch's commits when omitted."),
   }),
   z.strictObject({ action: z.literal("close"), mergeRequestId: f.mergeRequestId }),
   z.strictObject({
@@ -132,7 +136,13 @@ function present(row: MergeRequestRow, reviewers: ReviewerView[]): MergeRequestV
     mergedBy: row.mergedBy,
     mergeCommitId: row.mergeCommitId,
     closedAt: row.closedAt?.toISOString() ?? null,
-    reviewers: reviewers.map((r) => ({ userId: r.userId, name: r.name, email: r.email, state: r.state, reviewedAt: r.reviewedAt?.toISOString() ?? null })),
+    reviewers: reviewers.map((r) => ({
+      userId: r.userId,
+      name: r.name,
+      email: r.email,
+      state: r.state,
+      reviewedAt: r.reviewedAt?.toISOString() ?? null,
+    })),
   };
 }
 
@@ -185,7 +195,10 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
     },
     position: (row) => ({ createdAt: row.createdAt.toISOString(), id: row.id }),
   });
-  const reviewers = await listReviewers(ctx.db, page.rows.map((r) => r.id));
+  const reviewers = await listReviewers(
+    ctx.db,
+    page.rows.map((r) => r.id),
+  );
   return {
     mergeRequests: page.rows.map((r) => present(r, reviewers.get(r.id)!)),
     nextCursor: page.next ? encodeCursor(page.next) : null,
@@ -234,10 +247,14 @@ async function assertReviewers(tx: Tx, ctx: ActionContext, access: DocumentAcces
     const membership = await getMembership(tx, userId);
     const reviewerAccess = await accessFor(tx, access.document, { kind: "member", userId, role: membership!.role, principal: "person" });
     if (reviewerAccess.permission === "none") {
-      throw new DomainError("VALIDATION_FAILED", `Reviewer ${userId} cannot read this document. Grant them access first (documents set_permissions).`, {
-        issues: [{ path: "reviewerIds", message: "reviewer cannot read the document" }],
-        userIds: [userId],
-      });
+      throw new DomainError(
+        "VALIDATION_FAILED",
+        `Reviewer ${userId} cannot read this document. Grant them access first (documents set_permissions).`,
+        {
+          issues: [{ path: "reviewerIds", message: "reviewer cannot read the document" }],
+          userIds: [userId],
+        },
+      );
     }
   }
 }
@@ -251,9 +268,13 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
     const access = await openDocument(tx, ctx.actor, input.documentId, "read");
     const { document } = access;
     if (input.sourceBranch === input.targetBranch) {
-      throw new DomainError("VALIDATION_FAILED", "sourceBranch and targetBranch must differ: a merge request brings one branch into another.", {
-        issues: [{ path: "targetBranch", message: "same as sourceBranch" }],
-      });
+      throw new DomainError(
+        "VALIDATION_FAILED",
+        "sourceBranch and targetBranch must differ: a merge request brings one branch into another.",
+        {
+          issues: [{ path: "targetBranch", message: "same as sourceBranch" }],
+        },
+      );
     }
     await getBranch(tx, document.id, input.sourceBranch);
     await getBranch(tx, document.id, input.targetBranch);
@@ -323,7 +344,10 @@ function close(ctx: ActionContext, input: ActionInput<"close">) {
     assertOpen(row, "be closed");
     requireAuthorOrEditor(ctx, row, access);
     const now = ctx.clock();
-    return presentOne(tx, await updateMergeRequest(tx, row.id, { status: "closed", closedAt: now, closedBy: ctx.actor.userId, updatedAt: now }));
+    return presentOne(
+      tx,
+      await updateMergeRequest(tx, row.id, { status: "closed", closedAt: now, closedBy: ctx.actor.userId, updatedAt: now }),
+    );
   });
 }
 

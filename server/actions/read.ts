@@ -88,7 +88,10 @@ async function commentsOf(tx: Tx, documentId: string, versions: SectionVersion[]
     v.content.flatMap((b) => (b.blockType === "text" ? existingCommentTags(b.text).map((t) => t.id) : [])),
   );
   const rows = await getComments(tx, documentId, ids);
-  const names = await userNames(tx, rows.map((r) => r.authorId));
+  const names = await userNames(
+    tx,
+    rows.map((r) => r.authorId),
+  );
   return new Map(
     rows.map((r) => [
       r.id,
@@ -117,7 +120,9 @@ export async function documentView(
   const tree: DocumentTree = await loadTree(tx, input.commit.treeHash);
   const hiddenNow = await sectionsHiddenNow(tx, input.access, input.commit.id);
   // Positions count only the sections the caller can see, so hidden ones leave no gaps.
-  const visible = (await visibleEntries(input.access, tree, (hashes) => loadSections(tx, hashes))).filter((e) => !hiddenNow.has(e.sectionId));
+  const visible = (await visibleEntries(input.access, tree, (hashes) => loadSections(tx, hashes))).filter(
+    (e) => !hiddenNow.has(e.sectionId),
+  );
   let entries = visible.map((entry, position) => ({ ...entry, position }));
   if (input.sectionIds) {
     const present = new Set(visible.map((s) => s.sectionId));
@@ -132,7 +137,10 @@ export async function documentView(
     const wanted = new Set(input.sectionIds);
     entries = entries.filter((e) => wanted.has(e.sectionId));
   }
-  const versions = await loadSections(tx, entries.map((e) => e.blobHash));
+  const versions = await loadSections(
+    tx,
+    entries.map((e) => e.blobHash),
+  );
   const tagRows = await getTags(tx, document.workspaceId, tree.tagIds);
   const comments = await commentsOf(tx, document.id, [...versions.values()]);
   return {

@@ -65,8 +65,7 @@ async function unreferenceableKeys(ctx: ActionContext, tx: Tx, target: ContentTa
   return notOwn.filter((key) => !uploaded.has(key) || !visible.has(key));
 }
 
-const commentIdsOf = (content: readonly Block[]) =>
-  content.flatMap((b) => (b.blockType === "text" ? existingCommentTags(b.text) : []));
+const commentIdsOf = (content: readonly Block[]) => content.flatMap((b) => (b.blockType === "text" ? existingCommentTags(b.text) : []));
 
 export interface PreparedContent {
   /** The content as it is to be stored: new-comment markup rewritten to anchors of the new comments. */
@@ -116,7 +115,11 @@ export async function prepareSectionContent(ctx: ActionContext, tx: Tx, target: 
   const allNew = perBlock.flat();
   if (allNew.length === 0) return { content, comments: [] };
 
-  const strangers = await nonMembers(tx, ctx.actor.workspaceId, allNew.flatMap((c) => c.mentions));
+  const strangers = await nonMembers(
+    tx,
+    ctx.actor.workspaceId,
+    allNew.flatMap((c) => c.mentions),
+  );
   if (strangers.length > 0) {
     throw new DomainError(
       "VALIDATION_FAILED",
@@ -141,7 +144,13 @@ export async function prepareSectionContent(ctx: ActionContext, tx: Tx, target: 
       createdAt: now,
     }));
     comments.push(...rows);
-    return { ...block, text: replaceNewCommentTags(block.text, rows.map((c) => c.id)) };
+    return {
+      ...block,
+      text: replaceNewCommentTags(
+        block.text,
+        rows.map((c) => c.id),
+      ),
+    };
   });
   return { content: prepared, comments };
 }

@@ -7,13 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { contentSchema } from "@/server/core/blocks";
-import {
-  type DocumentTree,
-  hashSection,
-  newSectionVersion,
-  PERMISSIONS,
-  type SectionVersion,
-} from "@/server/core/document-model";
+import { type DocumentTree, hashSection, newSectionVersion, PERMISSIONS, type SectionVersion } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
 import { branchNameSchema, commitMessageSchema, documentNameSchema, quoteForMessage } from "@/server/core/names";
 import { CommitGraph } from "@/server/store/commits";
@@ -40,10 +34,14 @@ const f = {
     .string()
     .regex(/^[0-9a-f]{64}$/, "must be a contentHash as returned by `read`")
     .optional()
-    .describe("Optimistic lock: the section's `contentHash` from `read`. If the section changed since, nothing is written and CONTENT_HASH_MISMATCH is returned."),
+    .describe(
+      "Optimistic lock: the section's `contentHash` from `read`. If the section changed since, nothing is written and CONTENT_HASH_MISMATCH is returned.",
+    ),
   defaultPermission: permission
     .optional()
-    .describe("Team permission override for this section (edit | read | none; null = inherit from the document). Only on non-default branches."),
+    .describe(
+      "Team permission override for this section (edit | read | none; null = inherit from the document). Only on non-default branches.",
+    ),
   aiAccess: permission
     .optional()
     .describe("AI permission override for this section (edit | read | none; null = inherit). Only on non-default branches."),
@@ -109,7 +107,10 @@ export const sectionsInput = z.discriminatedUnion("action", [
     branchName: f.branchName,
     sectionId: f.sectionId.describe("The section the reference is added to."),
     targetDocumentId: uuidSchema.describe("The document the reference points to."),
-    targetSectionId: uuidSchema.nullable().optional().describe("A section of the target document; null or absent links the whole document."),
+    targetSectionId: uuidSchema
+      .nullable()
+      .optional()
+      .describe("A section of the target document; null or absent links the whole document."),
     displayTitle: z.string().trim().min(1).max(300).nullable().optional().describe("Link text override; null uses the target's own title."),
     commitMessage: f.commitMessage,
   }),
@@ -129,7 +130,11 @@ type ActionInput<A extends SectionsInput["action"]> = Extract<SectionsInput, { a
 async function loadSection(state: BranchState, access: DocumentAccess, sectionId: string, need: "read" | "edit") {
   const entry = state.tree.sections.find((e) => e.sectionId === sectionId);
   if (!entry) {
-    throw notFound("Section", sectionId, `It is not in this document on branch ${JSON.stringify(state.branch.name)}; \`read\` lists its sections.`);
+    throw notFound(
+      "Section",
+      sectionId,
+      `It is not in this document on branch ${JSON.stringify(state.branch.name)}; \`read\` lists its sections.`,
+    );
   }
   const version = (await state.loadSections([entry.blobHash])).get(entry.blobHash)!;
   requireSection(access, sectionId, [version], need, state.branch.name);
@@ -146,10 +151,7 @@ function assertExpectedHash(sectionId: string, current: string, expected: string
   }
 }
 
-function assertPermissionsSettable(
-  state: BranchState,
-  input: { defaultPermission?: unknown; aiAccess?: unknown },
-): void {
+function assertPermissionsSettable(state: BranchState, input: { defaultPermission?: unknown; aiAccess?: unknown }): void {
   if ((input.defaultPermission !== undefined || input.aiAccess !== undefined) && state.branch.name === state.document.defaultBranch) {
     throw new DomainError(
       "DEFAULT_BRANCH_PROTECTED",
@@ -224,7 +226,14 @@ function batchCreate(ctx: ActionContext, input: ActionInput<"batch_create">) {
       const prepared = await prepareSectionContent(
         ctx,
         tx,
-        { documentId: state.document.id, branchName: input.branchName, sectionId, name: spec.name, where: `sections[${index}]`, keysVisibleInDocument },
+        {
+          documentId: state.document.id,
+          branchName: input.branchName,
+          sectionId,
+          name: spec.name,
+          where: `sections[${index}]`,
+          keysVisibleInDocument,
+        },
         spec.content,
       );
       sectionIds.push(sectionId);
@@ -252,9 +261,13 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
   }
   const newContent = input.newContent ?? input.content;
   if (newContent === undefined && input.newName === undefined && input.defaultPermission === undefined && input.aiAccess === undefined) {
-    throw new DomainError("VALIDATION_FAILED", "Nothing to update: give newContent and/or newName (or, on a non-default branch, defaultPermission / aiAccess).", {
-      issues: [{ path: "newContent", message: "newContent or newName is required" }],
-    });
+    throw new DomainError(
+      "VALIDATION_FAILED",
+      "Nothing to update: give newContent and/or newName (or, on a non-default branch, defaultPermission / aiAccess).",
+      {
+        issues: [{ path: "newContent", message: "newContent or newName is required" }],
+      },
+    );
   }
   return writeBranch(ctx, input, "read", async (state, tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
@@ -306,7 +319,10 @@ function deleteSection(ctx: ActionContext, input: ActionInput<"delete">) {
     const section = await loadSection(state, access, input.sectionId, "edit");
     assertExpectedHash(section.sectionId, section.blobHash, input.expectedContentHash);
     return {
-      tree: withSections(state.tree, state.tree.sections.filter((e) => e.sectionId !== section.sectionId)),
+      tree: withSections(
+        state.tree,
+        state.tree.sections.filter((e) => e.sectionId !== section.sectionId),
+      ),
       message: `Delete section ${quoteForMessage(section.version.name)}`,
       result: { sectionId: section.sectionId },
     };
@@ -381,7 +397,10 @@ function addReference(ctx: ActionContext, input: ActionInput<"add_reference">) {
     };
     const contentHash = hashSection(version);
     return {
-      tree: withSections(state.tree, state.tree.sections.map((e) => (e.sectionId === section.sectionId ? { ...e, blobHash: contentHash } : e))),
+      tree: withSections(
+        state.tree,
+        state.tree.sections.map((e) => (e.sectionId === section.sectionId ? { ...e, blobHash: contentHash } : e)),
+      ),
       newSections: [version],
       message: `Add reference from section ${quoteForMessage(section.version.name)}`,
       result: { sectionId: section.sectionId, referenceId, contentHash },
@@ -398,14 +417,21 @@ function removeReference(ctx: ActionContext, input: ActionInput<"remove_referenc
       return access.section(version) !== "none" && version.references.some((r) => r.referenceId === input.referenceId);
     });
     if (!holder) {
-      throw notFound("Reference", input.referenceId, `No section of this document on branch ${JSON.stringify(input.branchName)} has it; \`read\` lists references per section.`);
+      throw notFound(
+        "Reference",
+        input.referenceId,
+        `No section of this document on branch ${JSON.stringify(input.branchName)} has it; \`read\` lists references per section.`,
+      );
     }
     const before = versions.get(holder.blobHash)!;
     requireSection(access, holder.sectionId, [before], "edit", input.branchName);
     const version: SectionVersion = { ...before, references: before.references.filter((r) => r.referenceId !== input.referenceId) };
     const contentHash = hashSection(version);
     return {
-      tree: withSections(state.tree, state.tree.sections.map((e) => (e.sectionId === holder.sectionId ? { ...e, blobHash: contentHash } : e))),
+      tree: withSections(
+        state.tree,
+        state.tree.sections.map((e) => (e.sectionId === holder.sectionId ? { ...e, blobHash: contentHash } : e)),
+      ),
       newSections: [version],
       message: `Remove reference from section ${quoteForMessage(before.name)}`,
       result: { sectionId: holder.sectionId, referenceId: input.referenceId, contentHash },
@@ -426,7 +452,7 @@ export interface SectionsResults {
 export const sectionsTool = defineTool({
   name: "sections",
   description: [
-    "Write the sections of a document on a branch. Every call is one commit on `branchName` (message: `commitMessage`, or generated, e.g. `Update section \"Pricing\"`). Choose the operation with `action`:",
+    'Write the sections of a document on a branch. Every call is one commit on `branchName` (message: `commitMessage`, or generated, e.g. `Update section "Pricing"`). Choose the operation with `action`:',
     "- create {documentId, branchName, name, content, position?} appends (or inserts at 0-based position) -> {sectionId, contentHash, position}.",
     "- batch_create {documentId, branchName, sections: [{name, content}]}: atomic, in order, one commit -> {sectionIds, contentHashes, positions}. Prefer it whenever you add more than one section.",
     "- update {documentId, branchName, sectionId, newContent? (replaces all blocks), newName?, expectedContentHash?} -> {sectionId, name, contentHash, position}. Pass the contentHash from `read` as expectedContentHash: if someone changed the section meanwhile you get CONTENT_HASH_MISMATCH and nothing is written.",
@@ -434,7 +460,7 @@ export const sectionsTool = defineTool({
     "- reorder {documentId, branchName, sectionOrder: every section id exactly once} -> {sectionOrder}.",
     "- add_reference {documentId, branchName, sectionId, targetDocumentId, targetSectionId?, displayTitle?} -> {referenceId}; remove_reference {documentId, branchName, referenceId}.",
     "Every result also has {documentId, branchName, commitId, changed}.",
-    "Rules: the section name is shown as its H2 heading, so content must not start with that same heading (DUPLICATE_HEADING). Keep <svc:comment id=\"…\">…</svc:comment> elements intact (COMMENT_TAGS_REMOVED otherwise); add comments with <svc:comment-new body=\"…\" mentions=\"<userId>,…\">text</svc:comment-new>. defaultPermission / aiAccess (edit | read | none | null) can be set on create/update only on a non-default branch. Image blocks with type \"file\" work only through the stdio proxy; storage blocks must name a key from `upload_url`.",
+    'Rules: the section name is shown as its H2 heading, so content must not start with that same heading (DUPLICATE_HEADING). Keep <svc:comment id="…">…</svc:comment> elements intact (COMMENT_TAGS_REMOVED otherwise); add comments with <svc:comment-new body="…" mentions="<userId>,…">text</svc:comment-new>. defaultPermission / aiAccess (edit | read | none | null) can be set on create/update only on a non-default branch. Image blocks with type "file" work only through the stdio proxy; storage blocks must name a key from `upload_url`.',
   ].join("\n"),
   input: sectionsInput,
   readOnly: false,

@@ -15,7 +15,10 @@ import { accessFor } from "./access";
 import { type DocumentView, readDocument } from "./read";
 
 const deadLink = () =>
-  new DomainError("NOT_FOUND", "This share link does not work: it was revoked, it expired, or it never existed. Ask the person who shared it for a new one.");
+  new DomainError(
+    "NOT_FOUND",
+    "This share link does not work: it was revoked, it expired, or it never existed. Ask the person who shared it for a new one.",
+  );
 
 async function liveLink(db: Database, token: string, now: Date): Promise<ShareLinkRow> {
   if (token.length < 20 || token.length > 200) throw deadLink();
@@ -44,7 +47,10 @@ export async function acceptShareLink(db: Database, userId: string, token: strin
   const link = await liveLink(db, token, now);
   const membership = await getMembership(db, userId);
   if (!membership || membership.workspaceId !== link.workspaceId) {
-    throw new DomainError("PERMISSION_DENIED", "This link belongs to a workspace you are not a member of. Open it signed out to read it, or ask for an invitation.");
+    throw new DomainError(
+      "PERMISSION_DENIED",
+      "This link belongs to a workspace you are not a member of. Open it signed out to read it, or ask for an invitation.",
+    );
   }
   // A grant replaces the team default, so grant only when the link raises what the member can already do.
   const document = await getDocument(db, link.workspaceId, link.documentId);

@@ -65,13 +65,15 @@ function shapeProblem(raw: unknown): ShapeProblem | null {
   for (let next = pending.pop(); next; next = pending.pop()) {
     const { value } = next;
     if (typeof value === "string") {
-      if (UNSTORABLE.test(value)) return { path: pathOf(next), message: "contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored" };
+      if (UNSTORABLE.test(value))
+        return { path: pathOf(next), message: "contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored" };
       continue;
     }
     if (value === null || typeof value !== "object") continue;
     if (next.depth >= MAX_INPUT_DEPTH) return { path: pathOf(next), message: `nests deeper than ${MAX_INPUT_DEPTH} levels` };
     for (const key in value) {
-      if (UNSTORABLE.test(key)) return { path: pathOf(next, key), message: "is a key with a NUL character or an unpaired UTF-16 surrogate" };
+      if (UNSTORABLE.test(key))
+        return { path: pathOf(next, key), message: "is a key with a NUL character or an unpaired UTF-16 surrogate" };
       pending.push({ value: (value as Record<string, unknown>)[key], key, depth: next.depth + 1, parent: next });
     }
   }

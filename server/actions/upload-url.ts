@@ -48,7 +48,10 @@ export const uploadUrlInput = z.strictObject({
   mediaType: z
     .string()
     .max(255)
-    .refine((type) => uploadMediaType(type) !== undefined, `is not an accepted upload type; accepted: ${allowedList} (SVG is refused: convert it to PNG)`)
+    .refine(
+      (type) => uploadMediaType(type) !== undefined,
+      `is not an accepted upload type; accepted: ${allowedList} (SVG is refused: convert it to PNG)`,
+    )
     .transform(mediaTypeEssence)
     .describe(`The file's media type; the PUT must send exactly this Content-Type. Accepted: ${allowedList}.`),
   size: z
@@ -57,7 +60,9 @@ export const uploadUrlInput = z.strictObject({
     .min(1)
     .max(MAX_STORABLE_BYTES)
     .optional()
-    .describe("The file's size in bytes, if known: the PUT must then carry exactly this many bytes. At most the instance's upload limit (25 MB by default)."),
+    .describe(
+      "The file's size in bytes, if known: the PUT must then carry exactly this many bytes. At most the instance's upload limit (25 MB by default).",
+    ),
 });
 
 export interface UploadUrlResult {
@@ -76,16 +81,20 @@ export interface UploadUrlResult {
 export const uploadUrlTool = defineTool({
   name: "upload_url",
   description:
-    "Get a one-use URL to upload a file (image, PDF, CSV, text, office document or archive) for a storage content block. PUT the raw bytes to `uploadUrl` with the returned `headers` (Content-Type must equal `mediaType`) within an hour; then reference `key` in a block, e.g. {blockType:\"image\",type:\"storage\",mediaType,key} or {blockType:\"file\",type:\"storage\",mediaType,key,filename}. A key can be used in blocks only after its PUT succeeded. `read` returns short-lived download URLs for the storage blocks of a document.",
+    'Get a one-use URL to upload a file (image, PDF, CSV, text, office document or archive) for a storage content block. PUT the raw bytes to `uploadUrl` with the returned `headers` (Content-Type must equal `mediaType`) within an hour; then reference `key` in a block, e.g. {blockType:"image",type:"storage",mediaType,key} or {blockType:"file",type:"storage",mediaType,key,filename}. A key can be used in blocks only after its PUT succeeded. `read` returns short-lived download URLs for the storage blocks of a document.',
   input: uploadUrlInput,
   readOnly: false,
   async run(ctx, input): Promise<UploadUrlResult> {
     const maxBytes = Math.min(ctx.files.maxUploadBytes, MAX_STORABLE_BYTES);
     if (input.size !== undefined && input.size > maxBytes) {
-      throw new DomainError("VALIDATION_FAILED", `Invalid parameters: size: ${input.size} bytes is over this instance's upload limit of ${maxBytes} bytes.`, {
-        issues: [{ path: "size", message: `must be at most ${maxBytes}` }],
-        maxBytes,
-      });
+      throw new DomainError(
+        "VALIDATION_FAILED",
+        `Invalid parameters: size: ${input.size} bytes is over this instance's upload limit of ${maxBytes} bytes.`,
+        {
+          issues: [{ path: "size", message: `must be at most ${maxBytes}` }],
+          maxBytes,
+        },
+      );
     }
     const info = uploadMediaType(input.mediaType)!;
     const now = ctx.clock();
@@ -131,7 +140,10 @@ export function downloadLinks(
   if (keys.length === 0) return {};
   const expiresAt = new Date(ctx.clock().getTime() + DOWNLOAD_URL_TTL_MS);
   return Object.fromEntries(
-    keys.map((key) => [key, ctx.files.downloadUrl({ key, documentId, commitId, userId: ctx.actor.userId, principal: ctx.actor.principal, expiresAt })]),
+    keys.map((key) => [
+      key,
+      ctx.files.downloadUrl({ key, documentId, commitId, userId: ctx.actor.userId, principal: ctx.actor.principal, expiresAt }),
+    ]),
   );
 }
 
@@ -147,7 +159,10 @@ function refuseLink(result: LinkCheck, what: "upload" | "download"): void {
   if (result === "valid") return;
   const again = what === "upload" ? "Call `upload_url` again for a fresh URL." : "Call `read` again for a fresh download URL.";
   if (result === "expired") throw new DomainError("LINK_EXPIRED", `This ${what} URL has expired. ${again}`);
-  throw new DomainError("SIGNATURE_INVALID", `This ${what} URL is not valid: its signature does not match. Use the URL exactly as Quire returned it. ${again}`);
+  throw new DomainError(
+    "SIGNATURE_INVALID",
+    `This ${what} URL is not valid: its signature does not match. Use the URL exactly as Quire returned it. ${again}`,
+  );
 }
 
 export interface ReceivedUpload {
@@ -167,7 +182,14 @@ export interface ReceivedUpload {
  */
 export async function receiveUpload(
   ctx: FileTransferContext,
-  request: { key: string; expires: string | null; signature: string | null; contentType: string | undefined; contentLength: number | undefined; body: Readable },
+  request: {
+    key: string;
+    expires: string | null;
+    signature: string | null;
+    contentType: string | undefined;
+    contentLength: number | undefined;
+    body: Readable;
+  },
 ): Promise<ReceivedUpload> {
   const { key } = request;
   assertStorageKey(key);
@@ -175,7 +197,11 @@ export async function receiveUpload(
   const pending = await getUpload(ctx.db, key);
   if (!pending) throw notFound("Upload", key, "Call `upload_url` to get an upload URL.");
   if (pending.completedAt) {
-    throw new DomainError("UPLOAD_ALREADY_USED", `Upload ${key} has already received its file; an upload URL works once. Call \`upload_url\` again to upload another file.`, { key });
+    throw new DomainError(
+      "UPLOAD_ALREADY_USED",
+      `Upload ${key} has already received its file; an upload URL works once. Call \`upload_url\` again to upload another file.`,
+      { key },
+    );
   }
   const sent = request.contentType ? mediaTypeEssence(request.contentType) : "";
   if (sent !== pending.mediaType) {
@@ -191,7 +217,11 @@ export async function receiveUpload(
 
   const claimed = await claimUpload(ctx.db, key);
   if (!claimed) {
-    throw new DomainError("UPLOAD_ALREADY_USED", `Upload ${key} is already being received or has been received; an upload URL works once.`, { key });
+    throw new DomainError(
+      "UPLOAD_ALREADY_USED",
+      `Upload ${key} is already being received or has been received; an upload URL works once.`,
+      { key },
+    );
   }
   let stored = false;
   try {
@@ -270,7 +300,13 @@ export async function openDownload(
   assertStorageKey(key);
   // Anything but "agent" is signed and checked as "person", so an altered `as` fails the signature.
   const principal = request.principal === "agent" ? "agent" : "person";
-  const target: DownloadTarget = { key, documentId: request.documentId ?? "", commitId: request.commitId ?? "", userId: request.userId ?? "", principal };
+  const target: DownloadTarget = {
+    key,
+    documentId: request.documentId ?? "",
+    commitId: request.commitId ?? "",
+    userId: request.userId ?? "",
+    principal,
+  };
   refuseLink(ctx.files.checkDownload({ ...target, expires: request.expires, signature: request.signature, now: ctx.clock() }), "download");
   const missing = () => notFound("File", key, "Call `read` again: the file or your access to it is gone.");
   if (!UUID.test(target.documentId) || !UUID.test(target.commitId) || !UUID.test(target.userId)) throw missing();
@@ -291,4 +327,3 @@ export async function openDownload(
     inline: isInlineMediaType(upload.mediaType),
   };
 }
-

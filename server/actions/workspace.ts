@@ -58,7 +58,9 @@ export const workspaceInput = z.discriminatedUnion("action", [
   z.strictObject({
     action: z
       .literal("get")
-      .describe("The workspace's id and name, what the caller may change, and the public base URL Quire's links start with; open to every member."),
+      .describe(
+        "The workspace's id and name, what the caller may change, and the public base URL Quire's links start with; open to every member.",
+      ),
   }),
   z.strictObject({
     action: z.literal("rename").describe("Rename the workspace (owners and admins)."),
@@ -196,8 +198,7 @@ function refuseAgents(ctx: WorkspaceContext): void {
 
 const memberNotFound = (userId: string) => notFound("Member", userId, "List the members to find valid ids.");
 
-const workspaceGone = () =>
-  new DomainError("UNAUTHENTICATED", "Your account is no longer a member of this workspace.");
+const workspaceGone = () => new DomainError("UNAUTHENTICATED", "Your account is no longer a member of this workspace.");
 
 async function getWorkspace(ctx: WorkspaceContext): Promise<WorkspaceResults["get"]> {
   const { userId, role, workspaceId } = ctx.actor;

@@ -116,9 +116,7 @@ async function callAction<T>(run: () => Promise<T>): Promise<T> {
  * validates it once, with the tool's own schema, exactly as MCP does.
  */
 function toolProcedure<T extends ToolName>() {
-  return authenticated
-    .input((raw: unknown) => raw as ToolInput<T>)
-    .output((value: unknown) => value as ToolOutput<T>);
+  return authenticated.input((raw: unknown) => raw as ToolInput<T>).output((value: unknown) => value as ToolOutput<T>);
 }
 // The result's type comes from `.output()`; runTool itself returns unknown.
 const toolMutation = <T extends ToolName>(name: T) =>
@@ -141,7 +139,9 @@ export const appRouter = t.router({
     .mutation(({ ctx, input }) =>
       callAction(
         () =>
-          runWorkspaceAction({ ...ctx, baseUrl: ctx.baseUrl ?? defaultBaseUrl() }, input as unknown) as Promise<WorkspaceOutput<WorkspaceInput>>,
+          runWorkspaceAction({ ...ctx, baseUrl: ctx.baseUrl ?? defaultBaseUrl() }, input as unknown) as Promise<
+            WorkspaceOutput<WorkspaceInput>
+          >,
       ),
     ),
   /** The caller's own API tokens; not an MCP tool. */

@@ -41,7 +41,11 @@ export async function listApiTokensForEmail(db: Database, email: string, now: Da
 }
 
 /** `quire token revoke --id ID`: revokes any user's token by id (the CLI runs with the server's own authority). */
-export async function revokeApiTokenById(db: Database, tokenId: string, now: Date): Promise<{ token: ApiTokenView; alreadyRevoked: boolean }> {
+export async function revokeApiTokenById(
+  db: Database,
+  tokenId: string,
+  now: Date,
+): Promise<{ token: ApiTokenView; alreadyRevoked: boolean }> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(tokenId)) {
     throw notFound("API token", tokenId, "Use an id from `quire token list --email E`.");
   }

@@ -7,12 +7,7 @@ import { z } from "zod";
 import type { Database } from "@/db/client";
 import type { Role } from "@/db/schema";
 import { validationError } from "@/server/actions/tool";
-import {
-  hashInviteToken,
-  inviteStatusOf,
-  runWorkspaceAction,
-  type WorkspaceResults,
-} from "@/server/actions/workspace";
+import { hashInviteToken, inviteStatusOf, runWorkspaceAction, type WorkspaceResults } from "@/server/actions/workspace";
 import { DomainError } from "@/server/core/errors";
 import { findUserByEmail, getDefaultWorkspaceId } from "@/server/store/accounts";
 import type { Tx } from "@/server/store/db";
@@ -54,7 +49,10 @@ export async function inviteInfo(db: Database, token: string, now: Date, userId?
   const inviter = (await userNames(db, [row.createdBy])).get(row.createdBy) ?? "A former member";
   const user = userId ? await findUserById(db, userId) : undefined;
   const viewer = user
-    ? { alreadyMember: (await getMember(db, row.workspaceId, user.id)) !== undefined, emailMatches: emailMismatch(row, user.email) === null }
+    ? {
+        alreadyMember: (await getMember(db, row.workspaceId, user.id)) !== undefined,
+        emailMatches: emailMismatch(row, user.email) === null,
+      }
     : undefined;
   return {
     ...(viewer ? { viewer } : {}),
@@ -73,12 +71,17 @@ export async function inviteInfo(db: Database, token: string, now: Date, userId?
 async function claimable(tx: Tx, token: string, now: Date): Promise<InviteRow> {
   const row = tokenShape.test(token) ? await findInviteByTokenHash(tx, hashInviteToken(token), { forUpdate: true }) : undefined;
   if (!row) {
-    throw new DomainError("NOT_FOUND", "This invite link is not valid. Check that you copied all of it, or ask for a new one.", { kind: "Invite" });
+    throw new DomainError("NOT_FOUND", "This invite link is not valid. Check that you copied all of it, or ask for a new one.", {
+      kind: "Invite",
+    });
   }
   const state = stateOf(row, now);
-  if (state === "used") throw new DomainError("INVITE_USED", "This invite link has already been used. Ask the person who invited you for a new one.");
-  if (state === "revoked") throw new DomainError("INVITE_REVOKED", "This invite link was revoked. Ask the person who invited you for a new one.");
-  if (state === "expired") throw new DomainError("INVITE_EXPIRED", "This invite link has expired. Ask the person who invited you for a new one.");
+  if (state === "used")
+    throw new DomainError("INVITE_USED", "This invite link has already been used. Ask the person who invited you for a new one.");
+  if (state === "revoked")
+    throw new DomainError("INVITE_REVOKED", "This invite link was revoked. Ask the person who invited you for a new one.");
+  if (state === "expired")
+    throw new DomainError("INVITE_EXPIRED", "This invite link has expired. Ask the person who invited you for a new one.");
   return row;
 }
 
@@ -159,10 +162,18 @@ export async function createInviteFromCli(
   const workspaceId = await getDefaultWorkspaceId(db);
   const ownerId = workspaceId ? await firstOwner(db, workspaceId) : undefined;
   if (!workspaceId || !ownerId) {
-    throw new DomainError("NOT_FOUND", "There is no workspace owner yet: create the first user with `quire user add` (or on the sign-in page).");
+    throw new DomainError(
+      "NOT_FOUND",
+      "There is no workspace owner yet: create the first user with `quire user add` (or on the sign-in page).",
+    );
   }
   return runWorkspaceAction(
     { db, actor: { userId: ownerId, workspaceId, role: "owner", principal: "person" }, clock: () => now, baseUrl },
-    { action: "create_invite", role: input.role, ...(input.email ? { email: input.email } : {}), ...(input.expiresInDays !== undefined ? { expiresInDays: input.expiresInDays } : {}) } as never,
+    {
+      action: "create_invite",
+      role: input.role,
+      ...(input.email ? { email: input.email } : {}),
+      ...(input.expiresInDays !== undefined ? { expiresInDays: input.expiresInDays } : {}),
+    } as never,
   ) as Promise<WorkspaceResults["create_invite"]>;
 }

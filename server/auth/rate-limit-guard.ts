@@ -68,10 +68,7 @@ export function createRateLimitGuard(db: Database, store: RateLimitStore): RateL
   return {
     async signIn(email, password, address) {
       const account = `${email.trim().toLowerCase()}\n${address}`;
-      const [byAccount, byAddress] = await Promise.all([
-        store.consume("signInAccount", account),
-        store.consume("signInAddress", address),
-      ]);
+      const [byAccount, byAddress] = await Promise.all([store.consume("signInAccount", account), store.consume("signInAddress", address)]);
       if (!byAccount.allowed || !byAddress.allowed) {
         const waits = [byAccount, byAddress].filter((s) => !s.allowed).map((s) => s.msBeforeReset);
         throw rateLimited(Math.max(...waits));

@@ -33,7 +33,11 @@ function parseCookies(header: string): Map<string, string> {
 }
 
 /** The signed-in user's id, or null when there is no valid session cookie of the configured name. */
-export async function sessionUserId(cookieHeader: string | undefined, secret: string, options: { secure: boolean }): Promise<string | null> {
+export async function sessionUserId(
+  cookieHeader: string | undefined,
+  secret: string,
+  options: { secure: boolean },
+): Promise<string | null> {
   if (!cookieHeader) return null;
   const token = parseCookies(cookieHeader).get(sessionCookieName(options.secure));
   if (!token) return null;

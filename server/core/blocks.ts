@@ -63,7 +63,9 @@ const imageBlock = z.discriminatedUnion("type", [
       .min(1)
       .max(MAX_BASE64_CHARS)
       .regex(/^[A-Za-z0-9+/]*={0,2}$/, "must be standard base64 without line breaks")
-      .describe(`The image bytes, base64-encoded: at most ${MAX_BASE64_CHARS.toLocaleString("en")} characters (about 2.2 MB of image), and the whole call at most ${MAX_REQUEST_DESCRIPTION}. Upload larger images with \`upload_url\` and use a storage block.`),
+      .describe(
+        `The image bytes, base64-encoded: at most ${MAX_BASE64_CHARS.toLocaleString("en")} characters (about 2.2 MB of image), and the whole call at most ${MAX_REQUEST_DESCRIPTION}. Upload larger images with \`upload_url\` and use a storage block.`,
+      ),
   }),
   z.strictObject({
     blockType: z.literal("image"),
@@ -119,10 +121,7 @@ export const blockSchema = z
     "A content block. blockType text {text}; image type url {mediaType,url,alt?} | base64 {mediaType,data} | storage {mediaType,key} | file {path} (stdio proxy only); document type url {mediaType,url,filename}; csv type storage {mediaType,key,filename,headers,rowCount}; file type storage {mediaType,key,filename}; database_embed {databaseId}.",
   );
 
-export const contentSchema = z
-  .array(blockSchema)
-  .max(MAX_BLOCKS_PER_SECTION)
-  .describe("Ordered content blocks of a section.");
+export const contentSchema = z.array(blockSchema).max(MAX_BLOCKS_PER_SECTION).describe("Ordered content blocks of a section.");
 
 export type Block = z.infer<typeof blockSchema>;
 

@@ -53,14 +53,17 @@ export function newCommentTags(text: string, where: string): NewCommentTag[] {
         { issues: [{ path: where, message: "malformed svc:comment-new" }] },
       );
     }
-    const mentions = (attributes.get("mentions") ?? "")
-      .split(/[\s,]+/)
-      .filter((m) => m !== "");
+    const mentions = (attributes.get("mentions") ?? "").split(/[\s,]+/).filter((m) => m !== "");
     const malformed = mentions.filter((m) => !USER_ID.safeParse(m).success);
     if (malformed.length > 0) {
       throw new DomainError(
         "VALIDATION_FAILED",
-        `${where}: mentions="…" takes user ids (UUIDs) separated by commas; ${malformed.slice(0, 3).map((m) => JSON.stringify(m)).join(", ")} ${malformed.length === 1 ? "is not one" : "are not"}. Find member ids with the \`members\` tool (action \`search\`).`,
+        `${where}: mentions="…" takes user ids (UUIDs) separated by commas; ${malformed
+          .slice(0, 3)
+          .map((m) => JSON.stringify(m))
+          .join(
+            ", ",
+          )} ${malformed.length === 1 ? "is not one" : "are not"}. Find member ids with the \`members\` tool (action \`search\`).`,
         { issues: [{ path: where, message: "mentions must be user ids (UUIDs)" }] },
       );
     }

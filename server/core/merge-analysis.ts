@@ -143,9 +143,7 @@ export interface MissingResolutions {
   documentDeletion: boolean;
 }
 
-export type MergeBuildResult =
-  | { tree: DocumentTree; ignored: string[] }
-  | { missing: MissingResolutions; ignored: string[] };
+export type MergeBuildResult = { tree: DocumentTree; ignored: string[] } | { missing: MissingResolutions; ignored: string[] };
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -335,7 +333,9 @@ export function planMerge(base: DocumentTree, source: DocumentTree, target: Docu
 
   const properties: Record<string, PropertyValue> = {};
   const propertyConflicts: PropertyConflict[] = [];
-  const columns = [...new Set([...Object.keys(base.properties), ...Object.keys(source.properties), ...Object.keys(target.properties)])].sort();
+  const columns = [
+    ...new Set([...Object.keys(base.properties), ...Object.keys(source.properties), ...Object.keys(target.properties)]),
+  ].sort();
   for (const columnId of columns) {
     const pb = Object.hasOwn(base.properties, columnId) ? base.properties[columnId]! : null;
     const ps = Object.hasOwn(source.properties, columnId) ? source.properties[columnId]! : null;
@@ -359,10 +359,7 @@ export function planMerge(base: DocumentTree, source: DocumentTree, target: Docu
   // live document. Not asked when the merge certainly ends deleted.
   const definitelyDeleted = !deleted.conflict && deleted.value;
   const pathTaken =
-    !path.conflict &&
-    !definitelyDeleted &&
-    path.value !== target.path &&
-    (options.isPathTakenByAnotherDocument?.(path.value) ?? false);
+    !path.conflict && !definitelyDeleted && path.value !== target.path && (options.isPathTakenByAnotherDocument?.(path.value) ?? false);
 
   return { base, source, target, order, sections, tags, properties, propertyConflicts, path, pathTaken, name, description, deleted };
 }
@@ -486,7 +483,8 @@ export function buildMergedTree(analysis: { plan: MergePlan }, resolutions: Merg
   if (resolutions.tagResolution !== undefined && !plan.tags.conflict) ignored.push("tagResolution ignored: there is no tag conflict");
   const conflictColumns = new Set(plan.propertyConflicts.map((c) => c.columnId));
   for (const columnId of Object.keys(resolutions.scalarPropertyResolutions ?? {})) {
-    if (!conflictColumns.has(columnId)) ignored.push(`scalarPropertyResolutions entry for column ${columnId} ignored: that property is not in conflict`);
+    if (!conflictColumns.has(columnId))
+      ignored.push(`scalarPropertyResolutions entry for column ${columnId} ignored: that property is not in conflict`);
   }
   const pathCollision = plan.path.conflict || plan.pathTaken;
   if (resolutions.resolvedPath !== undefined && !pathCollision) ignored.push("resolvedPath ignored: there is no path collision");

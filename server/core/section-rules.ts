@@ -26,7 +26,7 @@ export function assertSectionContentAllowed(name: string, content: readonly Bloc
     throw new DomainError(
       "VALIDATION_FAILED",
       `${where}.content[${fileIndex}]: image blocks with type "file" name a local path the server cannot read. Use the stdio proxy (\`npx quire mcp-proxy\`), which uploads the file for you, or upload it with the \`upload_url\` tool and send a type "storage" block with the returned key.`,
-      { issues: [{ path: `${where}.content.${fileIndex}.type`, message: "type \"file\" is accepted only by the stdio proxy" }] },
+      { issues: [{ path: `${where}.content.${fileIndex}.type`, message: 'type "file" is accepted only by the stdio proxy' }] },
     );
   }
   if (startsWithDuplicateHeading(name, content)) {

@@ -110,7 +110,8 @@ class Folder {
   private async nodeBases(x: Node, y: Node): Promise<string[]> {
     if (x.tips.length === 1 && y.tips.length === 1) return this.basesOf(x.tips[0]!, y.tips[0]!);
     const candidates: string[] = [];
-    for (const a of x.tips) for (const b of y.tips) for (const c of await this.basesOf(a, b)) if (!candidates.includes(c)) candidates.push(c);
+    for (const a of x.tips)
+      for (const b of y.tips) for (const c of await this.basesOf(a, b)) if (!candidates.includes(c)) candidates.push(c);
     const best: string[] = [];
     for (const c of candidates) {
       let dominated = false;

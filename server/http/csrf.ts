@@ -17,7 +17,8 @@
 import type { IncomingMessage } from "node:http";
 import type { ErrorPayload } from "@/server/core/errors";
 
-const first = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value)?.split(",")[0]?.trim();
+const first = (value: string | string[] | undefined): string | undefined =>
+  (Array.isArray(value) ? value[0] : value)?.split(",")[0]?.trim();
 
 function hostOf(url: string): string | null {
   try {
@@ -35,7 +36,8 @@ export function csrfRefusal(req: IncomingMessage, options: { publicUrl?: string;
     if (contentType !== "application/json") {
       return {
         code: "CSRF_REJECTED",
-        message: "Browser-session requests to /api/trpc must send Content-Type: application/json. Scripts should use an API token instead of a cookie.",
+        message:
+          "Browser-session requests to /api/trpc must send Content-Type: application/json. Scripts should use an API token instead of a cookie.",
       };
     }
   }
@@ -52,11 +54,17 @@ export function csrfRefusal(req: IncomingMessage, options: { publicUrl?: string;
     );
     const from = hostOf(origin);
     if (!from || !allowed.has(from)) {
-      return { code: "CSRF_REJECTED", message: `Requests from ${origin} may not use this site's session. Call the API with an API token instead.` };
+      return {
+        code: "CSRF_REJECTED",
+        message: `Requests from ${origin} may not use this site's session. Call the API with an API token instead.`,
+      };
     }
   }
   if (first(req.headers["sec-fetch-site"]) === "cross-site") {
-    return { code: "CSRF_REJECTED", message: "Cross-site requests may not use this site's session. Call the API with an API token instead." };
+    return {
+      code: "CSRF_REJECTED",
+      message: "Cross-site requests may not use this site's session. Call the API with an API token instead.",
+    };
   }
   return null;
 }

@@ -13,13 +13,7 @@ import { tools } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/run";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { appRouter, toTrpcError } from "@/server/api/router";
-import {
-  actorForApiToken,
-  actorForUser,
-  addUser,
-  ensureAuthSecret,
-  hasUsers,
-} from "@/server/auth/accounts";
+import { actorForApiToken, actorForUser, addUser, ensureAuthSecret, hasUsers } from "@/server/auth/accounts";
 import { createRateLimitGuard } from "@/server/auth/rate-limit-guard";
 import { sessionUserId, usesSecureCookies } from "@/server/auth/web-session";
 import { installBridge, type QuireBridge } from "@/server/bridge";
@@ -170,7 +164,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         sendJson(
           res,
           401,
-          { error: { code: "UNAUTHENTICATED", message: "Send Authorization: Bearer <API token> (create one with `npx quire token create`)." } },
+          {
+            error: {
+              code: "UNAUTHENTICATED",
+              message: "Send Authorization: Bearer <API token> (create one with `npx quire token create`).",
+            },
+          },
           { "www-authenticate": 'Bearer realm="quire"' },
         );
         return;

@@ -38,7 +38,12 @@ function sendError(req: IncomingMessage, res: ServerResponse, error: DomainError
   const status = STATUS[error.code] ?? 400;
   const unread = !req.complete;
   const retry: Record<string, string> = error.code === "RATE_LIMITED" ? { "retry-after": String(retryAfterSeconds(error)) } : {};
-  sendJson(res, status, { error: error.toPayload() }, { "cache-control": "no-store", ...(unread ? { connection: "close" } : {}), ...retry, ...headers });
+  sendJson(
+    res,
+    status,
+    { error: error.toPayload() },
+    { "cache-control": "no-store", ...(unread ? { connection: "close" } : {}), ...retry, ...headers },
+  );
   if (unread) {
     // Discard what is left of the body so the client reads this answer, but do not wait on a sender that never stops.
     req.unpipe();

@@ -82,7 +82,9 @@ async function readLocalImage(block: Json, where: string): Promise<{ file: strin
   }
   const file = block.path;
   if (typeof file !== "string" || file.length === 0) {
-    fail("VALIDATION_FAILED", `${where}.path: give the absolute path of a local image file.`, { issues: [{ path: `${where}.path`, message: "required" }] });
+    fail("VALIDATION_FAILED", `${where}.path: give the absolute path of a local image file.`, {
+      issues: [{ path: `${where}.path`, message: "required" }],
+    });
   }
   if (!path.isAbsolute(file)) {
     fail("VALIDATION_FAILED", `${where}.path: ${JSON.stringify(file)} is not an absolute path. Give the full path of the file.`, {

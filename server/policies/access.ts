@@ -142,8 +142,5 @@ export function strictestSectionPermission(
   doc: DocumentFacts,
   versions: ReadonlyArray<SectionOverrides | null | undefined>,
 ): Permission {
-  return versions.reduce<Permission>(
-    (acc, v) => (v ? minPermission(acc, sectionPermission(subject, doc, v)) : acc),
-    "edit",
-  );
+  return versions.reduce<Permission>((acc, v) => (v ? minPermission(acc, sectionPermission(subject, doc, v)) : acc), "edit");
 }

@@ -37,10 +37,16 @@ const notAManager: Refusal = {
 export function changeRoleRefusal(facts: { actor: Role; target: Role; newRole: Role; ownerCount: number }): Refusal {
   if (!canManageMembers(facts.actor)) return notAManager;
   if (!canManageRole(facts.actor, facts.target)) {
-    return { code: "PERMISSION_DENIED", message: `Admins can change the roles of members and guests only; ask an owner to change an ${facts.target}'s role.` };
+    return {
+      code: "PERMISSION_DENIED",
+      message: `Admins can change the roles of members and guests only; ask an owner to change an ${facts.target}'s role.`,
+    };
   }
   if (!assignableRoles(facts.actor).includes(facts.newRole)) {
-    return { code: "PERMISSION_DENIED", message: `Admins can make people members or guests only; ask an owner to make someone ${facts.newRole === "admin" ? "an admin" : "an owner"}.` };
+    return {
+      code: "PERMISSION_DENIED",
+      message: `Admins can make people members or guests only; ask an owner to make someone ${facts.newRole === "admin" ? "an admin" : "an owner"}.`,
+    };
   }
   if (facts.target === "owner" && facts.newRole !== "owner" && facts.ownerCount <= 1) {
     return { code: "LAST_OWNER", message: "This is the workspace's only owner. Make someone else an owner first, then change this role." };
@@ -62,7 +68,10 @@ export function removeRefusal(facts: { actor: Role; target: Role; ownerCount: nu
 export function inviteRefusal(facts: { actor: Role; inviteRole: Role }): Refusal {
   if (!canManageMembers(facts.actor)) return notAManager;
   if (facts.actor === "admin" && facts.inviteRole === "admin") {
-    return { code: "PERMISSION_DENIED", message: "Admins cannot invite admins; invite a member (an owner can promote them later) or ask an owner." };
+    return {
+      code: "PERMISSION_DENIED",
+      message: "Admins cannot invite admins; invite a member (an owner can promote them later) or ask an owner.",
+    };
   }
   return null;
 }

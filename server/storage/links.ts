@@ -87,7 +87,13 @@ function check(signingKey: Buffer, parts: readonly string[], expires: string | n
   return Number(expires) * 1000 <= now.getTime() ? "expired" : "valid";
 }
 
-export function checkUploadLink(input: { signingKey: Buffer; key: string; expires: string | null; signature: string | null; now: Date }): LinkCheck {
+export function checkUploadLink(input: {
+  signingKey: Buffer;
+  key: string;
+  expires: string | null;
+  signature: string | null;
+  now: Date;
+}): LinkCheck {
   return check(input.signingKey, uploadParts(input.key, Number(input.expires)), input.expires, input.signature, input.now);
 }
 

@@ -27,7 +27,8 @@ export interface S3StoreConfig {
 }
 
 const isNotFound = (error: unknown) =>
-  error instanceof S3ServiceException && (error.name === "NoSuchKey" || error.name === "NotFound" || error.$metadata.httpStatusCode === 404);
+  error instanceof S3ServiceException &&
+  (error.name === "NoSuchKey" || error.name === "NotFound" || error.$metadata.httpStatusCode === 404);
 
 export class S3ObjectStore implements ObjectStore {
   readonly kind = "s3";

@@ -17,7 +17,10 @@ export async function listGrants(tx: Tx, documentId: string) {
   return tx.select().from(documentGrants).where(eq(documentGrants.documentId, documentId));
 }
 
-export async function setGrant(tx: Tx, input: { documentId: string; userId: string; permission: Permission | null; grantedBy: string; now: Date }) {
+export async function setGrant(
+  tx: Tx,
+  input: { documentId: string; userId: string; permission: Permission | null; grantedBy: string; now: Date },
+) {
   await announceAccessChange(tx);
   if (input.permission === null) {
     await tx.delete(documentGrants).where(and(eq(documentGrants.documentId, input.documentId), eq(documentGrants.userId, input.userId)));
@@ -25,7 +28,13 @@ export async function setGrant(tx: Tx, input: { documentId: string; userId: stri
   }
   await tx
     .insert(documentGrants)
-    .values({ documentId: input.documentId, userId: input.userId, permission: input.permission, grantedBy: input.grantedBy, createdAt: input.now })
+    .values({
+      documentId: input.documentId,
+      userId: input.userId,
+      permission: input.permission,
+      grantedBy: input.grantedBy,
+      createdAt: input.now,
+    })
     .onConflictDoUpdate({
       target: [documentGrants.documentId, documentGrants.userId],
       set: { permission: input.permission, grantedBy: input.grantedBy, createdAt: input.now },
@@ -77,6 +86,12 @@ export async function findLiveShareLink(tx: Tx, tokenHash: string, now: Date): P
   const [row] = await tx
     .select()
     .from(shareLinks)
-    .where(and(eq(shareLinks.tokenHash, tokenHash), isNull(shareLinks.revokedAt), or(isNull(shareLinks.expiresAt), gt(shareLinks.expiresAt, now))));
+    .where(
+      and(
+        eq(shareLinks.tokenHash, tokenHash),
+        isNull(shareLinks.revokedAt),
+        or(isNull(shareLinks.expiresAt), gt(shareLinks.expiresAt, now)),
+      ),
+    );
   return row;
 }

@@ -26,7 +26,12 @@ const columns = {
 
 /** A user's tokens, newest first. */
 export async function listApiTokens(tx: Tx, userId: string): Promise<ApiTokenRow[]> {
-  return tx.select(columns).from(apiTokens).where(eq(apiTokens.userId, userId)).orderBy(desc(apiTokens.createdAt), desc(apiTokens.id)).limit(1_000);
+  return tx
+    .select(columns)
+    .from(apiTokens)
+    .where(eq(apiTokens.userId, userId))
+    .orderBy(desc(apiTokens.createdAt), desc(apiTokens.id))
+    .limit(1_000);
 }
 
 /** One token by id; with `userId`, only if that user owns it. */

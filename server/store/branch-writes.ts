@@ -15,12 +15,28 @@
  * writes one process receives.
  */
 import type { Database } from "@/db/client";
-import { changedSectionIds, type DocumentTree, hashSection, hashTree, normalizeTree, type SectionVersion } from "@/server/core/document-model";
+import {
+  changedSectionIds,
+  type DocumentTree,
+  hashSection,
+  hashTree,
+  normalizeTree,
+  type SectionVersion,
+} from "@/server/core/document-model";
 import { isDomainError } from "@/server/core/errors";
 import type { NewCommentRow } from "./comments";
 import { type CommitRecord, getCommit, newCommitRecord } from "./commits";
 import type { Tx } from "./db";
-import { type BranchRow, branchMoved, branchNotFound, type DocumentRow, type DocumentWithGrants, findBranch, findDocumentWithGrantsForWrite, moveBranchHead } from "./documents";
+import {
+  type BranchRow,
+  branchMoved,
+  branchNotFound,
+  type DocumentRow,
+  type DocumentWithGrants,
+  findBranch,
+  findDocumentWithGrantsForWrite,
+  moveBranchHead,
+} from "./documents";
 import { loadSections, loadTree } from "./objects";
 
 /** What a write sees of the branch it changes. */
@@ -128,7 +144,11 @@ async function drain(db: Database, queue: BranchQueue, release: () => void): Pro
 async function runBatch(db: Database, queue: BranchQueue, batch: Queued[]): Promise<void> {
   let outcomes: Outcome[];
   try {
-    outcomes = await applyBatch(db, queue, batch.map((q) => q.write));
+    outcomes = await applyBatch(
+      db,
+      queue,
+      batch.map((q) => q.write),
+    );
   } catch (error) {
     queue.tip = undefined;
     if (batch.length === 1) {
@@ -172,12 +192,21 @@ async function applyBatch(db: Database, queue: BranchQueue, writes: BranchWrite<
  * `lockBranch` (inside a transaction) the branch row is read fresh and locked
  * instead, so the head cannot move.
  */
-async function attemptBatch(db: Tx, queue: BranchQueue, writes: BranchWrite<unknown>[], options: { lockBranch: boolean }): Promise<Outcome[]> {
+async function attemptBatch(
+  db: Tx,
+  queue: BranchQueue,
+  writes: BranchWrite<unknown>[],
+  options: { lockBranch: boolean },
+): Promise<Outcome[]> {
   const { documentId, branchName } = writes[0]!;
   const fromTip = !options.lockBranch ? queue.tip : undefined;
   const [branch, found] = await Promise.all([
     fromTip ?? findBranch(db, documentId, branchName, { forUpdate: options.lockBranch }),
-    findDocumentWithGrantsForWrite(db, documentId, writes.map((w) => w.authorId)),
+    findDocumentWithGrantsForWrite(
+      db,
+      documentId,
+      writes.map((w) => w.authorId),
+    ),
   ]);
   // Undefined until the write has run: refused writes get their outcome now.
   const outcomes: Array<Outcome | undefined> = writes.map((write) => {
@@ -196,11 +225,19 @@ async function attemptBatch(db: Tx, queue: BranchQueue, writes: BranchWrite<unkn
   let head = start;
   const startTree = await loadTree(db, start.treeHash);
   let tree = startTree;
-  const storing = { sections: new Map<string, SectionVersion>(), trees: new Map<string, DocumentTree>(), commits: [] as CommitRecord[], comments: [] as NewCommentRow[] };
+  const storing = {
+    sections: new Map<string, SectionVersion>(),
+    trees: new Map<string, DocumentTree>(),
+    commits: [] as CommitRecord[],
+    comments: [] as NewCommentRow[],
+  };
   // Section versions earlier writes of this batch introduced are not stored yet, but later writes see them.
   const loadVersions = async (hashes: Iterable<string>) => {
     const wanted = [...hashes];
-    const versions = await loadSections(db, wanted.filter((hash) => !storing.sections.has(hash)));
+    const versions = await loadSections(
+      db,
+      wanted.filter((hash) => !storing.sections.has(hash)),
+    );
     for (const hash of wanted) if (storing.sections.has(hash)) versions.set(hash, storing.sections.get(hash)!);
     return versions;
   };

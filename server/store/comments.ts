@@ -8,7 +8,10 @@ export type NewCommentRow = typeof comments.$inferInsert;
 
 export async function insertComments(tx: Tx, rows: readonly NewCommentRow[]): Promise<CommentRow[]> {
   if (rows.length === 0) return [];
-  return tx.insert(comments).values([...rows]).returning();
+  return tx
+    .insert(comments)
+    .values([...rows])
+    .returning();
 }
 
 /** Comments of one document by id (ids that belong elsewhere are simply absent). */

@@ -56,7 +56,11 @@ export function rememberCommits(records: readonly CommitRecord[]): void {
  * Stores a commit. `parents` are the parent records when the caller already
  * holds them (saves a query inside the branch lock); otherwise they are read.
  */
-export async function insertCommit(tx: Tx, commit: NewCommit, parents?: ReadonlyArray<Pick<CommitRecord, "id" | "generation">>): Promise<CommitRecord> {
+export async function insertCommit(
+  tx: Tx,
+  commit: NewCommit,
+  parents?: ReadonlyArray<Pick<CommitRecord, "id" | "generation">>,
+): Promise<CommitRecord> {
   const known = parents && commit.parentIds.every((id) => parents.some((p) => p.id === id)) ? parents : undefined;
   const parentRows =
     known ??

@@ -21,11 +21,9 @@ export const DEFAULT_BRANCH = "main";
 const LIVE_PATH_CONSTRAINT = "documents_live_path_uq";
 
 function pathTaken(path: string): DomainError {
-  return new DomainError(
-    "PATH_TAKEN",
-    `Another live document already has the path ${JSON.stringify(path)}. Choose a different path.`,
-    { path },
-  );
+  return new DomainError("PATH_TAKEN", `Another live document already has the path ${JSON.stringify(path)}. Choose a different path.`, {
+    path,
+  });
 }
 
 export const documentNotFound = (documentId: string): DomainError =>
@@ -59,10 +57,7 @@ export async function findDocumentWithGrants(
   const rows = await tx
     .select({ document: documents, userId: documentGrants.userId, permission: documentGrants.permission })
     .from(documents)
-    .leftJoin(
-      documentGrants,
-      and(eq(documentGrants.documentId, documents.id), anyOf(documentGrants.userId, [...new Set(userIds)])),
-    )
+    .leftJoin(documentGrants, and(eq(documentGrants.documentId, documents.id), anyOf(documentGrants.userId, [...new Set(userIds)])))
     .where(eq(documents.id, documentId));
   if (rows.length === 0) return undefined;
   const grants = new Map<string, Permission | null>(userIds.map((id) => [id, null]));
@@ -192,7 +187,10 @@ export async function createDocument(
     throw error;
   }
   const sections = await initialSections(document);
-  const hashes = await putSections(tx, sections.map((s) => s.version));
+  const hashes = await putSections(
+    tx,
+    sections.map((s) => s.version),
+  );
   const tree: DocumentTree = {
     path: input.path,
     name: input.name,
@@ -235,7 +233,12 @@ export const branchNotFound = (name: string): DomainError =>
   notFound("Branch", name, "Use `documents` action `list_branches` to see this document's branches.");
 
 /** A branch row, locked for the rest of the transaction with `forUpdate`; undefined when there is no such branch. */
-export async function findBranch(tx: Tx, documentId: string, name: string, options: { forUpdate?: boolean } = {}): Promise<BranchRow | undefined> {
+export async function findBranch(
+  tx: Tx,
+  documentId: string,
+  name: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<BranchRow | undefined> {
   const query = tx
     .select()
     .from(branches)
@@ -271,9 +274,13 @@ export async function createBranch(
     .onConflictDoNothing()
     .returning();
   if (!row) {
-    throw new DomainError("BRANCH_EXISTS", `Branch ${JSON.stringify(input.name)} already exists on this document. Pick another name or write to it.`, {
-      branchName: input.name,
-    });
+    throw new DomainError(
+      "BRANCH_EXISTS",
+      `Branch ${JSON.stringify(input.name)} already exists on this document. Pick another name or write to it.`,
+      {
+        branchName: input.name,
+      },
+    );
   }
   return row;
 }
@@ -311,7 +318,8 @@ export async function moveBranchHead(
   },
 ): Promise<void> {
   const { from, tree } = input;
-  const mirrored = from.path !== tree.path || from.name !== tree.name || from.description !== tree.description || from.deleted !== tree.deleted;
+  const mirrored =
+    from.path !== tree.path || from.name !== tree.name || from.description !== tree.description || from.deleted !== tree.deleted;
   const mirror = input.branchName === input.document.defaultBranch && mirrored;
   const now = input.now.toISOString();
   const objects = (map: ReadonlyMap<string, unknown>) => JSON.stringify([...map].map(([hash, body]) => ({ hash, body })));

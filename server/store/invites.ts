@@ -12,7 +12,15 @@ export interface PendingInvite extends InviteRow {
 
 export async function insertInvite(
   tx: Tx,
-  input: { workspaceId: string; tokenHash: string; role: InviteRole; email: string | null; createdBy: string; now: Date; expiresAt: Date | null },
+  input: {
+    workspaceId: string;
+    tokenHash: string;
+    role: InviteRole;
+    email: string | null;
+    createdBy: string;
+    now: Date;
+    expiresAt: Date | null;
+  },
 ): Promise<InviteRow> {
   const [row] = await tx
     .insert(invites)
@@ -30,7 +38,11 @@ export async function insertInvite(
 }
 
 /** The invite a token names; with forUpdate, locked so two people cannot accept it at once. */
-export async function findInviteByTokenHash(tx: Tx, tokenHash: string, options: { forUpdate?: boolean } = {}): Promise<InviteRow | undefined> {
+export async function findInviteByTokenHash(
+  tx: Tx,
+  tokenHash: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<InviteRow | undefined> {
   const query = tx.select().from(invites).where(eq(invites.tokenHash, tokenHash));
   const [row] = options.forUpdate ? await query.for("update") : await query;
   return row;
@@ -55,8 +67,16 @@ export async function listPendingInvites(tx: Tx, workspaceId: string, now: Date)
   return rows.map((r) => ({ ...r.invite, createdByName: r.createdByName }));
 }
 
-export async function getInvite(tx: Tx, workspaceId: string, inviteId: string, options: { forUpdate?: boolean } = {}): Promise<InviteRow | undefined> {
-  const query = tx.select().from(invites).where(and(eq(invites.workspaceId, workspaceId), eq(invites.id, inviteId)));
+export async function getInvite(
+  tx: Tx,
+  workspaceId: string,
+  inviteId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<InviteRow | undefined> {
+  const query = tx
+    .select()
+    .from(invites)
+    .where(and(eq(invites.workspaceId, workspaceId), eq(invites.id, inviteId)));
   const [row] = options.forUpdate ? await query.for("update") : await query;
   return row;
 }

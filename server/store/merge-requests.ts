@@ -1,6 +1,14 @@
 /** Merge request records and their reviewers. */
 import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
-import { documentGrants, documents, mergeRequestReviewers, mergeRequests, type MergeRequestStatus, type ReviewState, users } from "@/db/schema";
+import {
+  documentGrants,
+  documents,
+  mergeRequestReviewers,
+  mergeRequests,
+  type MergeRequestStatus,
+  type ReviewState,
+  users,
+} from "@/db/schema";
 import type { Permission } from "@/server/core/document-model";
 import { notFound } from "@/server/core/errors";
 import { anyOf, type Tx } from "./db";
@@ -143,4 +151,3 @@ export async function setReviewState(tx: Tx, mergeRequestId: string, userId: str
     .returning({ userId: mergeRequestReviewers.userId });
   return rows.length > 0;
 }
-

@@ -6,7 +6,14 @@
  */
 import { LRUCache } from "lru-cache";
 import { blobs, trees } from "@/db/schema";
-import { type DocumentTree, hashSection, hashTree, normalizeTree, type SectionVersion, sectionJsonLength } from "@/server/core/document-model";
+import {
+  type DocumentTree,
+  hashSection,
+  hashTree,
+  normalizeTree,
+  type SectionVersion,
+  sectionJsonLength,
+} from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import { anyOf, type Tx } from "./db";
 
@@ -26,7 +33,12 @@ const treeKey = (hash: string) => `t:${hash}`;
  * hash names its content everywhere, and only a stored commit can lead a
  * reader to it.
  */
-async function putObjects<T extends SectionVersion | DocumentTree>(tx: Tx, table: typeof blobs | typeof trees, objects: ReadonlyMap<string, T>, key: (hash: string) => string) {
+async function putObjects<T extends SectionVersion | DocumentTree>(
+  tx: Tx,
+  table: typeof blobs | typeof trees,
+  objects: ReadonlyMap<string, T>,
+  key: (hash: string) => string,
+) {
   if (objects.size === 0) return;
   await tx
     .insert(table)
@@ -82,7 +94,10 @@ export async function putTree(tx: Tx, tree: DocumentTree): Promise<string> {
 export async function loadTree(tx: Tx, hash: string): Promise<DocumentTree> {
   const cached = cache.get(treeKey(hash)) as DocumentTree | undefined;
   if (cached) return cached;
-  const [row] = await tx.select().from(trees).where(anyOf(trees.hash, [hash]));
+  const [row] = await tx
+    .select()
+    .from(trees)
+    .where(anyOf(trees.hash, [hash]));
   if (!row) throw new DomainError("INTERNAL", "A tree referenced by a commit is missing from storage.");
   const tree = row.body as DocumentTree;
   cache.set(treeKey(hash), tree);

@@ -8,7 +8,15 @@ export type TagRow = typeof tags.$inferSelect;
 
 export async function insertTag(
   tx: Tx,
-  input: { workspaceId: string; path: string; displayName: string | null; description: string | null; color: string | null; createdBy: string; now: Date },
+  input: {
+    workspaceId: string;
+    path: string;
+    displayName: string | null;
+    description: string | null;
+    color: string | null;
+    createdBy: string;
+    now: Date;
+  },
 ): Promise<TagRow> {
   try {
     const [row] = await tx

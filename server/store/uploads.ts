@@ -29,7 +29,16 @@ export const RECEIVING = "receiving";
 /** Records a pending upload (no bytes yet; `byteSize` is the declared size, if any). */
 export async function insertUpload(
   tx: Tx,
-  row: { key: string; workspaceId: string; filename: string; mediaType: string; byteSize: number | null; createdBy: string; createdAt: Date; expiresAt: Date },
+  row: {
+    key: string;
+    workspaceId: string;
+    filename: string;
+    mediaType: string;
+    byteSize: number | null;
+    createdBy: string;
+    createdAt: Date;
+    expiresAt: Date;
+  },
 ): Promise<void> {
   await tx.insert(uploads).values({ ...row, sha256: null, completedAt: null });
 }

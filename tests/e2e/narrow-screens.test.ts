@@ -77,12 +77,19 @@ beforeAll(async () => {
     newName: "ADR 0042, revised on the branch",
     commitMessage: `Rename the record so that the history panel has a long commit message to wrap: ${longWord}`,
   });
-  const tag = await server.callTool("documents", owner.userId, { action: "create_tag", tagPath: "status/under-review-by-the-architecture-group" });
+  const tag = await server.callTool("documents", owner.userId, {
+    action: "create_tag",
+    tagPath: "status/under-review-by-the-architecture-group",
+  });
   await server.callTool("documents", owner.userId, { action: "assign_tag", documentId, branchName: "main", tagId: tag.tagId });
   await server.callTool("documents", owner.userId, { action: "create", path: "notes/short", name: "Short note" });
   const link = await server.callTool("documents", owner.userId, { action: "create_share_link", documentId, permission: "read" });
   sharePath = link.path;
-  const invite = (await caller.workspace({ action: "create_invite", role: "member", email: "ivy.invitee-with-a-long-address@example.test" })) as {
+  const invite = (await caller.workspace({
+    action: "create_invite",
+    role: "member",
+    email: "ivy.invitee-with-a-long-address@example.test",
+  })) as {
     token: string;
   };
   invitePath = `/invite/${invite.token}`;
@@ -100,7 +107,8 @@ afterAll(async () => {
 function watchFailures(page: Page): string[] {
   const failures: string[] = [];
   page.on("response", (response) => {
-    if (response.status() >= 400 && response.request().resourceType() !== "document") failures.push(`${response.status()} ${response.url()}`);
+    if (response.status() >= 400 && response.request().resourceType() !== "document")
+      failures.push(`${response.status()} ${response.url()}`);
   });
   return failures;
 }

@@ -196,7 +196,10 @@ test("the document page prefetches nothing from its history panel", async () => 
   await page.waitForLoadState("networkidle");
   await page.waitForTimeout(1_500);
   // Prefetching is on for this page (the header's links are prefetched) ...
-  expect(prefetched.some((url) => new URL(url).pathname === "/settings/members"), prefetched.join("\n")).toBe(true);
+  expect(
+    prefetched.some((url) => new URL(url).pathname === "/settings/members"),
+    prefetched.join("\n"),
+  ).toBe(true);
   // ... but none of the history's links were.
   expect(prefetched.filter((url) => new URL(url).searchParams.has("commit") || new URL(url).searchParams.has("logCursor"))).toEqual([]);
 });

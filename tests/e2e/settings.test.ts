@@ -36,7 +36,10 @@ afterAll(async () => {
 async function signInOverHttp(email: string, password: string): Promise<string[]> {
   const csrf = await fetch(`${server.url}/api/auth/csrf`);
   const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-  const csrfCookie = csrf.headers.getSetCookie().map((c) => c.split(";", 1)[0]).join("; ");
+  const csrfCookie = csrf.headers
+    .getSetCookie()
+    .map((c) => c.split(";", 1)[0])
+    .join("; ");
   const res = await fetch(`${server.url}/api/auth/callback/credentials`, {
     method: "POST",
     redirect: "manual",
@@ -57,10 +60,16 @@ test("the session cookie is HttpOnly and SameSite=Lax, and cookie calls to tRPC 
   const cookie = session!.split(";", 1)[0]!;
 
   const call = (headers: Record<string, string>) =>
-    fetch(`${server.url}/api/trpc/workspace`, { method: "POST", headers: { cookie, ...headers }, body: JSON.stringify({ action: "list_members" }) });
+    fetch(`${server.url}/api/trpc/workspace`, {
+      method: "POST",
+      headers: { cookie, ...headers },
+      body: JSON.stringify({ action: "list_members" }),
+    });
   const ok = await call({ "content-type": "application/json", origin: server.url });
   expect(ok.status).toBe(200);
-  expect(((await ok.json()) as { result: { data: { members: Array<{ email: string }> } } }).result.data.members[0]!.email).toBe(OWNER.email);
+  expect(((await ok.json()) as { result: { data: { members: Array<{ email: string }> } } }).result.data.members[0]!.email).toBe(
+    OWNER.email,
+  );
   const formPost = await call({ "content-type": "text/plain" });
   expect(formPost.status).toBe(403);
   expect(((await formPost.json()) as { error: { code: string } }).error.code).toBe("CSRF_REJECTED");
@@ -149,7 +158,9 @@ test("an owner invites someone by link; they sign up in another browser and appe
 
   // The owner makes Ivy a guest; the change sticks across a reload.
   await page.getByLabel(`Role of ${INVITEE.name}`).selectOption("guest");
-  await expect.poll(async () => ((await server.callTool("members", (await ownerId()), { action: "search", query: "ivy" })).members[0]?.role)).toBe("guest");
+  await expect
+    .poll(async () => (await server.callTool("members", await ownerId(), { action: "search", query: "ivy" })).members[0]?.role)
+    .toBe("guest");
   await page.reload();
   expect(await page.getByLabel(`Role of ${INVITEE.name}`).inputValue()).toBe("guest");
 

@@ -60,7 +60,12 @@ beforeAll(async () => {
     name: "Launch plan",
     description: "What ships when, and who signs off.",
     sections: [
-      { name: "Goals", content: [{ blockType: "text", text: "Ship the **public beta** by the end of the quarter.\n\n- Invite 50 teams\n- Keep p95 under 200 ms" }] },
+      {
+        name: "Goals",
+        content: [
+          { blockType: "text", text: "Ship the **public beta** by the end of the quarter.\n\n- Invite 50 teams\n- Keep p95 under 200 ms" },
+        ],
+      },
       { name: "Timeline", content: [{ blockType: "text", text: "1. Freeze features\n2. Security review\n3. Announce" }] },
     ],
   });
@@ -248,7 +253,12 @@ test("the owner gives one person read access with the member picker, then remove
     // Changing the select saves at once; removing the grant shuts them out again (team default: none).
     await grant.getByLabel("Access of Rex Reader").selectOption("edit");
     await expect
-      .poll(async () => (await server.callTool("documents", ownerUser.userId, { action: "get_permissions", documentId })).grants.find((g) => g.userId === readerUser.userId)?.permission)
+      .poll(
+        async () =>
+          (await server.callTool("documents", ownerUser.userId, { action: "get_permissions", documentId })).grants.find(
+            (g) => g.userId === readerUser.userId,
+          )?.permission,
+      )
       .toBe("edit");
     await grant.getByRole("button", { name: "Remove" }).click();
     await grant.getByRole("button", { name: "Remove" }).click();
@@ -274,12 +284,26 @@ test("a read-link visitor does not see a section hidden from the team, on the pa
   })) as { documentId: string; sectionIds: string[] };
   const hiddenId = created.sectionIds[1]!;
   await asOwner("documents", { action: "create_branch", documentId: created.documentId, branchName: "restrict" });
-  await asOwner("sections", { action: "update", documentId: created.documentId, branchName: "restrict", sectionId: hiddenId, defaultPermission: "none" });
-  const mr = (await asOwner("merge_requests", { action: "create", documentId: created.documentId, sourceBranch: "restrict", targetBranch: "main", title: "Restrict" })) as {
+  await asOwner("sections", {
+    action: "update",
+    documentId: created.documentId,
+    branchName: "restrict",
+    sectionId: hiddenId,
+    defaultPermission: "none",
+  });
+  const mr = (await asOwner("merge_requests", {
+    action: "create",
+    documentId: created.documentId,
+    sourceBranch: "restrict",
+    targetBranch: "main",
+    title: "Restrict",
+  })) as {
     mergeRequestId: string;
   };
   await asOwner("merge_requests", { action: "execute", mergeRequestId: mr.mergeRequestId });
-  const link = (await asOwner("documents", { action: "create_share_link", documentId: created.documentId, permission: "read" })) as { path: string };
+  const link = (await asOwner("documents", { action: "create_share_link", documentId: created.documentId, permission: "read" })) as {
+    path: string;
+  };
 
   const visitorContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   try {

@@ -66,7 +66,10 @@ test("a fresh instance sends visitors to /signin, which creates the owner accoun
     await rivalPage.getByLabel("Email").fill("mallory@example.test");
     await rivalPage.getByLabel("Password").fill("another password");
     await rivalPage.getByRole("button", { name: "Create the owner account" }).click();
-    await rivalPage.getByRole("alert").filter({ hasText: /already/i }).waitFor();
+    await rivalPage
+      .getByRole("alert")
+      .filter({ hasText: /already/i })
+      .waitFor();
     await rivalPage.getByRole("link", { name: "Sign in instead" }).click();
     await rivalPage.getByRole("heading", { name: "Sign in" }).waitFor();
   } finally {
@@ -101,10 +104,18 @@ test("documents appear by path; the document page renders markdown safely, switc
     sectionId: welcome!.sectionId,
     newContent: [
       ...welcome!.content,
-      { blockType: "text", text: 'Please read the <svc:comment-new body="Link the setup guide here">first steps</svc:comment-new> carefully.' },
+      {
+        blockType: "text",
+        text: 'Please read the <svc:comment-new body="Link the setup guide here">first steps</svc:comment-new> carefully.',
+      },
     ],
   });
-  await server.callTool("documents", ownerId, { action: "create", path: "handbook/travel", name: "Travel policy", description: "How to book trips." });
+  await server.callTool("documents", ownerId, {
+    action: "create",
+    path: "handbook/travel",
+    name: "Travel policy",
+    description: "How to book trips.",
+  });
   await server.callTool("documents", ownerId, { action: "create_branch", documentId, branchName: "draft" });
   await server.callTool("documents", ownerId, { action: "update", documentId, branchName: "draft", newName: "Onboarding v2" });
   const draftLog = await server.callTool("documents", ownerId, { action: "log", documentId, branchName: "draft" });

@@ -42,11 +42,18 @@ async function callMcpHuman<T>(tool: string, args: Args): Promise<T> {
   return (await server.callTool(tool as ToolName, owner.userId, args as never)) as T;
 }
 
-async function makeFixture(settings: { defaultPermission: string; aiAccess: string; grants?: Array<{ userId: string; permission: string }> }): Promise<Fixture> {
+async function makeFixture(settings: {
+  defaultPermission: string;
+  aiAccess: string;
+  grants?: Array<{ userId: string; permission: string }>;
+}): Promise<Fixture> {
   const doc = await asOwner<{ documentId: string; sectionIds: string[]; commitId: string }>("documents", {
     action: "create",
     path: `matrix/${crypto.randomUUID()}`,
-    sections: [{ name: "One", content: [text("one")] }, { name: "Two", content: [text("two")] }],
+    sections: [
+      { name: "One", content: [text("one")] },
+      { name: "Two", content: [text("two")] },
+    ],
   });
   await asOwner("documents", { action: "create_branch", documentId: doc.documentId, branchName: "work" });
   await asOwner("documents", { action: "set_permissions", documentId: doc.documentId, ...settings });
@@ -54,15 +61,34 @@ async function makeFixture(settings: { defaultPermission: string; aiAccess: stri
   const other = await asOwner<{ documentId: string }>("documents", { action: "create", path: `matrix/other-${crypto.randomUUID()}` });
   // Guests reach only what is granted: the document a reference points at needs the same grants.
   if (settings.grants) await asOwner("documents", { action: "set_permissions", documentId: other.documentId, grants: settings.grants });
-  return { documentId: doc.documentId, sectionIds: doc.sectionIds, firstCommitId: doc.commitId, tagId: tag.tagId, otherDocumentId: other.documentId, counter: 0 };
+  return {
+    documentId: doc.documentId,
+    sectionIds: doc.sectionIds,
+    firstCommitId: doc.commitId,
+    tagId: tag.tagId,
+    otherDocumentId: other.documentId,
+    counter: 0,
+  };
 }
 
 /** A fresh branch with one change on it, and a merge request from it (owned by the owner). */
 async function freshMergeRequest(f: Fixture): Promise<string> {
   const branchName = `mr-${++f.counter}`;
   await asOwner("documents", { action: "create_branch", documentId: f.documentId, branchName });
-  await asOwner("sections", { action: "update", documentId: f.documentId, branchName, sectionId: f.sectionIds[1], newContent: [text(`change ${f.counter}`)] });
-  const mr = await asOwner<{ mergeRequestId: string }>("merge_requests", { action: "create", documentId: f.documentId, sourceBranch: branchName, targetBranch: "main", title: branchName });
+  await asOwner("sections", {
+    action: "update",
+    documentId: f.documentId,
+    branchName,
+    sectionId: f.sectionIds[1],
+    newContent: [text(`change ${f.counter}`)],
+  });
+  const mr = await asOwner<{ mergeRequestId: string }>("merge_requests", {
+    action: "create",
+    documentId: f.documentId,
+    sourceBranch: branchName,
+    targetBranch: "main",
+    title: branchName,
+  });
   return mr.mergeRequestId;
 }
 
@@ -90,7 +116,12 @@ const CASES: Case[] = [
   { tool: "documents", action: "show", need: "read", args: async (f) => ({ ...d(f), commitId: f.firstCommitId }) },
   { tool: "read", action: "", need: "read", args: async (f) => ({ ...d(f), branchName: "work" }) },
   { tool: "documents", action: "create_branch", need: "edit", args: async (f) => ({ ...d(f), branchName: `b-${++f.counter}` }) },
-  { tool: "documents", action: "update", need: "edit", args: async (f) => ({ ...d(f), branchName: "work", newName: `Name ${++f.counter}` }) },
+  {
+    tool: "documents",
+    action: "update",
+    need: "edit",
+    args: async (f) => ({ ...d(f), branchName: "work", newName: `Name ${++f.counter}` }),
+  },
   {
     tool: "documents",
     action: "delete",
@@ -113,7 +144,12 @@ const CASES: Case[] = [
   { tool: "documents", action: "set_permissions", need: "manage", args: async (f) => ({ ...d(f), grants: [] }) },
   { tool: "documents", action: "create_share_link", need: "manage", args: async (f) => ({ ...d(f), permission: "read" }) },
   { tool: "documents", action: "list_share_links", need: "manage", args: async (f) => d(f) },
-  { tool: "sections", action: "create", need: "edit", args: async (f) => ({ ...d(f), branchName: "work", name: `S${++f.counter}`, content: [] }) },
+  {
+    tool: "sections",
+    action: "create",
+    need: "edit",
+    args: async (f) => ({ ...d(f), branchName: "work", name: `S${++f.counter}`, content: [] }),
+  },
   {
     tool: "sections",
     action: "batch_create",
@@ -131,7 +167,13 @@ const CASES: Case[] = [
     action: "delete",
     need: "edit",
     args: async (f) => {
-      const created = await asOwner<{ sectionId: string }>("sections", { action: "create", ...d(f), branchName: "work", name: `D${++f.counter}`, content: [] });
+      const created = await asOwner<{ sectionId: string }>("sections", {
+        action: "create",
+        ...d(f),
+        branchName: "work",
+        name: `D${++f.counter}`,
+        content: [],
+      });
       return { ...d(f), branchName: "work", sectionId: created.sectionId };
     },
   },
@@ -190,7 +232,12 @@ const CASES: Case[] = [
   },
   { tool: "merge_requests", action: "execute", need: "edit", args: async (f) => ({ mergeRequestId: await freshMergeRequest(f) }) },
   { tool: "merge_requests", action: "close", need: "edit", args: async (f) => ({ mergeRequestId: await freshMergeRequest(f) }) },
-  { tool: "merge_requests", action: "update", need: "edit", args: async (f) => ({ mergeRequestId: await freshMergeRequest(f), newTitle: "Retitled" }) },
+  {
+    tool: "merge_requests",
+    action: "update",
+    need: "edit",
+    args: async (f) => ({ mergeRequestId: await freshMergeRequest(f), newTitle: "Retitled" }),
+  },
   { tool: "members", action: "list", need: "workspace", args: async () => ({}) },
   { tool: "members", action: "search", need: "workspace", args: async () => ({ query: "ol" }) },
   { tool: "upload_url", action: "", need: "workspace", args: async () => ({ filename: "notes.txt", mediaType: "text/plain", size: 10 }) },
@@ -321,7 +368,10 @@ beforeAll(async () => {
   callers.set("guest with read grant", humanCaller(asGuest(guestReader), human));
   for (const aiAccess of ["edit", "read", "none"]) {
     callers.set(`AI, aiAccess ${aiAccess}`, aiCaller(ownerMcp, await makeFixture({ defaultPermission: "edit", aiAccess })));
-    callers.set(`owner's token over tRPC, aiAccess ${aiAccess}`, tokenCaller(owner.token, await makeFixture({ defaultPermission: "edit", aiAccess })));
+    callers.set(
+      `owner's token over tRPC, aiAccess ${aiAccess}`,
+      tokenCaller(owner.token, await makeFixture({ defaultPermission: "edit", aiAccess })),
+    );
   }
 }, 240_000);
 
@@ -342,24 +392,36 @@ describe("callers outside the workspace", () => {
     await server.db.delete(memberships).where(eq(memberships.userId, outsider.userId));
     const res = await fetch(`${server.url}/api/mcp`, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${outsider.token}` },
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${outsider.token}`,
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
     });
     expect(res.status).toBe(401);
-    await expect(server.trpcClient(outsider.token).read.query({ documentId: callers.get("owner")!.fixture.documentId })).rejects.toMatchObject({
+    await expect(
+      server.trpcClient(outsider.token).read.query({ documentId: callers.get("owner")!.fixture.documentId }),
+    ).rejects.toMatchObject({
       data: { code: "UNAUTHORIZED" },
     });
   });
 
   test("a share-link visitor can read through a read link, and only while it lives", async () => {
     const f = callers.get("owner")!.fixture;
-    const link = await asOwner<{ path: string; shareLinkId: string }>("documents", { action: "create_share_link", ...d(f), permission: "read" });
+    const link = await asOwner<{ path: string; shareLinkId: string }>("documents", {
+      action: "create_share_link",
+      ...d(f),
+      permission: "read",
+    });
     const token = link.path.replace("/share/", "");
     const view = await readSharedDocument(server.db, token, {}, new Date());
     expect(view.documentId).toBe(f.documentId);
     expect(view.sections.map((s) => s.name)).toEqual(["One", "Two"]);
     const edit = await asOwner<{ path: string }>("documents", { action: "create_share_link", ...d(f), permission: "edit" });
-    await expect(readSharedDocument(server.db, edit.path.replace("/share/", ""), {}, new Date())).rejects.toMatchObject({ code: "UNAUTHENTICATED" });
+    await expect(readSharedDocument(server.db, edit.path.replace("/share/", ""), {}, new Date())).rejects.toMatchObject({
+      code: "UNAUTHENTICATED",
+    });
     await asOwner("documents", { action: "revoke_share_link", ...d(f), shareLinkId: link.shareLinkId });
     await expect(readSharedDocument(server.db, token, {}, new Date())).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
@@ -371,7 +433,8 @@ describe("callers outside the workspace", () => {
     const editorCaller = callers.get("member with edit")!;
     const blockedCaller = callers.get("member with none")!;
     const permissionOf = async (caller: Caller) =>
-      ((await caller.call("documents", { action: "get", ...d(f) }).catch(() => ({ yourPermission: "none" }))) as { yourPermission: string }).yourPermission;
+      ((await caller.call("documents", { action: "get", ...d(f) }).catch(() => ({ yourPermission: "none" }))) as { yourPermission: string })
+        .yourPermission;
     const editor = await server.db.query.users.findFirst({ where: (u, { eq: is }) => is(u.email, "editor@example.test") });
     const blocked = await server.db.query.users.findFirst({ where: (u, { eq: is }) => is(u.email, "blocked@example.test") });
     await acceptShareLink(server.db, editor!.id, token, new Date());
@@ -383,7 +446,10 @@ describe("callers outside the workspace", () => {
 
   test("an AI call can never manage permissions, even for the document's owner", async () => {
     const f = callers.get("AI, aiAccess edit")!.fixture;
-    const result = await ownerMcp.callTool({ name: "documents", arguments: { action: "set_permissions", documentId: f.documentId, aiAccess: "edit" } });
+    const result = await ownerMcp.callTool({
+      name: "documents",
+      arguments: { action: "set_permissions", documentId: f.documentId, aiAccess: "edit" },
+    });
     expect(result.isError).toBe(true);
     expect((result.structuredContent as { error: { code: string } }).error.code).toBe("PERMISSION_DENIED");
     const list = await callMcp<{ documents: unknown[] }>(ownerMcp, "documents", { action: "list", pathPrefix: "matrix/" });
@@ -427,7 +493,13 @@ describe("a section hidden by its team override stays hidden from grants and sha
     await asOwner("documents", { action: "create_branch", documentId, branchName: "lockdown" });
     await asOwner("sections", { action: "update", documentId, branchName: "lockdown", sectionId: secretId, defaultPermission: "none" });
     await asOwner("sections", { action: "update", documentId, branchName: "lockdown", sectionId: cappedId, defaultPermission: "read" });
-    const mr = await asOwner<{ mergeRequestId: string }>("merge_requests", { action: "create", documentId, sourceBranch: "lockdown", targetBranch: "main", title: "Lock down" });
+    const mr = await asOwner<{ mergeRequestId: string }>("merge_requests", {
+      action: "create",
+      documentId,
+      sourceBranch: "lockdown",
+      targetBranch: "main",
+      title: "Lock down",
+    });
     await asOwner("merge_requests", { action: "execute", mergeRequestId: mr.mergeRequestId });
     await asOwner("documents", { action: "create_branch", documentId, branchName: "work" });
 
@@ -475,16 +547,38 @@ describe("a section hidden by its team override stays hidden from grants and sha
       expect(JSON.stringify(view)).not.toContain(SECRET_TEXT);
       expect(await errorOf(caller.call("read", { documentId, sectionIds: [secretId] }))).toBe("NOT_FOUND");
       expect(
-        await errorOf(caller.call("sections", { action: "update", documentId, branchName: "work", sectionId: secretId, newContent: [text("overwritten")] })),
+        await errorOf(
+          caller.call("sections", {
+            action: "update",
+            documentId,
+            branchName: "work",
+            sectionId: secretId,
+            newContent: [text("overwritten")],
+          }),
+        ),
       ).toBe("NOT_FOUND");
       expect(
-        await errorOf(caller.call("sections", { action: "update", documentId, branchName: "work", sectionId: cappedId, newContent: [text("edited")] })),
+        await errorOf(
+          caller.call("sections", { action: "update", documentId, branchName: "work", sectionId: cappedId, newContent: [text("edited")] }),
+        ),
       ).toBe("PERMISSION_DENIED");
       // The grant still gives edit on the document and on the sections without an override.
       expect(
-        await errorOf(caller.call("sections", { action: "update", documentId, branchName: "work", sectionId: publicId, newContent: [text(`edited by ${label}`)] })),
+        await errorOf(
+          caller.call("sections", {
+            action: "update",
+            documentId,
+            branchName: "work",
+            sectionId: publicId,
+            newContent: [text(`edited by ${label}`)],
+          }),
+        ),
       ).toBe("allowed");
-      const owners = await asOwner<{ sections: Array<{ sectionId: string; content: unknown }> }>("read", { documentId, branchName: "work", sectionIds: [secretId, cappedId] });
+      const owners = await asOwner<{ sections: Array<{ sectionId: string; content: unknown }> }>("read", {
+        documentId,
+        branchName: "work",
+        sectionIds: [secretId, cappedId],
+      });
       expect(JSON.stringify(owners.sections[0]!.content)).toContain(SECRET_TEXT);
       expect(JSON.stringify(owners.sections[1]!.content)).toContain("Read, never edit");
     },
@@ -509,7 +603,11 @@ describe("an API token is an agent on tRPC too", () => {
     const target = await server.createUser("promotable@example.test", "Pat Promotable");
     const invite = (await inPerson.workspace({ action: "create_invite", role: "member" })) as { invite: { inviteId: string } };
     const personToken = (await inPerson.apiTokens({ action: "create", label: "in person" })) as { tokenInfo: { tokenId: string } };
-    const link = await asOwner<{ shareLinkId: string }>("documents", { action: "create_share_link", documentId: f.documentId, permission: "read" });
+    const link = await asOwner<{ shareLinkId: string }>("documents", {
+      action: "create_share_link",
+      documentId: f.documentId,
+      permission: "read",
+    });
     const before = await asOwner("documents", { action: "get_permissions", documentId: f.documentId });
 
     const attempts: Array<[string, Args]> = [
@@ -532,19 +630,28 @@ describe("an API token is an agent on tRPC too", () => {
     }
 
     // Listing is open to the token, and says it manages no one.
-    const listed = (await callTrpcHttp(trpc, "workspace", { action: "list_members" })) as { viewer: { role: string; canManage: boolean; assignableRoles: string[] } };
+    const listed = (await callTrpcHttp(trpc, "workspace", { action: "list_members" })) as {
+      viewer: { role: string; canManage: boolean; assignableRoles: string[] };
+    };
     expect(listed.viewer).toMatchObject({ role: "owner", canManage: false, assignableRoles: [] });
 
     // Nothing changed.
     expect(await asOwner("documents", { action: "get_permissions", documentId: f.documentId })).toEqual(before);
-    const shareLinks = await asOwner<{ shareLinks: Array<{ shareLinkId: string; permission: string; revokedAt: string | null }> }>("documents", {
-      action: "list_share_links",
-      documentId: f.documentId,
-    });
+    const shareLinks = await asOwner<{ shareLinks: Array<{ shareLinkId: string; permission: string; revokedAt: string | null }> }>(
+      "documents",
+      {
+        action: "list_share_links",
+        documentId: f.documentId,
+      },
+    );
     expect(shareLinks.shareLinks.find((l) => l.shareLinkId === link.shareLinkId)!.revokedAt).toBeNull();
-    const members = (await inPerson.workspace({ action: "list_members", limit: 200 })) as { members: Array<{ userId: string; role: string }> };
+    const members = (await inPerson.workspace({ action: "list_members", limit: 200 })) as {
+      members: Array<{ userId: string; role: string }>;
+    };
     expect(members.members.find((m) => m.userId === target.userId)!.role).toBe("member");
-    const invites = (await inPerson.workspace({ action: "list_invites" })) as { invites: Array<{ inviteId: string; role: string; status: string }> };
+    const invites = (await inPerson.workspace({ action: "list_invites" })) as {
+      invites: Array<{ inviteId: string; role: string; status: string }>;
+    };
     expect(invites.invites.find((i) => i.inviteId === invite.invite.inviteId)!.status).toBe("pending");
     expect(invites.invites.some((i) => i.role === "admin")).toBe(false);
     const tokens = (await inPerson.apiTokens({ action: "list" })) as { tokens: Array<{ tokenId: string; label: string; status: string }> };
@@ -552,7 +659,9 @@ describe("an API token is an agent on tRPC too", () => {
     expect(tokens.tokens.some((t) => t.label === "minted by a token")).toBe(false);
 
     // The same owner, signed in, may: the principal decides, not the role.
-    const promoted = (await inPerson.workspace({ action: "change_role", userId: target.userId, role: "admin" })) as { member: { role: string } };
+    const promoted = (await inPerson.workspace({ action: "change_role", userId: target.userId, role: "admin" })) as {
+      member: { role: string };
+    };
     expect(promoted.member.role).toBe("admin");
     await inPerson.workspace({ action: "change_role", userId: target.userId, role: "member" });
     await inPerson.workspace({ action: "revoke_invite", inviteId: invite.invite.inviteId });
@@ -561,7 +670,10 @@ describe("an API token is an agent on tRPC too", () => {
 
   test("over MCP the owner's set_permissions is refused for the real reason", async () => {
     const f = callers.get("AI, aiAccess edit")!.fixture;
-    const result = await ownerMcp.callTool({ name: "documents", arguments: { action: "set_permissions", documentId: f.documentId, aiAccess: "none" } });
+    const result = await ownerMcp.callTool({
+      name: "documents",
+      arguments: { action: "set_permissions", documentId: f.documentId, aiAccess: "none" },
+    });
     expect(result.isError).toBe(true);
     expect((result.structuredContent as { error: unknown }).error).toEqual({
       code: "PERMISSION_DENIED",
@@ -575,12 +687,21 @@ describe("an API token is an agent on tRPC too", () => {
     const doc = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
       action: "create",
       path: `agents/${crypto.randomUUID()}`,
-      sections: [{ name: "Open", content: [text("Agents welcome")] }, { name: "People only", content: [text("No agents here")] }],
+      sections: [
+        { name: "Open", content: [text("Agents welcome")] },
+        { name: "People only", content: [text("No agents here")] },
+      ],
     });
     const [openId, closedId] = doc.sectionIds as [string, string];
     await asOwner("documents", { action: "create_branch", documentId: doc.documentId, branchName: "ai" });
     await asOwner("sections", { action: "update", documentId: doc.documentId, branchName: "ai", sectionId: closedId, aiAccess: "none" });
-    const mr = await asOwner<{ mergeRequestId: string }>("merge_requests", { action: "create", documentId: doc.documentId, sourceBranch: "ai", targetBranch: "main", title: "AI" });
+    const mr = await asOwner<{ mergeRequestId: string }>("merge_requests", {
+      action: "create",
+      documentId: doc.documentId,
+      sourceBranch: "ai",
+      targetBranch: "main",
+      title: "AI",
+    });
     await asOwner("merge_requests", { action: "execute", mergeRequestId: mr.mergeRequestId });
 
     const view = (await callTrpcHttp(trpc, "read", { documentId: doc.documentId })) as { sections: Array<{ name: string }> };
@@ -590,12 +711,24 @@ describe("an API token is an agent on tRPC too", () => {
 
     await asOwner("documents", { action: "set_permissions", documentId: doc.documentId, aiAccess: "read" });
     const edit = await refusalOf(
-      callTrpcHttp(trpc, "sections", { action: "update", documentId: doc.documentId, branchName: "main", sectionId: openId, newContent: [text("agent edit")] }),
+      callTrpcHttp(trpc, "sections", {
+        action: "update",
+        documentId: doc.documentId,
+        branchName: "main",
+        sectionId: openId,
+        newContent: [text("agent edit")],
+      }),
     );
     expect(edit.code).toBe("PERMISSION_DENIED");
     expect(edit.message).toMatch(/API token acts as an agent.*aiAccess/);
     // The owner in person is not capped.
     const inPerson = server.trpcCaller(owner);
-    await inPerson.sections({ action: "update", documentId: doc.documentId, branchName: "main", sectionId: openId, newContent: [text("owner edit")] });
+    await inPerson.sections({
+      action: "update",
+      documentId: doc.documentId,
+      branchName: "main",
+      sectionId: openId,
+      newContent: [text("owner edit")],
+    });
   });
 });

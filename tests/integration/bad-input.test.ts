@@ -89,7 +89,10 @@ describe("deeply nested arguments", () => {
       documentId,
       branchName: "main",
       name: "Notes",
-      content: [{ blockType: "text", text: "ok" }, { blockType: "text", text: "a\u0000b" }],
+      content: [
+        { blockType: "text", text: "ok" },
+        { blockType: "text", text: "a\u0000b" },
+      ],
     });
     expect(failure.code).toBe("VALIDATION_FAILED");
     expect(failure.details?.issues).toEqual([{ path: "content.1.text", message: expect.stringMatching(/NUL/) }]);
@@ -103,19 +106,22 @@ describe("deeply nested arguments", () => {
 });
 
 describe("comment mentions", () => {
-  test.each(["not-a-uuid", "1234", "00000000-0000-0000-0000-00000000000g"])("mentions=%j is VALIDATION_FAILED and creates nothing", async (mention) => {
-    const before = await sectionCount();
-    const failure = await callMcpError(mcp, "sections", {
-      action: "create",
-      documentId,
-      branchName: "main",
-      name: "Notes",
-      content: [{ blockType: "text", text: `<svc:comment-new body="look" mentions="${mention}">here</svc:comment-new>` }],
-    });
-    expect(failure.code).toBe("VALIDATION_FAILED");
-    expect(failure.message).toMatch(/user ids \(UUIDs\)/);
-    expect(await sectionCount()).toBe(before);
-  });
+  test.each(["not-a-uuid", "1234", "00000000-0000-0000-0000-00000000000g"])(
+    "mentions=%j is VALIDATION_FAILED and creates nothing",
+    async (mention) => {
+      const before = await sectionCount();
+      const failure = await callMcpError(mcp, "sections", {
+        action: "create",
+        documentId,
+        branchName: "main",
+        name: "Notes",
+        content: [{ blockType: "text", text: `<svc:comment-new body="look" mentions="${mention}">here</svc:comment-new>` }],
+      });
+      expect(failure.code).toBe("VALIDATION_FAILED");
+      expect(failure.message).toMatch(/user ids \(UUIDs\)/);
+      expect(await sectionCount()).toBe(before);
+    },
+  );
 
   test("a well-formed mention of a member still works", async () => {
     const created = await callMcp<{ sectionId: string }>(mcp, "sections", {
@@ -136,7 +142,9 @@ describe("malformed tools/call arguments answer -32602", () => {
     ["a number", "7"],
     ["an array", '[{"action":"list"}]'],
   ])("arguments as %s", async (_label, args) => {
-    const { status, json } = await postMcp(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"documents","arguments":${args}}}`);
+    const { status, json } = await postMcp(
+      `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"documents","arguments":${args}}}`,
+    );
     expect(status).toBe(200);
     expect(json.error?.code).toBe(-32602);
     expect(json.id).toBe(9);

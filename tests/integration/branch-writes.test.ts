@@ -51,23 +51,28 @@ function write<R>(documentId: string, change: (state: BranchState) => Promise<Br
 }
 
 /** A change that sets one document property (a real change of the tree, so a commit). */
-const setProperty = (value: string) => (state: BranchState): BranchChange<null> => ({
-  tree: { ...state.tree, properties: { ...state.tree.properties, note: value } },
-  newSections: [],
-  newComments: [],
-  message: `Set note to ${value}`,
-  result: null,
-});
+const setProperty =
+  (value: string) =>
+  (state: BranchState): BranchChange<null> => ({
+    tree: { ...state.tree, properties: { ...state.tree.properties, note: value } },
+    newSections: [],
+    newComments: [],
+    message: `Set note to ${value}`,
+    result: null,
+  });
 
 describe("group commit", () => {
   test("writes queued behind a running batch are applied in call order, each its own commit", async () => {
     const documentId = await newDocument("bw/order");
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const first = writeOnBranch(server.db, write(documentId, async (state) => {
-      await gate;
-      return setProperty("first")(state);
-    }));
+    const first = writeOnBranch(
+      server.db,
+      write(documentId, async (state) => {
+        await gate;
+        return setProperty("first")(state);
+      }),
+    );
     const seen: string[] = [];
     const queued = ["a", "b", "c"].map((value) =>
       writeOnBranch(
@@ -82,7 +87,11 @@ describe("group commit", () => {
     const results = await Promise.all([first, ...queued]);
     expect(seen).toEqual(["first", "a", "b"]);
     expect(new Set(results.map((r) => r.commitId)).size).toBe(4);
-    const log = await callMcp<{ commits: Array<{ commitId: string; parentIds: string[] }> }>(mcp, "documents", { action: "log", documentId, limit: 10 });
+    const log = await callMcp<{ commits: Array<{ commitId: string; parentIds: string[] }> }>(mcp, "documents", {
+      action: "log",
+      documentId,
+      limit: 10,
+    });
     expect(log.commits.slice(0, 4).map((c) => c.commitId)).toEqual(results.map((r) => r.commitId).reverse());
   });
 
@@ -93,10 +102,13 @@ describe("group commit", () => {
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
       // Batch 1 keeps the branch's queue alive until released, then commits: its tip is remembered.
-      const first = writeOnBranch(server.db, write(documentId, async (state) => {
-        await gate;
-        return setProperty("here")(state);
-      }));
+      const first = writeOnBranch(
+        server.db,
+        write(documentId, async (state) => {
+          await gate;
+          return setProperty("here")(state);
+        }),
+      );
       let movedElsewhere: string | undefined;
       // Batch 2 first lets "another process" commit, then answers "nothing to do" from the state it was given.
       const second = writeOnBranch(

@@ -34,7 +34,11 @@ describe("authentication", () => {
     for (const authorization of [undefined, "Bearer qk_not-a-real-token", "Basic abc"]) {
       const res = await fetch(`${server.url}/api/mcp`, {
         method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(authorization ? { authorization } : {}) },
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(authorization ? { authorization } : {}),
+        },
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
       });
       expect(res.status).toBe(401);
@@ -68,14 +72,17 @@ describe("authentication", () => {
       if (!(definition instanceof z.ZodDiscriminatedUnion)) continue;
       const flat = tool.inputSchema.properties as Record<string, { description?: string; anyOf?: unknown[] }>;
       for (const option of definition.options as z.ZodType[]) {
-        const json = z.toJSONSchema(option, { io: "input", unrepresentable: "any" }) as { properties: Record<string, { description?: string }> };
+        const json = z.toJSONSchema(option, { io: "input", unrepresentable: "any" }) as {
+          properties: Record<string, { description?: string }>;
+        };
         for (const [name, property] of Object.entries(json.properties)) {
           if (name === "action" || !property.description) continue;
           expect(flat[name]?.description, `${tool.name}.${name}`).toContain(property.description);
         }
       }
     }
-    const branchName = (tools.find((t) => t.name === "documents")!.inputSchema.properties as Record<string, { description: string }>).branchName!;
+    const branchName = (tools.find((t) => t.name === "documents")!.inputSchema.properties as Record<string, { description: string }>)
+      .branchName!;
     expect(branchName.description).toMatch(/create_branch: Name of the new branch/);
     expect(branchName.description).toMatch(/log: Branch whose history to list/);
   });
@@ -91,16 +98,23 @@ describe("documents", () => {
       description: "How we price",
       sections: [
         { name: "Intro", content: [text("Welcome.")] },
-        { name: "Plans", content: [text("- Free\n- Pro"), { blockType: "image", type: "url", mediaType: "image/png", url: "https://example.com/a.png", alt: "chart" }] },
+        {
+          name: "Plans",
+          content: [
+            text("- Free\n- Pro"),
+            { blockType: "image", type: "url", mediaType: "image/png", url: "https://example.com/a.png", alt: "chart" },
+          ],
+        },
       ],
     });
     expect(doc.branchName).toBe("main");
     expect(doc.sectionIds).toHaveLength(2);
-    const read = await callMcp<{ path: string; name: string; headCommitId: string; sections: Array<{ name: string; position: number; contentHash: string }> }>(
-      mcp,
-      "read",
-      { documentId: doc.documentId },
-    );
+    const read = await callMcp<{
+      path: string;
+      name: string;
+      headCommitId: string;
+      sections: Array<{ name: string; position: number; contentHash: string }>;
+    }>(mcp, "read", { documentId: doc.documentId });
     expect(read.path).toBe("handbook/pricing");
     expect(read.name).toBe("pricing");
     expect(read.headCommitId).toBe(doc.commitId);
@@ -141,18 +155,34 @@ describe("documents", () => {
 
   test("updatedAt is the document's last change on its default branch, in get and in list", async () => {
     type Summary = { documentId: string; createdAt: string; updatedAt: string };
-    const created = await callMcp<Created & Summary>(mcp, "documents", { action: "create", path: "timing/doc", sections: [{ name: "S", content: [text("a")] }] });
+    const created = await callMcp<Created & Summary>(mcp, "documents", {
+      action: "create",
+      path: "timing/doc",
+      sections: [{ name: "S", content: [text("a")] }],
+    });
     expect(created.updatedAt).toBe(created.createdAt);
     await new Promise((resolve) => setTimeout(resolve, 5));
     const before = Date.now();
-    await callMcp(mcp, "sections", { action: "update", documentId: created.documentId, branchName: "main", sectionId: created.sectionIds[0], newContent: [text("b")] });
+    await callMcp(mcp, "sections", {
+      action: "update",
+      documentId: created.documentId,
+      branchName: "main",
+      sectionId: created.sectionIds[0],
+      newContent: [text("b")],
+    });
     const got = await callMcp<Summary>(mcp, "documents", { action: "get", documentId: created.documentId });
     expect(Date.parse(got.updatedAt)).toBeGreaterThanOrEqual(before);
     const listed = await callMcp<{ documents: Summary[] }>(mcp, "documents", { action: "list", pathPrefix: "timing/" });
     expect(listed.documents.find((d) => d.documentId === created.documentId)?.updatedAt).toBe(got.updatedAt);
     // A write on another branch is not a change of the document as the list shows it.
     await callMcp(mcp, "documents", { action: "create_branch", documentId: created.documentId, branchName: "draft" });
-    await callMcp(mcp, "sections", { action: "update", documentId: created.documentId, branchName: "draft", sectionId: created.sectionIds[0], newContent: [text("c")] });
+    await callMcp(mcp, "sections", {
+      action: "update",
+      documentId: created.documentId,
+      branchName: "draft",
+      sectionId: created.sectionIds[0],
+      newContent: [text("c")],
+    });
     expect((await callMcp<Summary>(mcp, "documents", { action: "get", documentId: created.documentId })).updatedAt).toBe(got.updatedAt);
   });
 
@@ -176,7 +206,10 @@ describe("documents", () => {
       newDescription: null,
     });
     expect(write.changed).toBe(true);
-    const onBranch = await callMcp<{ name: string; description: string | null }>(mcp, "read", { documentId: doc.documentId, branchName: "agent/rename" });
+    const onBranch = await callMcp<{ name: string; description: string | null }>(mcp, "read", {
+      documentId: doc.documentId,
+      branchName: "agent/rename",
+    });
     expect(onBranch).toMatchObject({ name: "Pricing", description: null });
     const onMain = await callMcp<{ name: string }>(mcp, "read", { documentId: doc.documentId });
     expect(onMain.name).toBe("pricing");
@@ -201,7 +234,12 @@ describe("documents", () => {
 
   test("update to a path another live document holds is PATH_TAKEN and changes nothing", async () => {
     const before = await callMcp<{ headCommitId: string }>(mcp, "read", { documentId: doc.documentId, branchName: "agent/rename" });
-    const error = await callMcpError(mcp, "documents", { action: "update", documentId: doc.documentId, branchName: "agent/rename", newPath: "zeta" });
+    const error = await callMcpError(mcp, "documents", {
+      action: "update",
+      documentId: doc.documentId,
+      branchName: "agent/rename",
+      newPath: "zeta",
+    });
     expect(error.code).toBe("PATH_TAKEN");
     const after = await callMcp<{ headCommitId: string }>(mcp, "read", { documentId: doc.documentId, branchName: "agent/rename" });
     expect(after.headCommitId).toBe(before.headCommitId);
@@ -215,7 +253,12 @@ describe("documents", () => {
     await callMcp(mcp, "documents", { action: "delete", documentId: doc.documentId, branchName: "remove-it" });
     const read = await callMcp<{ deleted: boolean }>(mcp, "read", { documentId: doc.documentId, branchName: "remove-it" });
     expect(read.deleted).toBe(true);
-    const writeAfter = await callMcpError(mcp, "documents", { action: "update", documentId: doc.documentId, branchName: "remove-it", newName: "x" });
+    const writeAfter = await callMcpError(mcp, "documents", {
+      action: "update",
+      documentId: doc.documentId,
+      branchName: "remove-it",
+      newName: "x",
+    });
     expect(writeAfter.code).toBe("DOCUMENT_DELETED");
     const list = await callMcp<{ documents: Array<{ documentId: string }> }>(mcp, "documents", { action: "list" });
     expect(list.documents.map((d) => d.documentId)).toContain(doc.documentId);
@@ -227,22 +270,46 @@ describe("documents", () => {
     expect(dupTag.code).toBe("TAG_EXISTS");
     await callMcp(mcp, "documents", { action: "assign_tag", documentId: doc.documentId, branchName: "agent/rename", tagId: tag.tagId });
     const column = "2f1c6a58-5d0e-4a57-9a51-5b7b9a3f7c11";
-    await callMcp(mcp, "documents", { action: "set_property", documentId: doc.documentId, branchName: "agent/rename", columnId: column, value: 42 });
-    const branchRead = await callMcp<{ tags: Array<{ tagId: string; path: string; color: string }>; properties: Record<string, unknown> }>(mcp, "read", {
+    await callMcp(mcp, "documents", {
+      action: "set_property",
       documentId: doc.documentId,
       branchName: "agent/rename",
+      columnId: column,
+      value: 42,
     });
+    const branchRead = await callMcp<{ tags: Array<{ tagId: string; path: string; color: string }>; properties: Record<string, unknown> }>(
+      mcp,
+      "read",
+      {
+        documentId: doc.documentId,
+        branchName: "agent/rename",
+      },
+    );
     expect(branchRead.tags).toEqual([{ tagId: tag.tagId, path: "status/draft", displayName: null, color: "#ff8800" }]);
     expect(branchRead.properties).toEqual({ [column]: 42 });
     const mainRead = await callMcp<{ tags: unknown[]; properties: Record<string, unknown> }>(mcp, "read", { documentId: doc.documentId });
     expect(mainRead.tags).toEqual([]);
     expect(mainRead.properties).toEqual({});
 
-    await callMcp(mcp, "documents", { action: "set_property", documentId: doc.documentId, branchName: "agent/rename", columnId: column, value: null });
+    await callMcp(mcp, "documents", {
+      action: "set_property",
+      documentId: doc.documentId,
+      branchName: "agent/rename",
+      columnId: column,
+      value: null,
+    });
     await callMcp(mcp, "documents", { action: "remove_tag", documentId: doc.documentId, branchName: "agent/rename", tagId: tag.tagId });
-    const cleared = await callMcp<{ tags: unknown[]; properties: Record<string, unknown> }>(mcp, "read", { documentId: doc.documentId, branchName: "agent/rename" });
+    const cleared = await callMcp<{ tags: unknown[]; properties: Record<string, unknown> }>(mcp, "read", {
+      documentId: doc.documentId,
+      branchName: "agent/rename",
+    });
     expect(cleared).toMatchObject({ tags: [], properties: {} });
-    const notAssigned = await callMcpError(mcp, "documents", { action: "remove_tag", documentId: doc.documentId, branchName: "agent/rename", tagId: tag.tagId });
+    const notAssigned = await callMcpError(mcp, "documents", {
+      action: "remove_tag",
+      documentId: doc.documentId,
+      branchName: "agent/rename",
+      tagId: tag.tagId,
+    });
     expect(notAssigned.code).toBe("NOT_FOUND");
     const unknownTag = await callMcpError(mcp, "documents", {
       action: "assign_tag",
@@ -254,11 +321,10 @@ describe("documents", () => {
   });
 
   test("log pages newest first; show and revert restore an earlier state as a new commit", async () => {
-    const all = await callMcp<{ commits: Array<{ commitId: string; message: string; parentIds: string[]; authorId: string }>; nextCursor: string | null }>(
-      mcp,
-      "documents",
-      { action: "log", documentId: doc.documentId, branchName: "agent/rename", limit: 100 },
-    );
+    const all = await callMcp<{
+      commits: Array<{ commitId: string; message: string; parentIds: string[]; authorId: string }>;
+      nextCursor: string | null;
+    }>(mcp, "documents", { action: "log", documentId: doc.documentId, branchName: "agent/rename", limit: 100 });
     expect(all.nextCursor).toBeNull();
     expect(all.commits.at(-1)!.commitId).toBe(doc.commitId);
     expect(all.commits.at(-1)!.parentIds).toEqual([]);
@@ -295,7 +361,10 @@ describe("documents", () => {
       commitMessage: "Back to the original",
     });
     expect(reverted.changed).toBe(true);
-    const after = await callMcp<{ name: string; description: string }>(mcp, "read", { documentId: doc.documentId, branchName: "agent/rename" });
+    const after = await callMcp<{ name: string; description: string }>(mcp, "read", {
+      documentId: doc.documentId,
+      branchName: "agent/rename",
+    });
     expect(after).toMatchObject({ name: "pricing", description: "How we price" });
     const newest = await callMcp<{ commits: Array<{ message: string; kind: string }> }>(mcp, "documents", {
       action: "log",
@@ -307,7 +376,10 @@ describe("documents", () => {
   });
 
   test("read by commit, by section ids, and unknown sections", async () => {
-    const atCommit = await callMcp<{ headCommitId: string; branchName: null }>(mcp, "read", { documentId: doc.documentId, commitId: doc.commitId });
+    const atCommit = await callMcp<{ headCommitId: string; branchName: null }>(mcp, "read", {
+      documentId: doc.documentId,
+      commitId: doc.commitId,
+    });
     expect(atCommit).toMatchObject({ headCommitId: doc.commitId, branchName: null });
     const one = await callMcp<{ sections: Array<{ sectionId: string; position: number }> }>(mcp, "read", {
       documentId: doc.documentId,
@@ -327,13 +399,57 @@ describe("bad input gets a coded error and changes nothing", () => {
     ["an unknown field", "documents", { action: "list", bogus: 1 }, "VALIDATION_FAILED"],
     ["a path with ..", "documents", { action: "create", path: "a/../b" }, "VALIDATION_FAILED"],
     ["an empty path", "documents", { action: "create", path: "  " }, "VALIDATION_FAILED"],
-    ["an oversize commit message", "documents", { action: "create", path: "long-msg", commitMessage: "x".repeat(1001) }, "VALIDATION_FAILED"],
-    ["a non-http URL block", "documents", { action: "create", path: "js-url", sections: [{ name: "A", content: [{ blockType: "image", type: "url", mediaType: "image/png", url: "javascript:alert(1)" }] }] }, "VALIDATION_FAILED"],
-    ["a local file block", "documents", { action: "create", path: "file-block", sections: [{ name: "A", content: [{ blockType: "image", type: "file", path: "/etc/passwd" }] }] }, "VALIDATION_FAILED"],
-    ["a storage key that is no upload", "documents", { action: "create", path: "storage-block", sections: [{ name: "A", content: [{ blockType: "file", type: "storage", mediaType: "application/pdf", key: "nope", filename: "a.pdf" }] }] }, "NOT_FOUND"],
-    ["a heading that repeats the section name", "documents", { action: "create", path: "dup-heading", sections: [{ name: "Intro", content: [text("## Intro\nbody")] }] }, "DUPLICATE_HEADING"],
+    [
+      "an oversize commit message",
+      "documents",
+      { action: "create", path: "long-msg", commitMessage: "x".repeat(1001) },
+      "VALIDATION_FAILED",
+    ],
+    [
+      "a non-http URL block",
+      "documents",
+      {
+        action: "create",
+        path: "js-url",
+        sections: [{ name: "A", content: [{ blockType: "image", type: "url", mediaType: "image/png", url: "javascript:alert(1)" }] }],
+      },
+      "VALIDATION_FAILED",
+    ],
+    [
+      "a local file block",
+      "documents",
+      {
+        action: "create",
+        path: "file-block",
+        sections: [{ name: "A", content: [{ blockType: "image", type: "file", path: "/etc/passwd" }] }],
+      },
+      "VALIDATION_FAILED",
+    ],
+    [
+      "a storage key that is no upload",
+      "documents",
+      {
+        action: "create",
+        path: "storage-block",
+        sections: [
+          { name: "A", content: [{ blockType: "file", type: "storage", mediaType: "application/pdf", key: "nope", filename: "a.pdf" }] },
+        ],
+      },
+      "NOT_FOUND",
+    ],
+    [
+      "a heading that repeats the section name",
+      "documents",
+      { action: "create", path: "dup-heading", sections: [{ name: "Intro", content: [text("## Intro\nbody")] }] },
+      "DUPLICATE_HEADING",
+    ],
     ["an unknown branch", "read", { documentId: "00000000-0000-4000-8000-000000000000", branchName: "main" }, "NOT_FOUND"],
-    ["an update with nothing to change", "documents", { action: "update", documentId: "00000000-0000-4000-8000-000000000000", branchName: "main" }, "VALIDATION_FAILED"],
+    [
+      "an update with nothing to change",
+      "documents",
+      { action: "update", documentId: "00000000-0000-4000-8000-000000000000", branchName: "main" },
+      "VALIDATION_FAILED",
+    ],
   ])("%s", async (_label, tool, args, code) => {
     const before = await callMcp<{ documents: unknown[] }>(mcp, "documents", { action: "list", limit: 200 });
     const error = await callMcpError(mcp, tool, args);

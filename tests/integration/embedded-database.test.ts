@@ -106,7 +106,9 @@ function owner(folder = dataDir): { pid: number; role: string; socket: string | 
 
 async function mcpClient(url: string, token: string): Promise<Client> {
   const client = new Client({ name: "embedded-database-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
   return client;
 }
 
@@ -165,12 +167,18 @@ describe("one owner of the embedded database", () => {
 
     // …and a user added while the server runs can use a token over tRPC HTTP (meanwhile: migrate and invite create).
     const bob = (async () => {
-      expect((await quire("user", "add", "--email", "bob@example.test", "--name", "Bob", "--password", "another password")).stdout).toMatch(/\(member\)/);
+      expect((await quire("user", "add", "--email", "bob@example.test", "--name", "Bob", "--password", "another password")).stdout).toMatch(
+        /\(member\)/,
+      );
       bobToken = lastLine((await quire("token", "create", "--email", "bob@example.test")).stdout);
       const members = await trpc(server.url, bobToken).members.query({ action: "list" });
       expect(members.members.map((m) => m.email).sort()).toEqual(["ada@example.test", "bob@example.test"]);
     })();
-    const [migrated, invite] = await Promise.all([quire("migrate"), quire("invite", "create", "--role", "member", "--email", "cleo@example.test"), bob]);
+    const [migrated, invite] = await Promise.all([
+      quire("migrate"),
+      quire("invite", "create", "--role", "member", "--email", "cleo@example.test"),
+      bob,
+    ]);
     expect(migrated.code).toBe(0);
     expect(migrated.stdout).toContain(`through the running server's socket ${path.join(dataDir, "db.sock")}`);
     expect(invite.code).toBe(0);
@@ -184,7 +192,10 @@ describe("one owner of the embedded database", () => {
     expect(await mcpStatus(server.url, revokedToken)).toBe(200);
     expect(await mcpStatus(server.url, revokedToken)).toBe(200);
     const listed = (await quire("token", "list", "--email", "ada@example.test")).stdout;
-    const id = listed.split("\n").find((line) => line.includes("doomed"))!.split(/\s+/)[0]!;
+    const id = listed
+      .split("\n")
+      .find((line) => line.includes("doomed"))!
+      .split(/\s+/)[0]!;
     expect((await quire("token", "revoke", "--id", id)).code).toBe(0);
     expect(await mcpStatus(server.url, revokedToken)).toBe(401);
     expect(await mcpStatus(server.url, adaToken)).toBe(200);

@@ -62,17 +62,54 @@ beforeAll(async () => {
   [, secretId, aiHiddenId] = doc.sectionIds as [string, string, string];
   // Overrides are set on a branch and merged, as they must be.
   await asOwner("documents", { action: "create_branch", documentId, branchName: "lockdown" });
-  await asOwner("sections", { action: "update", documentId, branchName: "lockdown", sectionId: secretId, defaultPermission: "none", commitMessage: `Hide ${SECRET_NAME}` });
+  await asOwner("sections", {
+    action: "update",
+    documentId,
+    branchName: "lockdown",
+    sectionId: secretId,
+    defaultPermission: "none",
+    commitMessage: `Hide ${SECRET_NAME}`,
+  });
   await asOwner("sections", { action: "update", documentId, branchName: "lockdown", sectionId: aiHiddenId, aiAccess: "none" });
-  const lockdown = await asOwner<{ mergeRequestId: string }>("merge_requests", { action: "create", documentId, sourceBranch: "lockdown", targetBranch: "main", title: "Lock down" });
+  const lockdown = await asOwner<{ mergeRequestId: string }>("merge_requests", {
+    action: "create",
+    documentId,
+    sourceBranch: "lockdown",
+    targetBranch: "main",
+    title: "Lock down",
+  });
   await asOwner("merge_requests", { action: "execute", mergeRequestId: lockdown.mergeRequestId });
 
   // Then a conflict inside the hidden section: both sides change it.
   await asOwner("documents", { action: "create_branch", documentId, branchName: "feature" });
-  await asOwner("sections", { action: "update", documentId, branchName: "feature", sectionId: secretId, newContent: [text(`${SECRET_TEXT} for $5M`)] });
-  await asOwner("sections", { action: "update", documentId, branchName: "main", sectionId: secretId, newContent: [text(`${SECRET_TEXT} for $6M`)] });
-  await asOwner("sections", { action: "update", documentId, branchName: "feature", sectionId: doc.sectionIds[0], newContent: [text("Public, revised")] });
-  const mr = await asOwner<{ mergeRequestId: string }>("merge_requests", { action: "create", documentId, sourceBranch: "feature", targetBranch: "main", title: "Feature" });
+  await asOwner("sections", {
+    action: "update",
+    documentId,
+    branchName: "feature",
+    sectionId: secretId,
+    newContent: [text(`${SECRET_TEXT} for $5M`)],
+  });
+  await asOwner("sections", {
+    action: "update",
+    documentId,
+    branchName: "main",
+    sectionId: secretId,
+    newContent: [text(`${SECRET_TEXT} for $6M`)],
+  });
+  await asOwner("sections", {
+    action: "update",
+    documentId,
+    branchName: "feature",
+    sectionId: doc.sectionIds[0],
+    newContent: [text("Public, revised")],
+  });
+  const mr = await asOwner<{ mergeRequestId: string }>("merge_requests", {
+    action: "create",
+    documentId,
+    sourceBranch: "feature",
+    targetBranch: "main",
+    title: "Feature",
+  });
   mergeRequestId = mr.mergeRequestId;
 }, 120_000);
 
@@ -101,12 +138,20 @@ describe("a member hidden from a section by its team override", () => {
       expect(result.error.code).toBe("NOT_FOUND");
       expect(JSON.stringify(result)).not.toContain(SECRET_NAME);
     }
-    const stillThere = await asOwner<{ sections: Array<{ sectionId: string; content: unknown[] }> }>("read", { documentId, sectionIds: [secretId] });
+    const stillThere = await asOwner<{ sections: Array<{ sectionId: string; content: unknown[] }> }>("read", {
+      documentId,
+      sectionIds: [secretId],
+    });
     expect(JSON.stringify(stillThere.sections[0]!.content)).toContain(SECRET_TEXT);
   });
 
   test("older versions do not reveal it: hiding it on the default branch hides its past, also through a share link", async () => {
-    const log = await asOwner<{ commits: Array<{ commitId: string }> }>("documents", { action: "log", documentId, branchName: "main", limit: 200 });
+    const log = await asOwner<{ commits: Array<{ commitId: string }> }>("documents", {
+      action: "log",
+      documentId,
+      branchName: "main",
+      limit: 200,
+    });
     const created = log.commits.at(-1)!.commitId;
     const ownersView = await asOwner<{ sections: Array<{ name: string }> }>("read", { documentId, commitId: created });
     expect(ownersView.sections.map((s) => s.name)).toContain(SECRET_NAME);
@@ -121,7 +166,11 @@ describe("a member hidden from a section by its team override", () => {
     const named = (await asMember("read", { documentId, commitId: created, sectionIds: [secretId] })) as { error: { code: string } };
     expect(named.error.code).toBe("NOT_FOUND");
 
-    const link = await asOwner<{ path: string; shareLinkId: string }>("documents", { action: "create_share_link", documentId, permission: "read" });
+    const link = await asOwner<{ path: string; shareLinkId: string }>("documents", {
+      action: "create_share_link",
+      documentId,
+      permission: "read",
+    });
     try {
       const shared = await readSharedDocument(server.db, link.path.replace(/^.*\/share\//, ""), { commitId: created }, new Date());
       expect(shared.sections.map((s) => s.name)).toEqual(["Public", "Model notes"]);
@@ -143,7 +192,12 @@ describe("a member hidden from a section by its team override", () => {
     await asOwner("documents", { action: "create_branch", documentId, branchName: "member-order" });
     const view = (await asMember("read", { documentId, branchName: "member-order" })) as { sections: Array<{ sectionId: string }> };
     const ids = view.sections.map((s) => s.sectionId);
-    const result = await asMember("sections", { action: "reorder", documentId, branchName: "member-order", sectionOrder: [...ids].reverse() });
+    const result = await asMember("sections", {
+      action: "reorder",
+      documentId,
+      branchName: "member-order",
+      sectionOrder: [...ids].reverse(),
+    });
     assertNoLeak(result);
     const full = await asOwner<{ sections: Array<{ sectionId: string }> }>("read", { documentId, branchName: "member-order" });
     expect(full.sections.map((s) => s.sectionId)).toEqual([ids[1], secretId, ids[0]]);
@@ -159,7 +213,11 @@ describe("a member hidden from a section by its team override", () => {
     expect(analysis.hiddenConflicts).toBe(1);
     expect(analysis.sections.map((s) => s.name)).toEqual(["Public"]);
     assertNoLeak(analysis);
-    const execute = (await asMember("merge_requests", { action: "execute", mergeRequestId, resolutions: [{ sectionId: secretId, resolution: "source" }] })) as {
+    const execute = (await asMember("merge_requests", {
+      action: "execute",
+      mergeRequestId,
+      resolutions: [{ sectionId: secretId, resolution: "source" }],
+    })) as {
       error: { code: string; message: string };
     };
     expect(execute.error.code).toBe("UNRESOLVED_CONFLICTS");
@@ -226,7 +284,13 @@ describe("history tells no one about sections they cannot see", () => {
       defaultPermission: "none",
       aiAccess: "none",
     });
-    const hide = await asOwner<{ mergeRequestId: string }>("merge_requests", { action: "create", documentId: docId, sourceBranch: "falcon", targetBranch: "main", title: "Falcon" });
+    const hide = await asOwner<{ mergeRequestId: string }>("merge_requests", {
+      action: "create",
+      documentId: docId,
+      sourceBranch: "falcon",
+      targetBranch: "main",
+      title: "Falcon",
+    });
     await asOwner("merge_requests", { action: "execute", mergeRequestId: hide.mergeRequestId });
 
     // A commit that touches only the hidden section, then one by the member.
@@ -238,10 +302,21 @@ describe("history tells no one about sections they cannot see", () => {
       newContent: [text("Hangar 18, level 2")],
     });
     onlyHiddenCommitId = onlyHidden.commitId;
-    await asMember("sections", { action: "update", documentId: docId, branchName: "main", sectionId: publicSectionId, newContent: [text("Open to all, edited")] });
+    await asMember("sections", {
+      action: "update",
+      documentId: docId,
+      branchName: "main",
+      sectionId: publicSectionId,
+      newContent: [text("Open to all, edited")],
+    });
 
     // The hidden section is deleted: the head no longer has it, its name stays in the commit message.
-    const deleted = await asOwner<{ commitId: string }>("sections", { action: "delete", documentId: docId, branchName: "main", sectionId: falcon.sectionId });
+    const deleted = await asOwner<{ commitId: string }>("sections", {
+      action: "delete",
+      documentId: docId,
+      branchName: "main",
+      sectionId: falcon.sectionId,
+    });
     deleteCommitId = deleted.commitId;
 
     // A branch adds and removes another hidden section and changes a visible one; main moves on, so the merge is a real merge.
@@ -255,14 +330,36 @@ describe("history tells no one about sections they cannot see", () => {
       defaultPermission: "none",
     });
     await asOwner("sections", { action: "delete", documentId: docId, branchName: "budget", sectionId: budget.sectionId });
-    await asOwner("sections", { action: "update", documentId: docId, branchName: "budget", sectionId: publicSectionId, newContent: [text("Open to all, from the budget branch")] });
-    await asOwner("sections", { action: "create", documentId: docId, branchName: "main", name: "Main moves on", content: [text("meanwhile")] });
-    const merge = await asOwner<{ mergeRequestId: string }>("merge_requests", { action: "create", documentId: docId, sourceBranch: "budget", targetBranch: "main", title: "Budget" });
-    mergeCommitId = (await asOwner<{ mergeCommitId: string }>("merge_requests", { action: "execute", mergeRequestId: merge.mergeRequestId })).mergeCommitId;
+    await asOwner("sections", {
+      action: "update",
+      documentId: docId,
+      branchName: "budget",
+      sectionId: publicSectionId,
+      newContent: [text("Open to all, from the budget branch")],
+    });
+    await asOwner("sections", {
+      action: "create",
+      documentId: docId,
+      branchName: "main",
+      name: "Main moves on",
+      content: [text("meanwhile")],
+    });
+    const merge = await asOwner<{ mergeRequestId: string }>("merge_requests", {
+      action: "create",
+      documentId: docId,
+      sourceBranch: "budget",
+      targetBranch: "main",
+      title: "Budget",
+    });
+    mergeCommitId = (
+      await asOwner<{ mergeCommitId: string }>("merge_requests", { action: "execute", mergeRequestId: merge.mergeRequestId })
+    ).mergeCommitId;
   }, 120_000);
 
   test("a member's log and show name no hidden section, deleted or merged, and say that something is hidden", async () => {
-    const log = (await asMember("documents", { action: "log", documentId: docId, limit: 50 })) as { commits: Array<{ commitId: string; message: string }> };
+    const log = (await asMember("documents", { action: "log", documentId: docId, limit: 50 })) as {
+      commits: Array<{ commitId: string; message: string }>;
+    };
     noFalcon(log);
     const byId = new Map(log.commits.map((c) => [c.commitId, c.message]));
     expect(byId.get(deleteCommitId)).toBe("Changes to sections you cannot see");
@@ -275,13 +372,21 @@ describe("history tells no one about sections they cannot see", () => {
       noFalcon(shown);
     }
     // The owner's history keeps every name.
-    const ownerLog = await asOwner<{ commits: Array<{ commitId: string; message: string }> }>("documents", { action: "log", documentId: docId, limit: 50 });
+    const ownerLog = await asOwner<{ commits: Array<{ commitId: string; message: string }> }>("documents", {
+      action: "log",
+      documentId: docId,
+      limit: 50,
+    });
     expect(ownerLog.commits.find((c) => c.commitId === deleteCommitId)!.message).toBe(`Delete section "${FALCON}"`);
   });
 
   test("an agent (the owner's token over MCP) reads history without the section hidden from agents", async () => {
     // The owner's agent sees what the owner sees (the team-hidden budget section too), capped by aiAccess: not Project Falcon.
-    const log = await callMcp<{ commits: Array<{ commitId: string; message: string }> }>(ownerAi, "documents", { action: "log", documentId: docId, limit: 50 });
+    const log = await callMcp<{ commits: Array<{ commitId: string; message: string }> }>(ownerAi, "documents", {
+      action: "log",
+      documentId: docId,
+      limit: 50,
+    });
     expect(JSON.stringify(log)).not.toContain(FALCON);
     expect(log.commits.find((c) => c.commitId === deleteCommitId)!.message).toBe("Changes to sections you cannot see");
     expect(log.commits.find((c) => c.commitId === onlyHiddenCommitId)!.message).toBe("Changes to sections you cannot see");
@@ -294,16 +399,31 @@ describe("history tells no one about sections they cannot see", () => {
 
   test("reverting to a commit the member cannot see is NOT_FOUND, worded like a missing commit, and changes nothing", async () => {
     const before = await asOwner<{ commits: Array<{ commitId: string }> }>("documents", { action: "log", documentId: docId, limit: 1 });
-    const refused = (await asMember("documents", { action: "revert", documentId: docId, branchName: "main", commitId: onlyHiddenCommitId })) as {
+    const refused = (await asMember("documents", {
+      action: "revert",
+      documentId: docId,
+      branchName: "main",
+      commitId: onlyHiddenCommitId,
+    })) as {
       error: { code: string; message: string };
     };
     expect(refused.error.code).toBe("NOT_FOUND");
     noFalcon(refused);
-    const missing = (await asMember("documents", { action: "revert", documentId: docId, branchName: "main", commitId: "00000000-0000-4000-8000-000000000000" })) as {
+    const missing = (await asMember("documents", {
+      action: "revert",
+      documentId: docId,
+      branchName: "main",
+      commitId: "00000000-0000-4000-8000-000000000000",
+    })) as {
       error: { message: string };
     };
-    expect(refused.error.message.replace(onlyHiddenCommitId, "X")).toBe(missing.error.message.replace("00000000-0000-4000-8000-000000000000", "X"));
-    const refusedAi = await ownerAi.callTool({ name: "documents", arguments: { action: "revert", documentId: docId, branchName: "main", commitId: onlyHiddenCommitId } });
+    expect(refused.error.message.replace(onlyHiddenCommitId, "X")).toBe(
+      missing.error.message.replace("00000000-0000-4000-8000-000000000000", "X"),
+    );
+    const refusedAi = await ownerAi.callTool({
+      name: "documents",
+      arguments: { action: "revert", documentId: docId, branchName: "main", commitId: onlyHiddenCommitId },
+    });
     expect((refusedAi.structuredContent as { error: { code: string } }).error.code).toBe("NOT_FOUND");
     const after = await asOwner<{ commits: Array<{ commitId: string }> }>("documents", { action: "log", documentId: docId, limit: 1 });
     expect(after.commits[0]!.commitId).toBe(before.commits[0]!.commitId);
@@ -311,9 +431,24 @@ describe("history tells no one about sections they cannot see", () => {
 
   test("revert messages quote the reverted subject as text, and never a subject that names a hidden section", async () => {
     await asOwner("documents", { action: "create_branch", documentId: docId, branchName: "reverts" });
-    const toCreate = await asOwner<{ commitId: string }>("documents", { action: "revert", documentId: docId, branchName: "reverts", commitId: createCommitId });
-    const toHidden = await asOwner<{ commitId: string }>("documents", { action: "revert", documentId: docId, branchName: "reverts", commitId: onlyHiddenCommitId });
-    const log = await asOwner<{ commits: Array<{ commitId: string; message: string }> }>("documents", { action: "log", documentId: docId, branchName: "reverts", limit: 2 });
+    const toCreate = await asOwner<{ commitId: string }>("documents", {
+      action: "revert",
+      documentId: docId,
+      branchName: "reverts",
+      commitId: createCommitId,
+    });
+    const toHidden = await asOwner<{ commitId: string }>("documents", {
+      action: "revert",
+      documentId: docId,
+      branchName: "reverts",
+      commitId: onlyHiddenCommitId,
+    });
+    const log = await asOwner<{ commits: Array<{ commitId: string; message: string }> }>("documents", {
+      action: "log",
+      documentId: docId,
+      branchName: "reverts",
+      limit: 2,
+    });
     const messages = new Map(log.commits.map((c) => [c.commitId, c.message]));
     expect(messages.get(toCreate.commitId)).toBe(`Revert to ${createCommitId.slice(0, 8)} ("Create document "history/leaks"")`);
     expect(messages.get(toHidden.commitId)).toBe(`Revert to ${onlyHiddenCommitId.slice(0, 8)}`);

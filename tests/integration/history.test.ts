@@ -31,7 +31,11 @@ let actor: Actor;
 beforeAll(async () => {
   database = await createTestDatabase();
   db = database.db;
-  const created = await addUser(db, { email: "historian@example.test", name: "Hilda Historian", password: "correct horse battery" }, new Date());
+  const created = await addUser(
+    db,
+    { email: "historian@example.test", name: "Hilda Historian", password: "correct horse battery" },
+    new Date(),
+  );
   authorId = created.user.id;
   workspaceId = created.workspaceId;
   actor = (await actorForUser(db, authorId, "person"))!;
@@ -82,9 +86,19 @@ class History {
     // tests stay independent of how the documents action creates documents.
     const documentId = randomUUID();
     const now = new Date(BASE_TIME);
-    await db.insert(documents).values({ id: documentId, workspaceId, path: tree.path, name: tree.name, createdBy: authorId, createdAt: now, updatedAt: now });
+    await db
+      .insert(documents)
+      .values({ id: documentId, workspaceId, path: tree.path, name: tree.name, createdBy: authorId, createdAt: now, updatedAt: now });
     const treeHash = await putTree(db, tree);
-    const root = await insertCommit(db, { documentId, parentIds: [], treeHash, message: "create", authorId, kind: "create", createdAt: now });
+    const root = await insertCommit(db, {
+      documentId,
+      parentIds: [],
+      treeHash,
+      message: "create",
+      authorId,
+      kind: "create",
+      createdAt: now,
+    });
     await createBranch(db, { documentId, name: "main", headCommitId: root.id, authorId, now });
     return new History(documentId, treeHash, root);
   }
@@ -161,14 +175,20 @@ class History {
     const inB = this.ancestors(b);
     const common = [...this.ancestors(a)].filter((id) => inB.has(id)).map((id) => this.labelOf.get(id)!);
     const best = common.filter((c) => !common.some((d) => d !== c && this.ancestors(d).has(this.id(c))));
-    return best.map((l) => this.byLabel.get(l)!).sort(newestFirst).map((r) => this.labelOf.get(r.id)!);
+    return best
+      .map((l) => this.byLabel.get(l)!)
+      .sort(newestFirst)
+      .map((r) => this.labelOf.get(r.id)!);
   }
 
   /** Every ancestor of the heads exactly once, newest first. */
   expectedLog(heads: string[]): string[] {
     const all = new Set<string>();
     for (const h of heads) for (const a of this.ancestors(h)) all.add(a);
-    return [...all].map((id) => this.byLabel.get(this.labelOf.get(id)!)!).sort(newestFirst).map((r) => this.labelOf.get(r.id)!);
+    return [...all]
+      .map((id) => this.byLabel.get(this.labelOf.get(id)!)!)
+      .sort(newestFirst)
+      .map((r) => this.labelOf.get(r.id)!);
   }
 }
 
@@ -495,7 +515,11 @@ describe("histories longer than the prefetch depth", () => {
     const heads = [`a${SIDE}`];
     const expected = long.expectedLog(heads);
     expect(expected).toHaveLength(TRUNK + SIDE + 1);
-    const whole = await walkLog(long.graph(), heads.map((x) => long.id(x)), 10_000);
+    const whole = await walkLog(
+      long.graph(),
+      heads.map((x) => long.id(x)),
+      10_000,
+    );
     expect(long.labels(whole.commits.map((c) => c.id))).toEqual(expected);
     expect(whole.nextFrontier).toBeNull();
     expect(await pagedLog(long, heads, 50)).toEqual(expected);
@@ -547,7 +571,12 @@ describe("walkLog on a DAG with merges", () => {
   test("the documents `log` action pages through the same sequence by cursor", async () => {
     // Put a branch at a merge-heavy head and read it through the real action.
     await createBranch(db, { documentId: h.documentId, name: "random", headCommitId: h.id("c179"), authorId, now: new Date() });
-    const ctx: ActionContext = { db, actor, clock: () => new Date(), files: createFileLinks({ authSecret: "history-test", baseUrl: "http://127.0.0.1" }) };
+    const ctx: ActionContext = {
+      db,
+      actor,
+      clock: () => new Date(),
+      files: createFileLinks({ authSecret: "history-test", baseUrl: "http://127.0.0.1" }),
+    };
     const seen: string[] = [];
     let cursor: string | undefined;
     for (let i = 0; i < 1_000; i++) {

@@ -246,7 +246,9 @@ describe("roles", () => {
     expect(await codeOf(as(owner).workspace({ action: "change_role", userId: randomUUID(), role: "guest" }))).toBe("NOT_FOUND");
     expect(await codeOf(as(owner).workspace({ action: "change_role", userId: outsiderId, role: "guest" }))).toBe("NOT_FOUND");
     expect(await codeOf(as(owner).workspace({ action: "remove_member", userId: outsiderId }))).toBe("NOT_FOUND");
-    expect(await codeOf(as(owner).workspace({ action: "change_role", userId: grace.userId, role: "emperor" } as never))).toBe("VALIDATION_FAILED");
+    expect(await codeOf(as(owner).workspace({ action: "change_role", userId: grace.userId, role: "emperor" } as never))).toBe(
+      "VALIDATION_FAILED",
+    );
     expect(await codeOf(as(owner).workspace({ action: "change_role", userId: "nope", role: "guest" }))).toBe("VALIDATION_FAILED");
     expect(await codeOf(as(owner).workspace({ action: "create_invite", role: "owner" } as never))).toBe("VALIDATION_FAILED");
     expect(await codeOf(as(owner).workspace({ action: "create_invite", role: "member", expiresInDays: 0 }))).toBe("VALIDATION_FAILED");
@@ -300,7 +302,9 @@ describe("invites", () => {
     expect(row.tokenHash).toBe(sha256Hex(created.token));
     expect(JSON.stringify(rows)).not.toContain(created.token);
 
-    const pending = (await as(ada).workspace({ action: "list_invites" })) as { invites: Array<{ inviteId: string; createdByName: string }> };
+    const pending = (await as(ada).workspace({ action: "list_invites" })) as {
+      invites: Array<{ inviteId: string; createdByName: string }>;
+    };
     expect(pending.invites.find((i) => i.inviteId === created.invite.inviteId)).toMatchObject({ createdByName: "Olive Owner" });
     expect(JSON.stringify(pending)).not.toContain(created.token);
   });
@@ -322,14 +326,24 @@ describe("invites", () => {
       invite: { role: "guest", email: null, invitedByName: "Ada Lovelace" },
     });
 
-    const joined = await acceptInviteAsNewUser(server.db, token, { name: "Gus Guest", email: "Gus@Example.test", password: "long enough" }, new Date());
+    const joined = await acceptInviteAsNewUser(
+      server.db,
+      token,
+      { name: "Gus Guest", email: "Gus@Example.test", password: "long enough" },
+      new Date(),
+    );
     expect(joined.email).toBe("gus@example.test");
     expect((await rolesByEmail())["gus@example.test"]).toBe("guest");
     const found = await callMcp<MemberPage>(mcp, "members", { action: "search", query: "gus" });
     expect(found.members).toEqual([{ userId: joined.id, name: "Gus Guest", email: "gus@example.test", role: "guest" }]);
 
     expect((await inviteInfo(server.db, token, new Date())).state).toBe("used");
-    const again = acceptInviteAsNewUser(server.db, token, { name: "Second", email: "second@example.test", password: "long enough" }, new Date());
+    const again = acceptInviteAsNewUser(
+      server.db,
+      token,
+      { name: "Second", email: "second@example.test", password: "long enough" },
+      new Date(),
+    );
     await expect(again).rejects.toMatchObject({ code: "INVITE_USED" });
     await expect(acceptInvite(server.db, token, grace.userId, new Date())).rejects.toMatchObject({ code: "INVITE_USED" });
     const pending = (await as(owner).workspace({ action: "list_invites" })) as { invites: Array<{ inviteId: string }> };
@@ -367,7 +381,12 @@ describe("invites", () => {
     // Nothing was created by the refused attempts.
     expect(await rolesByEmail()).not.toHaveProperty("mallory@example.test");
 
-    const zed = await acceptInviteAsNewUser(server.db, token, { name: "Zed", email: "ZED@example.test", password: "long enough" }, new Date());
+    const zed = await acceptInviteAsNewUser(
+      server.db,
+      token,
+      { name: "Zed", email: "ZED@example.test", password: "long enough" },
+      new Date(),
+    );
     expect((await rolesByEmail())[zed.email]).toBe("member");
   });
 
@@ -379,14 +398,24 @@ describe("invites", () => {
       acceptInviteAsNewUser(server.db, tokenOf(expiring.url), { name: "Late", email: "late@example.test", password: "long enough" }, later),
     ).rejects.toMatchObject({ code: "INVITE_EXPIRED" });
 
-    const revoked = (await as(owner).workspace({ action: "create_invite", role: "member" })) as { url: string; invite: { inviteId: string } };
-    const result = (await as(ada).workspace({ action: "revoke_invite", inviteId: revoked.invite.inviteId })) as { invite: { status: string } };
+    const revoked = (await as(owner).workspace({ action: "create_invite", role: "member" })) as {
+      url: string;
+      invite: { inviteId: string };
+    };
+    const result = (await as(ada).workspace({ action: "revoke_invite", inviteId: revoked.invite.inviteId })) as {
+      invite: { status: string };
+    };
     expect(result.invite.status).toBe("revoked");
     const listed = (await as(owner).workspace({ action: "list_invites" })) as { invites: Array<{ inviteId: string }> };
     expect(listed.invites.map((i) => i.inviteId)).not.toContain(revoked.invite.inviteId);
     expect((await inviteInfo(server.db, tokenOf(revoked.url), new Date())).state).toBe("revoked");
     await expect(
-      acceptInviteAsNewUser(server.db, tokenOf(revoked.url), { name: "Rev", email: "rev@example.test", password: "long enough" }, new Date()),
+      acceptInviteAsNewUser(
+        server.db,
+        tokenOf(revoked.url),
+        { name: "Rev", email: "rev@example.test", password: "long enough" },
+        new Date(),
+      ),
     ).rejects.toMatchObject({ code: "INVITE_REVOKED" });
     expect(await codeOf(as(owner).workspace({ action: "revoke_invite", inviteId: randomUUID() }))).toBe("NOT_FOUND");
 
@@ -399,7 +428,9 @@ describe("invites", () => {
   test("sign-up mistakes change nothing: short password, taken email", async () => {
     const { url } = (await as(owner).workspace({ action: "create_invite", role: "member" })) as { url: string };
     const token = tokenOf(url);
-    await expect(acceptInviteAsNewUser(server.db, token, { name: "Shorty", email: "shorty@example.test", password: "short" }, new Date())).rejects.toMatchObject({
+    await expect(
+      acceptInviteAsNewUser(server.db, token, { name: "Shorty", email: "shorty@example.test", password: "short" }, new Date()),
+    ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
     });
     await expect(
@@ -423,10 +454,17 @@ describe("invites", () => {
   });
 
   test("the CLI creates links in the name of the first owner", async () => {
-    const created = await createInviteFromCli(server.db, { role: "guest", email: "cli@example.test", expiresInDays: 3 }, "https://quire.example.com/", new Date());
+    const created = await createInviteFromCli(
+      server.db,
+      { role: "guest", email: "cli@example.test", expiresInDays: 3 },
+      "https://quire.example.com/",
+      new Date(),
+    );
     expect(created.url).toMatch(/^https:\/\/quire\.example\.com\/invite\/[A-Za-z0-9_-]{43}$/);
     expect(created.invite).toMatchObject({ role: "guest", email: "cli@example.test", createdBy: owner.userId });
-    await expect(createInviteFromCli(server.db, { role: "emperor" }, "http://x", new Date())).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(createInviteFromCli(server.db, { role: "emperor" }, "http://x", new Date())).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
   });
 });
 
@@ -462,7 +500,11 @@ describe("API tokens", () => {
     await agent.close().catch(() => {});
 
     expect((await revokeApiTokenById(server.db, created.tokenInfo.tokenId, new Date())).alreadyRevoked).toBe(true);
-    expect((await listApiTokensForEmail(server.db, "grace.hopper@example.test", new Date())).find((t) => t.tokenId === created.tokenInfo.tokenId)).toMatchObject({
+    expect(
+      (await listApiTokensForEmail(server.db, "grace.hopper@example.test", new Date())).find(
+        (t) => t.tokenId === created.tokenInfo.tokenId,
+      ),
+    ).toMatchObject({
       status: "revoked",
     });
     await expect(revokeApiTokenById(server.db, randomUUID(), new Date())).rejects.toMatchObject({ code: "NOT_FOUND" });
@@ -470,11 +512,16 @@ describe("API tokens", () => {
   });
 
   test("revoking from the settings action works the same; someone else's token reads as not found", async () => {
-    const created = (await as(grace).apiTokens({ action: "create", label: "short-lived" })) as { token: string; tokenInfo: { tokenId: string } };
+    const created = (await as(grace).apiTokens({ action: "create", label: "short-lived" })) as {
+      token: string;
+      tokenInfo: { tokenId: string };
+    };
     expect(await mcpStatus(created.token)).toBe(200);
     expect(await codeOf(as(owner).apiTokens({ action: "revoke", tokenId: created.tokenInfo.tokenId }))).toBe("NOT_FOUND");
     expect(await mcpStatus(created.token)).toBe(200);
-    const revoked = (await as(grace).apiTokens({ action: "revoke", tokenId: created.tokenInfo.tokenId })) as { tokenInfo: { status: string } };
+    const revoked = (await as(grace).apiTokens({ action: "revoke", tokenId: created.tokenInfo.tokenId })) as {
+      tokenInfo: { status: string };
+    };
     expect(revoked.tokenInfo.status).toBe("revoked");
     expect(await mcpStatus(created.token)).toBe(401);
     const list = (await as(grace).apiTokens({ action: "list" })) as { tokens: Array<{ tokenId: string; status: string }> };
@@ -483,22 +530,35 @@ describe("API tokens", () => {
 
   test("a token cannot mint tokens; it may list its owner's", async () => {
     const trpc = server.trpcClient(grace.token);
-    const failure = await trpc.apiTokens.mutate({ action: "create", label: "from a token" }).catch((e: { data?: { error?: { code: string } } }) => e);
+    const failure = await trpc.apiTokens
+      .mutate({ action: "create", label: "from a token" })
+      .catch((e: { data?: { error?: { code: string } } }) => e);
     expect((failure as { data: { error: { code: string } } }).data.error.code).toBe("PERMISSION_DENIED");
     const listed = (await trpc.apiTokens.mutate({ action: "list" })) as { tokens: unknown[] };
     expect(listed.tokens.length).toBeGreaterThan(0);
     // In-process, the same rule holds for any agent call.
     await expect(
-      runApiTokensAction({ db: server.db, actor: { ...grace.actor, principal: "agent" }, clock: () => new Date() }, { action: "create", label: "x" }),
+      runApiTokensAction(
+        { db: server.db, actor: { ...grace.actor, principal: "agent" }, clock: () => new Date() },
+        { action: "create", label: "x" },
+      ),
     ).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
   });
 
   test("an expired token gets 401", async () => {
-    const past = await issueApiTokenForUser(server.db, { userId: grace.userId, label: "expired", expiresAt: new Date(Date.now() - 1_000) }, new Date());
+    const past = await issueApiTokenForUser(
+      server.db,
+      { userId: grace.userId, label: "expired", expiresAt: new Date(Date.now() - 1_000) },
+      new Date(),
+    );
     expect(await mcpStatus(past.token)).toBe(401);
     await expect(server.trpcClient(past.token).members.query({ action: "list" })).rejects.toMatchObject({ data: { code: "UNAUTHORIZED" } });
 
-    const soon = await issueApiTokenForUser(server.db, { userId: grace.userId, label: "soon", expiresAt: new Date(Date.now() + 1_500) }, new Date());
+    const soon = await issueApiTokenForUser(
+      server.db,
+      { userId: grace.userId, label: "soon", expiresAt: new Date(Date.now() + 1_500) },
+      new Date(),
+    );
     expect(await mcpStatus(soon.token)).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1_700));
     expect(await mcpStatus(soon.token)).toBe(401);

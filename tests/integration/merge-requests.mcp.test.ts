@@ -91,11 +91,29 @@ describe("create, get, list, update, close, reviews", () => {
       reviewerIds: [reviewer.userId],
     });
     expect(created.status).toBe("open");
-    const dup = await callMcpError(mcp, "merge_requests", { action: "create", documentId: d.documentId, sourceBranch: "feature", targetBranch: "main", title: "again" });
+    const dup = await callMcpError(mcp, "merge_requests", {
+      action: "create",
+      documentId: d.documentId,
+      sourceBranch: "feature",
+      targetBranch: "main",
+      title: "again",
+    });
     expect(dup.code).toBe("MERGE_REQUEST_EXISTS");
-    const same = await callMcpError(mcp, "merge_requests", { action: "create", documentId: d.documentId, sourceBranch: "main", targetBranch: "main", title: "x" });
+    const same = await callMcpError(mcp, "merge_requests", {
+      action: "create",
+      documentId: d.documentId,
+      sourceBranch: "main",
+      targetBranch: "main",
+      title: "x",
+    });
     expect(same.code).toBe("VALIDATION_FAILED");
-    const noBranch = await callMcpError(mcp, "merge_requests", { action: "create", documentId: d.documentId, sourceBranch: "nope", targetBranch: "main", title: "x" });
+    const noBranch = await callMcpError(mcp, "merge_requests", {
+      action: "create",
+      documentId: d.documentId,
+      sourceBranch: "nope",
+      targetBranch: "main",
+      title: "x",
+    });
     expect(noBranch.code).toBe("NOT_FOUND");
     const stranger = await callMcpError(mcp, "merge_requests", {
       action: "update",
@@ -108,11 +126,18 @@ describe("create, get, list, update, close, reviews", () => {
       action: "get",
       mergeRequestId: created.mergeRequestId,
     });
-    expect(got.reviewers).toEqual([expect.objectContaining({ userId: reviewer.userId, name: "Rita Reviewer", email: "rita@example.test", state: "pending" })]);
+    expect(got.reviewers).toEqual([
+      expect.objectContaining({ userId: reviewer.userId, name: "Rita Reviewer", email: "rita@example.test", state: "pending" }),
+    ]);
 
     const notReviewer = await callMcpError(mcp, "merge_requests", { action: "approve", mergeRequestId: created.mergeRequestId });
     expect(notReviewer.code).toBe("PERMISSION_DENIED");
-    for (const [action, state] of [["approve", "approved"], ["request_changes", "changes_requested"], ["reset", "pending"], ["approve", "approved"]] as const) {
+    for (const [action, state] of [
+      ["approve", "approved"],
+      ["request_changes", "changes_requested"],
+      ["reset", "pending"],
+      ["approve", "approved"],
+    ] as const) {
       const after = await callMcp<{ reviewers: Array<{ state: string; reviewedAt: string | null }> }>(reviewerMcp, "merge_requests", {
         action,
         mergeRequestId: created.mergeRequestId,
@@ -145,7 +170,11 @@ describe("create, get, list, update, close, reviews", () => {
       const error = await callMcpError(mcp, "merge_requests", { action, mergeRequestId: created.mergeRequestId });
       expect(error.code).toBe(action === "approve" ? "MERGE_REQUEST_NOT_OPEN" : "MERGE_REQUEST_NOT_OPEN");
     }
-    const reopenedUpdate = await callMcpError(mcp, "merge_requests", { action: "update", mergeRequestId: created.mergeRequestId, newTitle: "x" });
+    const reopenedUpdate = await callMcpError(mcp, "merge_requests", {
+      action: "update",
+      mergeRequestId: created.mergeRequestId,
+      newTitle: "x",
+    });
     expect(reopenedUpdate.code).toBe("MERGE_REQUEST_NOT_OPEN");
   });
 
@@ -177,11 +206,23 @@ describe("analyze and execute", () => {
     const d = await setup("clean");
     await d.update("feature", d.b, "B from feature");
     await d.update("main", d.c, "C from main");
-    const added = await callMcp<{ sectionId: string }>(mcp, "sections", { action: "create", documentId: d.documentId, branchName: "feature", name: "D", content: [text("new")] });
+    const added = await callMcp<{ sectionId: string }>(mcp, "sections", {
+      action: "create",
+      documentId: d.documentId,
+      branchName: "feature",
+      name: "D",
+      content: [text("new")],
+    });
     await callMcp(mcp, "sections", { action: "delete", documentId: d.documentId, branchName: "feature", sectionId: d.a });
     const mr = await d.open();
     const analysis = await analyze(mr.mergeRequestId);
-    expect(analysis).toMatchObject({ hasConflicts: false, hasTagConflicts: false, hasPathCollision: false, hasDocumentDeletionConflict: false, fastForward: false });
+    expect(analysis).toMatchObject({
+      hasConflicts: false,
+      hasTagConflicts: false,
+      hasPathCollision: false,
+      hasDocumentDeletionConflict: false,
+      fastForward: false,
+    });
     const byName = Object.fromEntries(analysis.sections.map((s) => [s.name, s]));
     expect(byName.A!.status).toBe("deleted");
     expect(byName.B!.status).toBe("modified");
@@ -196,7 +237,9 @@ describe("analyze and execute", () => {
     const result = await execute(mr.mergeRequestId, { resolutions: [{ sectionId: d.b, resolution: "target" }] });
     expect(result.fastForward).toBe(false);
     expect(result.warnings).toEqual([expect.stringMatching(/not in conflict/)]);
-    expect(result.message).toMatch(/^Merge branch 'feature' into 'main'\n\n\* Update section "B"\n\* Add section "D"\n\* Delete section "A"$/);
+    expect(result.message).toMatch(
+      /^Merge branch 'feature' into 'main'\n\n\* Update section "B"\n\* Add section "D"\n\* Delete section "A"$/,
+    );
     const main = await d.read();
     expect(main.sections.map((s) => [s.name, (s.content[0] as { text: string }).text])).toEqual([
       ["B", "B from feature"],
@@ -208,8 +251,15 @@ describe("analyze and execute", () => {
       documentId: d.documentId,
       limit: 1,
     });
-    expect(log.commits[0]).toMatchObject({ commitId: result.mergeCommitId, kind: "merge", parentIds: [mainBefore.headCommitId, featureHead] });
-    const got = await callMcp<{ status: string; mergeCommitId: string; mergedAt: string }>(mcp, "merge_requests", { action: "get", mergeRequestId: mr.mergeRequestId });
+    expect(log.commits[0]).toMatchObject({
+      commitId: result.mergeCommitId,
+      kind: "merge",
+      parentIds: [mainBefore.headCommitId, featureHead],
+    });
+    const got = await callMcp<{ status: string; mergeCommitId: string; mergedAt: string }>(mcp, "merge_requests", {
+      action: "get",
+      mergeRequestId: mr.mergeRequestId,
+    });
     expect(got).toMatchObject({ status: "merged", mergeCommitId: result.mergeCommitId });
     expect(got.mergedAt).toBeTruthy();
 
@@ -218,7 +268,9 @@ describe("analyze and execute", () => {
     const upToDate = await analyze(again.mergeRequestId);
     expect(upToDate).toMatchObject({ upToDate: true, hasConflicts: false });
     expect(upToDate.sections.every((s) => s.status === "unchanged" && s.sourceDiff === "")).toBe(true);
-    expect((await callMcpError(mcp, "merge_requests", { action: "execute", mergeRequestId: again.mergeRequestId })).code).toBe("NOTHING_TO_MERGE");
+    expect((await callMcpError(mcp, "merge_requests", { action: "execute", mergeRequestId: again.mergeRequestId })).code).toBe(
+      "NOTHING_TO_MERGE",
+    );
     await d.update("feature", d.b, "B again from feature");
     const next = await analyze(again.mergeRequestId);
     expect(next.sections.filter((s) => s.status !== "unchanged").map((s) => [s.name, s.status])).toEqual([["B", "modified"]]);
@@ -242,9 +294,15 @@ describe("analyze and execute", () => {
     expect(conflictA.targetDiff).toMatch(/\+A from main/);
 
     const before = await d.read();
-    const missing = await callMcpError(mcp, "merge_requests", { action: "execute", mergeRequestId: mr.mergeRequestId, resolutions: [{ sectionId: d.a, resolution: "source" }] });
+    const missing = await callMcpError(mcp, "merge_requests", {
+      action: "execute",
+      mergeRequestId: mr.mergeRequestId,
+      resolutions: [{ sectionId: d.a, resolution: "source" }],
+    });
     expect(missing.code).toBe("UNRESOLVED_CONFLICTS");
-    expect(missing.details).toMatchObject({ missing: { sections: [d.b], tags: false, properties: [], path: false, documentDeletion: false } });
+    expect(missing.details).toMatchObject({
+      missing: { sections: [d.b], tags: false, properties: [], path: false, documentDeletion: false },
+    });
     expect(missing.message).toContain(d.b);
     expect((await d.read()).headCommitId).toBe(before.headCommitId);
 
@@ -281,17 +339,38 @@ describe("analyze and execute", () => {
     const column = "44444444-4444-4444-8444-444444444444";
     await callMcp(mcp, "documents", { action: "assign_tag", documentId: d.documentId, branchName: "feature", tagId: t1.tagId });
     await callMcp(mcp, "documents", { action: "assign_tag", documentId: d.documentId, branchName: "main", tagId: t2.tagId });
-    await callMcp(mcp, "documents", { action: "set_property", documentId: d.documentId, branchName: "feature", columnId: column, value: "source" });
-    await callMcp(mcp, "documents", { action: "set_property", documentId: d.documentId, branchName: "main", columnId: column, value: "target" });
+    await callMcp(mcp, "documents", {
+      action: "set_property",
+      documentId: d.documentId,
+      branchName: "feature",
+      columnId: column,
+      value: "source",
+    });
+    await callMcp(mcp, "documents", {
+      action: "set_property",
+      documentId: d.documentId,
+      branchName: "main",
+      columnId: column,
+      value: "target",
+    });
     await callMcp(mcp, "documents", { action: "update", documentId: d.documentId, branchName: "feature", newPath: "doc-level/feature" });
     await callMcp(mcp, "documents", { action: "update", documentId: d.documentId, branchName: "main", newPath: "doc-level/main" });
     const mr = await d.open();
     const analysis = await analyze(mr.mergeRequestId);
-    expect(analysis).toMatchObject({ hasConflicts: false, hasTagConflicts: true, hasPathCollision: true, hasDocumentDeletionConflict: false });
+    expect(analysis).toMatchObject({
+      hasConflicts: false,
+      hasTagConflicts: true,
+      hasPathCollision: true,
+      hasDocumentDeletionConflict: false,
+    });
     expect(analysis.propertyConflicts).toEqual([{ columnId: column, base: null, source: "source", target: "target" }]);
     const missing = await callMcpError(mcp, "merge_requests", { action: "execute", mergeRequestId: mr.mergeRequestId });
     expect(missing.details).toMatchObject({ missing: { tags: true, properties: [column], path: true } });
-    await execute(mr.mergeRequestId, { tagResolution: "source", scalarPropertyResolutions: { [column]: "target" }, resolvedPath: "doc-level/final" });
+    await execute(mr.mergeRequestId, {
+      tagResolution: "source",
+      scalarPropertyResolutions: { [column]: "target" },
+      resolvedPath: "doc-level/final",
+    });
     const merged = await d.read();
     expect(merged.path).toBe("doc-level/final");
     expect(merged.tags.map((t) => t.tagId)).toEqual([t1.tagId]);
@@ -303,7 +382,11 @@ describe("analyze and execute", () => {
     await callMcp(mcp, "documents", { action: "create", path: "future-path" });
     const taken = await other.open();
     expect(await analyze(taken.mergeRequestId)).toMatchObject({ hasPathCollision: true });
-    const blocked = await callMcpError(mcp, "merge_requests", { action: "execute", mergeRequestId: taken.mergeRequestId, resolvedPath: "future-path" });
+    const blocked = await callMcpError(mcp, "merge_requests", {
+      action: "execute",
+      mergeRequestId: taken.mergeRequestId,
+      resolvedPath: "future-path",
+    });
     expect(blocked.code).toBe("PATH_TAKEN");
     await execute(taken.mergeRequestId, { resolvedPath: "taken-path-renamed" });
     expect((await other.read()).path).toBe("taken-path-renamed");
@@ -319,7 +402,10 @@ describe("analyze and execute", () => {
     expect(missing.details).toMatchObject({ missing: { documentDeletion: true } });
     await execute(mr.mergeRequestId, { documentDeletionResolution: "delete" });
     expect((await d.read()).deleted).toBe(true);
-    const listed = await callMcp<{ documents: Array<{ documentId: string }> }>(mcp, "documents", { action: "list", pathPrefix: "deletion" });
+    const listed = await callMcp<{ documents: Array<{ documentId: string }> }>(mcp, "documents", {
+      action: "list",
+      pathPrefix: "deletion",
+    });
     expect(listed.documents).toEqual([]);
     const reuse = await callMcp<{ documentId: string }>(mcp, "documents", { action: "create", path: "deletion" });
     expect(reuse.documentId).not.toBe(d.documentId);
@@ -372,7 +458,11 @@ describe("commit message limit and races", () => {
     expect(error.code).toBe("COMMIT_MESSAGE_TOO_LONG");
     expect(error.message).toMatch(/commitMessage/);
     expect((await d.read()).headCommitId).toBe(before.headCommitId);
-    const tooLong = await callMcpError(mcp, "merge_requests", { action: "execute", mergeRequestId: mr.mergeRequestId, commitMessage: "x".repeat(1001) });
+    const tooLong = await callMcpError(mcp, "merge_requests", {
+      action: "execute",
+      mergeRequestId: mr.mergeRequestId,
+      commitMessage: "x".repeat(1001),
+    });
     expect(tooLong.code).toBe("VALIDATION_FAILED");
     const ok = await execute(mr.mergeRequestId, { commitMessage: "Merge the long rewrite" });
     expect(ok.message).toBe("Merge the long rewrite");
@@ -384,11 +474,19 @@ describe("commit message limit and races", () => {
     await d.update("main", d.b, "B m");
     const mr = await d.open();
     const clients = [await server.mcpClient(owner.token), await server.mcpClient(owner.token)];
-    const results = await Promise.all(clients.map((c) => c.callTool({ name: "merge_requests", arguments: { action: "execute", mergeRequestId: mr.mergeRequestId } })));
+    const results = await Promise.all(
+      clients.map((c) => c.callTool({ name: "merge_requests", arguments: { action: "execute", mergeRequestId: mr.mergeRequestId } })),
+    );
     await Promise.all(clients.map((c) => c.close()));
     expect(results.filter((r) => !r.isError)).toHaveLength(1);
-    expect(results.filter((r) => r.isError).map((r) => (r.structuredContent as { error: { code: string } }).error.code)).toEqual(["MERGE_REQUEST_NOT_OPEN"]);
-    const log = await callMcp<{ commits: Array<{ kind: string }> }>(mcp, "documents", { action: "log", documentId: d.documentId, limit: 50 });
+    expect(results.filter((r) => r.isError).map((r) => (r.structuredContent as { error: { code: string } }).error.code)).toEqual([
+      "MERGE_REQUEST_NOT_OPEN",
+    ]);
+    const log = await callMcp<{ commits: Array<{ kind: string }> }>(mcp, "documents", {
+      action: "log",
+      documentId: d.documentId,
+      limit: 50,
+    });
     expect(log.commits.filter((c) => c.kind === "merge")).toHaveLength(1);
   });
 
@@ -402,7 +500,9 @@ describe("commit message limit and races", () => {
     const two = await d.open("other");
     const clients = [await server.mcpClient(owner.token), await server.mcpClient(owner.token)];
     const results = await Promise.all(
-      [one, two].map((mr, i) => clients[i]!.callTool({ name: "merge_requests", arguments: { action: "execute", mergeRequestId: mr.mergeRequestId } })),
+      [one, two].map((mr, i) =>
+        clients[i]!.callTool({ name: "merge_requests", arguments: { action: "execute", mergeRequestId: mr.mergeRequestId } }),
+      ),
     );
     await Promise.all(clients.map((c) => c.close()));
     expect(results.every((r) => !r.isError)).toBe(true);

@@ -40,7 +40,8 @@ function fakeS3(bucket: string, accessKeyId: string) {
       res.writeHead(status, { "content-type": "application/xml" });
       res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`);
     };
-    if (!String(req.headers.authorization ?? "").startsWith(`AWS4-HMAC-SHA256 Credential=${accessKeyId}/`)) return xmlError(403, "AccessDenied");
+    if (!String(req.headers.authorization ?? "").startsWith(`AWS4-HMAC-SHA256 Credential=${accessKeyId}/`))
+      return xmlError(403, "AccessDenied");
     const prefix = `/${bucket}/`;
     if (!url.pathname.startsWith(prefix)) return xmlError(404, "NoSuchBucket");
     const key = decodeURIComponent(url.pathname.slice(prefix.length));
@@ -99,7 +100,9 @@ function storeContract(name: string, open: () => ObjectStore, after: { isEmpty()
     test("over the byte cap: PAYLOAD_TOO_LARGE and nothing stored", async () => {
       const store = open();
       const key = "ws-1/too-big.bin";
-      await expect(store.put(key, Readable.from([randomBytes(600), randomBytes(600)]), { maxBytes: 1_000, contentType: "application/zip" })).rejects.toMatchObject({
+      await expect(
+        store.put(key, Readable.from([randomBytes(600), randomBytes(600)]), { maxBytes: 1_000, contentType: "application/zip" }),
+      ).rejects.toMatchObject({
         code: "PAYLOAD_TOO_LARGE",
       });
       expect(await store.get(key)).toBeNull();
@@ -109,7 +112,10 @@ function storeContract(name: string, open: () => ObjectStore, after: { isEmpty()
     test("refuses unsafe keys on every operation", async () => {
       const store = open();
       for (const key of ["../x", "a/../../x", "/etc/passwd", "a//b", "a/./b", "a\\b", "a b", "a%2e%2e", "", "x".repeat(513)]) {
-        await expect(store.put(key, Readable.from([Buffer.from("x")]), { maxBytes: 10, contentType: "text/plain" }), key).rejects.toMatchObject({
+        await expect(
+          store.put(key, Readable.from([Buffer.from("x")]), { maxBytes: 10, contentType: "text/plain" }),
+          key,
+        ).rejects.toMatchObject({
           code: "VALIDATION_FAILED",
         });
         await expect(store.get(key), key).rejects.toMatchObject({ code: "VALIDATION_FAILED" });

@@ -40,7 +40,11 @@ beforeAll(async () => {
   bob = await server.createUser("bob@example.test", "Bob", PASSWORD);
   carol = await server.createUser("carol@example.test", "Carol", PASSWORD);
   const created = await server.callTool("documents", alice.userId, { action: "create", path: "shared/plan", name: "Plan" });
-  const link = await server.callTool("documents", alice.userId, { action: "create_share_link", documentId: created.documentId, permission: "read" });
+  const link = await server.callTool("documents", alice.userId, {
+    action: "create_share_link",
+    documentId: created.documentId,
+    permission: "read",
+  });
   sharePath = link.path;
 });
 
@@ -60,7 +64,10 @@ async function signIn(email: string, password: string, address: string, url = se
   const headers = { "x-forwarded-for": address };
   const csrf = await fetch(`${url}/api/auth/csrf`, { headers });
   const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-  const csrfCookie = csrf.headers.getSetCookie().map((c) => c.split(";", 1)[0]).join("; ");
+  const csrfCookie = csrf.headers
+    .getSetCookie()
+    .map((c) => c.split(";", 1)[0])
+    .join("; ");
   const res = await fetch(`${url}/api/auth/callback/credentials`, {
     method: "POST",
     redirect: "manual",
@@ -96,7 +103,9 @@ function mcpList(token: string, address: string, url = server.url): Promise<Resp
 /** The tRPC `members` query with a bearer token, from `address`. */
 function trpcMembers(token: string, address: string): Promise<Response> {
   const input = encodeURIComponent(JSON.stringify({ action: "list" }));
-  return fetch(`${server.url}/api/trpc/members?input=${input}`, { headers: { authorization: `Bearer ${token}`, "x-forwarded-for": address } });
+  return fetch(`${server.url}/api/trpc/members?input=${input}`, {
+    headers: { authorization: `Bearer ${token}`, "x-forwarded-for": address },
+  });
 }
 
 const badToken = (i: number) => `qk_${"x".repeat(40)}${i}`;
@@ -219,13 +228,18 @@ const FILE_KEY = "6f1c2f0e-4b8e-4d2a-9c51-0d6f3a7e9b10/2a4d6c8e-1b3f-4a5c-8d7e-9
 test("refused signed file URLs count against the address too", async () => {
   const address = "198.51.100.21";
   for (let i = 0; i < RATE_LIMITS.apiCredential.points; i++) {
-    const res = await fetch(`${server.url}/api/files/${FILE_KEY}?document=${FILE_KEY.slice(0, 36)}&user=u&expires=9999999999&signature=bad${i}`, {
-      headers: { "x-forwarded-for": address },
-    });
+    const res = await fetch(
+      `${server.url}/api/files/${FILE_KEY}?document=${FILE_KEY.slice(0, 36)}&user=u&expires=9999999999&signature=bad${i}`,
+      {
+        headers: { "x-forwarded-for": address },
+      },
+    );
     expect(res.status).toBe(403);
     await res.arrayBuffer();
   }
-  await expectRateLimitedJson(await fetch(`${server.url}/api/files/${FILE_KEY}?signature=again`, { headers: { "x-forwarded-for": address } }));
+  await expectRateLimitedJson(
+    await fetch(`${server.url}/api/files/${FILE_KEY}?signature=again`, { headers: { "x-forwarded-for": address } }),
+  );
   await expectRateLimitedJson(await mcpList(alice.token, address));
 });
 
@@ -243,7 +257,9 @@ test("unknown share links: after 50 from one address, /share/ answers 429, even 
   expect(refused.status).toBe(429);
   expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
   expect(await refused.text()).toContain("Too many attempts; try again in 15 minutes.");
-  await expectRateLimitedJson(await fetch(`${server.url}/share/guess-again-000000000000000000000000`, { headers: { "x-forwarded-for": address } }));
+  await expectRateLimitedJson(
+    await fetch(`${server.url}/share/guess-again-000000000000000000000000`, { headers: { "x-forwarded-for": address } }),
+  );
 
   const elsewhere = await fetch(`${server.url}${sharePath}`, { headers: { "x-forwarded-for": "198.51.100.32" } });
   expect(elsewhere.status).toBe(200);

@@ -143,7 +143,10 @@ function resolveSym(s: Sym, world: World, branch: string | undefined): unknown {
   const sections = read.sections;
   const at = <T>(list: readonly T[], fallback: T): T => (list.length === 0 ? fallback : list[s.n % list.length]!);
   const ids = sections.map((x) => x.sectionId);
-  const comment = sections.flatMap((x) => x.content).map((b) => (typeof b.text === "string" ? COMMENT_TAG.exec(b.text) : null)).find((m) => m);
+  const comment = sections
+    .flatMap((x) => x.content)
+    .map((b) => (typeof b.text === "string" ? COMMENT_TAG.exec(b.text) : null))
+    .find((m) => m);
   switch (s.kind) {
     case "doc":
       return world.documentId;
@@ -281,7 +284,7 @@ const wildString = fc
 
 /** Up to 100 KB. */
 const hugeString = fc
-  .tuple(fc.constantFrom("a", "é", "😀", " ", "## x\n", "<svc:comment-new body=\"b\">", "\n"), fc.integer({ min: 10_000, max: 100_000 }))
+  .tuple(fc.constantFrom("a", "é", "😀", " ", "## x\n", '<svc:comment-new body="b">', "\n"), fc.integer({ min: 10_000, max: 100_000 }))
   .map(([unit, n]) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n));
 
 const anyString = fc.oneof({ arbitrary: wildString, weight: 8 }, { arbitrary: hugeString, weight: 1 });
@@ -315,7 +318,10 @@ const badUuid = fc.oneof(
 const branchArb = fc.oneof(
   { arbitrary: fc.constant("main"), weight: 8 },
   { arbitrary: fc.constant("feature"), weight: 4 },
-  { arbitrary: fc.constantFrom("nope", "feature/x", "Main", "main.lock", "../main", "a//b", "-x", "", " main", "x".repeat(201)), weight: 2 },
+  {
+    arbitrary: fc.constantFrom("nope", "feature/x", "Main", "main.lock", "../main", "a//b", "-x", "", " main", "x".repeat(201)),
+    weight: 2,
+  },
   { arbitrary: anyString, weight: 1 },
   { arbitrary: garbage, weight: 1 },
 );
@@ -352,7 +358,11 @@ const positionArb = fc.oneof(
   fc.constantFrom<unknown>(1.5, -0.0001, 1e9, Number.MAX_SAFE_INTEGER, 2 ** 53 + 2, "1", null, [1], { n: 1 }),
 );
 
-const permissionArb = fc.oneof(fc.constantFrom<unknown>("edit", "read", "none", null), fc.constantFrom<unknown>("EDIT", "write", "", 1), garbage);
+const permissionArb = fc.oneof(
+  fc.constantFrom<unknown>("edit", "read", "none", null),
+  fc.constantFrom<unknown>("EDIT", "write", "", 1),
+  garbage,
+);
 
 const commitMessageArb = fc.oneof(
   { arbitrary: validName, weight: 3 },
@@ -367,9 +377,13 @@ const textArb: fc.Arbitrary<unknown> = fc.oneof(
   { arbitrary: hugeString, weight: 1 },
   { arbitrary: fc.constantFrom("## Intro\nbody", "Intro\n-----\n", "  ##  intro  ##", "# Intro", "plain"), weight: 1 },
   {
-    arbitrary: fc.tuple(wildString, fc.constantFrom("b", "", "  ", "x".repeat(10_001), "&quot;q&quot;"), fc.oneof(sym("member"), uuidArb, fc.constant("not-a-user"), fc.constant(""))).map(
-      ([t, body, mention]) => new Cat(["a ", `<svc:comment-new body="${body}" mentions="`, mention, `">`, t, "</svc:comment-new> z"]),
-    ),
+    arbitrary: fc
+      .tuple(
+        wildString,
+        fc.constantFrom("b", "", "  ", "x".repeat(10_001), "&quot;q&quot;"),
+        fc.oneof(sym("member"), uuidArb, fc.constant("not-a-user"), fc.constant("")),
+      )
+      .map(([t, body, mention]) => new Cat(["a ", `<svc:comment-new body="${body}" mentions="`, mention, `">`, t, "</svc:comment-new> z"])),
     weight: 3,
   },
   { arbitrary: fc.tuple(wildString, wildString).map(([a, b]) => new Cat([a, new Sym("commentRaw"), b])), weight: 3 },
@@ -392,7 +406,15 @@ const textArb: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 const urlArb = fc.oneof(
-  fc.constantFrom("https://example.com/a.png", "http://example.com/b.jpg", "ftp://example.com/a", "javascript:alert(1)", "not a url", "https://", ""),
+  fc.constantFrom(
+    "https://example.com/a.png",
+    "http://example.com/b.jpg",
+    "ftp://example.com/a",
+    "javascript:alert(1)",
+    "not a url",
+    "https://",
+    "",
+  ),
   fc.webUrl(),
 );
 
@@ -400,18 +422,35 @@ const validBlock = fc.oneof(
   { arbitrary: textArb.map((t) => ({ blockType: "text", text: t })), weight: 8 },
   {
     arbitrary: fc.record(
-      { blockType: fc.constant("image"), type: fc.constant("url"), mediaType: fc.constantFrom("image/png", "IMAGE/PNG", "image/svg+xml"), url: urlArb, alt: wildString },
+      {
+        blockType: fc.constant("image"),
+        type: fc.constant("url"),
+        mediaType: fc.constantFrom("image/png", "IMAGE/PNG", "image/svg+xml"),
+        url: urlArb,
+        alt: wildString,
+      },
       { requiredKeys: ["blockType", "type", "mediaType", "url"] },
     ),
     weight: 1,
   },
   {
-    arbitrary: fc.record({ blockType: fc.constant("image"), type: fc.constant("base64"), mediaType: fc.constant("image/png"), data: fc.base64String({ minLength: 4, maxLength: 40 }) }),
+    arbitrary: fc.record({
+      blockType: fc.constant("image"),
+      type: fc.constant("base64"),
+      mediaType: fc.constant("image/png"),
+      data: fc.base64String({ minLength: 4, maxLength: 40 }),
+    }),
     weight: 1,
   },
   { arbitrary: fc.record({ blockType: fc.constant("database_embed"), databaseId: fc.oneof(uuidArb, badUuid) }), weight: 1 },
   {
-    arbitrary: fc.record({ blockType: fc.constant("document"), type: fc.constant("url"), mediaType: fc.constant("application/pdf"), url: urlArb, filename: wildString }),
+    arbitrary: fc.record({
+      blockType: fc.constant("document"),
+      type: fc.constant("url"),
+      mediaType: fc.constant("application/pdf"),
+      url: urlArb,
+      filename: wildString,
+    }),
     weight: 1,
   },
   {
@@ -442,7 +481,12 @@ const brokenBlock = fc.oneof(
     entries[i % entries.length]![1] = v;
     return Object.fromEntries(entries);
   }),
-  fc.constantFrom<unknown>({ blockType: "video", url: "https://x" }, { blockType: "text", text: { nested: ["garbage"] } }, { blockType: "text", text: ["a"] }, { text: "no type" }),
+  fc.constantFrom<unknown>(
+    { blockType: "video", url: "https://x" },
+    { blockType: "text", text: { nested: ["garbage"] } },
+    { blockType: "text", text: ["a"] },
+    { text: "no type" },
+  ),
   garbage,
 );
 
@@ -499,16 +543,42 @@ const validText: fc.Arbitrary<unknown> = fc.oneof(
   {
     arbitrary: fc
       .tuple(safeText, fc.constantFrom("please check", "&quot;quoted&quot; &amp; more", "ünïcödé 😀"), fc.boolean())
-      .map(([t, body, mention]) => new Cat([`<svc:comment-new body="${body}"`, ...(mention ? [' mentions="', new Sym("member"), '"'] : []), `>${t}</svc:comment-new>`])),
+      .map(
+        ([t, body, mention]) =>
+          new Cat([
+            `<svc:comment-new body="${body}"`,
+            ...(mention ? [' mentions="', new Sym("member"), '"'] : []),
+            `>${t}</svc:comment-new>`,
+          ]),
+      ),
     weight: 1,
   },
 );
 const validOnlyBlock = fc.oneof(
   { arbitrary: validText.map((t) => ({ blockType: "text", text: t })), weight: 6 },
-  { arbitrary: fc.nat(99).map((n) => ({ blockType: "image", type: "url", mediaType: "image/png", url: `https://example.com/${n}.png`, alt: `alt ${n}` })), weight: 1 },
-  { arbitrary: fc.base64String({ minLength: 4, maxLength: 40 }).map((data) => ({ blockType: "image", type: "base64", mediaType: "image/png", data })), weight: 1 },
+  {
+    arbitrary: fc
+      .nat(99)
+      .map((n) => ({ blockType: "image", type: "url", mediaType: "image/png", url: `https://example.com/${n}.png`, alt: `alt ${n}` })),
+    weight: 1,
+  },
+  {
+    arbitrary: fc
+      .base64String({ minLength: 4, maxLength: 40 })
+      .map((data) => ({ blockType: "image", type: "base64", mediaType: "image/png", data })),
+    weight: 1,
+  },
   { arbitrary: fc.uuid({ version: 4 }).map((databaseId) => ({ blockType: "database_embed", databaseId })), weight: 1 },
-  { arbitrary: fc.nat(99).map((n) => ({ blockType: "document", type: "url", mediaType: "application/pdf", url: `https://example.com/${n}.pdf`, filename: `${n}.pdf` })), weight: 1 },
+  {
+    arbitrary: fc.nat(99).map((n) => ({
+      blockType: "document",
+      type: "url",
+      mediaType: "application/pdf",
+      url: `https://example.com/${n}.pdf`,
+      filename: `${n}.pdf`,
+    })),
+    weight: 1,
+  },
 );
 const validContent = fc.array(validOnlyBlock, { maxLength: 3 });
 
@@ -536,7 +606,9 @@ function actionArb(action: string, required: Fields, optional: Fields): fc.Arbit
       { action: fc.constant<unknown>(action), ...pick(required, mode), ...pick(optional, mode) },
       { requiredKeys: ["action", ...Object.keys(pick(required, mode))] },
     );
-  return fc.oneof({ arbitrary: build("valid"), weight: 3 }, { arbitrary: build("any"), weight: 2 }) as fc.Arbitrary<Record<string, unknown>>;
+  return fc.oneof({ arbitrary: build("valid"), weight: 3 }, { arbitrary: build("any"), weight: 2 }) as fc.Arbitrary<
+    Record<string, unknown>
+  >;
 }
 
 const f = {
@@ -577,7 +649,11 @@ const sectionsActions = fc.oneof(
       commitMessage: f.commitMessage,
     },
   ),
-  actionArb("delete", { ...common, sectionId: f.sectionId }, { expectedContentHash: f.expectedContentHash, commitMessage: f.commitMessage }),
+  actionArb(
+    "delete",
+    { ...common, sectionId: f.sectionId },
+    { expectedContentHash: f.expectedContentHash, commitMessage: f.commitMessage },
+  ),
   actionArb("reorder", { ...common, sectionOrder: f.sectionOrder }, { commitMessage: f.commitMessage }),
   actionArb(
     "add_reference",
@@ -588,7 +664,18 @@ const sectionsActions = fc.oneof(
 );
 
 const extraKeyArb = fc.oneof(
-  fc.constantFrom("Action", "documentID", "__proto__", "constructor", "toString", "sectionIds", "position", "newContent", "expectedContentHash", ""),
+  fc.constantFrom(
+    "Action",
+    "documentID",
+    "__proto__",
+    "constructor",
+    "toString",
+    "sectionIds",
+    "position",
+    "newContent",
+    "expectedContentHash",
+    "",
+  ),
   fc.string({ maxLength: 12 }),
 );
 
@@ -600,7 +687,21 @@ const mutationArb = fc.oneof(
   { arbitrary: fc.tuple(fc.nat(), garbage).map(([i, value]) => ({ kind: "retype" as const, i, value })), weight: 2 },
   {
     arbitrary: fc
-      .oneof(fc.constantFrom<unknown>("create", "batch_create", "update", "delete", "reorder", "add_reference", "remove_reference", "merge", "CREATE", ""), garbage)
+      .oneof(
+        fc.constantFrom<unknown>(
+          "create",
+          "batch_create",
+          "update",
+          "delete",
+          "reorder",
+          "add_reference",
+          "remove_reference",
+          "merge",
+          "CREATE",
+          "",
+        ),
+        garbage,
+      )
       .map((action) => ({ kind: "action" as const, action })),
     weight: 1,
   },
@@ -656,31 +757,56 @@ const documentsActions = fc.oneof(
   actionArb(
     "log",
     { documentId: f.documentId },
-    { branchName: f.branchName, limit: F(fc.integer({ min: 1, max: 200 }), fc.oneof(fc.integer({ min: -1, max: 250 }), garbage)), cursor: F(undefined, fc.oneof(anyString, fc.constant("eyJmcm9udGllciI6W119"))) },
+    {
+      branchName: f.branchName,
+      limit: F(fc.integer({ min: 1, max: 200 }), fc.oneof(fc.integer({ min: -1, max: 250 }), garbage)),
+      cursor: F(undefined, fc.oneof(anyString, fc.constant("eyJmcm9udGllciI6W119"))),
+    },
   ),
   actionArb("show", { documentId: f.documentId, commitId: commitIdArb }, {}),
   actionArb(
     "update",
     { ...common },
     {
-      newPath: F(fc.nat().map((n) => `fuzz-moved/${n}`), pathArb),
+      newPath: F(
+        fc.nat().map((n) => `fuzz-moved/${n}`),
+        pathArb,
+      ),
       newName: f.name,
       newDescription: F(fc.oneof(safeText, fc.constant(null)), fc.oneof(anyString, garbage)),
       commitMessage: f.commitMessage,
     },
   ),
-  actionArb("create_branch", { documentId: f.documentId, branchName: F(fc.constantFrom("fresh", "agent/x", "feature"), branchArb) }, { sourceBranch: f.branchName }),
+  actionArb(
+    "create_branch",
+    { documentId: f.documentId, branchName: F(fc.constantFrom("fresh", "agent/x", "feature"), branchArb) },
+    { sourceBranch: f.branchName },
+  ),
   actionArb("delete", { ...common }, { commitMessage: f.commitMessage }),
   actionArb("revert", { ...common, commitId: commitIdArb }, { commitMessage: f.commitMessage }),
   actionArb(
     "set_property",
-    { ...common, columnId: F(fc.uuid({ version: 4 }), badUuid), value: F(fc.oneof(safeText, fc.integer(), fc.boolean(), fc.constant(null)), fc.oneof(anyString, fc.double(), garbage)) },
+    {
+      ...common,
+      columnId: F(fc.uuid({ version: 4 }), badUuid),
+      value: F(fc.oneof(safeText, fc.integer(), fc.boolean(), fc.constant(null)), fc.oneof(anyString, fc.double(), garbage)),
+    },
     { commitMessage: f.commitMessage },
   ),
   actionArb(
     "create",
-    { path: F(fc.nat().map((n) => `fuzz-created/${n}`), pathArb) },
-    { name: f.name, description: F(safeText, fc.oneof(anyString, garbage)), sections: F(fc.array(fc.record({ name: validName, content: validContent }), { maxLength: 3 }), garbage), commitMessage: f.commitMessage },
+    {
+      path: F(
+        fc.nat().map((n) => `fuzz-created/${n}`),
+        pathArb,
+      ),
+    },
+    {
+      name: f.name,
+      description: F(safeText, fc.oneof(anyString, garbage)),
+      sections: F(fc.array(fc.record({ name: validName, content: validContent }), { maxLength: 3 }), garbage),
+      commitMessage: f.commitMessage,
+    },
   ),
 );
 const documentsCallArb = fc.tuple(documentsActions, mutationArb).map(([p, m]) => ({ tool: "documents" as const, args: mutate(p, m) }));
@@ -726,7 +852,10 @@ function assertWellFormed(snap: Snapshot): void {
   for (const [branch, read] of Object.entries(snap.reads)) {
     const ids = read.sections.map((s) => s.sectionId);
     expect(new Set(ids).size, `unique section ids on ${branch}`).toBe(ids.length);
-    expect(read.sections.map((s) => s.position), `positions on ${branch}`).toEqual(ids.map((_, i) => i));
+    expect(
+      read.sections.map((s) => s.position),
+      `positions on ${branch}`,
+    ).toEqual(ids.map((_, i) => i));
     for (const s of read.sections) expect(s.contentHash).toMatch(/^[0-9a-f]{64}$/);
     expect(read.headCommitId).toBe(snap.branches.find((b) => b.name === branch)!.headCommitId);
   }
@@ -775,7 +904,12 @@ async function checkedCall(world: World, call: FuzzCall): Promise<Snapshot> {
     expect(after.heads[b.name]!.parentIds).toBe(b.headCommitId);
     expect(structured.commitId).toBe(moved.headCommitId);
     expect(structured.changed).toBe(true);
-    const log = await callMcp<{ commits: Array<{ commitId: string }> }>(mcp, "documents", { action: "log", documentId: world.documentId, branchName: b.name, limit: 200 });
+    const log = await callMcp<{ commits: Array<{ commitId: string }> }>(mcp, "documents", {
+      action: "log",
+      documentId: world.documentId,
+      branchName: b.name,
+      limit: 200,
+    });
     expect(log.commits.length).toBe(after.heads[b.name]!.generation);
     expect(log.commits[0]!.commitId).toBe(moved.headCommitId);
     world.commitIds.push(moved.headCommitId);
@@ -813,7 +947,10 @@ async function freshWorld(): Promise<World> {
     sections: [
       { name: "Intro", content: [text(`Hello <svc:comment-new body="check" mentions="${member.userId}">world</svc:comment-new>.`)] },
       { name: "Empty", content: [] },
-      { name: "Links", content: [text("see below"), { blockType: "image", type: "url", mediaType: "image/png", url: "https://example.com/a.png" }] },
+      {
+        name: "Links",
+        content: [text("see below"), { blockType: "image", type: "url", mediaType: "image/png", url: "https://example.com/a.png" }],
+      },
     ],
   });
   const { documentId } = created;
@@ -876,10 +1013,17 @@ describe("fuzzing through MCP", () => {
   test("documents and read mixed with sections: same properties", { timeout: 120_000 }, async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.oneof({ arbitrary: documentsCallArb, weight: 3 }, { arbitrary: readCallArb, weight: 2 }, { arbitrary: sectionsCallArb, weight: 2 }), {
-          minLength: 1,
-          maxLength: 4,
-        }),
+        fc.array(
+          fc.oneof(
+            { arbitrary: documentsCallArb, weight: 3 },
+            { arbitrary: readCallArb, weight: 2 },
+            { arbitrary: sectionsCallArb, weight: 2 },
+          ),
+          {
+            minLength: 1,
+            maxLength: 4,
+          },
+        ),
         async (calls) => {
           const world = await freshWorld();
           for (const call of calls) world.snapshot = await checkedCall(world, call);
@@ -893,7 +1037,11 @@ describe("fuzzing through MCP", () => {
     const post = async (body: string) => {
       const response = await fetch(`${server.url}/api/mcp`, {
         method: "POST",
-        headers: { accept: "application/json, text/event-stream", "content-type": "application/json", authorization: `Bearer ${owner.token}` },
+        headers: {
+          accept: "application/json, text/event-stream",
+          "content-type": "application/json",
+          authorization: `Bearer ${owner.token}`,
+        },
         body,
       });
       expect(response.status).toBeLessThan(500);
@@ -922,7 +1070,13 @@ describe("fuzzing through MCP", () => {
       ),
       { numRuns: runs(40) },
     );
-    for (const body of ["{", "[]", "null", '{"jsonrpc":"2.0","id":1,"method":"tools/call"}', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sections","arguments":{"action":"create"}}}']) {
+    for (const body of [
+      "{",
+      "[]",
+      "null",
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call"}',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sections","arguments":{"action":"create"}}}',
+    ]) {
       await post(body);
     }
   });
@@ -958,15 +1112,32 @@ const modelText = fc.string({ unit: "grapheme", maxLength: 40 }).map((s) => `tex
 const modelBlock: fc.Arbitrary<Block> = fc.oneof(
   { arbitrary: modelText.map((t) => ({ blockType: "text", text: t })), weight: 6 },
   { arbitrary: fc.uuid({ version: 4 }).map((id) => ({ blockType: "database_embed", databaseId: id })), weight: 1 },
-  { arbitrary: fc.nat(99).map((n) => ({ blockType: "image", type: "url", mediaType: "image/png", url: `https://example.com/${n}.png` })), weight: 1 },
+  {
+    arbitrary: fc.nat(99).map((n) => ({ blockType: "image", type: "url", mediaType: "image/png", url: `https://example.com/${n}.png` })),
+    weight: 1,
+  },
 );
 const modelContent = fc.array(modelBlock, { maxLength: 3 });
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 async function verifyModel(model: Model, real: Real): Promise<void> {
   const doc = await callMcp<DocRead>(mcp, "read", { documentId: real.documentId, branchName: "main" });
-  expect(doc.sections.map((s) => ({ sectionId: s.sectionId, name: s.name, content: s.content, contentHash: s.contentHash, position: s.position }))).toEqual(
-    model.sections.map((s, position) => ({ sectionId: s.sectionId, name: s.name, content: s.content, contentHash: s.contentHash, position })),
+  expect(
+    doc.sections.map((s) => ({
+      sectionId: s.sectionId,
+      name: s.name,
+      content: s.content,
+      contentHash: s.contentHash,
+      position: s.position,
+    })),
+  ).toEqual(
+    model.sections.map((s, position) => ({
+      sectionId: s.sectionId,
+      name: s.name,
+      content: s.content,
+      contentHash: s.contentHash,
+      position,
+    })),
   );
   const log = await callMcp<{ commits: unknown[] }>(mcp, "documents", { action: "log", documentId: real.documentId, limit: 200 });
   expect(log.commits).toHaveLength(model.commits);
@@ -997,7 +1168,13 @@ class CreateCommand implements Cmd {
     });
     expect(res.position).toBe(position ?? m.sections.length);
     expect(res.changed).toBe(true);
-    m.sections.splice(res.position, 0, { sectionId: res.sectionId, name: this.name.trim(), content: this.content, contentHash: res.contentHash, previousHashes: [] });
+    m.sections.splice(res.position, 0, {
+      sectionId: res.sectionId,
+      name: this.name.trim(),
+      content: this.content,
+      contentHash: res.contentHash,
+      previousHashes: [],
+    });
     m.commits += 1;
     await verifyModel(m, r);
   }
@@ -1016,7 +1193,13 @@ class BatchCreateCommand implements Cmd {
     });
     expect(res.positions).toEqual(this.specs.map((_, i) => m.sections.length + i));
     this.specs.forEach((spec, i) => {
-      m.sections.push({ sectionId: res.sectionIds[i]!, name: spec.name.trim(), content: spec.content, contentHash: res.contentHashes[i]!, previousHashes: [] });
+      m.sections.push({
+        sectionId: res.sectionIds[i]!,
+        name: spec.name.trim(),
+        content: spec.content,
+        contentHash: res.contentHashes[i]!,
+        previousHashes: [],
+      });
     });
     m.commits += 1;
     await verifyModel(m, r);
@@ -1035,27 +1218,38 @@ class UpdateCommand implements Cmd {
   async run(m: Model, r: Real) {
     const index = this.pick % m.sections.length;
     const section = m.sections[index]!;
-    const res = await callMcp<WriteResultShape & { sectionId: string; name: string; contentHash: string; position: number }>(mcp, "sections", {
-      action: "update",
-      documentId: r.documentId,
-      branchName: "main",
-      sectionId: section.sectionId,
-      ...(this.newName === null ? {} : { newName: this.newName }),
-      ...(this.newContent === null ? {} : { newContent: this.newContent }),
-      ...(this.withHash ? { expectedContentHash: section.contentHash } : {}),
-    });
+    const res = await callMcp<WriteResultShape & { sectionId: string; name: string; contentHash: string; position: number }>(
+      mcp,
+      "sections",
+      {
+        action: "update",
+        documentId: r.documentId,
+        branchName: "main",
+        sectionId: section.sectionId,
+        ...(this.newName === null ? {} : { newName: this.newName }),
+        ...(this.newContent === null ? {} : { newContent: this.newContent }),
+        ...(this.withHash ? { expectedContentHash: section.contentHash } : {}),
+      },
+    );
     const name = this.newName === null ? section.name : this.newName.trim();
     const content = this.newContent ?? section.content;
     const changed = name !== section.name || !sameJson(content, section.content);
     expect(res).toMatchObject({ sectionId: section.sectionId, name, position: index, changed });
     expect(res.contentHash === section.contentHash).toBe(!changed);
     if (changed) {
-      m.sections[index] = { ...section, name, content, contentHash: res.contentHash, previousHashes: [...section.previousHashes, section.contentHash] };
+      m.sections[index] = {
+        ...section,
+        name,
+        content,
+        contentHash: res.contentHash,
+        previousHashes: [...section.previousHashes, section.contentHash],
+      };
       m.commits += 1;
     }
     await verifyModel(m, r);
   }
-  toString = () => `update(#${this.pick}, name=${JSON.stringify(this.newName)}, content=${JSON.stringify(this.newContent)}, hash=${this.withHash})`;
+  toString = () =>
+    `update(#${this.pick}, name=${JSON.stringify(this.newName)}, content=${JSON.stringify(this.newContent)}, hash=${this.withHash})`;
 }
 
 class StaleUpdateCommand implements Cmd {
@@ -1067,10 +1261,19 @@ class StaleUpdateCommand implements Cmd {
     const stale = section.previousHashes.find((h) => h !== section.contentHash)!;
     const result = (await mcp.callTool({
       name: "sections",
-      arguments: { action: "update", documentId: r.documentId, branchName: "main", sectionId: section.sectionId, newContent: [text("text: lost")], expectedContentHash: stale },
+      arguments: {
+        action: "update",
+        documentId: r.documentId,
+        branchName: "main",
+        sectionId: section.sectionId,
+        newContent: [text("text: lost")],
+        expectedContentHash: stale,
+      },
     })) as ToolResult;
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toMatchObject({ error: { code: "CONTENT_HASH_MISMATCH", details: { currentContentHash: section.contentHash } } });
+    expect(result.structuredContent).toMatchObject({
+      error: { code: "CONTENT_HASH_MISMATCH", details: { currentContentHash: section.contentHash } },
+    });
     await verifyModel(m, r);
   }
   toString = () => `staleUpdate(#${this.pick})`;
@@ -1125,7 +1328,9 @@ describe("model-based", () => {
   test("random valid operations keep `read` equal to an in-memory model", { timeout: 120_000 }, async () => {
     const commands = [
       fc.tuple(modelName, modelContent, fc.option(fc.nat(20))).map(([n, c, at]) => new CreateCommand(n, c, at)),
-      fc.array(fc.record({ name: modelName, content: modelContent }), { minLength: 1, maxLength: 4 }).map((specs) => new BatchCreateCommand(specs)),
+      fc
+        .array(fc.record({ name: modelName, content: modelContent }), { minLength: 1, maxLength: 4 })
+        .map((specs) => new BatchCreateCommand(specs)),
       fc.tuple(fc.nat(), fc.option(modelName), fc.option(modelContent), fc.boolean()).map(([p, n, c, h]) => new UpdateCommand(p, n, c, h)),
       fc.nat().map((p) => new StaleUpdateCommand(p)),
       fc.tuple(fc.nat(), fc.boolean()).map(([p, h]) => new DeleteCommand(p, h)),
@@ -1142,7 +1347,9 @@ describe("model-based", () => {
         });
         const first = (await callMcp<DocRead>(mcp, "read", { documentId: created.documentId })).sections[0]!;
         const model: Model = {
-          sections: [{ sectionId: first.sectionId, name: "First", content: [text("text: one")], contentHash: first.contentHash, previousHashes: [] }],
+          sections: [
+            { sectionId: first.sectionId, name: "First", content: [text("text: one")], contentHash: first.contentHash, previousHashes: [] },
+          ],
           commits: 1,
         };
         await fc.asyncModelRun(() => ({ model, real: { documentId: created.documentId } }), cmds);
@@ -1160,19 +1367,70 @@ describe("model-based", () => {
 
 describe("unstorable characters and unparseable URLs", () => {
   const cases: Array<[string, (documentId: string, sectionId: string) => [string, Record<string, unknown>]]> = [
-    ["NUL in a text block", (documentId, sectionId) => ["sections", { action: "update", documentId, branchName: "main", sectionId, newContent: [text("a\u0000b")] }]],
-    ["a lone surrogate in a text block", (documentId, sectionId) => ["sections", { action: "update", documentId, branchName: "main", sectionId, newContent: [text("a\ud800b")] }]],
-    ["a lone surrogate in a section name", (documentId) => ["sections", { action: "create", documentId, branchName: "main", name: "N\udc00", content: [] }]],
-    ["NUL in commitMessage", (documentId, sectionId) => ["sections", { action: "update", documentId, branchName: "main", sectionId, newName: "Renamed", commitMessage: "a\u0000b" }]],
-    ["NUL in image alt text", (documentId, sectionId) => ["sections", { action: "update", documentId, branchName: "main", sectionId, newContent: [{ blockType: "image", type: "url", mediaType: "image/png", url: "https://example.com/a.png", alt: "\u0000" }] }]],
+    [
+      "NUL in a text block",
+      (documentId, sectionId) => [
+        "sections",
+        { action: "update", documentId, branchName: "main", sectionId, newContent: [text("a\u0000b")] },
+      ],
+    ],
+    [
+      "a lone surrogate in a text block",
+      (documentId, sectionId) => [
+        "sections",
+        { action: "update", documentId, branchName: "main", sectionId, newContent: [text("a\ud800b")] },
+      ],
+    ],
+    [
+      "a lone surrogate in a section name",
+      (documentId) => ["sections", { action: "create", documentId, branchName: "main", name: "N\udc00", content: [] }],
+    ],
+    [
+      "NUL in commitMessage",
+      (documentId, sectionId) => [
+        "sections",
+        { action: "update", documentId, branchName: "main", sectionId, newName: "Renamed", commitMessage: "a\u0000b" },
+      ],
+    ],
+    [
+      "NUL in image alt text",
+      (documentId, sectionId) => [
+        "sections",
+        {
+          action: "update",
+          documentId,
+          branchName: "main",
+          sectionId,
+          newContent: [{ blockType: "image", type: "url", mediaType: "image/png", url: "https://example.com/a.png", alt: "\u0000" }],
+        },
+      ],
+    ],
     ["a lone surrogate in a document path", () => ["documents", { action: "create", path: "p\ud800" }]],
     [
       "an unparseable URL in an image block",
-      (documentId) => ["sections", { action: "create", documentId, branchName: "main", name: "Img", content: [{ blockType: "image", type: "url", mediaType: "image/png", url: "not a url" }] }],
+      (documentId) => [
+        "sections",
+        {
+          action: "create",
+          documentId,
+          branchName: "main",
+          name: "Img",
+          content: [{ blockType: "image", type: "url", mediaType: "image/png", url: "not a url" }],
+        },
+      ],
     ],
     [
       "an empty URL in a document block",
-      (documentId) => ["sections", { action: "create", documentId, branchName: "main", name: "Doc", content: [{ blockType: "document", type: "url", mediaType: "application/pdf", url: "", filename: "a.pdf" }] }],
+      (documentId) => [
+        "sections",
+        {
+          action: "create",
+          documentId,
+          branchName: "main",
+          name: "Doc",
+          content: [{ blockType: "document", type: "url", mediaType: "application/pdf", url: "", filename: "a.pdf" }],
+        },
+      ],
     ],
   ];
   for (const [label, build] of cases) {

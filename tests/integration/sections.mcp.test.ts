@@ -54,15 +54,25 @@ afterAll(async () => {
 
 describe("create and batch_create", () => {
   test("create appends, or inserts at a position, and commits with a generated message", async () => {
-    const a = await callMcp<{ sectionId: string; position: number; contentHash: string; commitId: string; changed: boolean }>(mcp, "sections", {
+    const a = await callMcp<{ sectionId: string; position: number; contentHash: string; commitId: string; changed: boolean }>(
+      mcp,
+      "sections",
+      {
+        action: "create",
+        documentId,
+        branchName: "main",
+        name: "Alpha",
+        content: [text("first")],
+      },
+    );
+    expect(a).toMatchObject({ position: 0, changed: true });
+    const c = await callMcp<{ position: number }>(mcp, "sections", {
       action: "create",
       documentId,
       branchName: "main",
-      name: "Alpha",
-      content: [text("first")],
+      name: "Gamma",
+      content: [],
     });
-    expect(a).toMatchObject({ position: 0, changed: true });
-    const c = await callMcp<{ position: number }>(mcp, "sections", { action: "create", documentId, branchName: "main", name: "Gamma", content: [] });
     expect(c.position).toBe(1);
     const b = await callMcp<{ sectionId: string; position: number }>(mcp, "sections", {
       action: "create",
@@ -83,22 +93,33 @@ describe("create and batch_create", () => {
   });
 
   test("a position past the end is a clear error", async () => {
-    const error = await callMcpError(mcp, "sections", { action: "create", documentId, branchName: "main", name: "X", content: [], position: 99 });
+    const error = await callMcpError(mcp, "sections", {
+      action: "create",
+      documentId,
+      branchName: "main",
+      name: "X",
+      content: [],
+      position: 99,
+    });
     expect(error.code).toBe("VALIDATION_FAILED");
     expect(error.message).toMatch(/position 99 is out of range.*0-3/);
   });
 
   test("batch_create adds all sections in order in one commit", async () => {
     const before = await logLength("main");
-    const result = await callMcp<{ sectionIds: string[]; positions: number[]; contentHashes: string[]; commitId: string }>(mcp, "sections", {
-      action: "batch_create",
-      documentId,
-      branchName: "main",
-      sections: [
-        { name: "One", content: [text("1")] },
-        { name: "Two", content: [text("2")] },
-      ],
-    });
+    const result = await callMcp<{ sectionIds: string[]; positions: number[]; contentHashes: string[]; commitId: string }>(
+      mcp,
+      "sections",
+      {
+        action: "batch_create",
+        documentId,
+        branchName: "main",
+        sections: [
+          { name: "One", content: [text("1")] },
+          { name: "Two", content: [text("2")] },
+        ],
+      },
+    );
     expect(result.positions).toEqual([3, 4]);
     expect(await logLength("main")).toBe(before + 1);
     const doc = await read();
@@ -128,7 +149,14 @@ describe("create and batch_create", () => {
 describe("every block variant", () => {
   test("is accepted and read back exactly", async () => {
     await server.db.insert(uploads).values([
-      { key: "ws/abc/report.pdf", workspaceId: owner.actor.workspaceId, filename: "report.pdf", mediaType: "application/pdf", createdBy: owner.userId, completedAt: new Date() },
+      {
+        key: "ws/abc/report.pdf",
+        workspaceId: owner.actor.workspaceId,
+        filename: "report.pdf",
+        mediaType: "application/pdf",
+        createdBy: owner.userId,
+        completedAt: new Date(),
+      },
     ]);
     const content = [
       text("Some **markdown**"),
@@ -137,11 +165,25 @@ describe("every block variant", () => {
       { blockType: "image", type: "base64", mediaType: "image/png", data: "iVBORw0KGgo=" },
       { blockType: "image", type: "storage", mediaType: "image/png", key: "ws/abc/report.pdf" },
       { blockType: "document", type: "url", mediaType: "application/pdf", url: "https://example.com/a.pdf", filename: "a.pdf" },
-      { blockType: "csv", type: "storage", mediaType: "text/csv", key: "ws/abc/report.pdf", filename: "d.csv", headers: ["a", "b"], rowCount: 3 },
+      {
+        blockType: "csv",
+        type: "storage",
+        mediaType: "text/csv",
+        key: "ws/abc/report.pdf",
+        filename: "d.csv",
+        headers: ["a", "b"],
+        rowCount: 3,
+      },
       { blockType: "file", type: "storage", mediaType: "application/pdf", key: "ws/abc/report.pdf", filename: "report.pdf" },
       { blockType: "database_embed", databaseId: "7d1c3f0e-31a4-4f0f-9d8e-0d1b8a4e2c11" },
     ];
-    const created = await callMcp<{ sectionId: string }>(mcp, "sections", { action: "create", documentId, branchName: "main", name: "Blocks", content });
+    const created = await callMcp<{ sectionId: string }>(mcp, "sections", {
+      action: "create",
+      documentId,
+      branchName: "main",
+      name: "Blocks",
+      content,
+    });
     const doc = await callMcp<DocRead>(mcp, "read", { documentId, sectionIds: [created.sectionId] });
     expect(doc.sections[0]!.content).toEqual(content);
   });
@@ -150,12 +192,28 @@ describe("every block variant", () => {
     ["unknown blockType", { blockType: "video", url: "https://x" }, "content.0"],
     ["text without text", { blockType: "text" }, "content.0.text"],
     ["image without type", { blockType: "image", mediaType: "image/png", url: "https://x" }, "content.0.type"],
-    ["image url with non-image media type", { blockType: "image", type: "url", mediaType: "text/html", url: "https://x.com" }, "content.0.mediaType"],
+    [
+      "image url with non-image media type",
+      { blockType: "image", type: "url", mediaType: "text/html", url: "https://x.com" },
+      "content.0.mediaType",
+    ],
     ["image url with ftp URL", { blockType: "image", type: "url", mediaType: "image/png", url: "ftp://x.com/a.png" }, "content.0.url"],
     ["base64 with junk", { blockType: "image", type: "base64", mediaType: "image/png", data: "not base64!" }, "content.0.data"],
-    ["document without filename", { blockType: "document", type: "url", mediaType: "application/pdf", url: "https://x.com/a.pdf" }, "content.0.filename"],
-    ["csv with negative rowCount", { blockType: "csv", type: "storage", mediaType: "text/csv", key: "k", filename: "a.csv", headers: [], rowCount: -1 }, "content.0.rowCount"],
-    ["file with url type", { blockType: "file", type: "url", mediaType: "application/pdf", url: "https://x.com", filename: "a" }, "content.0.type"],
+    [
+      "document without filename",
+      { blockType: "document", type: "url", mediaType: "application/pdf", url: "https://x.com/a.pdf" },
+      "content.0.filename",
+    ],
+    [
+      "csv with negative rowCount",
+      { blockType: "csv", type: "storage", mediaType: "text/csv", key: "k", filename: "a.csv", headers: [], rowCount: -1 },
+      "content.0.rowCount",
+    ],
+    [
+      "file with url type",
+      { blockType: "file", type: "url", mediaType: "application/pdf", url: "https://x.com", filename: "a" },
+      "content.0.type",
+    ],
     ["database_embed with bad id", { blockType: "database_embed", databaseId: "nope" }, "content.0.databaseId"],
     ["an extra field", { blockType: "text", text: "x", color: "red" }, "content.0"],
   ])("rejects %s naming the block and field", async (_label, block, path) => {
@@ -238,7 +296,14 @@ describe("update, delete, optimistic locking", () => {
       Array.from({ length: 16 }, (_, i) =>
         clients[i % clients.length]!.callTool({
           name: "sections",
-          arguments: { action: "update", documentId, branchName: "main", sectionId: target.sectionId, newContent: [text(`writer ${i}`)], expectedContentHash: target.contentHash },
+          arguments: {
+            action: "update",
+            documentId,
+            branchName: "main",
+            sectionId: target.sectionId,
+            newContent: [text(`writer ${i}`)],
+            expectedContentHash: target.contentHash,
+          },
         }),
       ),
     );
@@ -255,7 +320,13 @@ describe("update, delete, optimistic locking", () => {
   test("delete removes the section; unknown sections are NOT_FOUND", async () => {
     const doc = await read();
     const gamma = doc.sections.find((s) => s.name === "Gamma")!;
-    await callMcp(mcp, "sections", { action: "delete", documentId, branchName: "main", sectionId: gamma.sectionId, expectedContentHash: gamma.contentHash });
+    await callMcp(mcp, "sections", {
+      action: "delete",
+      documentId,
+      branchName: "main",
+      sectionId: gamma.sectionId,
+      expectedContentHash: gamma.contentHash,
+    });
     expect((await read()).sections.map((s) => s.name)).not.toContain("Gamma");
     const again = await callMcpError(mcp, "sections", { action: "delete", documentId, branchName: "main", sectionId: gamma.sectionId });
     expect(again.code).toBe("NOT_FOUND");
@@ -275,7 +346,12 @@ describe("reorder", () => {
   test("sets the order when every id is listed once", async () => {
     const ids = (await read()).sections.map((s) => s.sectionId);
     const reversed = [...ids].reverse();
-    const result = await callMcp<{ sectionOrder: string[] }>(mcp, "sections", { action: "reorder", documentId, branchName: "main", sectionOrder: reversed });
+    const result = await callMcp<{ sectionOrder: string[] }>(mcp, "sections", {
+      action: "reorder",
+      documentId,
+      branchName: "main",
+      sectionOrder: reversed,
+    });
     expect(result.sectionOrder).toEqual(reversed);
     expect((await read()).sections.map((s) => s.sectionId)).toEqual(reversed);
     await callMcp(mcp, "sections", { action: "reorder", documentId, branchName: "main", sectionOrder: ids });
@@ -300,10 +376,22 @@ describe("reorder", () => {
 describe("headings, permissions, references, comments", () => {
   test("content starting with the section name as H2 is DUPLICATE_HEADING (ATX and setext)", async () => {
     for (const t of ["## Pricing\nbody", "  ##   pricing  ##\n", "Pricing\n-------\nbody"]) {
-      const error = await callMcpError(mcp, "sections", { action: "create", documentId, branchName: "main", name: "Pricing", content: [text(t)] });
+      const error = await callMcpError(mcp, "sections", {
+        action: "create",
+        documentId,
+        branchName: "main",
+        name: "Pricing",
+        content: [text(t)],
+      });
       expect(error.code).toBe("DUPLICATE_HEADING");
     }
-    await callMcp(mcp, "sections", { action: "create", documentId, branchName: "main", name: "Pricing", content: [text("## Details\nok")] });
+    await callMcp(mcp, "sections", {
+      action: "create",
+      documentId,
+      branchName: "main",
+      name: "Pricing",
+      content: [text("## Details\nok")],
+    });
   });
 
   test("section permissions only on a non-default branch, versioned there", async () => {
@@ -317,7 +405,14 @@ describe("headings, permissions, references, comments", () => {
     });
     expect(refused.code).toBe("DEFAULT_BRANCH_PROTECTED");
     await callMcp(mcp, "documents", { action: "create_branch", documentId, branchName: "perms" });
-    await callMcp(mcp, "sections", { action: "update", documentId, branchName: "perms", sectionId: section.sectionId, aiAccess: "read", defaultPermission: "edit" });
+    await callMcp(mcp, "sections", {
+      action: "update",
+      documentId,
+      branchName: "perms",
+      sectionId: section.sectionId,
+      aiAccess: "read",
+      defaultPermission: "edit",
+    });
     const created = await callMcp<{ sectionId: string }>(mcp, "sections", {
       action: "create",
       documentId,
@@ -356,7 +451,12 @@ describe("headings, permissions, references, comments", () => {
       targetDocumentId: other.documentId,
     });
     expect((await read()).sections[0]!.references).toEqual([
-      { referenceId: added.referenceId, targetDocumentId: other.documentId, targetSectionId: other.sectionIds[0], displayTitle: "See target" },
+      {
+        referenceId: added.referenceId,
+        targetDocumentId: other.documentId,
+        targetSectionId: other.sectionIds[0],
+        displayTitle: "See target",
+      },
       { referenceId: wholeDoc.referenceId, targetDocumentId: other.documentId, targetSectionId: null, displayTitle: null },
     ]);
     const badSection = await callMcpError(mcp, "sections", {
@@ -378,7 +478,12 @@ describe("headings, permissions, references, comments", () => {
     expect(badDoc.code).toBe("NOT_FOUND");
     await callMcp(mcp, "sections", { action: "remove_reference", documentId, branchName: "main", referenceId: added.referenceId });
     expect((await read()).sections[0]!.references.map((r) => r.referenceId)).toEqual([wholeDoc.referenceId]);
-    const gone = await callMcpError(mcp, "sections", { action: "remove_reference", documentId, branchName: "main", referenceId: added.referenceId });
+    const gone = await callMcpError(mcp, "sections", {
+      action: "remove_reference",
+      documentId,
+      branchName: "main",
+      referenceId: added.referenceId,
+    });
     expect(gone.code).toBe("NOT_FOUND");
   });
 
@@ -389,14 +494,22 @@ describe("headings, permissions, references, comments", () => {
       documentId,
       branchName: "main",
       sectionId: section.sectionId,
-      newContent: [text(`Prices <svc:comment-new body="Is this &quot;final&quot;?" mentions="${member.userId}">rise in May</svc:comment-new>.`)],
+      newContent: [
+        text(`Prices <svc:comment-new body="Is this &quot;final&quot;?" mentions="${member.userId}">rise in May</svc:comment-new>.`),
+      ],
     });
     const commented = (await read()).sections[0]!;
     const textBlock = commented.content[0] as { text: string };
     const match = /<svc:comment id="([0-9a-f-]{36})">rise in May<\/svc:comment>/.exec(textBlock.text);
     expect(match).not.toBeNull();
     expect(commented.comments).toEqual([
-      expect.objectContaining({ commentId: match![1], body: 'Is this "final"?', authorId: owner.userId, mentions: [member.userId], branchName: "main" }),
+      expect.objectContaining({
+        commentId: match![1],
+        body: 'Is this "final"?',
+        authorId: owner.userId,
+        mentions: [member.userId],
+        branchName: "main",
+      }),
     ]);
 
     const dropped = await callMcpError(mcp, "sections", {
@@ -504,13 +617,19 @@ describe("group commit", () => {
     const failed = results.flatMap((r, n) => (r.isError ? [n] : []));
     expect(failed).toEqual([4, 9, 14, 19]);
     for (const n of failed) expect((results[n]!.structuredContent as { error: { code: string } }).error.code).toBe("CONTENT_HASH_MISMATCH");
-    const log = await callMcp<{ commits: Array<{ commitId: string; parentIds: string[] }> }>(mcp, "documents", { action: "log", documentId: busy, limit: 50 });
+    const log = await callMcp<{ commits: Array<{ commitId: string; parentIds: string[] }> }>(mcp, "documents", {
+      action: "log",
+      documentId: busy,
+      limit: 50,
+    });
     expect(log.commits).toHaveLength(1 + 20);
     // One linear chain holding exactly the successful writes' commits (in the order the server received them).
     log.commits.slice(0, -1).forEach((c, i) => {
       expect(c.parentIds).toEqual([log.commits[i + 1]!.commitId]);
     });
-    const commitOf = new Map(results.flatMap((r, n) => (r.isError ? [] : [[(r.structuredContent as { commitId: string }).commitId, n] as const])));
+    const commitOf = new Map(
+      results.flatMap((r, n) => (r.isError ? [] : [[(r.structuredContent as { commitId: string }).commitId, n] as const])),
+    );
     expect(new Set(log.commits.slice(0, 20).map((c) => c.commitId))).toEqual(new Set(commitOf.keys()));
     // Each section holds its write that landed last.
     const newestFirst = log.commits.slice(0, 20).map((c) => commitOf.get(c.commitId)!);
@@ -533,7 +652,13 @@ describe("group commit", () => {
         sectionIds.map(async (sectionId, i) => {
           const client = clients[i % 2]!;
           for (let n = 0; n < writesPerSection; n++) {
-            await callMcp(client, "sections", { action: "update", documentId: busy, branchName: "main", sectionId, newContent: [text(`s${i} w${n}`)] });
+            await callMcp(client, "sections", {
+              action: "update",
+              documentId: busy,
+              branchName: "main",
+              sectionId,
+              newContent: [text(`s${i} w${n}`)],
+            });
           }
           return writesPerSection;
         }),
@@ -549,55 +674,76 @@ describe("group commit", () => {
     }
   });
 
-  test.skipIf(!testDatabaseUrl())("a busy server sees a change another process made: refusals and no-ops are judged on the stored head", async () => {
-    const second = await openDatabase({ url: (server.database as TestDatabase).url!, maxConnections: 4 });
-    const other = await startTestServer({ database: second });
-    const busyClients = await Promise.all(Array.from({ length: 4 }, () => server.mcpClient(owner.token)));
-    const otherClient = await other.mcpClient(owner.token);
-    try {
-      const { documentId: doc, sectionIds } = await callMcp<{ documentId: string; sectionIds: string[] }>(mcp, "documents", {
-        action: "create",
-        path: "busy-and-elsewhere",
-        sections: [{ name: "Target", content: [text("original")] }, ...Array.from({ length: 4 }, (_, i) => ({ name: `Busy ${i}`, content: [text("x")] }))],
-      });
-      const [target, ...busy] = sectionIds;
-      let running = true;
-      // Keep this server's queue for the branch alive (and its remembered tip in use).
-      const load = busy.map(async (sectionId, i) => {
-        for (let n = 0; running; n++) {
-          await callMcp(busyClients[i]!, "sections", { action: "update", documentId: doc, branchName: "main", sectionId, newContent: [text(`busy ${n}`)] });
-        }
-      });
-      const before = (await callMcp<DocRead>(mcp, "read", { documentId: doc, sectionIds: [target] })).sections[0]!.contentHash;
-      const changed = await callMcp<{ contentHash: string }>(otherClient, "sections", {
-        action: "update",
-        documentId: doc,
-        branchName: "main",
-        sectionId: target,
-        newContent: [text("changed elsewhere")],
-      });
-      // The stale hash is refused with the current one; rewriting what is stored is a no-op; the current hash is accepted.
-      const updateTarget = (content: string, expectedContentHash: string) =>
-        mcp.callTool({
-          name: "sections",
-          arguments: { action: "update", documentId: doc, branchName: "main", sectionId: target, newContent: [text(content)], expectedContentHash },
+  test.skipIf(!testDatabaseUrl())(
+    "a busy server sees a change another process made: refusals and no-ops are judged on the stored head",
+    async () => {
+      const second = await openDatabase({ url: (server.database as TestDatabase).url!, maxConnections: 4 });
+      const other = await startTestServer({ database: second });
+      const busyClients = await Promise.all(Array.from({ length: 4 }, () => server.mcpClient(owner.token)));
+      const otherClient = await other.mcpClient(owner.token);
+      try {
+        const { documentId: doc, sectionIds } = await callMcp<{ documentId: string; sectionIds: string[] }>(mcp, "documents", {
+          action: "create",
+          path: "busy-and-elsewhere",
+          sections: [
+            { name: "Target", content: [text("original")] },
+            ...Array.from({ length: 4 }, (_, i) => ({ name: `Busy ${i}`, content: [text("x")] })),
+          ],
         });
-      const stale = await updateTarget("mine", before);
-      expect((stale.structuredContent as { error: { code: string; details: { currentContentHash: string } } }).error).toMatchObject({
-        code: "CONTENT_HASH_MISMATCH",
-        details: { currentContentHash: changed.contentHash },
-      });
-      expect((await updateTarget("changed elsewhere", changed.contentHash)).structuredContent).toMatchObject({ changed: false });
-      expect((await updateTarget("mine", changed.contentHash)).isError).toBeFalsy();
-      running = false;
-      await Promise.all(load);
-      expect((await callMcp<DocRead>(mcp, "read", { documentId: doc, sectionIds: [target] })).sections[0]!.content).toEqual([text("mine")]);
-    } finally {
-      await Promise.all([...busyClients, otherClient].map((c) => c.close()));
-      await other.close();
-      await second.close();
-    }
-  });
+        const [target, ...busy] = sectionIds;
+        let running = true;
+        // Keep this server's queue for the branch alive (and its remembered tip in use).
+        const load = busy.map(async (sectionId, i) => {
+          for (let n = 0; running; n++) {
+            await callMcp(busyClients[i]!, "sections", {
+              action: "update",
+              documentId: doc,
+              branchName: "main",
+              sectionId,
+              newContent: [text(`busy ${n}`)],
+            });
+          }
+        });
+        const before = (await callMcp<DocRead>(mcp, "read", { documentId: doc, sectionIds: [target] })).sections[0]!.contentHash;
+        const changed = await callMcp<{ contentHash: string }>(otherClient, "sections", {
+          action: "update",
+          documentId: doc,
+          branchName: "main",
+          sectionId: target,
+          newContent: [text("changed elsewhere")],
+        });
+        // The stale hash is refused with the current one; rewriting what is stored is a no-op; the current hash is accepted.
+        const updateTarget = (content: string, expectedContentHash: string) =>
+          mcp.callTool({
+            name: "sections",
+            arguments: {
+              action: "update",
+              documentId: doc,
+              branchName: "main",
+              sectionId: target,
+              newContent: [text(content)],
+              expectedContentHash,
+            },
+          });
+        const stale = await updateTarget("mine", before);
+        expect((stale.structuredContent as { error: { code: string; details: { currentContentHash: string } } }).error).toMatchObject({
+          code: "CONTENT_HASH_MISMATCH",
+          details: { currentContentHash: changed.contentHash },
+        });
+        expect((await updateTarget("changed elsewhere", changed.contentHash)).structuredContent).toMatchObject({ changed: false });
+        expect((await updateTarget("mine", changed.contentHash)).isError).toBeFalsy();
+        running = false;
+        await Promise.all(load);
+        expect((await callMcp<DocRead>(mcp, "read", { documentId: doc, sectionIds: [target] })).sections[0]!.content).toEqual([
+          text("mine"),
+        ]);
+      } finally {
+        await Promise.all([...busyClients, otherClient].map((c) => c.close()));
+        await other.close();
+        await second.close();
+      }
+    },
+  );
 });
 
 describe("access changes reach writes at once", () => {
@@ -610,9 +756,13 @@ describe("access changes reach writes at once", () => {
     const [sectionId] = (await callMcp<DocRead>(mcp, "read", { documentId: shared })).sections.map((s) => s.sectionId);
     const memberMcp = await server.mcpClient(member.token);
     // Permissions are managed by people (AI calls never may), so through tRPC as the owner.
-    const setPermissions = (input: Record<string, unknown>) => server.trpcCaller(owner).documents({ action: "set_permissions", documentId: shared, ...input } as never);
+    const setPermissions = (input: Record<string, unknown>) =>
+      server.trpcCaller(owner).documents({ action: "set_permissions", documentId: shared, ...input } as never);
     const update = (n: number) =>
-      memberMcp.callTool({ name: "sections", arguments: { action: "update", documentId: shared, branchName: "main", sectionId, newContent: [text(`v${n}`)] } });
+      memberMcp.callTool({
+        name: "sections",
+        arguments: { action: "update", documentId: shared, branchName: "main", sectionId, newContent: [text(`v${n}`)] },
+      });
     const codeOfResult = (result: Awaited<ReturnType<typeof update>>) =>
       result.isError ? (result.structuredContent as { error: { code: string } }).error.code : "ok";
     try {
@@ -634,7 +784,13 @@ describe("access changes reach writes at once", () => {
 describe("the tRPC face", () => {
   test("the same actions and errors through a tRPC caller and over HTTP with a bearer token", async () => {
     const caller = server.trpcCaller(owner);
-    const created = (await caller.sections({ action: "create", documentId, branchName: "main", name: "Via tRPC", content: [text("hi")] })) as {
+    const created = (await caller.sections({
+      action: "create",
+      documentId,
+      branchName: "main",
+      name: "Via tRPC",
+      content: [text("hi")],
+    })) as {
       sectionId: string;
     };
     const doc = await caller.read({ documentId, sectionIds: [created.sectionId] });
@@ -646,7 +802,14 @@ describe("the tRPC face", () => {
     const viaHttp = await http.read.query({ documentId, sectionIds: [created.sectionId] });
     expect(viaHttp.sections[0]!.sectionId).toBe(created.sectionId);
     const failure = await http.sections
-      .mutate({ action: "update", documentId, branchName: "main", sectionId: created.sectionId, newContent: [], expectedContentHash: "f".repeat(64) })
+      .mutate({
+        action: "update",
+        documentId,
+        branchName: "main",
+        sectionId: created.sectionId,
+        newContent: [],
+        expectedContentHash: "f".repeat(64),
+      })
       .catch((e: { data?: { error?: { code: string } } }) => e);
     expect((failure as { data: { error: { code: string } } }).data.error.code).toBe("CONTENT_HASH_MISMATCH");
     await expect(server.trpcClient().read.query({ documentId })).rejects.toMatchObject({ data: { code: "UNAUTHORIZED" } });

@@ -26,7 +26,10 @@ afterAll(async () => {
 async function signIn(email: string, password: string): Promise<string[]> {
   const csrf = await fetch(`${server.url}/api/auth/csrf`);
   const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-  const csrfCookie = csrf.headers.getSetCookie().map((c) => c.split(";", 1)[0]).join("; ");
+  const csrfCookie = csrf.headers
+    .getSetCookie()
+    .map((c) => c.split(";", 1)[0])
+    .join("; ");
   const res = await fetch(`${server.url}/api/auth/callback/credentials`, {
     method: "POST",
     redirect: "manual",

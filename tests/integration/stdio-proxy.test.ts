@@ -79,7 +79,10 @@ describe("quire mcp-proxy", () => {
       documentId,
       branchName: "main",
       name: "Diagram",
-      content: [{ blockType: "text", text: "See the diagram." }, { blockType: "image", type: "file", path: file }],
+      content: [
+        { blockType: "text", text: "See the diagram." },
+        { blockType: "image", type: "file", path: file },
+      ],
     });
     const doc = await read();
     const section = doc.sections.find((s) => s.sectionId === created.sectionId)!;
@@ -106,7 +109,13 @@ describe("quire mcp-proxy", () => {
       branchName: "main",
       sections: [
         { name: "A", content: [{ blockType: "image", type: "file", path: a }] },
-        { name: "B", content: [{ blockType: "image", type: "file", path: b }, { blockType: "image", type: "file", path: a }] },
+        {
+          name: "B",
+          content: [
+            { blockType: "image", type: "file", path: b },
+            { blockType: "image", type: "file", path: a },
+          ],
+        },
       ],
     });
     expect(await server.db.$count(uploads)).toBe(uploadsBefore + 2);
@@ -127,7 +136,10 @@ describe("quire mcp-proxy", () => {
     });
     expect(updated.contentHash).toMatch(/^[0-9a-f]{64}$/);
     doc = await read();
-    expect(doc.sections.find((s) => s.sectionId === batch.sectionIds[0])!.content[0]).toMatchObject({ type: "storage", mediaType: "image/webp" });
+    expect(doc.sections.find((s) => s.sectionId === batch.sectionIds[0])!.content[0]).toMatchObject({
+      type: "storage",
+      mediaType: "image/webp",
+    });
   });
 
   test.each([
@@ -149,7 +161,10 @@ describe("quire mcp-proxy", () => {
       branchName: "main",
       name: "Broken",
       // The good file comes first: it must not be uploaded either.
-      content: [{ blockType: "image", type: "file", path: good }, { blockType: "image", type: "file", path: pathOf() }],
+      content: [
+        { blockType: "image", type: "file", path: good },
+        { blockType: "image", type: "file", path: pathOf() },
+      ],
     });
     expect(error.code).toBe(code);
     expect(error.message).toMatch(/content\[1\]\.path/);

@@ -44,7 +44,12 @@ async function grant(args: Record<string, unknown>): Promise<Grant> {
   return callMcp<Grant>(mcp, "upload_url", args);
 }
 
-async function put(url: string, body: Buffer | ReadableStream<Uint8Array>, contentType: string | null = "image/png", init: RequestInit = {}) {
+async function put(
+  url: string,
+  body: Buffer | ReadableStream<Uint8Array>,
+  contentType: string | null = "image/png",
+  init: RequestInit = {},
+) {
   const response = await fetch(url, {
     method: "PUT",
     headers: contentType ? { "content-type": contentType } : {},
@@ -87,13 +92,24 @@ async function publish(key: string, mediaType = "image/png", by: Client = mcp): 
   const block = mediaType.startsWith("image/")
     ? { blockType: "image", type: "storage", mediaType, key }
     : { blockType: "file", type: "storage", mediaType, key, filename: "file" };
-  const created = await callMcp<{ commitId: string }>(by, "sections", { action: "create", documentId, branchName: "main", name: `File ${key.slice(-12)}`, content: [block] });
+  const created = await callMcp<{ commitId: string }>(by, "sections", {
+    action: "create",
+    documentId,
+    branchName: "main",
+    name: `File ${key.slice(-12)}`,
+    content: [block],
+  });
   return created.commitId;
 }
 
 /** A download link as `read` signs it, for `userId` (in person unless said) and the key as held at `commitId`. */
-const linkFor = (key: string, commitId: string, userId: string, expiresAt = new Date(Date.now() + 60_000), principal: "person" | "agent" = "person") =>
-  server.files.downloadUrl({ key, documentId, commitId, userId, principal, expiresAt });
+const linkFor = (
+  key: string,
+  commitId: string,
+  userId: string,
+  expiresAt = new Date(Date.now() + 60_000),
+  principal: "person" | "agent" = "person",
+) => server.files.downloadUrl({ key, documentId, commitId, userId, principal, expiresAt });
 
 beforeAll(async () => {
   server = await startTestServer({ maxUploadBytes: MAX_UPLOAD });
@@ -133,19 +149,30 @@ describe("upload, reference, read, download", () => {
     expect(early.code).toBe("NOT_FOUND");
 
     const done = await put(g.uploadUrl, bytes);
-    expect(done).toEqual({ status: 200, json: { key: g.key, filename: "chart.png", mediaType: "image/png", byteSize: bytes.length, sha256: sha256(bytes) } });
+    expect(done).toEqual({
+      status: 200,
+      json: { key: g.key, filename: "chart.png", mediaType: "image/png", byteSize: bytes.length, sha256: sha256(bytes) },
+    });
     const row = await uploadRow(g.key);
     expect(row?.completedAt).toBeInstanceOf(Date);
     expect(row).toMatchObject({ byteSize: bytes.length, sha256: sha256(bytes) });
 
     const block = { blockType: "image", type: "storage", mediaType: "image/png", key: g.key };
-    const created = await callMcp<{ sectionId: string }>(mcp, "sections", { action: "create", documentId, branchName: "main", name: "Chart", content: [block] });
+    const created = await callMcp<{ sectionId: string }>(mcp, "sections", {
+      action: "create",
+      documentId,
+      branchName: "main",
+      name: "Chart",
+      content: [block],
+    });
     const doc = await callMcp<{ sections: SectionRead[] }>(mcp, "read", { documentId, sectionIds: [created.sectionId] });
     const section = doc.sections[0]!;
     expect(section.content).toEqual([block]);
     const url = section.downloads?.[g.key];
     expect(url, "read returns a download URL per storage key (section.downloads)").toMatch(
-      new RegExp(`^${server.url}/api/files/${g.key}\\?document=${documentId}&commit=[0-9a-f-]{36}&user=${owner.userId}&as=agent&expires=\\d+&signature=`),
+      new RegExp(
+        `^${server.url}/api/files/${g.key}\\?document=${documentId}&commit=[0-9a-f-]{36}&user=${owner.userId}&as=agent&expires=\\d+&signature=`,
+      ),
     );
 
     const response = await fetch(url!);
@@ -207,12 +234,19 @@ describe("the PUT refuses", () => {
   test("a path-traversal key in the URL (400), raw or percent-encoded", async () => {
     const g = await grant({ filename: "a.png", mediaType: "image/png" });
     const query = new URL(g.uploadUrl).search;
-    for (const path of [`/api/uploads/${owner.actor.workspaceId}/../../../etc/passwd${query}`, `/api/uploads/%2e%2e/%2e%2e/etc/passwd${query}`, `/api/uploads//etc/passwd${query}`]) {
+    for (const path of [
+      `/api/uploads/${owner.actor.workspaceId}/../../../etc/passwd${query}`,
+      `/api/uploads/%2e%2e/%2e%2e/etc/passwd${query}`,
+      `/api/uploads//etc/passwd${query}`,
+    ]) {
       const response = await rawRequest("PUT", path, { "content-type": "image/png" }, Buffer.from("x"));
       expect(response.status, path).toBe(400);
       expect(response.json.error?.code).toBe("VALIDATION_FAILED");
     }
-    const download = await rawRequest("GET", `/api/files/../../etc/passwd?document=${documentId}&user=${owner.userId}&expires=1&signature=x`);
+    const download = await rawRequest(
+      "GET",
+      `/api/files/../../etc/passwd?document=${documentId}&user=${owner.userId}&expires=1&signature=x`,
+    );
     expect(download.status).toBe(400);
   });
 
@@ -261,10 +295,14 @@ describe("the PUT refuses", () => {
   test("an expired URL (403 LINK_EXPIRED), with a clock in the past", async () => {
     const actor = (await actorForUser(server.db, owner.userId, "agent"))!;
     const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
-    const g = (await runTool("upload_url", { db: server.db, actor, clock: () => twoHoursAgo, files: server.files }, {
-      filename: "old.png",
-      mediaType: "image/png",
-    })) as Grant;
+    const g = (await runTool(
+      "upload_url",
+      { db: server.db, actor, clock: () => twoHoursAgo, files: server.files },
+      {
+        filename: "old.png",
+        mediaType: "image/png",
+      },
+    )) as Grant;
     expect(Date.parse(g.expiresAt)).toBeLessThan(Date.now());
     const response = await put(g.uploadUrl, png(100));
     expect(response.status).toBe(403);
@@ -344,7 +382,10 @@ describe("the PUT refuses", () => {
   });
 
   test("an unknown key with a valid signature (404)", async () => {
-    const url = server.files.uploadUrl(`${owner.actor.workspaceId}/00000000-0000-4000-8000-000000000000.png`, new Date(Date.now() + 60_000));
+    const url = server.files.uploadUrl(
+      `${owner.actor.workspaceId}/00000000-0000-4000-8000-000000000000.png`,
+      new Date(Date.now() + 60_000),
+    );
     const response = await put(url, png(100));
     expect(response.status).toBe(404);
     expect(response.json.error?.code).toBe("NOT_FOUND");
@@ -398,7 +439,11 @@ describe("downloads refuse", () => {
     const response = await fetch(url);
     expect(response.status).toBe(404);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe("NOT_FOUND");
-    await server.callTool("documents", owner.userId, { action: "set_permissions", documentId, grants: [{ userId: member.userId, permission: null }] });
+    await server.callTool("documents", owner.userId, {
+      action: "set_permissions",
+      documentId,
+      grants: [{ userId: member.userId, permission: null }],
+    });
   });
 
   test("an upload that is not complete or not in the document's workspace (404)", async () => {
@@ -406,7 +451,14 @@ describe("downloads refuse", () => {
     const response = await fetch(linkFor(pending.key, commitId, owner.userId));
     expect(response.status).toBe(404);
     const unknownDoc = await fetch(
-      server.files.downloadUrl({ key, documentId: "00000000-0000-4000-8000-000000000000", commitId, userId: owner.userId, principal: "person", expiresAt: new Date(Date.now() + 60_000) }),
+      server.files.downloadUrl({
+        key,
+        documentId: "00000000-0000-4000-8000-000000000000",
+        commitId,
+        userId: owner.userId,
+        principal: "person",
+        expiresAt: new Date(Date.now() + 60_000),
+      }),
     );
     expect(unknownDoc.status).toBe(404);
   });
@@ -459,7 +511,10 @@ describe("who may reference a storage key", () => {
 
   beforeAll(async () => {
     memberMcp = await server.mcpClient(member.token);
-    ({ documentId: memberDocumentId } = await callMcp<{ documentId: string }>(memberMcp, "documents", { action: "create", path: "member-files" }));
+    ({ documentId: memberDocumentId } = await callMcp<{ documentId: string }>(memberMcp, "documents", {
+      action: "create",
+      path: "member-files",
+    }));
   });
   afterAll(async () => {
     await memberMcp?.close();
@@ -516,7 +571,13 @@ describe("who may reference a storage key", () => {
     });
     expect(elsewhere.code).toBe("NOT_FOUND");
     const { documentId: second } = await callMcp<{ documentId: string }>(mcp, "documents", { action: "create", path: "owner-second" });
-    await callMcp(mcp, "sections", { action: "create", documentId: second, branchName: "main", name: "Mine", content: [storageBlock(ownersKey)] });
+    await callMcp(mcp, "sections", {
+      action: "create",
+      documentId: second,
+      branchName: "main",
+      name: "Mine",
+      content: [storageBlock(ownersKey)],
+    });
   });
 
   test("updating a section that already holds a key keeps working for someone who did not upload it", async () => {

@@ -128,7 +128,13 @@ describe("the public base URL `get` hands out", () => {
     const own = (await server.trpcClient(member.token).workspace.mutate({ action: "get" })) as WorkspaceResults["get"];
     expect(own.publicUrl).toBe(server.url);
 
-    const configured = await startServer({ database: server.database, port: 0, host: "127.0.0.1", next: false, publicUrl: "https://docs.example.com/" });
+    const configured = await startServer({
+      database: server.database,
+      port: 0,
+      host: "127.0.0.1",
+      next: false,
+      publicUrl: "https://docs.example.com/",
+    });
     try {
       const client = createTRPCClient<AppRouter>({
         links: [httpLink({ url: `${configured.url}/api/trpc`, headers: { authorization: `Bearer ${member.token}` } })],

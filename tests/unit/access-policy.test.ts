@@ -27,8 +27,17 @@ const SOMEONE = "00000000-0000-4000-8000-0000000000aa";
 const person = (role: Role, userId = SOMEONE): AccessSubject => ({ kind: "member", userId, role, principal: "person" });
 const agent = (role: Role, userId = SOMEONE): AccessSubject => ({ kind: "member", userId, role, principal: "agent" });
 const link = (permission: Permission): AccessSubject => ({ kind: "share", permission });
-const doc = (facts: Partial<DocumentFacts> = {}): DocumentFacts => ({ createdBy: CREATOR, defaultPermission: "edit", aiAccess: "edit", grant: null, ...facts });
-const section = (defaultPermission: Permission | null, aiAccess: Permission | null = null): SectionOverrides => ({ defaultPermission, aiAccess });
+const doc = (facts: Partial<DocumentFacts> = {}): DocumentFacts => ({
+  createdBy: CREATOR,
+  defaultPermission: "edit",
+  aiAccess: "edit",
+  grant: null,
+  ...facts,
+});
+const section = (defaultPermission: Permission | null, aiAccess: Permission | null = null): SectionOverrides => ({
+  defaultPermission,
+  aiAccess,
+});
 
 type Row = [label: string, subject: AccessSubject, facts: DocumentFacts, overrides: SectionOverrides | null, expected: Permission];
 
@@ -50,8 +59,20 @@ const ROWS: Row[] = [
 
   // Members with a grant: the grant replaces the team default for the document; a section gets the most restrictive of grant and override.
   ["member, grant edit, team none", person("member"), doc({ defaultPermission: "none", grant: "edit" }), null, "edit"],
-  ["member, grant edit, team none, section (no override)", person("member"), doc({ defaultPermission: "none", grant: "edit" }), section(null), "edit"],
-  ["member, grant edit, team none, section none", person("member"), doc({ defaultPermission: "none", grant: "edit" }), section("none"), "none"],
+  [
+    "member, grant edit, team none, section (no override)",
+    person("member"),
+    doc({ defaultPermission: "none", grant: "edit" }),
+    section(null),
+    "edit",
+  ],
+  [
+    "member, grant edit, team none, section none",
+    person("member"),
+    doc({ defaultPermission: "none", grant: "edit" }),
+    section("none"),
+    "none",
+  ],
   ["member, grant edit, section read", person("member"), doc({ grant: "edit" }), section("read"), "read"],
   ["member, grant edit, section edit", person("member"), doc({ defaultPermission: "read", grant: "edit" }), section("edit"), "edit"],
   ["member, grant read, team edit", person("member"), doc({ grant: "read" }), null, "read"],
@@ -104,7 +125,9 @@ describe("a section with defaultPermission none", () => {
   const PERMISSIONS: Permission[] = ["none", "read", "edit"];
   const GRANTS: Array<Permission | null> = [null, ...PERMISSIONS];
   const belowManager: AccessSubject[] = [
-    ...(["member", "guest"] as const).flatMap((role) => (["person", "agent"] as Principal[]).map((p) => ({ kind: "member" as const, userId: SOMEONE, role, principal: p }))),
+    ...(["member", "guest"] as const).flatMap((role) =>
+      (["person", "agent"] as Principal[]).map((p) => ({ kind: "member" as const, userId: SOMEONE, role, principal: p })),
+    ),
     link("read"),
     link("edit"),
   ];
@@ -116,7 +139,9 @@ describe("a section with defaultPermission none", () => {
           for (const aiAccess of PERMISSIONS) {
             for (const sectionAi of GRANTS) {
               const facts = doc({ defaultPermission, aiAccess, grant: subject.kind === "share" ? null : grant });
-              expect(sectionPermission(subject, facts, section("none", sectionAi)), JSON.stringify({ subject, facts, sectionAi })).toBe("none");
+              expect(sectionPermission(subject, facts, section("none", sectionAi)), JSON.stringify({ subject, facts, sectionAi })).toBe(
+                "none",
+              );
             }
           }
         }
@@ -142,7 +167,9 @@ describe("changing access", () => {
   test("only a person may; an agent is refused with the reason, whatever its role", () => {
     expect(accessChangeRefusal("person")).toBeNull();
     expect(accessChangeRefusal("agent")).toEqual({ code: "PERMISSION_DENIED", message: AGENT_CANNOT_CHANGE_ACCESS });
-    expect(AGENT_CANNOT_CHANGE_ACCESS).toBe("An API token acts as an agent; agents cannot change access, roles, invites, tokens or the workspace's settings. Sign in to do this.");
+    expect(AGENT_CANNOT_CHANGE_ACCESS).toBe(
+      "An API token acts as an agent; agents cannot change access, roles, invites, tokens or the workspace's settings. Sign in to do this.",
+    );
   });
 
   test.each([

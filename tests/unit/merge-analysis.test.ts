@@ -135,7 +135,10 @@ describe("section table (DESIGN.md §4), one section between two unchanged ones"
     };
     if (status === "conflict") {
       const none = buildMergedTree(analysis, {});
-      expect(none).toEqual({ missing: { sections: ["s"], tags: false, properties: [], path: false, documentDeletion: false }, ignored: [] });
+      expect(none).toEqual({
+        missing: { sections: ["s"], tags: false, properties: [], path: false, documentDeletion: false },
+        ignored: [],
+      });
       expectTree(mergedTree(analysis, { sections: { s: "source" } }), bySource);
       expectTree(mergedTree(analysis, { sections: { s: "target" } }), byTarget);
     } else {
@@ -155,14 +158,16 @@ describe("section table (DESIGN.md §4), one section between two unchanged ones"
     expect(entry!.name).toBe("Intro (target)");
 
     const added = analyze(tree([]), tree([["n", B]]), tree([]));
-    expect(added.sections[0]!.sourceDiff).toBe(["--- base", "+++ source", "@@ -0,0 +1,3 @@", "+## Intro", "+", "+source text", ""].join("\n"));
+    expect(added.sections[0]!.sourceDiff).toBe(
+      ["--- base", "+++ source", "@@ -0,0 +1,3 @@", "+## Intro", "+", "+source text", ""].join("\n"),
+    );
     expect(added.sections[0]!.targetDiff).toBe("");
   });
 
   test("analyzeMerge reports a blob it was not given", () => {
-    expect(() => analyzeMerge({ base: tree([["s", A]]), source: tree([["s", B]]), target: tree([["s", A]]), sectionsByHash: new Map() })).toThrow(
-      /was not provided/,
-    );
+    expect(() =>
+      analyzeMerge({ base: tree([["s", A]]), source: tree([["s", B]]), target: tree([["s", A]]), sectionsByHash: new Map() }),
+    ).toThrow(/was not provided/);
   });
 });
 
@@ -174,7 +179,13 @@ describe("section order: three-way merge", () => {
     { name: "both reordered different sections", base: "ABCD", source: "BACD", target: "ABDC", merged: "BADC" },
     { name: "both moved the same section: source wins", base: "ABCD", source: "BCDA", target: "BACD", merged: "BCDA" },
     // The source moved B after E; the target moved E to the front: B still follows E.
-    { name: "both reordered, a moved section follows its new predecessor", base: "ABCDE", source: "ACDEB", target: "EABCD", merged: "EBACD" },
+    {
+      name: "both reordered, a moved section follows its new predecessor",
+      base: "ABCDE",
+      source: "ACDEB",
+      target: "EABCD",
+      merged: "EBACD",
+    },
     { name: "source adds after a predecessor", base: "ABC", source: "ABXC", target: "ABC", merged: "ABXC" },
     { name: "source adds at the front", base: "ABC", source: "XABC", target: "ABC", merged: "XABC" },
     { name: "target adds, source adds after the same predecessor", base: "AB", source: "AXB", target: "AYB", merged: "AXYB" },
@@ -228,11 +239,26 @@ describe("section order: three-way merge", () => {
 
   test("merged tree and analysis entries follow the merged order; removed sections dropped", () => {
     const s = (n: string) => sv(n, n);
-    const base = tree([["a", s("a")], ["b", s("b")], ["c", s("c")], ["d", s("d")]]);
+    const base = tree([
+      ["a", s("a")],
+      ["b", s("b")],
+      ["c", s("c")],
+      ["d", s("d")],
+    ]);
     // source: moves d to the front, edits b, adds x after b
-    const source = tree([["d", s("d")], ["a", s("a")], ["b", s("b2")], ["x", s("x")], ["c", s("c")]]);
+    const source = tree([
+      ["d", s("d")],
+      ["a", s("a")],
+      ["b", s("b2")],
+      ["x", s("x")],
+      ["c", s("c")],
+    ]);
     // target: deletes c, swaps a and b... (b unchanged content)
-    const target = tree([["b", s("b")], ["a", s("a")], ["d", s("d")]]);
+    const target = tree([
+      ["b", s("b")],
+      ["a", s("a")],
+      ["d", s("d")],
+    ]);
     const analysis = analyze(base, source, target);
     expect(analysis.sections.map((e) => [e.sectionId, e.status])).toEqual([
       ["b", "modified"],
@@ -275,7 +301,11 @@ describe("document-level merge", () => {
     const analysis = analyze(base, source, { ...target, properties: { ...target.properties, c3: false } });
     expect(analysis.propertyConflicts).toEqual([{ columnId: "c2", base: 1, source: 2, target: 3 }]);
 
-    const unsetVsChanged = analyze(base, { ...base, properties: { c1: "x", c2: 1 } }, { ...base, properties: { c1: "x", c2: 1, c3: false } });
+    const unsetVsChanged = analyze(
+      base,
+      { ...base, properties: { c1: "x", c2: 1 } },
+      { ...base, properties: { c1: "x", c2: 1, c3: false } },
+    );
     expect(unsetVsChanged.propertyConflicts).toEqual([{ columnId: "c3", base: true, source: null, target: false }]);
     expect(mergedTree(unsetVsChanged, { scalarPropertyResolutions: { c3: "source" } }).properties).toEqual({ c1: "x", c2: 1 });
     expect(mergedTree(unsetVsChanged, { scalarPropertyResolutions: { c3: "target" } }).properties).toEqual({ c1: "x", c2: 1, c3: false });
@@ -323,7 +353,12 @@ describe("document-level merge", () => {
     const a1 = analyze(base, { ...base, name: "New" }, { ...base, description: "target desc" });
     expect(mergedTree(a1)).toMatchObject({ name: "New", description: "target desc" });
     const a2 = analyze(base, { ...base, name: "S", description: "s" }, { ...base, name: "T", description: "t" });
-    expect([a2.hasConflicts, a2.hasPathCollision, a2.hasTagConflicts, a2.hasDocumentDeletionConflict]).toEqual([false, false, false, false]);
+    expect([a2.hasConflicts, a2.hasPathCollision, a2.hasTagConflicts, a2.hasDocumentDeletionConflict]).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
     expect(mergedTree(a2)).toMatchObject({ name: "S", description: "s" });
   });
 
@@ -403,17 +438,38 @@ describe("document-level merge", () => {
 
 describe("buildMergedTree", () => {
   const s = (n: string, text = n) => sv(n, text);
-  const base = tree([["a", s("a")], ["b", s("b")], ["c", s("c")]], { tagIds: ["t1"], properties: { p: 1, q: "q" } });
-  const source = tree([["a", s("a", "a-source")], ["b", s("b", "b-source")], ["c", s("c")], ["n", s("n")]], {
-    tagIds: ["t1", "t2"],
-    properties: { p: 2, q: "q" },
-    path: "moved/by-source",
-  });
-  const target = tree([["a", s("a", "a-target")], ["c", s("c", "c-target")]], {
-    tagIds: [],
-    properties: { p: 3, q: "q" },
-    path: "moved/by-target",
-  });
+  const base = tree(
+    [
+      ["a", s("a")],
+      ["b", s("b")],
+      ["c", s("c")],
+    ],
+    { tagIds: ["t1"], properties: { p: 1, q: "q" } },
+  );
+  const source = tree(
+    [
+      ["a", s("a", "a-source")],
+      ["b", s("b", "b-source")],
+      ["c", s("c")],
+      ["n", s("n")],
+    ],
+    {
+      tagIds: ["t1", "t2"],
+      properties: { p: 2, q: "q" },
+      path: "moved/by-source",
+    },
+  );
+  const target = tree(
+    [
+      ["a", s("a", "a-target")],
+      ["c", s("c", "c-target")],
+    ],
+    {
+      tagIds: [],
+      properties: { p: 3, q: "q" },
+      path: "moved/by-target",
+    },
+  );
 
   test("lists exactly what is missing, and ignores resolutions for things not in conflict", () => {
     const analysis = analyze(base, source, target);

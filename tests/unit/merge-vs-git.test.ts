@@ -186,7 +186,9 @@ async function ours(h: History): Promise<{ bases: number; conflicts: string[]; m
 
 const gitBlobId = (content: string) => {
   const body = Buffer.from(content);
-  return createHash("sha1").update(Buffer.concat([Buffer.from(`blob ${body.length}\0`), body])).digest("hex");
+  return createHash("sha1")
+    .update(Buffer.concat([Buffer.from(`blob ${body.length}\0`), body]))
+    .digest("hex");
 };
 
 function fastImportStream(histories: History[]): string {
@@ -199,7 +201,13 @@ function fastImportStream(histories: History[]): string {
       const m = ++mark;
       marks.set(c.id, m);
       const msg = c.id;
-      out.push(`commit refs/heads/${c.id}`, `mark :${m}`, `committer T <t@example.com> ${time++} +0000`, `data ${Buffer.byteLength(msg)}`, msg);
+      out.push(
+        `commit refs/heads/${c.id}`,
+        `mark :${m}`,
+        `committer T <t@example.com> ${time++} +0000`,
+        `data ${Buffer.byteLength(msg)}`,
+        msg,
+      );
       const [first, ...rest] = c.parents;
       if (first) out.push(`from :${marks.get(first)!}`);
       for (const p of rest) out.push(`merge :${marks.get(p)!}`);
@@ -220,7 +228,10 @@ describe.skipIf(!gitAvailable())("merge analysis agrees with git merge-tree", ()
     const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", HOME: dir, LC_ALL: "C" };
     const git = (args: string[], input?: string) => {
       try {
-        return { status: 0, stdout: execFileSync("git", ["-C", dir, ...args], { env, input, encoding: "utf8", stdio: ["pipe", "pipe", "pipe"] }) };
+        return {
+          status: 0,
+          stdout: execFileSync("git", ["-C", dir, ...args], { env, input, encoding: "utf8", stdio: ["pipe", "pipe", "pipe"] }),
+        };
       } catch (err) {
         const e = err as { status: number; stdout: string; stderr: string };
         if (e.status === 1) return { status: 1, stdout: e.stdout };
@@ -235,7 +246,18 @@ describe.skipIf(!gitAvailable())("merge analysis agrees with git merge-tree", ()
       for (const h of histories) {
         const mine = await ours(h);
         baseCounts.set(mine.bases, (baseCounts.get(mine.bases) ?? 0) + 1);
-        const mt = git(["-c", "merge.renames=false", "-c", "diff.renames=false", "merge-tree", "--write-tree", "--name-only", "--no-messages", h.a, h.b]);
+        const mt = git([
+          "-c",
+          "merge.renames=false",
+          "-c",
+          "diff.renames=false",
+          "merge-tree",
+          "--write-tree",
+          "--name-only",
+          "--no-messages",
+          h.a,
+          h.b,
+        ]);
         const [treeId, ...conflicted] = mt.stdout.split("\n").filter((l) => l !== "");
         const gitConflicts = [...new Set(conflicted)].sort();
         const context = `seed ${h.seed}, ${mine.bases} merge base(s)\n${h.log.join("\n")}`;

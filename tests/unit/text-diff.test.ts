@@ -112,9 +112,9 @@ describe("unifiedDiff", () => {
   });
 
   test("property: the patch always applies (random line texts)", () => {
-    const text = fc.array(fc.constantFrom("a", "b", "c", "", "d e", "# h"), { maxLength: 40 }).chain((ls) =>
-      fc.boolean().map((eol) => ls.join("\n") + (eol && ls.length > 0 ? "\n" : "")),
-    );
+    const text = fc
+      .array(fc.constantFrom("a", "b", "c", "", "d e", "# h"), { maxLength: 40 })
+      .chain((ls) => fc.boolean().map((eol) => ls.join("\n") + (eol && ls.length > 0 ? "\n" : "")));
     fc.assert(
       fc.property(text, text, (before, after) => {
         const patch = unifiedDiff(before, after);

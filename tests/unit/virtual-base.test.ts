@@ -18,7 +18,16 @@ class Graph {
       return { sectionId, blobHash };
     });
     this.parents.set(id, parents);
-    this.trees.set(id, { path: "doc", name: "Doc", description: null, deleted: false, tagIds: [], properties: {}, sections: entries, ...over });
+    this.trees.set(id, {
+      path: "doc",
+      name: "Doc",
+      description: null,
+      deleted: false,
+      tagIds: [],
+      properties: {},
+      sections: entries,
+      ...over,
+    });
     return id;
   }
 
@@ -103,7 +112,12 @@ describe("buildVirtualBase", () => {
   });
 
   test("criss-cross, bases disagree, outer sides kept different versions → conflict (a single base would hide it)", async () => {
-    const g = crissCross({ s1: "a", s2: "o", s3: "o" }, { s1: "b", s2: "o", s3: "o" }, { s1: "a", s2: "o", s3: "o" }, { s1: "b", s2: "o", s3: "o" });
+    const g = crissCross(
+      { s1: "a", s2: "o", s3: "o" },
+      { s1: "b", s2: "o", s3: "o" },
+      { s1: "a", s2: "o", s3: "o" },
+      { s1: "b", s2: "o", s3: "o" },
+    );
     expect(g.mergeBases("A2", "B2")).toEqual(["A1", "B1"]);
     const analysis = await g.analyze("A2", "B2");
     expect(statuses(analysis)).toEqual({ s1: "conflict" });
@@ -121,7 +135,12 @@ describe("buildVirtualBase", () => {
   });
 
   test("criss-cross, both outer sides hold the same content → no conflict", async () => {
-    const g = crissCross({ s1: "a", s2: "o", s3: "o" }, { s1: "b", s2: "o", s3: "o" }, { s1: "a", s2: "o", s3: "x" }, { s1: "a", s2: "o", s3: "o" });
+    const g = crissCross(
+      { s1: "a", s2: "o", s3: "o" },
+      { s1: "b", s2: "o", s3: "o" },
+      { s1: "a", s2: "o", s3: "x" },
+      { s1: "a", s2: "o", s3: "o" },
+    );
     const analysis = await g.analyze("A2", "B2");
     expect(statuses(analysis)).toEqual({ s1: "unchanged", s3: "modified" });
     expect(analysis.hasConflicts).toBe(false);
@@ -195,8 +214,18 @@ describe("buildVirtualBase", () => {
     expect(analysis.hasTagConflicts).toBe(true);
     expect(analysis.hasPathCollision).toBe(true);
     expect(analysis.propertyConflicts).toEqual([{ columnId: "c", base: virtual.tree.properties.c, source: 1, target: 2 }]);
-    const result = buildMergedTree(analysis, { tagResolution: "target", scalarPropertyResolutions: { c: "source" }, resolvedPath: "p/final" });
-    expect("tree" in result && result.tree).toMatchObject({ tagIds: ["t2"], properties: { c: 1 }, path: "p/final", name: "Na", description: "da" });
+    const result = buildMergedTree(analysis, {
+      tagResolution: "target",
+      scalarPropertyResolutions: { c: "source" },
+      resolvedPath: "p/final",
+    });
+    expect("tree" in result && result.tree).toMatchObject({
+      tagIds: ["t2"],
+      properties: { c: 1 },
+      path: "p/final",
+      name: "Na",
+      description: "da",
+    });
 
     // Outer sides agreeing on every field: no conflict at all, and no marker leaks.
     const g2 = crissCross(s, s, s, s, s, {

@@ -36,7 +36,11 @@ export function ShareButton({ documentId, access }: { documentId: string; access
 export function AccessNote({ access }: { access: Outcome<DocumentAccess> }) {
   if (!access.ok || access.value.yourPermission !== "read") return null;
   return (
-    <span className="access-pill" data-testid="access-note" title="You can read this document but not change it. Ask its owner for edit access.">
+    <span
+      className="access-pill"
+      data-testid="access-note"
+      title="You can read this document but not change it. Ask its owner for edit access."
+    >
       <LockIcon /> Read only
     </span>
   );
@@ -46,7 +50,13 @@ function ShareIcon() {
   return (
     <svg viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" className="icon">
       <circle cx="6" cy="5.5" r="2.25" fill="none" stroke="currentColor" strokeWidth="1.3" />
-      <path d="M1.75 13.5c.4-2.4 2.1-3.75 4.25-3.75s3.85 1.35 4.25 3.75" fill="none" stroke="currentColor" strokeWidth="1.3" strokeLinecap="round" />
+      <path
+        d="M1.75 13.5c.4-2.4 2.1-3.75 4.25-3.75s3.85 1.35 4.25 3.75"
+        fill="none"
+        stroke="currentColor"
+        strokeWidth="1.3"
+        strokeLinecap="round"
+      />
       <path d="M12.5 5v4M10.5 7h4" fill="none" stroke="currentColor" strokeWidth="1.3" strokeLinecap="round" />
     </svg>
   );

@@ -72,11 +72,7 @@ export function DocumentBody({
           ) : null}
           <Properties properties={doc.properties} />
         </header>
-        {sections.length === 0 ? (
-          <p className="muted empty-section">This document has no sections yet.</p>
-        ) : (
-          sections.map(renderSection)
-        )}
+        {sections.length === 0 ? <p className="muted empty-section">This document has no sections yet.</p> : sections.map(renderSection)}
       </article>
       <aside className="doc-sidebar">
         {asideTop}

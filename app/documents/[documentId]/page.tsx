@@ -64,8 +64,7 @@ export default async function DocumentPage({ params, searchParams }: Props) {
   }
   const doc = read.value;
   // Reading a commit is branch-less: the branch is the one the visitor came from, else the default.
-  const branchName =
-    doc.branchName ?? branch ?? (branches.ok ? branches.value.find((b) => b.isDefault)?.name : undefined) ?? null;
+  const branchName = doc.branchName ?? branch ?? (branches.ok ? branches.value.find((b) => b.isDefault)?.name : undefined) ?? null;
   const log = await attempt(() => commitLog(user.id, documentId, branchName ?? undefined, logCursor));
   const sections = sortedSections(doc);
   const branchHref = withQuery(basePath, { branch: branchName });
@@ -95,7 +94,15 @@ export default async function DocumentPage({ params, searchParams }: Props) {
             ) : null}
             {doc.deleted ? (
               <div className="banner banner-warning" role="status">
-                This document is deleted {commit ? "at this commit" : <>on <strong>{branchName}</strong></>}. Its history is kept.
+                This document is deleted{" "}
+                {commit ? (
+                  "at this commit"
+                ) : (
+                  <>
+                    on <strong>{branchName}</strong>
+                  </>
+                )}
+                . Its history is kept.
               </div>
             ) : null}
           </>
@@ -154,15 +161,7 @@ function SectionView({ section }: { section: DocumentSection }) {
   );
 }
 
-function BranchPanel({
-  basePath,
-  current,
-  branches,
-}: {
-  basePath: string;
-  current: string | null;
-  branches: Outcome<BranchSummary[]>;
-}) {
+function BranchPanel({ basePath, current, branches }: { basePath: string; current: string | null; branches: Outcome<BranchSummary[]> }) {
   const names = branches.ok ? sortBranches(branches.value).map((b) => ({ name: b.name, isDefault: b.isDefault })) : [];
   if (current !== null && !names.some((b) => b.name === current)) names.unshift({ name: current, isDefault: false });
   return (
@@ -187,9 +186,7 @@ function BranchPanel({
         </button>
       </form>
       <p className="muted small">
-        {branches.ok
-          ? `${names.length} branch${names.length === 1 ? "" : "es"}`
-          : `Branches could not be listed: ${branches.message}`}
+        {branches.ok ? `${names.length} branch${names.length === 1 ? "" : "es"}` : `Branches could not be listed: ${branches.message}`}
       </p>
     </section>
   );

@@ -32,7 +32,13 @@ function StoredFile({ kind, filename, meta, url }: { kind: string; filename: str
     <div className="block-attachment">
       <AttachmentIcon />
       <div>
-        {url ? <a href={url} download={filename}>{filename}</a> : <span>{filename}</span>}
+        {url ? (
+          <a href={url} download={filename}>
+            {filename}
+          </a>
+        ) : (
+          <span>{filename}</span>
+        )}
         <span className="attachment-meta">
           {kind} · {meta}
           {url ? "" : ` · ${NO_DOWNLOAD}`}
@@ -88,7 +94,9 @@ function BlockView({ block, downloads }: { block: Block; downloads: Readonly<Rec
           <AttachmentIcon />
           <div>
             {isHttpUrl(block.url) ? (
-              <a href={block.url} rel="noopener noreferrer nofollow" target="_blank">{block.filename}</a>
+              <a href={block.url} rel="noopener noreferrer nofollow" target="_blank">
+                {block.filename}
+              </a>
             ) : (
               <span>{block.filename}</span>
             )}

@@ -15,7 +15,9 @@ export type InviteActionResult =
 function failure(error: unknown): InviteActionResult {
   if (isDomainError(error)) {
     const issues = (error.details?.issues ?? []) as Array<{ path?: string }>;
-    const field = issues.map((i) => i.path).find((p): p is "name" | "email" | "password" => p === "name" || p === "email" || p === "password");
+    const field = issues
+      .map((i) => i.path)
+      .find((p): p is "name" | "email" | "password" => p === "name" || p === "email" || p === "password");
     return { ok: false, code: error.code, message: error.message, ...(field ? { field } : {}) };
   }
   console.error("[quire] accepting an invite failed", error);

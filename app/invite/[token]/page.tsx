@@ -18,9 +18,18 @@ const DEAD: Record<Exclude<InviteInfo["state"], "valid">, { title: string; body:
     title: "This invite link is not valid",
     body: "Check that you copied the whole link. If it still does not work, ask the person who invited you for a new one.",
   },
-  expired: { title: "This invite has expired", body: "Invite links work for a limited time. Ask the person who invited you for a new one." },
-  revoked: { title: "This invite was revoked", body: "The link no longer works. Ask the person who invited you for a new one if you still need access." },
-  used: { title: "This invite has already been used", body: "Each invite link works once. If it was not you who used it, ask for a new one." },
+  expired: {
+    title: "This invite has expired",
+    body: "Invite links work for a limited time. Ask the person who invited you for a new one.",
+  },
+  revoked: {
+    title: "This invite was revoked",
+    body: "The link no longer works. Ask the person who invited you for a new one if you still need access.",
+  },
+  used: {
+    title: "This invite has already been used",
+    body: "Each invite link works once. If it was not you who used it, ask for a new one.",
+  },
 };
 
 export default async function InvitePage({ params }: Props) {
@@ -36,7 +45,11 @@ export default async function InvitePage({ params }: Props) {
         <div data-testid="invite-invalid" data-state={info.state}>
           <h1>{dead.title}</h1>
           <p className="muted">{dead.body}</p>
-          {invite ? <p className="muted small">It was sent by {invite.invitedByName} for {invite.workspaceName}.</p> : null}
+          {invite ? (
+            <p className="muted small">
+              It was sent by {invite.invitedByName} for {invite.workspaceName}.
+            </p>
+          ) : null}
           <p className="auth-actions">
             <Link href={user ? "/" : "/signin"} className="button button-block">
               {user ? "Go to your documents" : "Sign in"}
@@ -60,11 +73,13 @@ export default async function InvitePage({ params }: Props) {
       <AuthCard>
         <h1>You are already a member</h1>
         <p className="muted">
-          You are signed in as {user.email}, who already belongs to {invite.workspaceName}. The invite stays unused for the person it
-          was meant for.
+          You are signed in as {user.email}, who already belongs to {invite.workspaceName}. The invite stays unused for the person it was
+          meant for.
         </p>
         <p className="auth-actions">
-          <Link href="/" className="button button-primary button-block">Go to your documents</Link>
+          <Link href="/" className="button button-primary button-block">
+            Go to your documents
+          </Link>
         </p>
       </AuthCard>
     );
@@ -75,8 +90,8 @@ export default async function InvitePage({ params }: Props) {
       <AuthCard>
         <h1>This invite is for someone else</h1>
         <p className="muted">
-          It is for <strong>{invite.email}</strong>, and you are signed in as {user.email}. Sign out, then open the link again and
-          sign in or sign up with that address.
+          It is for <strong>{invite.email}</strong>, and you are signed in as {user.email}. Sign out, then open the link again and sign in
+          or sign up with that address.
         </p>
         <div className="auth-actions">
           <SwitchAccountButton token={token} />
@@ -90,7 +105,9 @@ export default async function InvitePage({ params }: Props) {
       <AuthCard>
         <h1>Join {invite.workspaceName}</h1>
         {lead}
-        <p className="muted small">You will join as {user.name} ({user.email}).</p>
+        <p className="muted small">
+          You will join as {user.name} ({user.email}).
+        </p>
         <JoinButton token={token} workspaceName={invite.workspaceName} />
       </AuthCard>
     );

@@ -40,15 +40,20 @@ export default async function MembersPage({ searchParams }: { searchParams: Prom
   const invites = viewer.canManage ? await attempt(() => bridge.workspace(user.id, { action: "list_invites" })) : null;
   const inviteRoles = assignableRoles(viewer.role).filter((r) => r !== "owner");
   // With everyone on one page we know the only owner; the server refuses to leave the workspace ownerless either way.
-  const onlyOwnerId = !cursor && !nextCursor && members.filter((m) => m.role === "owner").length === 1
-    ? members.find((m) => m.role === "owner")?.userId
-    : undefined;
+  const onlyOwnerId =
+    !cursor && !nextCursor && members.filter((m) => m.role === "owner").length === 1
+      ? members.find((m) => m.role === "owner")?.userId
+      : undefined;
 
   return (
     <AppShell user={user}>
       <SettingsHeader
         active="members"
-        description={viewer.canManage ? "Who is in the workspace, their roles, and invitations." : "Who is in the workspace. Owners and admins manage members."}
+        description={
+          viewer.canManage
+            ? "Who is in the workspace, their roles, and invitations."
+            : "Who is in the workspace. Owners and admins manage members."
+        }
       />
 
       <SettingsSection
@@ -78,13 +83,17 @@ export default async function MembersPage({ searchParams }: { searchParams: Prom
                     ) : (
                       <span
                         className={`role role-${member.role}`}
-                        title={soleOwner ? "The only owner: make someone else an owner before changing this role." : ROLE_NOTES[member.role]}
+                        title={
+                          soleOwner ? "The only owner: make someone else an owner before changing this role." : ROLE_NOTES[member.role]
+                        }
                       >
                         {member.role}
                       </span>
                     )}
                   </td>
-                  <td className="muted small" data-label="Joined"><TimeAgo value={member.joinedAt} /></td>
+                  <td className="muted small" data-label="Joined">
+                    <TimeAgo value={member.joinedAt} />
+                  </td>
                   {viewer.canManage ? (
                     <td className="cell-actions">
                       {manageable ? <RemoveMemberButton userId={member.userId} name={member.name} isMe={isMe} /> : null}
@@ -98,13 +107,19 @@ export default async function MembersPage({ searchParams }: { searchParams: Prom
         {cursor || nextCursor ? (
           <nav className="pager pager-small" aria-label="Pages">
             {cursor ? <Link href="/settings/members">← First page</Link> : <span />}
-            {nextCursor ? <Link href={withQuery("/settings/members", { cursor: nextCursor })} rel="next">Next page →</Link> : null}
+            {nextCursor ? (
+              <Link href={withQuery("/settings/members", { cursor: nextCursor })} rel="next">
+                Next page →
+              </Link>
+            ) : null}
           </nav>
         ) : null}
         <dl className="role-notes">
           {(["owner", "admin", "member", "guest"] as const).map((role) => (
             <div key={role}>
-              <dt><span className={`role role-${role}`}>{role}</span></dt>
+              <dt>
+                <span className={`role role-${role}`}>{role}</span>
+              </dt>
               <dd className="muted small">{ROLE_NOTES[role]}</dd>
             </div>
           ))}
@@ -130,7 +145,9 @@ export default async function MembersPage({ searchParams }: { searchParams: Prom
           description="Links nobody has used yet. Revoking one stops it from working."
         >
           {!invites.ok ? (
-            <p className="form-error" role="alert">{invites.message}</p>
+            <p className="form-error" role="alert">
+              {invites.message}
+            </p>
           ) : invites.value.invites.length === 0 ? (
             <div className="table-card table-empty" data-testid="invite-list">
               <p className="muted small">No pending invites.</p>
@@ -141,12 +158,16 @@ export default async function MembersPage({ searchParams }: { searchParams: Prom
                 {invites.value.invites.map((invite) => (
                   <tr key={invite.inviteId} data-testid="invite-row">
                     <td>{invite.email ?? <span className="muted">Anyone with the link</span>}</td>
-                    <td data-label="Role"><span className={`role role-${invite.role}`}>{invite.role}</span></td>
+                    <td data-label="Role">
+                      <span className={`role role-${invite.role}`}>{invite.role}</span>
+                    </td>
                     <td className="muted small" data-label="Created">
                       <TimeAgo value={invite.createdAt} />
                       {invite.createdByName ? ` by ${invite.createdByName}` : ""}
                     </td>
-                    <td className="muted small" data-label="Expires">{invite.expiresAt ? <TimeAgo value={invite.expiresAt} /> : "never"}</td>
+                    <td className="muted small" data-label="Expires">
+                      {invite.expiresAt ? <TimeAgo value={invite.expiresAt} /> : "never"}
+                    </td>
                     <td className="cell-actions">
                       <RevokeInviteButton inviteId={invite.inviteId} label={invite.email ?? "this invite"} />
                     </td>

@@ -15,7 +15,10 @@ export const metadata: Metadata = { title: "API tokens" };
 
 export default async function TokensPage() {
   const user = await requireUser("/settings/tokens");
-  const [listed, workspace] = await Promise.all([attempt(() => getBridge().apiTokens(user.id, { action: "list" })), loadWorkspace(user.id)]);
+  const [listed, workspace] = await Promise.all([
+    attempt(() => getBridge().apiTokens(user.id, { action: "list" })),
+    loadWorkspace(user.id),
+  ]);
   if (!workspace.ok) {
     return (
       <AppShell user={user}>
@@ -61,16 +64,26 @@ export default async function TokensPage() {
                 <tr key={token.tokenId} data-testid="token-row" data-status={token.status}>
                   <td>
                     <span className="token-label">{token.label ?? <span className="muted">(no label)</span>}</span>
-                    <span className="token-id" title={token.tokenId}>{token.tokenId.slice(0, 8)}</span>
+                    <span className="token-id" title={token.tokenId}>
+                      {token.tokenId.slice(0, 8)}
+                    </span>
                   </td>
-                  <td className="muted small" data-label="Created"><TimeAgo value={token.createdAt} /></td>
-                  <td className="muted small" data-label="Last used">{token.lastUsedAt ? <TimeAgo value={token.lastUsedAt} /> : "never"}</td>
-                  <td className="muted small" data-label="Expires">{token.expiresAt ? <TimeAgo value={token.expiresAt} /> : "never"}</td>
+                  <td className="muted small" data-label="Created">
+                    <TimeAgo value={token.createdAt} />
+                  </td>
+                  <td className="muted small" data-label="Last used">
+                    {token.lastUsedAt ? <TimeAgo value={token.lastUsedAt} /> : "never"}
+                  </td>
+                  <td className="muted small" data-label="Expires">
+                    {token.expiresAt ? <TimeAgo value={token.expiresAt} /> : "never"}
+                  </td>
                   <td data-label="Status">
                     <span className={`status status-${token.status}`}>{token.status}</span>
                   </td>
                   <td className="cell-actions">
-                    {token.status === "active" ? <RevokeTokenButton tokenId={token.tokenId} label={token.label ?? token.tokenId.slice(0, 8)} /> : null}
+                    {token.status === "active" ? (
+                      <RevokeTokenButton tokenId={token.tokenId} label={token.label ?? token.tokenId.slice(0, 8)} />
+                    ) : null}
                   </td>
                 </tr>
               ))}

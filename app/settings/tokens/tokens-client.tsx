@@ -39,7 +39,8 @@ export function TokenSetup({ publicUrl }: { publicUrl: string }) {
         description={
           <>
             Quire speaks MCP at <code data-testid="mcp-endpoint">{mcpEndpoint(publicUrl)}</code> and takes the token as{" "}
-            <code>Authorization: Bearer</code>. {created ? "The configuration below carries your new token." : `Create a token, or put one in place of ${TOKEN_PLACEHOLDER}.`}
+            <code>Authorization: Bearer</code>.{" "}
+            {created ? "The configuration below carries your new token." : `Create a token, or put one in place of ${TOKEN_PLACEHOLDER}.`}
           </>
         }
       >

@@ -7,7 +7,10 @@ import { renameWorkspace } from "../actions";
 /** Renames the workspace (owners and admins); the header follows once it is saved. */
 export function WorkspaceNameForm({ name }: { name: string }) {
   const [saved, setSaved] = useState<string | null>(null);
-  const { pending, error, onSubmit } = useActionForm((data) => renameWorkspace(data.get("name")), (value) => setSaved(value.name));
+  const { pending, error, onSubmit } = useActionForm(
+    (data) => renameWorkspace(data.get("name")),
+    (value) => setSaved(value.name),
+  );
 
   return (
     <>

@@ -16,8 +16,8 @@ export default function DeadShareLink() {
         </span>
         <h1>This link no longer works</h1>
         <p className="muted share-card-text">
-          It was revoked, it expired, or it was never a Quire share link. Check that you copied the whole link, or ask the person who
-          shared it for a new one.
+          It was revoked, it expired, or it was never a Quire share link. Check that you copied the whole link, or ask the person who shared
+          it for a new one.
         </p>
         <div className="share-actions">
           <Link href="/" className="button button-block">

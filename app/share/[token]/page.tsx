@@ -19,9 +19,7 @@ const PRIVATE: Metadata = { referrer: "no-referrer", robots: { index: false, fol
 type Props = { params: Promise<{ token: string }> };
 
 /** One read per request: generateMetadata and the page share it. */
-const readOnce = cache((token: string) =>
-  attempt(async (): Promise<DocumentRead> => getBridge().readShared(token, {})),
-);
+const readOnce = cache((token: string) => attempt(async (): Promise<DocumentRead> => getBridge().readShared(token, {})));
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
   const { token } = await params;
@@ -133,7 +131,9 @@ function EditLinkCard({ user, signInHref, notice }: { user: SessionUser | null; 
             <p className="muted share-card-text">
               This link lets members of the workspace edit a document. Sign in with your Quire account and you will go straight to it.
             </p>
-            <p className="muted small share-card-text">No account? Ask the person who shared it for an invitation, or for a read-only link.</p>
+            <p className="muted small share-card-text">
+              No account? Ask the person who shared it for an invitation, or for a read-only link.
+            </p>
           </>
         )}
         <div className="share-actions">

@@ -7,13 +7,7 @@
 import type { ReactNode } from "react";
 import { shortId } from "@/app/_lib/format";
 import type { DocumentRead, DocumentSection } from "@/app/_lib/quire";
-import {
-  DocumentBody,
-  PathBreadcrumb,
-  referenceTitle,
-  SectionFrame,
-  sortedSections,
-} from "@/app/documents/[documentId]/document-body";
+import { DocumentBody, PathBreadcrumb, referenceTitle, SectionFrame, sortedSections } from "@/app/documents/[documentId]/document-body";
 
 export function SharedDocument({ doc, banner, aside }: { doc: DocumentRead; banner: ReactNode; aside: ReactNode }) {
   const sections = sortedSections(doc);
@@ -84,8 +78,20 @@ export function LockIcon() {
 export function LinkOffIcon() {
   return (
     <svg viewBox="0 0 24 24" width="22" height="22" aria-hidden="true">
-      <path d="M10 14a4 4 0 0 0 5.66 0l3-3a4 4 0 0 0-5.66-5.66l-1 1" fill="none" stroke="currentColor" strokeWidth="1.8" strokeLinecap="round" />
-      <path d="M14 10a4 4 0 0 0-5.66 0l-3 3a4 4 0 0 0 5.66 5.66l1-1" fill="none" stroke="currentColor" strokeWidth="1.8" strokeLinecap="round" />
+      <path
+        d="M10 14a4 4 0 0 0 5.66 0l3-3a4 4 0 0 0-5.66-5.66l-1 1"
+        fill="none"
+        stroke="currentColor"
+        strokeWidth="1.8"
+        strokeLinecap="round"
+      />
+      <path
+        d="M14 10a4 4 0 0 0-5.66 0l-3 3a4 4 0 0 0 5.66 5.66l1-1"
+        fill="none"
+        stroke="currentColor"
+        strokeWidth="1.8"
+        strokeLinecap="round"
+      />
       <path d="M4 4l16 16" fill="none" stroke="currentColor" strokeWidth="1.8" strokeLinecap="round" />
     </svg>
   );

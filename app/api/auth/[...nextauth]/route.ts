@@ -10,7 +10,10 @@ type RouteContext = { params: Promise<{ nextauth: string[] }> };
 async function answeredError(response: Response): Promise<string | null> {
   let target = response.headers.get("location");
   if (!target && response.headers.get("content-type")?.includes("application/json")) {
-    const body = (await response.clone().json().catch(() => null)) as { url?: unknown } | null;
+    const body = (await response
+      .clone()
+      .json()
+      .catch(() => null)) as { url?: unknown } | null;
     target = typeof body?.url === "string" ? body.url : null;
   }
   if (!target) return null;

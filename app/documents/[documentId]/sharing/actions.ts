@@ -19,7 +19,7 @@ const LEVELS: readonly string[] = ["edit", "read", "none"];
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
 const level = (value: unknown): Level | undefined => (LEVELS.includes(text(value)) ? (text(value) as Level) : undefined);
 
-const asManager = <T,>(run: (userId: string) => Promise<T>) => runAsUser("sharing", run);
+const asManager = <T>(run: (userId: string) => Promise<T>) => runAsUser("sharing", run);
 
 const invalid = (message: string) => ({ ok: false as const, code: "VALIDATION_FAILED", message });
 
@@ -32,7 +32,12 @@ export async function saveDocumentPermissions(
   const aiAccess = level(input.aiAccess);
   if (!defaultPermission || !aiAccess) return invalid("Choose edit, read or none for both settings.");
   return asManager(async (me) => {
-    const saved = await getBridge().callTool("documents", me, { action: "set_permissions", documentId: text(documentId), defaultPermission, aiAccess });
+    const saved = await getBridge().callTool("documents", me, {
+      action: "set_permissions",
+      documentId: text(documentId),
+      defaultPermission,
+      aiAccess,
+    });
     return { defaultPermission: saved.defaultPermission, aiAccess: saved.aiAccess };
   });
 }
@@ -90,7 +95,11 @@ export async function createDocumentShareLink(
 
 export async function revokeDocumentShareLink(documentId: unknown, shareLinkId: unknown): Promise<SharingResult> {
   return asManager(async (me) => {
-    await getBridge().callTool("documents", me, { action: "revoke_share_link", documentId: text(documentId), shareLinkId: text(shareLinkId) });
+    await getBridge().callTool("documents", me, {
+      action: "revoke_share_link",
+      documentId: text(documentId),
+      shareLinkId: text(shareLinkId),
+    });
     return undefined;
   });
 }

@@ -94,11 +94,13 @@ export default async function SharingPage({ params }: Props) {
           <p className="eyebrow">No permission</p>
           <h1>Only managers can change sharing</h1>
           <p className="muted">
-            The document&apos;s creator and the workspace&apos;s owners and admins decide who can open <strong>{document.name}</strong>.
-            You {document.yourPermission === "edit" ? "can edit it" : "can read it"}; ask one of them if you need more.
+            The document&apos;s creator and the workspace&apos;s owners and admins decide who can open <strong>{document.name}</strong>. You{" "}
+            {document.yourPermission === "edit" ? "can edit it" : "can read it"}; ask one of them if you need more.
           </p>
           <p>
-            <Link href={documentPath} className="button">Back to the document</Link>
+            <Link href={documentPath} className="button">
+              Back to the document
+            </Link>
           </p>
         </div>
       </AppShell>
@@ -108,7 +110,10 @@ export default async function SharingPage({ params }: Props) {
   const bridge = getBridge();
   const [permissions, links, members] = await Promise.all([
     attempt(() => bridge.callTool("documents", user.id, { action: "get_permissions", documentId })),
-    attempt(async (): Promise<{ shareLinks: ShareLinkInfo[] }> => bridge.callTool("documents", user.id, { action: "list_share_links", documentId })),
+    attempt(
+      async (): Promise<{ shareLinks: ShareLinkInfo[] }> =>
+        bridge.callTool("documents", user.id, { action: "list_share_links", documentId }),
+    ),
     attempt(() => allMembers(user.id)),
   ]);
   if (!permissions.ok) {
@@ -143,7 +148,8 @@ export default async function SharingPage({ params }: Props) {
         title="Share & permissions"
         description={
           <>
-            Who can open <strong className="sharing-doc-name">{document.name}</strong> <code className="sharing-doc-path">{document.path}</code>
+            Who can open <strong className="sharing-doc-name">{document.name}</strong>{" "}
+            <code className="sharing-doc-path">{document.path}</code>
           </>
         }
         action={
@@ -200,7 +206,9 @@ export default async function SharingPage({ params }: Props) {
             {members.ok ? (
               <AddGrantForm documentId={documentId} members={pickable} />
             ) : (
-              <p className="form-error" role="alert">The member list could not be loaded: {members.message}</p>
+              <p className="form-error" role="alert">
+                The member list could not be loaded: {members.message}
+              </p>
             )}
           </div>
         </div>
@@ -215,7 +223,9 @@ export default async function SharingPage({ params }: Props) {
           <ShareLinkForm documentId={documentId} />
         </div>
         {!links.ok ? (
-          <p className="form-error form-error-spaced" role="alert">The share links could not be listed: {links.message}</p>
+          <p className="form-error form-error-spaced" role="alert">
+            The share links could not be listed: {links.message}
+          </p>
         ) : links.value.shareLinks.length === 0 ? (
           <div className="table-card table-empty table-spaced" data-testid="share-link-list">
             <p className="muted small">No share links yet.</p>
@@ -226,7 +236,12 @@ export default async function SharingPage({ params }: Props) {
               {links.value.shareLinks.map((link) => {
                 const state = linkState(link, now);
                 return (
-                  <tr key={link.shareLinkId} data-testid="share-link-row" data-state={state} className={state === "active" ? undefined : "row-inactive"}>
+                  <tr
+                    key={link.shareLinkId}
+                    data-testid="share-link-row"
+                    data-state={state}
+                    className={state === "active" ? undefined : "row-inactive"}
+                  >
                     <td>
                       <span className={`access access-${link.permission}`}>{link.permission === "edit" ? "Edit" : "Read"}</span>
                       <span className="link-id" title={link.shareLinkId}>
@@ -260,7 +275,6 @@ export default async function SharingPage({ params }: Props) {
           </div>
         )}
       </SettingsSection>
-
     </AppShell>
   );
 }

@@ -60,7 +60,14 @@ export function DocumentPermissionsForm({
       <div className="permission-grid">
         <label className="field permission-field">
           <span>Workspace members</span>
-          <select name="defaultPermission" value={team} onChange={(e) => { setTeam(e.currentTarget.value as Level); setState({ kind: "idle" }); }}>
+          <select
+            name="defaultPermission"
+            value={team}
+            onChange={(e) => {
+              setTeam(e.currentTarget.value as Level);
+              setState({ kind: "idle" });
+            }}
+          >
             <LevelOptions />
           </select>
           <small className="muted">
@@ -69,28 +76,51 @@ export function DocumentPermissionsForm({
         </label>
         <label className="field permission-field">
           <span>AI assistants</span>
-          <select name="aiAccess" value={ai} onChange={(e) => { setAi(e.currentTarget.value as Level); setState({ kind: "idle" }); }}>
+          <select
+            name="aiAccess"
+            value={ai}
+            onChange={(e) => {
+              setAi(e.currentTarget.value as Level);
+              setState({ kind: "idle" });
+            }}
+          >
             <LevelOptions />
           </select>
-          <small className="muted">
-            The most any AI tool working through an API token may do here, whoever&apos;s token it is.
-          </small>
+          <small className="muted">The most any AI tool working through an API token may do here, whoever&apos;s token it is.</small>
         </label>
       </div>
       <div className="sharing-form-footer">
         <button type="submit" className="button button-primary" disabled={state.kind === "pending" || !dirty}>
           {state.kind === "pending" ? "Saving…" : "Save changes"}
         </button>
-        {state.kind === "saved" && !dirty ? <span className="save-note" role="status">Saved</span> : null}
+        {state.kind === "saved" && !dirty ? (
+          <span className="save-note" role="status">
+            Saved
+          </span>
+        ) : null}
         {dirty && state.kind !== "pending" ? <span className="muted small">Unsaved changes</span> : null}
       </div>
-      {state.kind === "error" ? <p className="form-error form-error-spaced" role="alert">{state.message}</p> : null}
+      {state.kind === "error" ? (
+        <p className="form-error form-error-spaced" role="alert">
+          {state.message}
+        </p>
+      ) : null}
     </form>
   );
 }
 
 /** One person's access, saved as soon as it changes. */
-export function GrantSelect({ documentId, userId, name, permission }: { documentId: string; userId: string; name: string; permission: Level }) {
+export function GrantSelect({
+  documentId,
+  userId,
+  name,
+  permission,
+}: {
+  documentId: string;
+  userId: string;
+  name: string;
+  permission: Level;
+}) {
   return (
     <AutoSaveSelect label={`Access of ${name}`} initial={permission} save={(next) => setUserPermission(documentId, userId, next)}>
       <LevelOptions />
@@ -121,7 +151,9 @@ export function AddGrantForm({ documentId, members }: { documentId: string; memb
   const { pending, error, onSubmit } = useActionForm((data) => setUserPermission(documentId, data.get("userId"), data.get("permission")));
 
   if (members.length === 0) {
-    return <p className="muted small add-grant-empty">Everyone in the workspace already has their own access here, or always has full access.</p>;
+    return (
+      <p className="muted small add-grant-empty">Everyone in the workspace already has their own access here, or always has full access.</p>
+    );
   }
 
   return (
