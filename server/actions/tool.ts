@@ -3,7 +3,7 @@
  * runs it. The same definition serves tRPC and MCP.
  */
 import { z } from "zod";
-import { DomainError } from "@/server/core/errors";
+import { DomainError, validationError } from "@/server/core/errors";
 import type { ActionContext } from "./context";
 
 export interface ToolDefinition<Input, Output> {
@@ -23,21 +23,6 @@ export function defineTool<S extends z.ZodType, Output>(definition: {
   run(ctx: ActionContext, input: z.output<S>): Promise<Output>;
 }): ToolDefinition<z.output<S>, Output> {
   return definition as ToolDefinition<z.output<S>, Output>;
-}
-
-/** Turns zod issues into the VALIDATION_FAILED error both faces return. */
-export function validationError(error: z.ZodError): DomainError {
-  const issues = error.issues.map((issue) => ({
-    path: issue.path.map(String).join("."),
-    message: issue.message,
-  }));
-  const summary = issues
-    .slice(0, 5)
-    .map((i) => (i.path ? `${i.path}: ${i.message}` : i.message))
-    .join("; ");
-  return new DomainError("VALIDATION_FAILED", `Invalid parameters: ${summary}${issues.length > 5 ? "; …" : ""}`, {
-    issues,
-  });
 }
 
 /** Unicode PostgreSQL and canonical JSON cannot store: NUL, and UTF-16 surrogates that are not paired. */

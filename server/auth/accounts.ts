@@ -6,8 +6,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Database } from "@/db/client";
 import type { Actor } from "@/server/actions/context";
-import { validationError } from "@/server/actions/tool";
-import { DomainError } from "@/server/core/errors";
+import { DomainError, validationError } from "@/server/core/errors";
 import {
   type CreatedUser,
   countUsers,

@@ -6,9 +6,8 @@
 import { z } from "zod";
 import type { Database } from "@/db/client";
 import type { Role } from "@/db/schema";
-import { validationError } from "@/server/actions/tool";
 import { hashInviteToken, inviteStatusOf, runWorkspaceAction, type WorkspaceResults } from "@/server/actions/workspace";
-import { DomainError } from "@/server/core/errors";
+import { DomainError, validationError } from "@/server/core/errors";
 import { findUserByEmail, getDefaultWorkspaceId } from "@/server/store/accounts";
 import type { Tx } from "@/server/store/db";
 import { findInviteByTokenHash, type InviteRow, markInviteAccepted } from "@/server/store/invites";

@@ -1,3 +1,5 @@
+import type { z } from "zod";
+
 /**
  * The one error type actions throw. Codes are stable API: clients branch on
  * them, so add new ones rather than changing what an existing one means.
@@ -99,4 +101,19 @@ export function tooManyAttemptsMessage(retryAfterSeconds: number): string {
 export function retryAfterSeconds(error: DomainError): number {
   const seconds = error.details?.retryAfterSeconds;
   return typeof seconds === "number" && seconds > 0 ? seconds : 60;
+}
+
+/** Turns zod issues into the VALIDATION_FAILED error both faces return. */
+export function validationError(error: z.ZodError): DomainError {
+  const issues = error.issues.map((issue) => ({
+    path: issue.path.map(String).join("."),
+    message: issue.message,
+  }));
+  const summary = issues
+    .slice(0, 5)
+    .map((i) => (i.path ? `${i.path}: ${i.message}` : i.message))
+    .join("; ");
+  return new DomainError("VALIDATION_FAILED", `Invalid parameters: ${summary}${issues.length > 5 ? "; …" : ""}`, {
+    issues,
+  });
 }
