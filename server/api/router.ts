@@ -9,7 +9,7 @@ import type { ToolInput, ToolName, ToolOutput } from "@/server/actions/registry"
 import { runTool } from "@/server/actions/run";
 import { type ApiTokensInput, type ApiTokensOutput, runApiTokensAction } from "@/server/actions/api-tokens";
 import { runWorkspaceAction, type WorkspaceInput, type WorkspaceOutput } from "@/server/actions/workspace";
-import { type DomainError, type ErrorCode, type ErrorPayload, isDomainError } from "@/server/core/errors";
+import { type DomainError, ERROR_FACES, type ErrorCode, type ErrorPayload, isDomainError } from "@/server/core/errors";
 import { requestTooLarge } from "@/server/core/limits";
 import type { Database } from "@/db/client";
 import type { FileLinks } from "@/server/storage/links";
@@ -24,42 +24,8 @@ export interface TrpcContext {
   baseUrl?: string;
 }
 
-const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
-  VALIDATION_FAILED: "BAD_REQUEST",
-  UNAUTHENTICATED: "UNAUTHORIZED",
-  PERMISSION_DENIED: "FORBIDDEN",
-  NOT_FOUND: "NOT_FOUND",
-  PATH_TAKEN: "CONFLICT",
-  BRANCH_EXISTS: "CONFLICT",
-  BRANCH_MOVED: "CONFLICT",
-  DEFAULT_BRANCH_PROTECTED: "PRECONDITION_FAILED",
-  DOCUMENT_DELETED: "PRECONDITION_FAILED",
-  TAG_EXISTS: "CONFLICT",
-  CONTENT_HASH_MISMATCH: "CONFLICT",
-  DUPLICATE_HEADING: "BAD_REQUEST",
-  COMMENT_TAGS_REMOVED: "BAD_REQUEST",
-  MERGE_REQUEST_EXISTS: "CONFLICT",
-  MERGE_REQUEST_NOT_OPEN: "PRECONDITION_FAILED",
-  NOTHING_TO_MERGE: "PRECONDITION_FAILED",
-  UNRESOLVED_CONFLICTS: "CONFLICT",
-  COMMIT_MESSAGE_TOO_LONG: "BAD_REQUEST",
-  ALREADY_INITIALIZED: "CONFLICT",
-  EMAIL_TAKEN: "CONFLICT",
-  SIGNATURE_INVALID: "FORBIDDEN",
-  LINK_EXPIRED: "FORBIDDEN",
-  UPLOAD_ALREADY_USED: "CONFLICT",
-  PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
-  UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
-  LAST_OWNER: "PRECONDITION_FAILED",
-  ALREADY_MEMBER: "CONFLICT",
-  INVITE_EXPIRED: "PRECONDITION_FAILED",
-  INVITE_REVOKED: "PRECONDITION_FAILED",
-  INVITE_USED: "CONFLICT",
-  INVITE_EMAIL_MISMATCH: "FORBIDDEN",
-  CSRF_REJECTED: "FORBIDDEN",
-  RATE_LIMITED: "TOO_MANY_REQUESTS",
-  INTERNAL: "INTERNAL_SERVER_ERROR",
-};
+/** tRPC's name for each of our codes, from the one table (this only compiles while its names are tRPC's). */
+const trpcCodeOf = (code: ErrorCode): TRPC_ERROR_CODE_KEY => ERROR_FACES[code].trpc;
 
 /**
  * What tRPC's own refusals (before any action ran: an unreadable or oversized
@@ -99,7 +65,7 @@ const authenticated = t.procedure.use(({ ctx, next }) => {
 
 /** The tRPC error for a DomainError (which stays in `cause`, for the formatter). */
 export const toTrpcError = (error: DomainError): TRPCError =>
-  new TRPCError({ code: TRPC_CODES[error.code], message: error.message, cause: error });
+  new TRPCError({ code: trpcCodeOf(error.code), message: error.message, cause: error });
 
 /** Runs an action with DomainErrors mapped to tRPC codes (the DomainError stays in `cause` for the formatter). */
 async function callAction<T>(run: () => Promise<T>): Promise<T> {

@@ -1,47 +1,68 @@
 import type { z } from "zod";
 
 /**
- * The one error type actions throw. Codes are stable API: clients branch on
- * them, so add new ones rather than changing what an existing one means.
+ * The tRPC error codes Quire answers with (a subset of tRPC's own names; the
+ * router checks they are tRPC's), so this table needs no transport import.
  */
-export const ERROR_CODES = [
-  "VALIDATION_FAILED",
-  "UNAUTHENTICATED",
-  "PERMISSION_DENIED",
-  "NOT_FOUND",
-  "PATH_TAKEN",
-  "BRANCH_EXISTS",
-  "BRANCH_MOVED",
-  "DEFAULT_BRANCH_PROTECTED",
-  "DOCUMENT_DELETED",
-  "TAG_EXISTS",
-  "CONTENT_HASH_MISMATCH",
-  "DUPLICATE_HEADING",
-  "COMMENT_TAGS_REMOVED",
-  "MERGE_REQUEST_EXISTS",
-  "MERGE_REQUEST_NOT_OPEN",
-  "NOTHING_TO_MERGE",
-  "UNRESOLVED_CONFLICTS",
-  "COMMIT_MESSAGE_TOO_LONG",
-  "ALREADY_INITIALIZED",
-  "EMAIL_TAKEN",
-  "SIGNATURE_INVALID",
-  "LINK_EXPIRED",
-  "UPLOAD_ALREADY_USED",
-  "PAYLOAD_TOO_LARGE",
-  "UNSUPPORTED_MEDIA_TYPE",
-  "LAST_OWNER",
-  "ALREADY_MEMBER",
-  "INVITE_EXPIRED",
-  "INVITE_REVOKED",
-  "INVITE_USED",
-  "INVITE_EMAIL_MISMATCH",
-  "CSRF_REJECTED",
-  "RATE_LIMITED",
-  "INTERNAL",
-] as const;
+export type TrpcCodeName =
+  | "BAD_REQUEST"
+  | "UNAUTHORIZED"
+  | "FORBIDDEN"
+  | "NOT_FOUND"
+  | "CONFLICT"
+  | "PRECONDITION_FAILED"
+  | "PAYLOAD_TOO_LARGE"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "TOO_MANY_REQUESTS"
+  | "INTERNAL_SERVER_ERROR";
 
-export type ErrorCode = (typeof ERROR_CODES)[number];
+/**
+ * Every error code Quire answers with, and how it travels on each face: the
+ * HTTP status (file routes, 413/429 refusals, CSRF) and the tRPC code (whose
+ * HTTP status tRPC derives; MCP carries the code in an isError result). The
+ * one table every face reads. Codes are stable API: clients branch on them,
+ * so add new ones rather than changing what an existing one means.
+ */
+export const ERROR_FACES = {
+  VALIDATION_FAILED: { http: 400, trpc: "BAD_REQUEST" },
+  UNAUTHENTICATED: { http: 401, trpc: "UNAUTHORIZED" },
+  PERMISSION_DENIED: { http: 403, trpc: "FORBIDDEN" },
+  NOT_FOUND: { http: 404, trpc: "NOT_FOUND" },
+  PATH_TAKEN: { http: 409, trpc: "CONFLICT" },
+  BRANCH_EXISTS: { http: 409, trpc: "CONFLICT" },
+  BRANCH_MOVED: { http: 409, trpc: "CONFLICT" },
+  DEFAULT_BRANCH_PROTECTED: { http: 412, trpc: "PRECONDITION_FAILED" },
+  DOCUMENT_DELETED: { http: 412, trpc: "PRECONDITION_FAILED" },
+  TAG_EXISTS: { http: 409, trpc: "CONFLICT" },
+  CONTENT_HASH_MISMATCH: { http: 409, trpc: "CONFLICT" },
+  DUPLICATE_HEADING: { http: 400, trpc: "BAD_REQUEST" },
+  COMMENT_TAGS_REMOVED: { http: 400, trpc: "BAD_REQUEST" },
+  MERGE_REQUEST_EXISTS: { http: 409, trpc: "CONFLICT" },
+  MERGE_REQUEST_NOT_OPEN: { http: 412, trpc: "PRECONDITION_FAILED" },
+  NOTHING_TO_MERGE: { http: 412, trpc: "PRECONDITION_FAILED" },
+  UNRESOLVED_CONFLICTS: { http: 409, trpc: "CONFLICT" },
+  COMMIT_MESSAGE_TOO_LONG: { http: 400, trpc: "BAD_REQUEST" },
+  ALREADY_INITIALIZED: { http: 409, trpc: "CONFLICT" },
+  EMAIL_TAKEN: { http: 409, trpc: "CONFLICT" },
+  SIGNATURE_INVALID: { http: 403, trpc: "FORBIDDEN" },
+  LINK_EXPIRED: { http: 403, trpc: "FORBIDDEN" },
+  UPLOAD_ALREADY_USED: { http: 409, trpc: "CONFLICT" },
+  PAYLOAD_TOO_LARGE: { http: 413, trpc: "PAYLOAD_TOO_LARGE" },
+  UNSUPPORTED_MEDIA_TYPE: { http: 415, trpc: "UNSUPPORTED_MEDIA_TYPE" },
+  LAST_OWNER: { http: 412, trpc: "PRECONDITION_FAILED" },
+  ALREADY_MEMBER: { http: 409, trpc: "CONFLICT" },
+  INVITE_EXPIRED: { http: 412, trpc: "PRECONDITION_FAILED" },
+  INVITE_REVOKED: { http: 412, trpc: "PRECONDITION_FAILED" },
+  INVITE_USED: { http: 409, trpc: "CONFLICT" },
+  INVITE_EMAIL_MISMATCH: { http: 403, trpc: "FORBIDDEN" },
+  CSRF_REJECTED: { http: 403, trpc: "FORBIDDEN" },
+  RATE_LIMITED: { http: 429, trpc: "TOO_MANY_REQUESTS" },
+  INTERNAL: { http: 500, trpc: "INTERNAL_SERVER_ERROR" },
+} as const satisfies Record<string, { http: number; trpc: TrpcCodeName }>;
+
+export type ErrorCode = keyof typeof ERROR_FACES;
+
+export const ERROR_CODES = Object.keys(ERROR_FACES) as ErrorCode[];
 
 export interface ErrorPayload {
   code: ErrorCode;

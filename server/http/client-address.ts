@@ -10,7 +10,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type DomainError, retryAfterSeconds } from "@/server/core/errors";
+import { type DomainError, ERROR_FACES, retryAfterSeconds } from "@/server/core/errors";
 import { sendJson } from "./send-json";
 
 const first = (value: string | string[] | undefined): string | undefined => {
@@ -40,10 +40,14 @@ export const currentClientAddress = (): string => requestScope.getStore()?.addre
 export function sendRateLimited(req: IncomingMessage, res: ServerResponse, error: DomainError): void {
   const headers = { "retry-after": String(retryAfterSeconds(error)), "cache-control": "no-store" };
   if (!(req.headers.accept ?? "").includes("text/html")) {
-    sendJson(res, 429, { error: error.toPayload() }, headers);
+    sendJson(res, ERROR_FACES[error.code].http, { error: error.toPayload() }, headers);
     return;
   }
   const page = `<!doctype html><meta charset="utf-8"><title>Too many attempts</title><p>${error.message}</p>\n`;
-  res.writeHead(429, { ...headers, "content-type": "text/html; charset=utf-8", "content-length": String(Buffer.byteLength(page)) });
+  res.writeHead(ERROR_FACES[error.code].http, {
+    ...headers,
+    "content-type": "text/html; charset=utf-8",
+    "content-length": String(Buffer.byteLength(page)),
+  });
   res.end(page);
 }

@@ -18,7 +18,7 @@ import { createRateLimitGuard } from "@/server/auth/rate-limit-guard";
 import { sessionUserId, usesSecureCookies } from "@/server/auth/web-session";
 import { installBridge, type QuireBridge } from "@/server/bridge";
 import { followAccessChanges } from "@/server/store/access-cache";
-import { DomainError, isDomainError, retryAfterSeconds } from "@/server/core/errors";
+import { DomainError, ERROR_FACES, isDomainError, retryAfterSeconds } from "@/server/core/errors";
 import { MAX_REQUEST_BYTES, requestTooLarge } from "@/server/core/limits";
 import { createMcpEndpoint } from "@/server/mcp/server";
 import { loadConfig } from "@/server/config";
@@ -147,7 +147,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const path = (req.url ?? "/").split("?", 1)[0]!;
     if ((path === "/api/mcp" || path.startsWith("/api/trpc/")) && Number(req.headers["content-length"] ?? 0) > MAX_REQUEST_BYTES) {
       // Refused before a byte of the body is read; tRPC and the MCP transport bound bodies without a declared length.
-      sendJson(res, 413, { error: requestTooLarge().toPayload() }, { connection: "close" });
+      const tooLarge = requestTooLarge();
+      sendJson(res, ERROR_FACES[tooLarge.code].http, { error: tooLarge.toPayload() }, { connection: "close" });
       return;
     }
     if (path === "/api/mcp") {
@@ -201,7 +202,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       const bySession = !bearerToken(req) && (await sessionUserId(req.headers.cookie, authSecret, { secure: secureCookies })) !== null;
       const refusal = bySession ? csrfRefusal(req, { publicUrl: options.publicUrl, trustProxy }) : null;
       if (refusal) {
-        sendJson(res, 403, { error: refusal });
+        sendJson(res, ERROR_FACES[refusal.code].http, { error: refusal });
         return;
       }
       trpcHandler(req, res);
@@ -228,7 +229,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await withClientAddress(address, () => handler(req, res));
       return;
     }
-    sendJson(res, options.next ? 503 : 404, {
+    sendJson(res, options.next ? 503 : ERROR_FACES.NOT_FOUND.http, {
       error: options.next
         ? { code: "INTERNAL", message: "The web app is still starting; retry in a moment." }
         : { code: "NOT_FOUND", message: `No route for ${path}.` },
@@ -238,7 +239,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       console.error("[quire] request failed", error);
-      if (!res.headersSent) sendJson(res, 500, { error: { code: "INTERNAL", message: "Internal error." } });
+      if (!res.headersSent) sendJson(res, ERROR_FACES.INTERNAL.http, { error: { code: "INTERNAL", message: "Internal error." } });
       else res.end();
     });
   });

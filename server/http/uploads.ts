@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { PassThrough, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type FileTransferContext, openDownload, receiveUpload } from "@/server/actions/upload-url";
-import { DomainError, type ErrorCode, isDomainError, retryAfterSeconds } from "@/server/core/errors";
+import { DomainError, ERROR_FACES, isDomainError, retryAfterSeconds } from "@/server/core/errors";
 import { sendJson } from "./send-json";
 
 const UPLOADS = "/api/uploads/";
@@ -20,22 +20,8 @@ const FILES = "/api/files/";
 /** Whether a request path belongs to the file routes. */
 export const isFileRoute = (path: string): boolean => path.startsWith(UPLOADS) || path.startsWith(FILES);
 
-const STATUS: Partial<Record<ErrorCode, number>> = {
-  VALIDATION_FAILED: 400,
-  UNAUTHENTICATED: 401,
-  PERMISSION_DENIED: 403,
-  SIGNATURE_INVALID: 403,
-  LINK_EXPIRED: 403,
-  NOT_FOUND: 404,
-  UPLOAD_ALREADY_USED: 409,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  RATE_LIMITED: 429,
-  INTERNAL: 500,
-};
-
 function sendError(req: IncomingMessage, res: ServerResponse, error: DomainError, headers: Record<string, string> = {}): void {
-  const status = STATUS[error.code] ?? 400;
+  const status = ERROR_FACES[error.code].http;
   const unread = !req.complete;
   const retry: Record<string, string> = error.code === "RATE_LIMITED" ? { "retry-after": String(retryAfterSeconds(error)) } : {};
   sendJson(

@@ -1,4 +1,5 @@
 import NextAuth from "next-auth";
+import { ERROR_FACES } from "@/server/core/errors";
 import { authOptions } from "@/server/auth/next-auth-options";
 import { rateLimitedSignInWait } from "@/server/auth/sign-in-errors";
 
@@ -35,7 +36,7 @@ async function handle(req: Request, context: RouteContext): Promise<Response> {
   if (wait === null) return response;
   const headers = new Headers(response.headers);
   headers.set("retry-after", String(wait));
-  return new Response(response.body, { status: 429, headers });
+  return new Response(response.body, { status: ERROR_FACES.RATE_LIMITED.http, headers });
 }
 
 export { handle as GET, handle as POST };
