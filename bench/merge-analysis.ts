@@ -54,6 +54,8 @@ import type { Tx } from "@/server/store/db";
 import { getBranch } from "@/server/store/documents";
 import { getMergeRequestWithDocument } from "@/server/store/merge-requests";
 import { loadSections, loadTree } from "@/server/store/objects";
+import { loadConfig } from "@/server/config";
+import { createObjectStore } from "@/server/storage";
 
 const SECTIONS = 2_000;
 const CHANGED_PER_SIDE = 200;
@@ -502,7 +504,7 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
   const { handle, url: databaseUrl, drop } = await openBenchDatabase();
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
-    server = await startServer({ database: handle, port: 0, host: "127.0.0.1", next: false });
+    server = await startServer({ database: handle, port: 0, host: "127.0.0.1", next: false, objectStore: createObjectStore(loadConfig()) });
   } catch (error) {
     await drop();
     throw error;

@@ -50,6 +50,8 @@ import * as schema from "@/db/schema";
 import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { startServer } from "@/server/http/server";
 import { queryRows } from "@/server/store/db";
+import { loadConfig } from "@/server/config";
+import { createObjectStore } from "@/server/storage";
 
 const SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
@@ -513,7 +515,7 @@ async function runQuire(options: { seconds: number; warmup: number; clients: num
   try {
     await base.migrate();
     const database = options.profiler ? instrumentedHandle(url, options.profiler) : base;
-    const server = await startServer({ database, port: 0, host: "127.0.0.1", next: false });
+    const server = await startServer({ database, port: 0, host: "127.0.0.1", next: false, objectStore: createObjectStore(loadConfig()) });
     const serverUrl = server.url.replace("localhost", "127.0.0.1");
     try {
       const prepared = await prepareDocument(database, serverUrl);

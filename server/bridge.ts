@@ -29,6 +29,8 @@ export interface QuireBridge {
   verifyCredentials(email: string, password: string): Promise<SignedInUser | null>;
   /** Whether next-auth must use secure (`__Secure-`, Secure-flagged) cookies: the public URL is https. */
   readonly secureCookies: boolean;
+  /** The secret that signs browser sessions (the server's, from NEXTAUTH_SECRET or kept in the database). */
+  readonly authSecret: string;
   hasUsers(): Promise<boolean>;
   /** Creates the first (owner) account; DomainError ALREADY_INITIALIZED once any user exists. */
   createOwner(input: { email: string; name: string; password: string }): Promise<SignedInUser>;

@@ -6,7 +6,7 @@
 import type { DatabaseHandle } from "@/db/client";
 import { type ApiTokenView, listApiTokensForEmail, revokeApiTokenById } from "@/server/auth/api-tokens";
 import { createInviteFromCli } from "@/server/auth/invites";
-import type { QuireConfig } from "@/server/config";
+import { publicBaseUrl, type QuireConfig } from "@/server/config";
 
 export const ADMIN_USAGE = `  invite create --role admin|member|guest [--email E] [--expires-in-days D]
                                     Create an invite link (default 7 days); base URL from QUIRE_PUBLIC_URL or http://localhost:$PORT
@@ -36,7 +36,7 @@ export async function runAdminCommand(
     if (days !== undefined && !(Number.isInteger(days) && days >= 1)) fail("--expires-in-days must be a whole number of days, at least 1.");
     const { config, database } = await open();
     try {
-      const baseUrl = config.publicUrl ?? `http://localhost:${config.port}`;
+      const baseUrl = publicBaseUrl({ configured: config.publicUrl, ownUrl: `http://localhost:${config.port}` });
       const created = await createInviteFromCli(
         database.db,
         { role: args.role, email: args.email, expiresInDays: days },

@@ -92,6 +92,7 @@ async function main(argv: string[]): Promise<void> {
       authSecret: config.authSecret,
       objectStore: createObjectStore(config),
       publicUrl: config.publicUrl,
+      siteUrl: config.siteUrl,
       maxUploadBytes: config.maxUploadBytes,
       trustProxy: config.trustProxy,
       next: values["no-web"] ? false : { dev: values.dev ?? false, dir: projectRoot },
@@ -138,8 +139,9 @@ async function main(argv: string[]): Promise<void> {
   }
 
   if (command === "mcp-proxy") {
-    const url = values.url ?? process.env.QUIRE_URL;
-    const token = values.token ?? process.env.QUIRE_TOKEN;
+    const { proxy } = loadConfig();
+    const url = values.url ?? proxy.url;
+    const token = values.token ?? proxy.token;
     if (!url || !token) fail("mcp-proxy needs --url (or QUIRE_URL) and --token (or QUIRE_TOKEN).");
     if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
       fail(`mcp-proxy: --url must be an http(s) URL, not ${JSON.stringify(url)}.`);

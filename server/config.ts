@@ -1,4 +1,9 @@
-/** Environment read once, validated, with the defaults `npm start` relies on. */
+/**
+ * The environment, read and validated in this one module, with the defaults
+ * `npm start` relies on: no other module reads or writes `process.env`. The
+ * one write is `exportNextEnvironment`, for the two libraries that take
+ * their settings only from the environment.
+ */
 import path from "node:path";
 import { z } from "zod";
 import { DEFAULT_MAX_UPLOAD_BYTES } from "@/server/storage/links";
@@ -13,14 +18,24 @@ const optionalText = z
   .optional()
   .transform((v) => (v ? v : undefined));
 
+const httpUrl = z
+  .string()
+  .url()
+  .refine((url) => /^https?:\/\//i.test(url), "must be an http:// or https:// URL");
+
 const envSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   QUIRE_DATA_DIR: z.string().min(1).default(".quire"),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default("0.0.0.0"),
   /** Public base URL, used in links Quire hands out (share links, upload URLs). */
-  QUIRE_PUBLIC_URL: z.string().url().optional(),
+  QUIRE_PUBLIC_URL: httpUrl.optional(),
   NEXTAUTH_SECRET: z.string().min(16).optional(),
+  /** Public URL of the site for sign-in redirects; default QUIRE_PUBLIC_URL, else the server's own URL. */
+  NEXTAUTH_URL: httpUrl.optional(),
+  /** Defaults for `quire mcp-proxy --url/--token`. */
+  QUIRE_URL: optionalText,
+  QUIRE_TOKEN: optionalText,
   /** Largest file `upload_url` accepts, in bytes (default 25 MB). */
   QUIRE_MAX_UPLOAD_BYTES: z.coerce.number().int().min(1).default(DEFAULT_MAX_UPLOAD_BYTES),
   /** Set to store uploads in an S3-compatible bucket instead of <QUIRE_DATA_DIR>/uploads. */
@@ -45,6 +60,10 @@ export interface QuireConfig {
   host: string;
   publicUrl: string | undefined;
   authSecret: string | undefined;
+  /** Where sign-in redirects point (NEXTAUTH_URL, else QUIRE_PUBLIC_URL); undefined: the server's own URL. */
+  siteUrl: string | undefined;
+  /** `quire mcp-proxy` defaults (QUIRE_URL, QUIRE_TOKEN). */
+  proxy: { url: string | undefined; token: string | undefined };
   maxUploadBytes: number;
   /** Trust X-Forwarded-For/-Host/-Proto (QUIRE_TRUST_PROXY). */
   trustProxy: boolean;
@@ -66,6 +85,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuireConfig {
     host: e.HOST,
     publicUrl: e.QUIRE_PUBLIC_URL,
     authSecret: e.NEXTAUTH_SECRET,
+    siteUrl: e.NEXTAUTH_URL ?? e.QUIRE_PUBLIC_URL,
+    proxy: { url: e.QUIRE_URL, token: e.QUIRE_TOKEN },
     maxUploadBytes: e.QUIRE_MAX_UPLOAD_BYTES,
     trustProxy: e.QUIRE_TRUST_PROXY,
     s3: e.QUIRE_S3_BUCKET
@@ -79,4 +100,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuireConfig {
         }
       : undefined,
   };
+}
+
+/**
+ * The base of every link Quire hands out (uploads, downloads, invites, share
+ * links, the MCP configuration), worked out in one place: QUIRE_PUBLIC_URL
+ * when set, else the origin the request came to, else the server's own URL.
+ * Without a trailing slash.
+ */
+export function publicBaseUrl(sources: { configured: string | undefined; requestOrigin?: string | undefined; ownUrl: string }): string {
+  return (sources.configured ?? sources.requestOrigin ?? sources.ownUrl).replace(/\/+$/, "");
+}
+
+/**
+ * The one write to the environment: next-auth v4 takes its site URL and
+ * whether to believe forwarded host headers only from NEXTAUTH_URL and
+ * AUTH_TRUST_HOST, and Next.js its telemetry switch only from
+ * NEXT_TELEMETRY_DISABLED. (next-auth's secret is passed in, see
+ * server/auth/next-auth-options.ts.)
+ */
+export function exportNextEnvironment(settings: { siteUrl: string; trustProxy: boolean }): void {
+  process.env.NEXTAUTH_URL = settings.siteUrl;
+  if (settings.trustProxy) process.env.AUTH_TRUST_HOST = "true";
+  else delete process.env.AUTH_TRUST_HOST;
+  process.env.NEXT_TELEMETRY_DISABLED = "1";
 }

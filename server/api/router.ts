@@ -20,8 +20,8 @@ export interface TrpcContext {
   actor: Actor | null;
   clock: () => Date;
   files: FileLinks;
-  /** Public base URL for links handed out (invites); default QUIRE_PUBLIC_URL, else http://localhost:$PORT. */
-  baseUrl?: string;
+  /** Public base URL for links handed out (invites): config.publicBaseUrl's answer. */
+  baseUrl: string;
 }
 
 /** tRPC's name for each of our codes, from the one table (this only compiles while its names are tRPC's). */
@@ -90,8 +90,6 @@ const toolMutation = <T extends ToolName>(name: T) =>
 const toolQuery = <T extends ToolName>(name: T) =>
   toolProcedure<T>().query(({ ctx, input }) => callAction(() => runTool(name, ctx, input)) as never);
 
-const defaultBaseUrl = () => process.env.QUIRE_PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 3000}`;
-
 export const appRouter = t.router({
   documents: toolMutation("documents"),
   read: toolQuery("read"),
@@ -102,14 +100,7 @@ export const appRouter = t.router({
   /** Workspace administration (members, roles, invites); not an MCP tool. */
   workspace: authenticated
     .input((raw: unknown) => raw as WorkspaceInput)
-    .mutation(({ ctx, input }) =>
-      callAction(
-        () =>
-          runWorkspaceAction({ ...ctx, baseUrl: ctx.baseUrl ?? defaultBaseUrl() }, input as unknown) as Promise<
-            WorkspaceOutput<WorkspaceInput>
-          >,
-      ),
-    ),
+    .mutation(({ ctx, input }) => callAction(() => runWorkspaceAction(ctx, input as unknown) as Promise<WorkspaceOutput<WorkspaceInput>>)),
   /** The caller's own API tokens; not an MCP tool. */
   apiTokens: authenticated
     .input((raw: unknown) => raw as ApiTokensInput)

@@ -3,10 +3,11 @@
  * Credentials provider, sessions as signed JWT cookies. Accounts live in the
  * Quire server, reached through the in-process bridge.
  *
- * `secret` is deliberately not set here: next-auth reads NEXTAUTH_SECRET from
- * the environment on every request, and the Quire server sets it before Next
- * starts. The callback URL origin comes from NEXTAUTH_URL / AUTH_TRUST_HOST,
- * also set by the server, so sign-in works on whatever port it listens on.
+ * The secret comes from the running server through the bridge (the one the
+ * server keeps in the database or was given), never from the environment.
+ * The callback URL origin comes from NEXTAUTH_URL / AUTH_TRUST_HOST, which
+ * next-auth v4 reads only from the environment: server/config.ts
+ * `exportNextEnvironment` sets them once, before Next starts.
  *
  * Cookies are secure (`__Secure-` session cookie with the Secure flag) when
  * the public URL is https; the server reads the same cookie name
@@ -27,6 +28,11 @@ export const authOptions: NextAuthOptions = {
   get useSecureCookies() {
     return installedBridge()?.secureCookies ?? false;
   },
+  get secret() {
+    return installedBridge()?.authSecret;
+  },
+  // next-auth assigns a fallback from the environment when `secret` is empty; there is none to take.
+  set secret(_fromEnvironment: string | undefined) {},
   providers: [
     CredentialsProvider({
       id: "credentials",

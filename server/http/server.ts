@@ -21,8 +21,7 @@ import { followAccessChanges } from "@/server/store/access-cache";
 import { DomainError, ERROR_FACES, isDomainError, retryAfterSeconds } from "@/server/core/errors";
 import { MAX_REQUEST_BYTES, requestTooLarge } from "@/server/core/limits";
 import { createMcpEndpoint } from "@/server/mcp/server";
-import { loadConfig } from "@/server/config";
-import { createObjectStore } from "@/server/storage";
+import { exportNextEnvironment, publicBaseUrl } from "@/server/config";
 import { createFileLinks, type FileLinks } from "@/server/storage/links";
 import type { ObjectStore } from "@/server/storage/object-store";
 import { createRateLimitStore } from "@/server/store/rate-limits";
@@ -41,10 +40,12 @@ export interface ServerOptions {
   next?: { dev: boolean; dir: string } | false;
   authSecret?: string;
   clock?: () => Date;
-  /** Where uploaded files go; default: as configured by the environment (QUIRE_S3_* or <QUIRE_DATA_DIR>/uploads). */
-  objectStore?: ObjectStore;
-  /** Base of the links Quire hands out (QUIRE_PUBLIC_URL); default: this server's own URL. */
+  /** Where uploaded files go (createObjectStore(config): QUIRE_S3_* or <QUIRE_DATA_DIR>/uploads). */
+  objectStore: ObjectStore;
+  /** Base of the links Quire hands out (QUIRE_PUBLIC_URL); default: the request's origin, else this server's own URL. */
   publicUrl?: string;
+  /** Where sign-in redirects point (config.siteUrl); default: publicUrl, else this server's own URL. */
+  siteUrl?: string;
   /** Largest upload in bytes (QUIRE_MAX_UPLOAD_BYTES); default 25 MB. */
   maxUploadBytes?: number;
   /** Believe X-Forwarded-For/-Host/-Proto (QUIRE_TRUST_PROXY); default false. */
@@ -72,11 +73,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const stopFollowingAccessChanges = await followAccessChanges(options.database);
   const version = packageJson.version;
   let ownUrl = "";
-  const files = createFileLinks({ authSecret, baseUrl: () => options.publicUrl ?? ownUrl, maxUploadBytes: options.maxUploadBytes });
-  const fileContext = { db, clock, files, store: options.objectStore ?? createObjectStore(loadConfig()) };
+  /** The base of links handed out: see publicBaseUrl. */
+  const baseUrl = (requestOrigin?: string) => publicBaseUrl({ configured: options.publicUrl, requestOrigin, ownUrl });
+  const files = createFileLinks({ authSecret, baseUrl: () => baseUrl(), maxUploadBytes: options.maxUploadBytes });
+  const fileContext = { db, clock, files, store: options.objectStore };
   const trustProxy = options.trustProxy ?? false;
   // Secure cookies when the site is served over https (QUIRE_PUBLIC_URL, or an https NEXTAUTH_URL).
-  const secureCookies = usesSecureCookies(options.publicUrl) || usesSecureCookies(process.env.NEXTAUTH_URL);
+  const secureCookies = usesSecureCookies(options.siteUrl) || usesSecureCookies(options.publicUrl);
   const rateLimitStore = createRateLimitStore(db);
   const limits = createRateLimitGuard(db, rateLimitStore);
   /** A share-link action; an unknown, revoked or expired link counts against the client address. */
@@ -99,12 +102,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
     verifyCredentials: (email, password) => limits.signIn(email, password, currentClientAddress()),
     secureCookies,
+    authSecret,
     hasUsers: () => hasUsers(db),
     async createOwner(input) {
       const { user } = await addUser(db, input, clock(), { onlyIfFirst: true });
       return { id: user.id, email: user.email, name: user.name };
     },
-    ...accountBridge({ db, clock, baseUrl: (origin) => options.publicUrl ?? origin ?? ownUrl }),
+    ...accountBridge({ db, clock, baseUrl }),
     readShared: (token, input) => shareLinkAttempt(() => readSharedDocument(db, token, input, clock())),
     acceptShare: (token, userId) => shareLinkAttempt(() => acceptShareLink(db, userId, token, clock())),
   };
@@ -128,7 +132,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     maxBodySize: MAX_REQUEST_BYTES,
     createContext: async ({ req }) => {
       try {
-        return { db, clock, files, baseUrl: options.publicUrl ?? ownUrl, actor: await actorFor(req) };
+        return { db, clock, files, baseUrl: baseUrl(), actor: await actorFor(req) };
       } catch (error) {
         throw isDomainError(error) ? toTrpcError(error) : error;
       }
@@ -253,11 +257,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   ownUrl = url;
 
   if (options.next) {
-    process.env.NEXTAUTH_SECRET = authSecret;
-    process.env.NEXTAUTH_URL ??= options.publicUrl ?? url;
     // Only a trusted proxy's X-Forwarded-Host/-Proto may decide next-auth's idea of the site's origin.
-    if (trustProxy) process.env.AUTH_TRUST_HOST ??= "true";
-    process.env.NEXT_TELEMETRY_DISABLED = "1";
+    exportNextEnvironment({ siteUrl: options.siteUrl ?? options.publicUrl ?? url, trustProxy });
     const { default: createNext } = await import("next");
     const app = createNext({ dev: options.next.dev, dir: options.next.dir, hostname: "localhost", port });
     await app.prepare();

@@ -75,7 +75,7 @@ export async function startTestServer(
     },
     /** A tRPC caller acting as the user. */
     trpcCaller(user: TestUser) {
-      return createCaller({ db, actor: { ...user.actor, principal: "person" }, clock: () => new Date(), files });
+      return createCaller({ db, actor: { ...user.actor, principal: "person" }, clock: () => new Date(), files, baseUrl: server.url });
     },
     /** A tRPC client over HTTP with the user's bearer token. */
     trpcClient(token?: string) {

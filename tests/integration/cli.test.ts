@@ -11,6 +11,8 @@ import { openDatabase } from "@/db/client";
 import { startServer } from "@/server/http/server";
 import { testDatabaseUrl } from "../helpers/database";
 import { projectRoot } from "../helpers/server";
+import { loadConfig } from "@/server/config";
+import { createObjectStore } from "@/server/storage";
 
 const run = promisify(execFile);
 let env: NodeJS.ProcessEnv;
@@ -98,7 +100,7 @@ describe("quire CLI", () => {
 
     // The token works against a server on the same database…
     const database = await openDatabase(databaseUrl ? { url: databaseUrl } : { dataDir: path.join(dataDir, "db") });
-    const server = await startServer({ database, port: 0, host: "127.0.0.1", next: false });
+    const server = await startServer({ database, port: 0, host: "127.0.0.1", next: false, objectStore: createObjectStore(loadConfig()) });
     const mcpCall = () =>
       fetch(`${server.url}/api/mcp`, {
         method: "POST",

@@ -14,6 +14,8 @@ import type { WorkspaceResults } from "@/server/actions/workspace";
 import type { AppRouter } from "@/server/api/router";
 import { startServer } from "@/server/http/server";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { loadConfig } from "@/server/config";
+import { createObjectStore } from "@/server/storage";
 
 let server: TestServer;
 let owner: TestUser;
@@ -133,6 +135,7 @@ describe("the public base URL `get` hands out", () => {
       port: 0,
       host: "127.0.0.1",
       next: false,
+      objectStore: createObjectStore(loadConfig()),
       publicUrl: "https://docs.example.com/",
     });
     try {

@@ -12,7 +12,13 @@ describe("the error table", () => {
   });
 
   test("a tRPC caller without an actor gets UNAUTHORIZED with our UNAUTHENTICATED payload", async () => {
-    const caller = createCaller({ db: null as never, actor: null, clock: () => new Date(), files: null as never });
+    const caller = createCaller({
+      db: null as never,
+      actor: null,
+      clock: () => new Date(),
+      files: null as never,
+      baseUrl: "http://localhost",
+    });
     const error = await caller.read({ documentId: "x" } as never).catch((e: unknown) => e as TRPCError);
     expect(error).toBeInstanceOf(TRPCError);
     expect((error as TRPCError).code).toBe("UNAUTHORIZED");
