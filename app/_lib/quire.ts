@@ -1,90 +1,19 @@
 /**
- * The app's typed view of the Quire tools it reads, over the in-process bridge.
- * The interfaces below are the shapes the pages render; annotating each call's
- * result with them makes tsc report any drift from the server's tool outputs.
+ * The app's typed view of the Quire tools it reads, over the in-process bridge,
+ * in the server's own result types (never redeclared here).
  */
-import type { Block } from "@/server/core/blocks";
+import type { DocumentsResults } from "@/server/actions/documents";
+import type { DocumentView } from "@/server/actions/read";
 import { isDomainError } from "@/server/core/errors";
 import { getBridge } from "@/server/bridge";
 
-export type Permission = "edit" | "read" | "none";
-
-export interface DocumentSummary {
-  documentId: string;
-  path: string;
-  name: string;
-  description: string | null;
-  updatedAt: string | Date;
-}
-
-export interface DocumentList {
-  documents: DocumentSummary[];
-  nextCursor: string | null;
-}
-
-export interface DocumentTag {
-  tagId: string;
-  path: string;
-  displayName: string | null;
-  color: string | null;
-}
-
-export interface SectionReference {
-  referenceId: string;
-  targetDocumentId: string;
-  targetSectionId: string | null;
-  displayTitle: string | null;
-}
-
-export interface DocumentSection {
-  sectionId: string;
-  name: string;
-  content: Block[];
-  contentHash: string;
-  position: number;
-  defaultPermission: Permission | null;
-  aiAccess: Permission | null;
-  references: SectionReference[];
-  /** Storage key -> signed download URL; empty for a share-link visitor. */
-  downloads: Record<string, string>;
-}
-
-export interface DocumentRead {
-  documentId: string;
-  path: string;
-  name: string;
-  description: string | null;
-  deleted: boolean;
-  /** The branch read, or null when reading a commit directly. */
-  branchName: string | null;
-  headCommitId: string;
-  tags: DocumentTag[];
-  properties: Record<string, string | number | boolean>;
-  sections: DocumentSection[];
-}
-
-export interface BranchSummary {
-  name: string;
-  headCommitId: string;
-  isDefault: boolean;
-  createdAt: string | Date;
-  updatedAt: string | Date;
-}
-
-export interface CommitSummary {
-  commitId: string;
-  message: string;
-  authorId: string | null;
-  authorName: string | null;
-  createdAt: string | Date;
-  parentIds: string[];
-  kind: string;
-}
-
-export interface CommitLog {
-  commits: CommitSummary[];
-  nextCursor: string | null;
-}
+/** The server's own view types: the app renders exactly what the tools return. */
+export type { Permission, SectionReference } from "@/server/core/document-model";
+export type { CommitSummary, DocumentSummary } from "@/server/actions/documents";
+export type { DocumentView as DocumentRead, SectionView as DocumentSection, TagView as DocumentTag } from "@/server/actions/read";
+export type DocumentList = DocumentsResults["list"];
+export type BranchSummary = DocumentsResults["list_branches"]["branches"][number];
+export type CommitLog = DocumentsResults["log"];
 
 export async function listDocuments(userId: string, cursor?: string): Promise<DocumentList> {
   const result: DocumentList = await getBridge().callTool("documents", userId, {
@@ -99,8 +28,8 @@ export async function readDocument(
   userId: string,
   documentId: string,
   at: { branchName?: string; commitId?: string },
-): Promise<DocumentRead> {
-  const result: DocumentRead = await getBridge().callTool("read", userId, {
+): Promise<DocumentView> {
+  const result: DocumentView = await getBridge().callTool("read", userId, {
     documentId,
     ...(at.branchName ? { branchName: at.branchName } : {}),
     ...(at.commitId ? { commitId: at.commitId } : {}),

@@ -3,6 +3,10 @@
  *   existing: <svc:comment id="ID">commented text</svc:comment>
  *   new:      <svc:comment-new body="…" mentions="UUID,UUID">commented text</svc:comment-new>
  * Attribute values use HTML entity escaping for quotes, ampersands and angle brackets.
+ *
+ * The one grammar for this markup: the server validates and stores it with
+ * these functions, and the web app renders it with the same tokenizer
+ * (`commentTagTokens`), so what one accepts the other shows.
  */
 import { z } from "zod";
 import { DomainError } from "./errors";
@@ -22,6 +26,21 @@ export interface NewCommentTag {
 const EXISTING = /<svc:comment\s+id="([^"]*)"\s*>([\s\S]*?)<\/svc:comment>/g;
 const NEW = /<svc:comment-new((?:\s+[\w-]+="[^"]*")*)\s*>([\s\S]*?)<\/svc:comment-new>/g;
 const ATTRIBUTE = /([\w-]+)="([^"]*)"/g;
+/** Any opening or closing comment tag, well formed or not (attribute values never hold a raw `>`). */
+const ANY_TAG = /<svc:comment(?:-new)?(?=[\s>/])[^>]*>|<\/svc:comment(?:-new)?\s*>/g;
+
+export interface CommentTagToken {
+  /** Where the tag starts in the text. */
+  index: number;
+  /** The tag as written. */
+  raw: string;
+  closing: boolean;
+}
+
+/** Every comment tag in the text, in order: the tokenizer both the server's checks and the app's rendering use. */
+export function commentTagTokens(text: string): CommentTagToken[] {
+  return [...text.matchAll(ANY_TAG)].map((m) => ({ index: m.index, raw: m[0], closing: m[0].startsWith("</") }));
+}
 
 const ENTITIES: Record<string, string> = { "&quot;": '"', "&#39;": "'", "&apos;": "'", "&lt;": "<", "&gt;": ">", "&amp;": "&" };
 const decodeEntities = (value: string) => value.replace(/&(?:quot|#39|apos|lt|gt|amp);/g, (e) => ENTITIES[e]!);
@@ -69,8 +88,9 @@ export function newCommentTags(text: string, where: string): NewCommentTag[] {
     }
     tags.push({ body, mentions: [...new Set(mentions)], text: match[2]! });
   }
-  const opened = (text.match(/<svc:comment(?:-new)?[\s>]/g) ?? []).length;
-  const closed = (text.match(/<\/svc:comment(?:-new)?>/g) ?? []).length;
+  const tokens = commentTagTokens(text);
+  const closed = tokens.filter((t) => t.closing).length;
+  const opened = tokens.length - closed;
   if (opened !== closed) {
     throw new DomainError(
       "VALIDATION_FAILED",

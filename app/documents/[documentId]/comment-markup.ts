@@ -6,32 +6,29 @@
  * markers into <mark> elements. No HTML from the document is ever interpreted.
  */
 import type { Element, ElementContent, Root, RootContent } from "hast";
+import { commentTagTokens } from "@/server/core/comment-markup";
 
 const OPEN = "\uE000";
 const CLOSE = "\uE001";
 const MARKERS = /[\uE000\uE001]/g;
-const TAG = /<svc:comment(?:-new)?(?:\s+[A-Za-z_:][\w:.-]*\s*=\s*(?:"[^"]*"|'[^']*'))*\s*\/?>|<\/svc:comment(?:-new)?\s*>/g;
-
-/** Replaces balanced comment tags with markers and drops unbalanced ones. */
+/** Replaces balanced comment tags (found by the server's own tokenizer) with markers and drops unbalanced ones. */
 export function markCommentRanges(markdown: string): string {
   const text = markdown.replace(MARKERS, "");
-  const tags = [...text.matchAll(TAG)];
+  const tags = commentTagTokens(text);
   if (tags.length === 0) return text;
 
   const replacement = new Map<number, string>();
   const open: number[] = [];
   for (const tag of tags) {
-    const index = tag.index;
-    const raw = tag[0];
-    replacement.set(index, "");
-    if (raw.startsWith("</")) {
+    replacement.set(tag.index, "");
+    if (tag.closing) {
       const start = open.pop();
       if (start !== undefined) {
         replacement.set(start, OPEN);
-        replacement.set(index, CLOSE);
+        replacement.set(tag.index, CLOSE);
       }
-    } else if (!raw.endsWith("/>")) {
-      open.push(index);
+    } else if (!tag.raw.endsWith("/>")) {
+      open.push(tag.index);
     }
   }
 
@@ -39,7 +36,7 @@ export function markCommentRanges(markdown: string): string {
   let last = 0;
   for (const tag of tags) {
     out += text.slice(last, tag.index) + (replacement.get(tag.index) ?? "");
-    last = tag.index + tag[0].length;
+    last = tag.index + tag.raw.length;
   }
   return out + text.slice(last);
 }

@@ -3,16 +3,13 @@
  * "Share & permissions" button for those who manage it, and a quiet note when
  * they may only read it.
  */
+import type { DocumentsResults } from "@/server/actions/documents";
 import Link from "next/link";
 import { attempt, type Outcome } from "@/app/_lib/quire";
 import { getBridge } from "@/server/bridge";
-import type { Level } from "./sharing/labels";
 import "./sharing/sharing.css";
 
-export interface DocumentAccess {
-  yourPermission: Level;
-  canManage: boolean;
-}
+export type DocumentAccess = Pick<DocumentsResults["get"], "yourPermission" | "canManage">;
 
 export function loadDocumentAccess(userId: string, documentId: string): Promise<Outcome<DocumentAccess>> {
   return attempt(async () => {

@@ -7,13 +7,14 @@
  * hiding its controls from others is a courtesy, not the check. Next refuses
  * a server action whose Origin does not match the Host.
  */
+import type { Permission } from "@/server/core/document-model";
 import { runAsUser, type ActionResult } from "@/app/_lib/action-result";
 import { requestOrigin } from "@/app/_lib/workspace";
 import { getBridge } from "@/server/bridge";
 
 export type SharingResult<T = undefined> = ActionResult<T>;
 
-type Level = "edit" | "read" | "none";
+type Level = Permission;
 
 const LEVELS: readonly string[] = ["edit", "read", "none"];
 const text = (value: unknown): string => (typeof value === "string" ? value : "");

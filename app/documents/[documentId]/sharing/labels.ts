@@ -1,5 +1,7 @@
 /** How permissions read on the sharing page and the document page. */
-export type Level = "edit" | "read" | "none";
+import type { Permission } from "@/server/core/document-model";
+
+export type Level = Permission;
 
 export const LEVEL_LABELS: Record<Level, string> = { edit: "Can edit", read: "Can read", none: "No access" };
 

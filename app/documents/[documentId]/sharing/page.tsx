@@ -1,3 +1,4 @@
+import type { DocumentsResults } from "@/server/actions/documents";
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
@@ -10,7 +11,6 @@ import { absoluteTime, toDate } from "@/app/_lib/format";
 import { attempt, UUID_PATTERN } from "@/app/_lib/quire";
 import { getSessionUser, requireUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
-import type { Level } from "./labels";
 import {
   AddGrantForm,
   DocumentPermissionsForm,
@@ -25,21 +25,8 @@ import "./sharing.css";
 
 type Props = { params: Promise<{ documentId: string }> };
 
-interface DocumentInfo {
-  documentId: string;
-  path: string;
-  name: string;
-  yourPermission: Level;
-  canManage: boolean;
-}
-
-interface ShareLinkInfo {
-  shareLinkId: string;
-  permission: "read" | "edit";
-  createdAt: string;
-  expiresAt: string | null;
-  revokedAt: string | null;
-}
+type DocumentInfo = DocumentsResults["get"];
+type ShareLinkInfo = DocumentsResults["list_share_links"]["shareLinks"][number];
 
 const getOnce = cache((userId: string, documentId: string) =>
   attempt(async (): Promise<DocumentInfo> => getBridge().callTool("documents", userId, { action: "get", documentId })),

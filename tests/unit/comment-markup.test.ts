@@ -1,0 +1,66 @@
+/**
+ * Comment markup has one grammar: the server's balance check and the app's
+ * highlighting read tags with the same tokenizer, so text the server stores is
+ * shown with exactly the ranges the server accepted.
+ */
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { markCommentRanges } from "@/app/documents/[documentId]/comment-markup";
+import { commentTagTokens, newCommentTags } from "@/server/core/comment-markup";
+
+const MENTION = "0b7c5a2e-8f1d-4c3a-9e6b-2d4f6a8c0e1b";
+const OPEN = "\uE000";
+const CLOSE = "\uE001";
+
+describe("commentTagTokens", () => {
+  test("finds existing and new tags, opening and closing, with their offsets", () => {
+    const text = `a <svc:comment id="c1">b</svc:comment> <svc:comment-new body="x &gt; y">c</svc:comment-new>`;
+    const tokens = commentTagTokens(text);
+    expect(tokens.map((t) => [t.raw, t.closing])).toEqual([
+      ['<svc:comment id="c1">', false],
+      ["</svc:comment>", true],
+      ['<svc:comment-new body="x &gt; y">', false],
+      ["</svc:comment-new>", true],
+    ]);
+    for (const token of tokens) expect(text.slice(token.index, token.index + token.raw.length)).toBe(token.raw);
+  });
+
+  test("does not mistake other tags that share the prefix", () => {
+    expect(commentTagTokens("<svc:commentary>x</svc:commentary> <svc:comments/>")).toEqual([]);
+  });
+});
+
+describe("server and app agree", () => {
+  test("a stray closing tag is refused by the server and not highlighted by the app", () => {
+    const text = "plain </svc:comment-new> text";
+    expect(() => newCommentTags(text, "content[0].text")).toThrow(/VALIDATION_FAILED|balanced|unbalanced|close/i);
+    expect(markCommentRanges(text)).toBe("plain  text");
+  });
+
+  test("a malformed opening tag the server counts is one the app sees too", () => {
+    // Attributes with single quotes are not the stored form, but both sides see an opening tag.
+    const text = "<svc:comment-new body='x'>hi";
+    expect(() => newCommentTags(text, "content[0].text")).toThrow();
+    expect(markCommentRanges(text)).toBe("hi");
+  });
+
+  test("every text the server accepts is highlighted exactly where its tags were", () => {
+    const word = fc.stringMatching(/^[a-z ]{0,8}$/);
+    const body = fc.stringMatching(/^[a-z]{1,8}$/);
+    const span = fc
+      .tuple(body, word)
+      .map(([body, inner]) => `<svc:comment-new body="${body}" mentions="${MENTION}">${inner}</svc:comment-new>`);
+    const existing = word.map((inner) => `<svc:comment id="c">${inner}</svc:comment>`);
+    const text = fc.array(fc.oneof(word, span, existing), { maxLength: 8 }).map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(text, (markdown) => {
+        newCommentTags(markdown, "content[0].text");
+        const marked = markCommentRanges(markdown);
+        const opened = commentTagTokens(markdown).filter((t) => !t.closing).length;
+        expect([...marked].filter((c) => c === OPEN).length).toBe(opened);
+        expect([...marked].filter((c) => c === CLOSE).length).toBe(opened);
+        expect(marked.replace(/[\uE000\uE001]/g, "")).toBe(markdown.replace(/<[^>]*>/g, ""));
+      }),
+    );
+  });
+});
