@@ -21,16 +21,8 @@ import {
 import { insertComments } from "@/server/store/comments";
 import { CommitGraph, type CommitRecord, walkLog } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
-import {
-  assertPathFree,
-  createBranch,
-  createDocument,
-  type DocumentRow,
-  getBranch,
-  getDocument,
-  listBranches,
-  listDocuments,
-} from "@/server/store/documents";
+import { createBranch, createDocument } from "@/server/store/commit-to-branch";
+import { assertPathFree, type DocumentRow, getBranch, getDocument, listBranches, listDocuments } from "@/server/store/documents";
 import { loadTree } from "@/server/store/objects";
 import { getTags, insertTag } from "@/server/store/tags";
 import {
@@ -367,7 +359,7 @@ async function createBranchAction(ctx: ActionContext, input: ActionInput<"create
     const { document } = await openDocument(tx, ctx.actor, input.documentId, "edit");
     const source = await getBranch(tx, document.id, input.sourceBranch ?? document.defaultBranch);
     const branch = await createBranch(tx, {
-      documentId: document.id,
+      document,
       name: input.branchName,
       headCommitId: source.headCommitId,
       authorId: ctx.actor.userId,

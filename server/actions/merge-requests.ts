@@ -27,7 +27,7 @@ import {
 } from "@/server/store/merge-requests";
 import type { ActionContext } from "./context";
 import { accessFor, admitActor, atLeastEdit, type DocumentAccess, openDocument } from "./access";
-import { analyzeMergeRequest, assertMayProposeMerge, executeMerge, type MergeAnalysisView, type MergeExecution } from "./merge-engine";
+import { analyzeMergeRequest, assertMayProposeMerge, executeMerge, type MergeAnalysisView, type MergeExecution } from "./merge-execution";
 import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
 
 const DEFAULT_PAGE_SIZE = 50;

@@ -11,7 +11,7 @@ import { DomainError } from "@/server/core/errors";
 import { assertSectionContentAllowed } from "@/server/core/section-rules";
 import { nonMembers } from "@/server/store/accounts";
 import type { NewCommentRow } from "@/server/store/comments";
-import type { BranchState } from "@/server/store/branch-writes";
+import type { BranchState } from "@/server/store/group-commit";
 import type { Tx } from "@/server/store/db";
 import { completedUploadsAmong } from "@/server/store/uploads";
 import { type DocumentAccess, visibleEntries } from "./access";

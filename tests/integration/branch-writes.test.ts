@@ -6,7 +6,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/db/client";
-import { type BranchChange, type BranchState, type BranchWrite, writeOnBranch } from "@/server/store/branch-writes";
+import { type BranchChange, type BranchState, type BranchWrite, writeOnBranch } from "@/server/store/group-commit";
 import { type TestDatabase, testDatabaseUrl } from "../helpers/database";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 

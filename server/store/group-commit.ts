@@ -1,18 +1,38 @@
 /**
- * Writes on a branch, with group commit. Every write is its own commit on top
- * of the one before it, exactly as if the writes had run one after another;
- * but writes to one branch that arrive while the previous batch for it is
- * being written wait, and the next batch applies all of them in arrival order
- * in memory, then stores every commit, tree, section version and comment and
- * moves the head with one statement (what databases do with their log
- * flushes). The branch tip the last batch left and the document's access
- * facts are remembered, so under load a branch costs one statement per batch
- * instead of a dozen per write; alone, a write is a batch of one.
+ * Group commit: writes on a branch, each its own commit, stored in batches
+ * through commitToBranch (commit-to-branch.ts). The rules:
  *
- * The head moves by compare-and-swap, so writers in other processes (and
- * merges, which lock the branch row) are never overwritten: a batch whose
- * branch moved under it is rebuilt on the new head. The queue only groups the
- * writes one process receives.
+ * 1. Batching in arrival order. Writes to one branch that arrive while a batch
+ *    for it is being written wait; the next batch takes them (at most
+ *    MAX_BATCH) in the order writeOnBranch was called. Alone, a write is a
+ *    batch of one. The queue only groups the writes one process receives.
+ * 2. Each write its own commit with its own checks. A batch applies its writes
+ *    one after another in memory: each is admitted (access) and built on the
+ *    tree the write before it left, exactly as if they had run one by one.
+ * 3. A refused write fails alone. A DomainError from `admit` or `change`
+ *    fails that write and the batch goes on; any other error fails the batch,
+ *    whose writes are then each retried alone.
+ * 4. One statement per batch, compare-and-swap head move. Every commit, tree,
+ *    section version and comment of the batch is stored, and the head moved,
+ *    by one commitToBranch statement that stores nothing unless the head is
+ *    still the one the batch was built on (git's update-ref). No transaction
+ *    stays open while the writes are built.
+ * 5. Rebuild on a lost race. When the head moved under the batch (another
+ *    process, a merge) the batch is built again on a fresh read of the branch.
+ * 6. Row lock after two lost races. The third attempt runs in a transaction
+ *    holding the branch row lock, so a branch another process keeps moving
+ *    cannot starve it (it queues behind that writer, as merges do).
+ * 7. Remembered tip. The branch row the last batch left is remembered while
+ *    the branch's queue runs (see `tips`), so a busy branch needs no read per
+ *    batch; the compare-and-swap catches a tip that went stale.
+ * 8. Refusals and no-ops are re-judged against the stored head. A batch that
+ *    commits nothing moves no head, so nothing checks its tip: when that tip
+ *    was remembered, the branch is read again, and if it moved the batch is
+ *    rebuilt on it before any refusal or "unchanged" is answered.
+ *
+ * DESIGN.md §3 has each write lock the branch row in its own transaction;
+ * README "How it is built" says why this differs (a dozen round trips and a
+ * WAL flush per write, one writer at a time).
  */
 import type { Database } from "@/db/client";
 import {
@@ -25,6 +45,7 @@ import {
 } from "@/server/core/document-model";
 import { isDomainError } from "@/server/core/errors";
 import type { NewCommentRow } from "./comments";
+import { commitToBranch, type NewBranchCommit } from "./commit-to-branch";
 import { type CommitRecord, getCommit, newCommitRecord } from "./commits";
 import type { Tx } from "./db";
 import {
@@ -35,7 +56,6 @@ import {
   type DocumentWithGrants,
   findBranch,
   findDocumentWithGrantsForWrite,
-  moveBranchHead,
 } from "./documents";
 import { loadSections, loadTree } from "./objects";
 
@@ -61,7 +81,8 @@ export interface BranchChange<R> {
   /** Comments the new content introduces (their anchors are in the section text). */
   newComments: NewCommentRow[];
   message: string;
-  kind?: "write" | "revert";
+  /** A draft commit is stored as a write; its head move says "draft-commit" (the live layer's). */
+  kind?: "write" | "revert" | "draft-commit";
   /** Returned to the caller with the commit. */
   result: R;
 }
@@ -228,7 +249,7 @@ async function attemptBatch(
   const storing = {
     sections: new Map<string, SectionVersion>(),
     trees: new Map<string, DocumentTree>(),
-    commits: [] as CommitRecord[],
+    commits: [] as NewBranchCommit[],
     comments: [] as NewCommentRow[],
   };
   // Section versions earlier writes of this batch introduced are not stored yet, but later writes see them.
@@ -258,6 +279,7 @@ async function attemptBatch(
       outcomes[i] = { ok: { commitId: head.id, changed: false, tree, result: change.result } };
       continue;
     }
+    const move = change.kind ?? "write";
     const commit = newCommitRecord(
       {
         documentId: document.id,
@@ -265,13 +287,13 @@ async function attemptBatch(
         treeHash,
         message: change.message,
         authorId: write.authorId,
-        kind: change.kind ?? "write",
+        kind: move === "revert" ? "revert" : "write",
         sectionIds: changedSectionIds(tree, nextTree),
         createdAt: write.now,
       },
       [head],
     );
-    storing.commits.push(commit);
+    storing.commits.push({ record: commit, move });
     storing.trees.set(treeHash, nextTree);
     for (const version of change.newSections) storing.sections.set(hashSection(version), version);
     storing.comments.push(...change.newComments);
@@ -281,7 +303,16 @@ async function attemptBatch(
   }
   if (storing.commits.length > 0) {
     const now = writes.at(-1)!.now;
-    await moveBranchHead(db, { document, branchName, expectedHead: start.id, newHead: head.id, from: startTree, tree, now, storing });
+    await commitToBranch(db, {
+      document,
+      branchName,
+      from: { commitId: start.id, tree: startTree },
+      to: { commits: storing.commits },
+      tree,
+      storing,
+      actorId: writes.at(-1)!.authorId,
+      now,
+    });
     queue.tip = { ...branch, headCommitId: head.id, updatedAt: now };
   } else {
     // Nothing to compare-and-swap: refusals and no-ops built on a remembered tip are checked against the stored head.
