@@ -128,8 +128,8 @@ export async function commitToBranch(tx: Tx, input: BranchCommit): Promise<void>
     rows = await queryRows<{ moved: number }>(
       tx,
       sql`
-        with moved as (${moved}),
-        mirrored as (${mirrored}),
+        with moved as (${moved.getSQL()}),
+        mirrored as (${mirrored.getSQL()}),
         stored_blobs as (${insertWhenMoved(tx, blobs, objectRows(storing.sections), { ignoreExisting: true })}),
         stored_trees as (${insertWhenMoved(tx, trees, objectRows(storing.trees), { ignoreExisting: true })}),
         stored_commits as (${insertWhenMoved(
@@ -200,7 +200,7 @@ function insertWhenMoved<T extends PgTable>(
     sql`, `,
   )} from json_populate_recordset(null::${table}, ${JSON.stringify(records)}::json) where exists (select 1 from moved)`;
   const insert = tx.insert(table).select(select);
-  return options.ignoreExisting ? insert.onConflictDoNothing() : insert;
+  return (options.ignoreExisting ? insert.onConflictDoNothing() : insert).getSQL();
 }
 
 export interface CreateDocumentInput {
