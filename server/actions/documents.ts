@@ -396,7 +396,7 @@ async function summarizeCommits(tx: Tx, commits: CommitRecord[], hidden: Readonl
     authorId: c.authorId,
     authorName: names.get(c.authorId) ?? null,
     createdAt: c.createdAt.toISOString(),
-    parentIds: c.parentIds,
+    parentIds: [...c.parentIds],
     kind: c.kind,
   }));
 }

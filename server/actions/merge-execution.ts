@@ -69,7 +69,7 @@ interface MergeState {
   graph: CommitGraph;
   sourceHead: CommitRecord;
   targetHead: CommitRecord;
-  bases: string[];
+  bases: readonly string[];
   sourceTree: DocumentTree;
   targetTree: DocumentTree;
   analysis: MergeAnalysis;
@@ -153,7 +153,7 @@ function view(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
     upToDate: state.bases.includes(state.sourceHead.id),
     sourceHeadCommitId: state.sourceHead.id,
     targetHeadCommitId: state.targetHead.id,
-    mergeBaseCommitIds: state.bases,
+    mergeBaseCommitIds: [...state.bases],
   };
 }
 

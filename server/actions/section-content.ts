@@ -69,13 +69,18 @@ const commentIdsOf = (content: readonly Block[]) => content.flatMap((b) => (b.bl
 
 export interface PreparedContent {
   /** The content as it is to be stored: new-comment markup rewritten to anchors of the new comments. */
-  content: Block[];
+  content: readonly Block[];
   /** The comments the content introduces, for the caller to store with the section. */
   comments: NewCommentRow[];
 }
 
 /** Validates content and turns its new-comment markup into comments; reads only, stores nothing. */
-export async function prepareSectionContent(ctx: ActionContext, tx: Tx, target: ContentTarget, content: Block[]): Promise<PreparedContent> {
+export async function prepareSectionContent(
+  ctx: ActionContext,
+  tx: Tx,
+  target: ContentTarget,
+  content: readonly Block[],
+): Promise<PreparedContent> {
   assertSectionContentAllowed(target.name, content, target.where);
 
   const refused = await unreferenceableKeys(ctx, tx, target, content);

@@ -3,6 +3,7 @@
  * table (spec §2.2). Objects are strict so a misspelt field is reported, not
  * silently dropped.
  */
+import type { Frozen } from "./frozen";
 import { z } from "zod";
 import { MAX_REQUEST_DESCRIPTION } from "./limits";
 
@@ -123,7 +124,8 @@ export const blockSchema = z
 
 export const contentSchema = z.array(blockSchema).max(MAX_BLOCKS_PER_SECTION).describe("Ordered content blocks of a section.");
 
-export type Block = z.infer<typeof blockSchema>;
+/** Read-only: blocks live in section versions, which are shared and cached (see frozen.ts). */
+export type Block = Frozen<z.infer<typeof blockSchema>>;
 
 /** Storage keys a piece of content refers to (for upload checks and signed download links). */
 export function storageKeysOf(content: readonly Block[]): string[] {

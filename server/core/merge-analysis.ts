@@ -416,7 +416,7 @@ export function analyzeMerge(input: AnalyzeMergeInput): MergeAnalysis {
 export interface MergeChoices {
   /** Merged hash (null = removed) of every section in conflict. */
   sections: ReadonlyMap<string, string | null>;
-  tagIds: string[];
+  tagIds: readonly string[];
   /** Values (null = unset) of every column in conflict. */
   properties: Record<string, PropertyValue | null>;
   path: string;
@@ -509,7 +509,7 @@ export function buildMergedTree(analysis: { plan: MergePlan }, resolutions: Merg
     else sectionChoices.set(p.sectionId, side === "source" ? p.source : p.target);
   }
 
-  let tagIds: string[] = [];
+  let tagIds: readonly string[] = [];
   if (plan.tags.conflict) {
     if (resolutions.tagResolution === undefined) missing.tags = true;
     else tagIds = resolutions.tagResolution === "source" ? plan.source.tagIds : plan.target.tagIds;

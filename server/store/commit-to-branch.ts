@@ -33,6 +33,7 @@ import {
   type SectionVersion,
 } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
+import type { Frozen } from "@/server/core/frozen";
 import type { CommentRow, NewCommentRow } from "./comments";
 import { type CommitRecord, getCommit, newCommitRecord, rememberCommits } from "./commits";
 import { queryRows, type Tx } from "./db";
@@ -183,7 +184,7 @@ function headMoves(input: BranchCommit, newCommits: readonly NewBranchCommit[], 
 function insertWhenMoved<T extends PgTable>(
   tx: Tx,
   table: T,
-  rows: ReadonlyArray<T["$inferSelect"]>,
+  rows: ReadonlyArray<Frozen<T["$inferSelect"]>>,
   options: { ignoreExisting?: boolean } = {},
 ) {
   const columns = Object.entries(getTableColumns(table));

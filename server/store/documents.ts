@@ -6,7 +6,7 @@ import { and, asc, eq, getTableColumns, gt, like, ne } from "drizzle-orm";
 import { branches, documentGrants, documents } from "@/db/schema";
 import type { Permission } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
-import { AccessCache } from "./access-cache";
+import { createAccessCache } from "./access-cache";
 import { anyOf, isUniqueViolation, type Tx } from "./db";
 
 export type DocumentRow = typeof documents.$inferSelect;
@@ -63,7 +63,7 @@ export async function findDocumentWithGrants(
 }
 
 /** Documents with grants, for writes (see access-cache.ts for how changes clear it). */
-const documentFacts = new AccessCache<DocumentWithGrants>(10_000);
+const documentFacts = createAccessCache<DocumentWithGrants>("documents with their grants, for writes", 10_000);
 
 /**
  * findDocumentWithGrants through a cache, for the write path. The cached row's
@@ -82,8 +82,7 @@ export async function findDocumentWithGrantsForWrite(
   const found = await findDocumentWithGrants(tx, documentId, userIds);
   if (!found) return undefined;
   const facts = { document: found.document, grants: new Map([...(cached?.grants ?? []), ...found.grants]) };
-  documentFacts.set(documentId, facts, since);
-  return facts;
+  return documentFacts.set(documentId, facts, since);
 }
 
 export interface DocumentListQuery {

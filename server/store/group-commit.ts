@@ -45,6 +45,7 @@ import {
 } from "@/server/core/document-model";
 import { isDomainError } from "@/server/core/errors";
 import type { NewCommentRow } from "./comments";
+import { type Cache, createCache } from "./caches";
 import { commitToBranch, type NewBranchCommit } from "./commit-to-branch";
 import { type CommitRecord, getCommit, newCommitRecord } from "./commits";
 import type { Tx } from "./db";
@@ -123,24 +124,44 @@ interface Queued {
 type Outcome = { ok: BranchWriteResult<unknown> } | { error: unknown };
 
 interface BranchQueue {
+  key: string;
   waiting: Queued[];
-  /** The branch as this process's last batch left it: the next batch builds on it without reading (the head move checks it). */
-  tip?: BranchRow;
+  /** Branches as this process's last batch on each left them: the next batch builds on its tip without reading (the head move checks it). */
+  tips: Cache<string, BranchRow>;
 }
 
-/** Writes waiting per branch, per database; a branch has a queue only while batches for it run. */
-const queues = new WeakMap<Database, Map<string, BranchQueue>>();
+interface DatabaseQueues {
+  /** Writes waiting per branch; a branch has a queue only while batches for it run. */
+  branches: Map<string, BranchQueue>;
+  tips: Cache<string, BranchRow>;
+}
+
+/** Per database: a second handle on the same database stands for another process (and is one, to the tests). */
+const queues = new WeakMap<Database, DatabaseQueues>();
+
+function queuesOf(db: Database): DatabaseQueues {
+  let found = queues.get(db);
+  if (!found) {
+    found = {
+      branches: new Map(),
+      tips: createCache<string, BranchRow>({
+        name: "branch tips while a branch's write queue runs",
+        keptTrueBy:
+          "the head move's compare-and-swap: a batch built on a stale tip stores nothing and is rebuilt, one that moves nothing re-reads the head; forgotten when the queue ends",
+        max: 10_000,
+      }),
+    };
+    queues.set(db, found);
+  }
+  return found;
+}
 
 /**
  * Applies one write on a branch as its own commit and resolves with the new
  * head. Writes to one branch are applied in the order they were called.
  */
 export function writeOnBranch<R>(db: Database, write: BranchWrite<R>): Promise<BranchWriteResult<R>> {
-  let branches = queues.get(db);
-  if (!branches) {
-    branches = new Map();
-    queues.set(db, branches);
-  }
+  const { branches, tips } = queuesOf(db);
   const key = `${write.documentId}\u0000${write.branchName}`;
   return new Promise((resolve, reject) => {
     const queued: Queued = { write: write as BranchWrite<unknown>, resolve: resolve as Queued["resolve"], reject };
@@ -149,9 +170,12 @@ export function writeOnBranch<R>(db: Database, write: BranchWrite<R>): Promise<B
       running.waiting.push(queued);
       return;
     }
-    const queue: BranchQueue = { waiting: [queued] };
+    const queue: BranchQueue = { key, waiting: [queued], tips };
     branches.set(key, queue);
-    void drain(db, queue, () => branches.delete(key));
+    void drain(db, queue, () => {
+      tips.invalidateNow([key]);
+      branches.delete(key);
+    });
   });
 }
 
@@ -171,7 +195,7 @@ async function runBatch(db: Database, queue: BranchQueue, batch: Queued[]): Prom
       batch.map((q) => q.write),
     );
   } catch (error) {
-    queue.tip = undefined;
+    queue.tips.invalidateNow([queue.key]);
     if (batch.length === 1) {
       batch[0]!.reject(error);
       return;
@@ -198,7 +222,7 @@ async function applyBatch(db: Database, queue: BranchQueue, writes: BranchWrite<
       return await attemptBatch(db, queue, writes, { lockBranch: false });
     } catch (error) {
       if (!(isDomainError(error) && error.code === "BRANCH_MOVED")) throw error;
-      queue.tip = undefined;
+      queue.tips.invalidateNow([queue.key]);
     }
   }
   return db.transaction((tx) => attemptBatch(tx, queue, writes, { lockBranch: true }));
@@ -220,7 +244,7 @@ async function attemptBatch(
   options: { lockBranch: boolean },
 ): Promise<Outcome[]> {
   const { documentId, branchName } = writes[0]!;
-  const fromTip = !options.lockBranch ? queue.tip : undefined;
+  const fromTip = !options.lockBranch ? queue.tips.get(queue.key) : undefined;
   const [branch, found] = await Promise.all([
     fromTip ?? findBranch(db, documentId, branchName, { forUpdate: options.lockBranch }),
     findDocumentWithGrantsForWrite(
@@ -313,11 +337,11 @@ async function attemptBatch(
       actorId: writes.at(-1)!.authorId,
       now,
     });
-    queue.tip = { ...branch, headCommitId: head.id, updatedAt: now };
+    queue.tips.set(queue.key, { ...branch, headCommitId: head.id, updatedAt: now });
   } else {
     // Nothing to compare-and-swap: refusals and no-ops built on a remembered tip are checked against the stored head.
     if (fromTip && (await findBranch(db, documentId, branchName))?.headCommitId !== branch.headCommitId) throw branchMoved(branchName);
-    queue.tip = branch;
+    queue.tips.set(queue.key, branch);
   }
   return outcomes as Outcome[];
 }
