@@ -9,7 +9,8 @@ import { getBridge } from "@/server/bridge";
 
 /** The server's own view types: the app renders exactly what the tools return. */
 export type { Permission, SectionReference } from "@/server/core/document-model";
-export type { CommitSummary, DocumentSummary } from "@/server/actions/documents";
+export type { DocumentSummary } from "@/server/actions/documents";
+export type { CommitSummary } from "@/server/actions/history";
 export type { DocumentView as DocumentRead, SectionView as DocumentSection, TagView as DocumentTag } from "@/server/actions/read";
 export type DocumentList = DocumentsResults["list"];
 export type BranchSummary = DocumentsResults["list_branches"]["branches"][number];

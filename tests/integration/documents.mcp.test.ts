@@ -1,5 +1,6 @@
 /** The `documents` and `read` tools through a real MCP client over Streamable HTTP. */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { text } from "../helpers/blocks";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { tools as registeredTools } from "@/server/actions/registry";
@@ -26,8 +27,6 @@ interface Created {
   commitId: string;
   sectionIds: string[];
 }
-
-const text = (t: string) => ({ blockType: "text", text: t });
 
 describe("authentication", () => {
   test("MCP without a token, or with a wrong one, is refused with 401", async () => {
