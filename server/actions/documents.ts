@@ -13,7 +13,15 @@ import { descriptionSchema, documentNameSchema, documentPathSchema, nameFromPath
 import { documentPermission } from "@/server/policies/access";
 import { grantsFor } from "@/server/store/access";
 import { insertComments } from "@/server/store/comments";
-import { assertPathFree, createDocument, type DocumentRow, getBranch, listDocuments } from "@/server/store/documents";
+import {
+  assertPathFree,
+  createDocument,
+  type DocumentListPosition,
+  type DocumentRow,
+  getBranch,
+  type ListedDocument,
+  listDocuments,
+} from "@/server/store/documents";
 import { openDocument, requireFullMember, subjectOf } from "./access";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import { branchActionInputs, branchHandlers } from "./branches";
@@ -57,6 +65,17 @@ const createInput = z.strictObject({
 const listInput = z.strictObject({
   action: z.literal("list"),
   pathPrefix: z.string().max(500).optional().describe('Only documents whose path starts with this, e.g. "handbook/".'),
+  search: z
+    .string()
+    .trim()
+    .min(1, "search must not be empty")
+    .max(200)
+    .optional()
+    .describe("Only documents whose name or path contains this text (case-insensitive)."),
+  orderBy: z
+    .enum(["path", "updated"])
+    .optional()
+    .describe('"path" (default): alphabetical by path; "updated": most recently changed first (a change is a move of the default branch).'),
   limit: pageLimitSchema,
   cursor: cursorSchema,
 });
@@ -146,17 +165,32 @@ async function create(ctx: ActionContext, input: z.output<typeof createInput>) {
   });
 }
 
+const listCursor = z.union([
+  z.object({ afterPath: z.string() }).transform(({ afterPath }) => ({ path: afterPath })),
+  z
+    .object({ afterUpdatedAt: z.iso.datetime(), afterId: z.guid() })
+    .transform(({ afterUpdatedAt, afterId }) => ({ updatedAt: new Date(afterUpdatedAt), documentId: afterId })),
+]);
+
+const encodeListCursor = (position: DocumentListPosition) =>
+  encodeCursor(
+    "path" in position ? { afterPath: position.path } : { afterUpdatedAt: position.updatedAt.toISOString(), afterId: position.documentId },
+  );
+
 async function list(ctx: ActionContext, input: z.output<typeof listInput>) {
   const subject = subjectOf(ctx.actor);
+  const order = input.orderBy ?? "path";
   let grants = new Map<string, Permission>();
-  const page = await visiblePage({
+  const page = await visiblePage<ListedDocument, DocumentListPosition>({
     limit: input.limit ?? DEFAULT_PAGE_SIZE,
-    start: input.cursor ? decodeCursor(input.cursor, z.object({ afterPath: z.string() })).afterPath : undefined,
-    fetch: async (afterPath, batchSize) => {
+    start: input.cursor ? decodeCursor(input.cursor, listCursor) : undefined,
+    fetch: async (after, batchSize) => {
       const rows = await listDocuments(ctx.db, {
         workspaceId: ctx.actor.workspaceId,
         pathPrefix: input.pathPrefix?.replace(/^\/+/, ""),
-        afterPath,
+        search: input.search,
+        order,
+        after,
         limit: batchSize,
       });
       grants = await grantsFor(
@@ -174,11 +208,11 @@ async function list(ctx: ActionContext, input: z.output<typeof listInput>) {
         aiAccess: row.aiAccess,
         grant: grants.get(row.id) ?? null,
       }) !== "none",
-    position: (row) => row.path,
+    position: (row) => (order === "path" ? { path: row.path } : { updatedAt: row.headUpdatedAt, documentId: row.id }),
   });
   return {
     documents: page.rows.map((row) => summarize(row, row.headUpdatedAt)),
-    nextCursor: page.next === null ? null : encodeCursor({ afterPath: page.next }),
+    nextCursor: page.next === null ? null : encodeListCursor(page.next),
   };
 }
 
@@ -238,7 +272,7 @@ export const documentsTool = defineTool({
   description: [
     "Create and manage documents, their branches, history, tags and properties. Choose the operation with `action`:",
     '- create {path, name?, description?, sections?: [{name, content}]} -> documentId, branchName "main", commitId, sectionIds. Paths are unique among live documents (PATH_TAKEN).',
-    "- list {pathPrefix?, limit?, cursor?} -> {documents, nextCursor}, ordered by path. get {documentId}.",
+    "- list {pathPrefix?, search?, orderBy?: path | updated, limit?, cursor?} -> {documents, nextCursor}: by path, or most recently changed first; search matches name or path. get {documentId}.",
     "- update {documentId, branchName, newPath?, newName?, newDescription?} commits on that branch.",
     "- delete {documentId, branchName}: only on a non-default branch; the deletion reaches main when that branch is merged.",
     "- create_branch {documentId, branchName, sourceBranch?}; list_branches {documentId}.",
