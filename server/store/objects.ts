@@ -18,7 +18,7 @@ const cache = createCache<string, SectionVersion | DocumentTree>({
   keptTrueBy: "content addressing: a hash names the same content in every database, and stored objects are never updated",
   maxSize: CACHE_BYTES,
   // A tree's size follows its section count (about 120 bytes of JSON an entry); a blob's is its JSON's length.
-  sizeOf: (value) => ("sections" in value ? 500 + 120 * value.sections.length : sectionJsonLength(value)),
+  sizeOf: (value) => ("sections" in value ? 500 + 120 * value.sections.length : sectionJsonLength(value as SectionVersion)),
 });
 const blobKey = (hash: string) => `b:${hash}`;
 const treeKey = (hash: string) => `t:${hash}`;
