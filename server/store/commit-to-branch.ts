@@ -143,7 +143,8 @@ export async function commitToBranch(tx: Tx, input: BranchCommit): Promise<void>
       `,
     );
   } catch (error) {
-    if (isPathTaken(error)) throw pathTaken(tree?.path ?? "");
+    // Only the mirror can take a path, and it moves only with a tree.
+    if (tree && isPathTaken(error)) throw pathTaken(tree.path);
     throw error;
   }
   if (rows[0]?.moved !== 1) {

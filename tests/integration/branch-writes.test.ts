@@ -1,5 +1,5 @@
 /**
- * The group-commit write path (server/store/branch-writes.ts) driven
+ * The group-commit write path (server/store/group-commit.ts) driven
  * directly, where a test needs to control when each write runs: a second
  * database handle stands for another Quire process on the same database.
  */
