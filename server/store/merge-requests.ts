@@ -1,6 +1,7 @@
 /** Merge request records and their reviewers. */
 import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
 import {
+  type ApprovedSection,
   documentGrants,
   documents,
   mergeRequestReviewers,
@@ -11,6 +12,7 @@ import {
 } from "@/db/schema";
 import type { Permission } from "@/server/core/document-model";
 import { notFound } from "@/server/core/errors";
+import { announceAccessChange } from "./access-cache";
 import { anyOf, type Tx } from "./db";
 import type { DocumentRow } from "./documents";
 
@@ -104,6 +106,9 @@ export interface ReviewerView {
   state: ReviewState;
   addedAt: Date;
   reviewedAt: Date | null;
+  approvedSourceHead: string | null;
+  approvedTargetHead: string | null;
+  approvedSections: ApprovedSection[] | null;
 }
 
 export async function listReviewers(tx: Tx, mergeRequestIds: readonly string[]): Promise<Map<string, ReviewerView[]>> {
@@ -118,6 +123,9 @@ export async function listReviewers(tx: Tx, mergeRequestIds: readonly string[]):
       state: mergeRequestReviewers.state,
       addedAt: mergeRequestReviewers.addedAt,
       reviewedAt: mergeRequestReviewers.reviewedAt,
+      approvedSourceHead: mergeRequestReviewers.approvedSourceHead,
+      approvedTargetHead: mergeRequestReviewers.approvedTargetHead,
+      approvedSections: mergeRequestReviewers.approvedSections,
     })
     .from(mergeRequestReviewers)
     .innerJoin(users, eq(users.id, mergeRequestReviewers.userId))
@@ -142,12 +150,41 @@ export async function removeReviewers(tx: Tx, mergeRequestId: string, userIds: r
     .where(and(eq(mergeRequestReviewers.mergeRequestId, mergeRequestId), anyOf(mergeRequestReviewers.userId, [...userIds])));
 }
 
-/** Records a reviewer's verdict; returns false when the user is not a reviewer of the request. */
-export async function setReviewState(tx: Tx, mergeRequestId: string, userId: string, state: ReviewState, now: Date): Promise<boolean> {
+/** What an approval was given on; absent for any other verdict. */
+export interface ApprovalRecord {
+  sourceHead: string;
+  targetHead: string;
+  sections: ApprovedSection[];
+}
+
+/** Records a reviewer's verdict (with what an approval saw); returns false when the user is not a reviewer of the request. */
+export async function setReviewState(
+  tx: Tx,
+  mergeRequestId: string,
+  userId: string,
+  state: ReviewState,
+  now: Date,
+  approval?: ApprovalRecord,
+): Promise<boolean> {
   const rows = await tx
     .update(mergeRequestReviewers)
-    .set({ state, reviewedAt: now })
+    .set({
+      state,
+      reviewedAt: now,
+      approvedSourceHead: approval?.sourceHead ?? null,
+      approvedTargetHead: approval?.targetHead ?? null,
+      approvedSections: approval?.sections ?? null,
+    })
     .where(and(eq(mergeRequestReviewers.mergeRequestId, mergeRequestId), eq(mergeRequestReviewers.userId, userId)))
     .returning({ userId: mergeRequestReviewers.userId });
   return rows.length > 0;
+}
+
+/**
+ * The document's merge rule: how many approvals a merge request needs before it may be executed. Document rows are
+ * cached with their permission settings, so the change is announced like an access change.
+ */
+export async function setRequiredApprovals(tx: Tx, documentId: string, requiredApprovals: number): Promise<void> {
+  await tx.update(documents).set({ requiredApprovals }).where(eq(documents.id, documentId));
+  await announceAccessChange(tx);
 }
