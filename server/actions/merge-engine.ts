@@ -52,6 +52,8 @@ export interface MergeAnalysisView {
   sourceHeadCommitId: string;
   targetHeadCommitId: string;
   mergeBaseCommitIds: string[];
+  /** The message execute writes when given no commitMessage (null for a fast-forward or nothing to merge); may exceed the 1000-character limit. */
+  generatedCommitMessage: string | null;
 }
 
 export interface MergeSectionView extends MergeSectionEntry {
@@ -190,11 +192,27 @@ function view(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
     sourceHeadCommitId: state.sourceHead.id,
     targetHeadCommitId: state.targetHead.id,
     mergeBaseCommitIds: state.bases,
+    generatedCommitMessage: null,
   };
 }
 
 export async function analyzeMergeRequest(tx: Tx, request: MergeRequestRow, access: DocumentAccess): Promise<MergeAnalysisView> {
-  return view(request, await loadMergeState(tx, request, access, { lockTarget: false }));
+  const state = await loadMergeState(tx, request, access, { lockTarget: false });
+  const current = view(request, state);
+  if (current.fastForward || current.upToDate) return current;
+  // Before resolutions are known, the merged tree is judged by the source's: the message quotes the same commits either way.
+  return { ...current, generatedCommitMessage: (await generatedMessage(tx, request, state, state.sourceTree)).message };
+}
+
+/** The generated merge message: the source commits since the merge base, never quoting one that touched a section some reader may not see. */
+async function generatedMessage(tx: Tx, request: MergeRequestRow, state: MergeState, merged: DocumentTree) {
+  const sourceCommits = await commitsOnlyIn(state.graph, state.sourceHead.id, [state.targetHead.id]);
+  const message = mergeCommitMessage(
+    request.sourceBranch,
+    request.targetBranch,
+    await quotableMessages(tx, state.graph, sourceCommits, [state.targetTree, merged]),
+  );
+  return { message, sourceCommits: sourceCommits.length };
 }
 
 /** What an approval records: the analysis the approver was shown, with each section they saw and its hash on both sides. */
@@ -360,19 +378,12 @@ export async function executeMerge(
   if (options.resolutions.resolvedPath !== undefined && state.analysis.hasPathCollision) {
     await assertPathFree(tx, state.document.workspaceId, built.tree.path, state.document.id);
   }
-  const sourceCommits = await commitsOnlyIn(state.graph, state.sourceHead.id, [state.targetHead.id]);
-  // A generated message never quotes a commit that touched a section some reader may not see.
-  const message =
-    options.commitMessage ??
-    mergeCommitMessage(
-      request.sourceBranch,
-      request.targetBranch,
-      await quotableMessages(tx, state.graph, sourceCommits, [state.targetTree, built.tree]),
-    );
+  const generated = options.commitMessage === undefined ? await generatedMessage(tx, request, state, built.tree) : null;
+  const message = options.commitMessage ?? generated!.message;
   if (exceedsCommitMessageLimit(message)) {
     throw new DomainError(
       "COMMIT_MESSAGE_TOO_LONG",
-      `The generated merge commit message lists ${sourceCommits.length} source commits and would be ${message.length} characters, over the ${MAX_COMMIT_MESSAGE_CHARS}-character limit. Pass your own commitMessage (at most ${MAX_COMMIT_MESSAGE_CHARS} characters) to execute. Nothing was changed.`,
+      `The generated merge commit message lists ${generated?.sourceCommits ?? 0} source commits and would be ${message.length} characters, over the ${MAX_COMMIT_MESSAGE_CHARS}-character limit. Pass your own commitMessage (at most ${MAX_COMMIT_MESSAGE_CHARS} characters) to execute. Nothing was changed.`,
       { length: message.length, limit: MAX_COMMIT_MESSAGE_CHARS },
     );
   }

@@ -95,6 +95,10 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
     action: z.literal("list"),
     documentId: uuidSchema.optional().describe("Only requests of this document."),
     status: z.enum(["open", "merged", "closed"]).optional().describe("Only requests in this state."),
+    authorId: uuidSchema.optional().describe("Only requests opened by this user."),
+    awaitingReviewBy: uuidSchema
+      .optional()
+      .describe("Only requests where this user is a reviewer who has not approved or requested changes yet (state pending)."),
     limit: pageLimitSchema,
     cursor: cursorSchema,
   }),
@@ -291,6 +295,8 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
         workspaceId: ctx.actor.workspaceId,
         documentId: input.documentId,
         status: input.status,
+        authorId: input.authorId,
+        awaitingReviewBy: input.awaitingReviewBy,
         before: after ? { createdAt: new Date(after.createdAt), id: after.id } : undefined,
         limit: batchSize,
       }),
@@ -570,7 +576,7 @@ export const mergeRequestsTool = defineTool({
   name: "merge_requests",
   description: [
     "Propose, review and merge one branch of a document into another. Workflow: (1) create -> mergeRequestId; (2) analyze to see per-section diffs and conflicts; (3) execute, passing resolutions when there are conflicts. Choose the operation with `action`:",
-    "- list {documentId?, status?, limit?, cursor?} -> {mergeRequests, nextCursor}, newest first. get {mergeRequestId} -> the request with reviewers (userId, name, email, state: pending | approved | changes_requested, stale), requiredApprovals and approvals (those that count now).",
+    "- list {documentId?, status?, authorId?, awaitingReviewBy?, limit?, cursor?} -> {mergeRequests, nextCursor}, newest first. get {mergeRequestId} -> the request with reviewers (userId, name, email, state: pending | approved | changes_requested, stale), requiredApprovals and approvals (those that count now).",
     "- create {documentId, sourceBranch, targetBranch, title, description?, reviewerIds?} -> the request, status open. Branch names, not ids.",
     "- analyze {mergeRequestId} -> {mergeRequestId, hasConflicts, hasTagConflicts, hasPathCollision, hasDocumentDeletionConflict, propertyConflicts: [{columnId, base, source, target}], fastForward, sections: [{sectionId, name, status: added | deleted | modified | conflict | unchanged, sourceDiff, targetDiff, proposedMerge}], sourceHeadCommitId, targetHeadCommitId} (unified diffs from the merge base; a status says what the merge brings into the target; proposedMerge {text, conflictingHunks} is a line-level three-way merge of a conflicting text-only section).",
     "- execute {mergeRequestId, resolutions?: [{sectionId, resolution: source | target} | {sectionId, resolution: merged, content, name?}], tagResolution?, scalarPropertyResolutions?: {columnId: source | target}, resolvedPath?, documentDeletionResolution?: delete | keep, commitMessage?} merges. Fast-forwards when the target has no commits of its own. Every conflict needs a resolution, else UNRESOLVED_CONFLICTS lists what is missing and nothing changes. The generated commit message lists the source commits; if it would exceed 1000 characters the merge fails with COMMIT_MESSAGE_TOO_LONG: pass your own commitMessage. Pass expectedSourceHeadCommitId/expectedTargetHeadCommitId (from analyze) so nothing you did not see is merged (BRANCH_MOVED). When the document requires approvals and fewer count, APPROVALS_REQUIRED.",

@@ -1,5 +1,5 @@
 /** Merge request records and their reviewers. */
-import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, exists, lt, or, type SQL, sql } from "drizzle-orm";
 import {
   type ApprovedSection,
   documentGrants,
@@ -68,6 +68,9 @@ export interface MergeRequestListQuery {
   workspaceId: string;
   documentId?: string;
   status?: MergeRequestStatus;
+  authorId?: string;
+  /** Only requests where this user is a reviewer who has not given a verdict yet (state pending). */
+  awaitingReviewBy?: string;
   /** Keyset cursor: rows strictly older than this (createdAt, id). */
   before?: { createdAt: Date; id: string };
   limit: number;
@@ -79,6 +82,21 @@ export async function listMergeRequests(tx: Tx, q: MergeRequestListQuery): Promi
     eq(mergeRequests.workspaceId, q.workspaceId),
     q.documentId ? eq(mergeRequests.documentId, q.documentId) : undefined,
     q.status ? eq(mergeRequests.status, q.status) : undefined,
+    q.authorId ? eq(mergeRequests.authorId, q.authorId) : undefined,
+    q.awaitingReviewBy
+      ? exists(
+          tx
+            .select({ one: sql`1` })
+            .from(mergeRequestReviewers)
+            .where(
+              and(
+                eq(mergeRequestReviewers.mergeRequestId, mergeRequests.id),
+                eq(mergeRequestReviewers.userId, q.awaitingReviewBy),
+                eq(mergeRequestReviewers.state, "pending"),
+              ),
+            ),
+        )
+      : undefined,
     q.before
       ? or(
           lt(mergeRequests.createdAt, q.before.createdAt),
