@@ -215,6 +215,33 @@ describe("over MCP", () => {
   });
 });
 
+describe("list filters and the generated message", () => {
+  test("authorId and awaitingReviewBy narrow the list; analyze's generatedCommitMessage is the message execute writes", async () => {
+    const doc = await setup("reviews/filters");
+    await doc.update("feature", doc.a, "A for the filters");
+    const { mergeRequestId } = await doc.open();
+    const list = (args: Args) =>
+      callMcp<{ mergeRequests: MergeRequest[] }>(ownerMcp, "merge_requests", { action: "list", documentId: doc.documentId, ...args });
+    const ids = async (args: Args) => (await list(args)).mergeRequests.map((r) => r.mergeRequestId);
+
+    expect(await ids({ authorId: owner.userId })).toEqual([mergeRequestId]);
+    expect(await ids({ authorId: rita.userId })).toEqual([]);
+    expect(await ids({ awaitingReviewBy: rita.userId })).toEqual([mergeRequestId]);
+    expect(await ids({ awaitingReviewBy: owner.userId })).toEqual([]);
+    await callMcp(ritaMcp, "merge_requests", { action: "request_changes", mergeRequestId });
+    expect(await ids({ awaitingReviewBy: rita.userId })).toEqual([]);
+
+    await doc.update("main", doc.b, "B on main, so the merge needs a commit");
+    const analysis = await callMcp<Analysis & { generatedCommitMessage: string | null }>(ownerMcp, "merge_requests", {
+      action: "analyze",
+      mergeRequestId,
+    });
+    expect(analysis.generatedCommitMessage).toMatch(/^Merge branch 'feature' into 'main'/);
+    const execution = await callMcp<{ message: string }>(ownerMcp, "merge_requests", { action: "execute", mergeRequestId });
+    expect(execution.message).toBe(analysis.generatedCommitMessage);
+  });
+});
+
 describe("over tRPC", () => {
   type Trpc = { mergeRequests: { mutate(args: Args): Promise<unknown> } };
   const callTrpc = async <T>(token: string, args: Args): Promise<T> => {

@@ -151,6 +151,8 @@ export default async function MergeRequestPage({ params }: Props) {
           ) : analysis?.ok ? (
             <>
               <LiveNotice
+                // A fresh analysis (new heads) starts a fresh watch.
+                key={`${analysis.value.sourceHeadCommitId}:${analysis.value.targetHeadCommitId}`}
                 documentId={request.documentId}
                 branches={{ source: request.sourceBranch, target: request.targetBranch }}
                 heads={{ source: analysis.value.sourceHeadCommitId, target: analysis.value.targetHeadCommitId }}
