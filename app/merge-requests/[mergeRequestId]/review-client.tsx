@@ -347,12 +347,8 @@ export function ReviewWorkspace({
                         onChange={() => choose({ resolution: "merged", text: s.proposedMerge!.text })}
                       />
                       Write a merge
-                      <span className="muted small">
-                        {" "}
-                        (starts from a line-by-line merge; {s.proposedMerge.conflictingHunks} hunk
-                        {s.proposedMerge.conflictingHunks === 1 ? "" : "s"} marked with &lt;&lt;&lt;&lt;&lt;&lt;&lt; for you to settle)
-                      </span>
                     </label>
+                    <p className="muted small mr-choice-hint">{proposalHint(s.proposedMerge.conflictingHunks)}</p>
                     {choice?.resolution === "merged" ? (
                       <textarea
                         className="mr-merge-editor"
@@ -465,6 +461,12 @@ export function ReviewWorkspace({
       </section>
     </>
   );
+}
+
+function proposalHint(conflictingHunks: number): string {
+  if (conflictingHunks === 0) return "Starts from a line-by-line merge of both sides, which applied cleanly; edit it as you like.";
+  const hunks = conflictingHunks === 1 ? "1 place both sides changed is" : `${conflictingHunks} places both sides changed are`;
+  return `Starts from a line-by-line merge of both sides; ${hunks} marked with <<<<<<< for you to settle.`;
 }
 
 function SideChoice({
