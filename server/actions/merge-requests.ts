@@ -41,9 +41,8 @@ import {
   type MergeExecution,
   reviewSnapshot,
 } from "./merge-engine";
-import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
+import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
 
-const DEFAULT_PAGE_SIZE = 50;
 const MAX_REQUIRED_APPROVALS = 20;
 const sideSchema = z.enum(["source", "target"]);
 
@@ -558,20 +557,6 @@ function requiredApprovals(ctx: ActionContext, input: ActionInput<"set_required_
   });
 }
 
-export interface MergeRequestsResults {
-  list: { mergeRequests: MergeRequestView[]; nextCursor: string | null };
-  get: MergeRequestView;
-  create: MergeRequestView;
-  analyze: MergeAnalysisView;
-  execute: MergeExecution;
-  close: MergeRequestView;
-  update: MergeRequestView;
-  approve: MergeRequestView;
-  request_changes: MergeRequestView;
-  reset: MergeRequestView;
-  set_required_approvals: { documentId: string; requiredApprovals: number };
-}
-
 export const mergeRequestsTool = defineTool({
   name: "merge_requests",
   description: [
@@ -587,28 +572,17 @@ export const mergeRequestsTool = defineTool({
   ].join("\n"),
   input: mergeRequestsInput,
   readOnly: false,
-  run(ctx, input): Promise<MergeRequestsResults[keyof MergeRequestsResults]> {
-    switch (input.action) {
-      case "list":
-        return list(ctx, input);
-      case "get":
-        return get(ctx, input);
-      case "create":
-        return create(ctx, input);
-      case "analyze":
-        return analyze(ctx, input);
-      case "execute":
-        return execute(ctx, input);
-      case "close":
-        return close(ctx, input);
-      case "update":
-        return update(ctx, input);
-      case "approve":
-      case "request_changes":
-      case "reset":
-        return review(ctx, input);
-      case "set_required_approvals":
-        return requiredApprovals(ctx, input);
-    }
+  handlers: {
+    list,
+    get,
+    create,
+    analyze,
+    execute,
+    close,
+    update,
+    approve: review,
+    request_changes: review,
+    reset: review,
+    set_required_approvals: requiredApprovals,
   },
 });
