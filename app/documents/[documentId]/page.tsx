@@ -4,8 +4,7 @@ import { notFound } from "next/navigation";
 import { cache } from "react";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel } from "@/app/_components/error-panel";
-import { TimeAgo } from "@/app/_components/time-ago";
-import { firstLine, shortId } from "@/app/_lib/format";
+import { shortId } from "@/app/_lib/format";
 import {
   attempt,
   commitLog,
@@ -15,10 +14,13 @@ import {
   type BranchSummary,
   type CommitLog,
   type DocumentSection,
+  type MergeRequestView,
   type Outcome,
 } from "@/app/_lib/quire";
 import { firstParam, withQuery, type SearchParams } from "@/app/_lib/search-params";
 import { getSessionUser, requireUser } from "@/app/_lib/session";
+import { getBridge } from "@/server/bridge";
+import { CommitList } from "./commit-list";
 import { AccessNote, loadDocumentAccess, ShareButton } from "./document-access";
 import { DocumentBody, PathBreadcrumb, referenceTitle, SectionFrame, sortedSections } from "./document-body";
 
@@ -65,7 +67,14 @@ export default async function DocumentPage({ params, searchParams }: Props) {
   const doc = read.value;
   // Reading a commit is branch-less: the branch is the one the visitor came from, else the default.
   const branchName = doc.branchName ?? branch ?? (branches.ok ? branches.value.find((b) => b.isDefault)?.name : undefined) ?? null;
-  const log = await attempt(() => commitLog(user.id, documentId, branchName ?? undefined, logCursor));
+  const [log, openRequests] = await Promise.all([
+    attempt(() => commitLog(user.id, documentId, branchName ?? undefined, logCursor)),
+    attempt(
+      async (): Promise<{ mergeRequests: MergeRequestView[] }> =>
+        getBridge().callTool("merge_requests", user.id, { action: "list", documentId, status: "open", limit: 5 }),
+    ),
+  ]);
+  const isDefaultBranch = branches.ok && branches.value.some((b) => b.isDefault && b.name === branchName);
   const sections = sortedSections(doc);
   const branchHref = withQuery(basePath, { branch: branchName });
 
@@ -124,10 +133,60 @@ export default async function DocumentPage({ params, searchParams }: Props) {
           after: <AccessNote access={access} />,
         }}
         renderSection={(section) => <SectionView key={section.sectionId} section={section} />}
-        asideTop={<BranchPanel basePath={basePath} current={branchName} branches={branches} />}
+        asideTop={
+          <>
+            <BranchPanel basePath={basePath} current={branchName} branches={branches} />
+            <MergeRequestsPanel documentId={documentId} branchName={isDefaultBranch ? null : branchName} requests={openRequests} />
+          </>
+        }
         asideBottom={<HistoryPanel basePath={basePath} branchName={branchName} viewing={commit} log={log} logCursor={logCursor} />}
       />
     </AppShell>
+  );
+}
+
+/** The document's open merge requests, and opening one from the branch being viewed. */
+function MergeRequestsPanel({
+  documentId,
+  branchName,
+  requests,
+}: {
+  documentId: string;
+  branchName: string | null;
+  requests: Outcome<{ mergeRequests: MergeRequestView[] }>;
+}) {
+  const all = `/merge-requests?documentId=${encodeURIComponent(documentId)}`;
+  return (
+    <section className="panel" aria-labelledby="merge-requests-panel-title" data-testid="merge-requests-panel">
+      <h2 className="panel-title" id="merge-requests-panel-title">
+        Merge requests
+      </h2>
+      {!requests.ok ? (
+        <p className="muted small">Merge requests could not be listed: {requests.message}</p>
+      ) : requests.value.mergeRequests.length === 0 ? (
+        <p className="muted small">No open merge requests.</p>
+      ) : (
+        <ul className="panel-list">
+          {requests.value.mergeRequests.map((r) => (
+            <li key={r.mergeRequestId}>
+              <Link href={`/merge-requests/${r.mergeRequestId}`}>{r.title}</Link>{" "}
+              <span className="muted small">
+                {r.sourceBranch} → {r.targetBranch}
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <p className="small">
+        <Link href={all}>All merge requests</Link>
+        {branchName ? (
+          <>
+            {" · "}
+            <Link href={withQuery("/merge-requests/new", { documentId, source: branchName })}>Open a merge request from {branchName}</Link>
+          </>
+        ) : null}
+      </p>
+    </section>
   );
 }
 
@@ -220,37 +279,18 @@ function HistoryPanel({
       ) : log.value.commits.length === 0 ? (
         <p className="muted small">No commits.</p>
       ) : (
-        <ol className="commit-log" data-testid="commit-log">
-          {log.value.commits.map((c, index) => {
-            const isHead = index === 0 && !logCursor && branchName !== null;
-            const isViewing = viewing !== undefined && (c.commitId === viewing || c.commitId.startsWith(viewing));
-            return (
-              <li key={c.commitId} className={isViewing ? "commit commit-current" : "commit"}>
-                <p className="commit-message" title={c.message}>
-                  {firstLine(c.message)}
-                </p>
-                <p className="commit-meta">
-                  <span>{c.authorName ?? "Unknown author"}</span>
-                  <span aria-hidden="true">·</span>
-                  <TimeAgo value={c.createdAt} />
-                  <span aria-hidden="true">·</span>
-                  <Link
-                    href={withQuery(basePath, { branch: branchName, commit: c.commitId })}
-                    prefetch={false}
-                    className="commit-id"
-                    title={`View the document at commit ${c.commitId}`}
-                  >
-                    {shortId(c.commitId)}
-                  </Link>
-                  {c.kind && c.kind !== "write" ? <span className="badge badge-small">{c.kind}</span> : null}
-                  {isHead ? <span className="badge badge-small">head</span> : null}
-                  {isViewing ? <span className="badge badge-small badge-accent">viewing</span> : null}
-                </p>
-              </li>
-            );
-          })}
-        </ol>
+        <CommitList
+          commits={log.value.commits}
+          headId={!logCursor && branchName !== null ? log.value.commits[0]?.commitId : undefined}
+          viewing={viewing}
+          hrefFor={(commitId) => withQuery(basePath, { branch: branchName, commit: commitId })}
+        />
       )}
+      <p className="small">
+        <Link href={withQuery(`${basePath}/history`, { branch: branchName, commit: viewing })} prefetch={false}>
+          Full history with changes
+        </Link>
+      </p>
       {log.ok && (logCursor || log.value.nextCursor) ? (
         <nav className="pager pager-small" aria-label="History pages">
           {logCursor ? (
