@@ -8,14 +8,7 @@
 import type { ApprovedSection } from "@/db/schema";
 import type { Block } from "@/server/core/blocks";
 import { exceedsCommitMessageLimit, mergeCommitMessage } from "@/server/core/commit-messages";
-import {
-  changedSectionIds,
-  type DocumentTree,
-  hashSection,
-  hashTree,
-  normalizeTree,
-  type SectionVersion,
-} from "@/server/core/document-model";
+import { changedSectionIds, type DocumentTree, hashTree, normalizeTree, type SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import {
   analyzeMerge,
@@ -39,7 +32,7 @@ import type { Tx } from "@/server/store/db";
 import { strictestSectionPermission } from "@/server/policies/access";
 import { assertPathFree, type DocumentRow, getBranch, pathsHeldByOtherDocuments } from "@/server/store/documents";
 import type { MergeRequestRow } from "@/server/store/merge-requests";
-import { loadSections, loadTree } from "@/server/store/objects";
+import { loadSections, loadTree, putSections } from "@/server/store/objects";
 import { assertSectionChangesAllowed, atLeastEdit, type DocumentAccess, sectionChangesRefused } from "./access";
 import { quotableMessages } from "./history";
 
@@ -373,8 +366,10 @@ export async function executeMerge(
     return { ...base, mergeCommitId: state.sourceHead.id, fastForward: true, message, warnings: ignoredResolutions(options.resolutions) };
   }
 
-  const written = writtenSections(state, options.resolutions.sections ?? {});
-  const built = buildMergedTree(state.analysis, { ...options.resolutions, sections: written.resolutions });
+  const built = buildMergedTree(state.analysis, {
+    ...options.resolutions,
+    sections: await storeWrittenSections(tx, state, options.resolutions.sections ?? {}),
+  });
   if ("missing" in built) {
     throw new DomainError(
       "UNRESOLVED_CONFLICTS",
@@ -415,7 +410,7 @@ export async function executeMerge(
     from: { commitId: state.targetHead.id, tree: state.targetTree },
     to: { commits: [{ record: commit, move: "merge" }] },
     tree,
-    storing: { sections: written.versions, trees: new Map([[commit.treeHash, tree]]), comments: [] },
+    storing: { sections: new Map(), trees: new Map([[commit.treeHash, tree]]), comments: [] },
     actorId: options.authorId,
     now: options.now,
   });
@@ -442,14 +437,16 @@ export function assertHeadsAsReviewed(
 }
 
 /**
- * The versions the reviewer wrote for conflicting sections (checked like any section write), to be stored with the
- * merge commit, and the resolutions as the engine takes them. A written version keeps the permissions and references
- * of the source's version (else the target's): the reviewer chooses content, not access.
+ * Stores the versions the reviewer wrote for conflicting sections (checked like any section write), in the merge's
+ * transaction ahead of its commit (the permission check and the generated message load them back), and returns the
+ * resolutions as the engine takes them. A written version keeps the permissions and references of the source's
+ * version (else the target's): the reviewer chooses content, not access.
  */
-function writtenSections(
+async function storeWrittenSections(
+  tx: Tx,
   state: MergeState,
   given: NonNullable<ExecuteResolutions["sections"]>,
-): { resolutions: Record<string, "source" | "target" | MergedSection>; versions: Map<string, SectionVersion> } {
+): Promise<Record<string, "source" | "target" | MergedSection>> {
   const plans = new Map(state.analysis.plan.sections.map((p) => [p.sectionId, p]));
   const resolved: Record<string, "source" | "target" | MergedSection> = {};
   const written: Array<{ sectionId: string; version: SectionVersion }> = [];
@@ -465,14 +462,15 @@ function writtenSections(
     assertSectionContentAllowed(name, choice.content, `resolutions[${sectionId}]`);
     written.push({ sectionId, version: { ...like, name, content: choice.content } });
   }
-  const versions = new Map<string, SectionVersion>();
-  for (const { sectionId, version } of written) {
-    const hash = hashSection(version);
-    resolved[sectionId] = { blobHash: hash };
-    versions.set(hash, version);
-    state.sectionsByHash.set(hash, version);
-  }
-  return { resolutions: resolved, versions };
+  const hashes = await putSections(
+    tx,
+    written.map((w) => w.version),
+  );
+  written.forEach((w, i) => {
+    resolved[w.sectionId] = { blobHash: hashes[i]! };
+    state.sectionsByHash.set(hashes[i]!, w.version);
+  });
+  return resolved;
 }
 
 /** On a fast-forward nothing is in conflict, so every resolution given is ignored. */

@@ -5,7 +5,14 @@
  * are shared and frozen: callers build new ones to change anything.
  */
 import { blobs, trees } from "@/db/schema";
-import { type DocumentTree, hashTree, normalizeTree, type SectionVersion, sectionJsonLength } from "@/server/core/document-model";
+import {
+  type DocumentTree,
+  hashSection,
+  hashTree,
+  normalizeTree,
+  type SectionVersion,
+  sectionJsonLength,
+} from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import { afterCommit } from "@/db/commit-hooks";
 import { createCache } from "./caches";
@@ -49,6 +56,24 @@ export async function loadSections(tx: Tx, hashes: Iterable<string>): Promise<Ma
     found.set(row.hash, cache.set(blobKey(row.hash), row.body as SectionVersion) as SectionVersion);
   }
   return found;
+}
+
+/**
+ * Stores section versions (present ones are left alone; deduplicated by hash)
+ * in the caller's transaction, ahead of the commit that will refer to them
+ * (a merge's reviewer-written sections, which its checks load back), and
+ * caches them once committed; returns their hashes in order.
+ */
+export async function putSections(tx: Tx, versions: readonly SectionVersion[]): Promise<string[]> {
+  const hashes = versions.map(hashSection);
+  const byHash = new Map(versions.map((version, i) => [hashes[i]!, version]));
+  if (byHash.size === 0) return hashes;
+  await tx
+    .insert(blobs)
+    .values([...byHash].map(([hash, body]) => ({ hash, body })))
+    .onConflictDoNothing();
+  afterCommit(tx, () => rememberObjects(byHash, new Map()));
+  return hashes;
 }
 
 /** Stores a tree (left alone when present) and caches it once committed; returns its hash. */
