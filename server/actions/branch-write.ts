@@ -4,6 +4,7 @@ import { DomainError } from "@/server/core/errors";
 import type { Tx } from "@/server/store/db";
 import { type BranchState, writeOnBranch } from "@/server/store/branch-writes";
 import type { NewCommentRow } from "@/server/store/comments";
+import { announceHeadMove, type HeadMove } from "@/server/store/head-moves";
 import { admitActor, type DocumentAccess } from "./access";
 import type { ActionContext } from "./context";
 
@@ -27,6 +28,11 @@ export interface BranchEdit<R> {
   result: R;
 }
 
+export interface WriteOptions {
+  /** What the head move is announced as (default: the edit's kind). */
+  moveKind?: HeadMove["kind"];
+}
+
 /**
  * `need` is the document-level permission the write requires up front: "edit"
  * for changes to the document itself, "read" for writes that check each
@@ -43,8 +49,11 @@ export async function writeBranch<R>(
   input: { documentId: string; branchName: string; commitMessage?: string },
   need: "read" | "edit",
   edit: (state: BranchState, tx: Tx, access: DocumentAccess) => Promise<BranchEdit<R>>,
+  options: WriteOptions = {},
 ): Promise<WriteResult & R> {
   let access: DocumentAccess | undefined;
+  let previousCommitId: string | null = null;
+  let kind: HeadMove["kind"] = "write";
   const written = await writeOnBranch(ctx.db, {
     documentId: input.documentId,
     branchName: input.branchName,
@@ -55,6 +64,8 @@ export async function writeBranch<R>(
     },
     async change(state, tx) {
       const next = await edit(state, tx, access!);
+      previousCommitId = state.head.id;
+      kind = options.moveKind ?? next.kind ?? "write";
       return {
         tree: next.tree,
         newSections: next.newSections ?? [],
@@ -65,6 +76,16 @@ export async function writeBranch<R>(
       };
     },
   });
+  if (written.changed) {
+    announceHeadMove({
+      documentId: input.documentId,
+      branchName: input.branchName,
+      previousCommitId,
+      commitId: written.commitId,
+      authorId: ctx.actor.userId,
+      kind,
+    });
+  }
   return {
     documentId: input.documentId,
     branchName: input.branchName,

@@ -25,6 +25,7 @@ import {
   setReviewState,
   updateMergeRequest,
 } from "@/server/store/merge-requests";
+import { announceHeadMove } from "@/server/store/head-moves";
 import type { ActionContext } from "./context";
 import { accessFor, admitActor, atLeastEdit, type DocumentAccess, openDocument } from "./access";
 import { analyzeMergeRequest, assertMayProposeMerge, executeMerge, type MergeAnalysisView, type MergeExecution } from "./merge-engine";
@@ -310,11 +311,15 @@ async function analyze(ctx: ActionContext, input: ActionInput<"analyze">): Promi
   return analyzeMergeRequest(ctx.db, row, access);
 }
 
-function execute(ctx: ActionContext, input: ActionInput<"execute">): Promise<MergeExecution> {
-  return ctx.db.transaction(async (tx) => {
+async function execute(ctx: ActionContext, input: ActionInput<"execute">): Promise<MergeExecution> {
+  let documentId = "";
+  let previousCommitId: string | null = null;
+  const execution = await ctx.db.transaction(async (tx) => {
     // Lock order everywhere: merge request row, then branch row.
     const { row, access } = await openMergeRequest(tx, ctx, input.mergeRequestId, { forUpdate: true });
     assertOpen(row, "be merged");
+    documentId = row.documentId;
+    previousCommitId = (await getBranch(tx, row.documentId, row.targetBranch)).headCommitId;
     const execution = await executeMerge(tx, row, access, {
       authorId: ctx.actor.userId,
       now: ctx.clock(),
@@ -336,6 +341,15 @@ function execute(ctx: ActionContext, input: ActionInput<"execute">): Promise<Mer
     });
     return execution;
   });
+  announceHeadMove({
+    documentId,
+    branchName: execution.targetBranch,
+    previousCommitId,
+    commitId: execution.mergeCommitId,
+    authorId: ctx.actor.userId,
+    kind: execution.fastForward ? "fast-forward" : "merge",
+  });
+  return execution;
 }
 
 function close(ctx: ActionContext, input: ActionInput<"close">) {

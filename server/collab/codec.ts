@@ -105,7 +105,8 @@ export function applyTextChange(text: Y.Text, base: string, next: string): void 
   let b = 0;
   for (const part of diffChars(base, next)) {
     const length = part.value.length;
-    if (part.added) edits.push({ position: at(b), deleteCount: 0, insert: part.value });
+    // An insertion sticks to the base character before it, so it lands before text the draft added there.
+    if (part.added) edits.push({ position: b > 0 && kept(b - 1) ? at(b - 1) + 1 : at(b), deleteCount: 0, insert: part.value });
     else if (part.removed) {
       // Delete the removed base characters that still exist, each run of them contiguous in `current`.
       let k = 0;

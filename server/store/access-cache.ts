@@ -46,10 +46,21 @@ export class AccessCache<V extends object> {
   }
 }
 
-/** Clears every access cache of this process. */
+const accessChangeListeners = new Set<() => void>();
+
+/** Called whenever access may have changed (in this process or, through NOTIFY, another); returns unsubscribe. */
+export function onAccessChanged(listener: () => void): () => void {
+  accessChangeListeners.add(listener);
+  return () => {
+    accessChangeListeners.delete(listener);
+  };
+}
+
+/** Clears every access cache of this process and tells those who hold access decisions (live rooms) to decide again. */
 export function forgetAccess(): void {
   generation += 1;
   for (const cache of caches) cache.clear();
+  for (const listener of accessChangeListeners) listener();
 }
 
 /** Called in the transaction that changes tokens, memberships or document permissions. */

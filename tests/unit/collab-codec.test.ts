@@ -104,8 +104,11 @@ describe("applying a commit while someone types", () => {
   });
 
   it("keeps local edits already in the doc (a closed draft brought up to date)", () => {
+    // Typed text from another alphabet than the committed text, and a middle between it and the commit's change, so where each goes is unambiguous.
+    const lower = (minLength: number) => fc.string({ unit: fc.constantFrom(..."abcdefghij "), minLength, maxLength: 20 });
+    const upper = fc.string({ unit: fc.constantFrom(..."ABCDEFGHIJ"), minLength: 1, maxLength: 10 });
     fc.assert(
-      fc.property(text, text, text, text, (prefix, middle, suffix, typed) => {
+      fc.property(lower(0), lower(1), lower(0), upper, (prefix, middle, suffix, typed) => {
         const base = `${prefix}${middle}${suffix}`;
         const doc = new Y.Doc();
         const ytext = doc.getText("t");
@@ -117,6 +120,16 @@ describe("applying a commit while someone types", () => {
         expect(ytext.toString()).toBe(`${prefix}${typed}${middle}${nextSuffix}`);
       }),
     );
+  });
+
+  it("puts committed text before what the draft appended to the same place", () => {
+    const doc = new Y.Doc();
+    const ytext = doc.getText("t");
+    ytext.insert(0, "Everyone may read this");
+    ytext.insert(0, "A: ");
+    ytext.insert(ytext.length, " (B)");
+    applyTextChange(ytext, "Everyone may read this", "Public, said the API");
+    expect(ytext.toString()).toBe("A: Public, said the API (B)");
   });
 
   it("deletes only the committed-away characters that the draft still has", () => {
