@@ -17,11 +17,12 @@ import {
   createSectionDraft,
   type DraftKey,
   findSectionDraft,
+  listSectionDrafts,
   type SectionKey,
   type StoredSectionDraft,
 } from "@/server/store/drafts";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { applySectionChange, type LiveSection, sectionIntoYDoc } from "./codec";
+import { applySectionChange, type LiveSection, sectionFromYDoc, sectionIntoYDoc } from "./codec";
 import { computeUpdate } from "./live-doc";
 
 export interface BranchHead {
@@ -34,6 +35,8 @@ export async function branchHead(tx: Tx, key: DraftKey): Promise<BranchHead> {
   const commit = await getCommit(tx, key.documentId, branch.headCommitId);
   return { commitId: commit.id, tree: await loadTree(tx, commit.treeHash) };
 }
+
+const EMPTY_SECTION: LiveSection = { name: "", content: [] };
 
 export const liveOf = (version: SectionVersion): LiveSection => ({ name: version.name, content: version.content });
 
@@ -77,13 +80,15 @@ export async function rebaseSection(
   doc: Y.Doc,
   fromBlobHash: string | null,
   nextBlobHash: string,
+  /** What the change is computed from, when not the base version itself (a commit: the draft as committed; a discard: the draft as it is). */
+  fromContent?: LiveSection,
 ): Promise<Uint8Array | null> {
-  if (fromBlobHash === nextBlobHash) return null;
+  if (fromBlobHash === nextBlobHash && !fromContent) return null;
   const versions = await loadSections(
     db,
     [fromBlobHash, nextBlobHash].filter((h): h is string => h !== null),
   );
-  const from = fromBlobHash ? liveOf(versions.get(fromBlobHash)!) : { name: "", content: [] };
+  const from = fromContent ?? (fromBlobHash ? liveOf(versions.get(fromBlobHash)!) : EMPTY_SECTION);
   const update = computeUpdate(doc, (copy) => applySectionChange(copy, from, liveOf(versions.get(nextBlobHash)!)));
   return db.transaction(async (tx) => {
     const moved = await tx
@@ -98,4 +103,42 @@ export async function rebaseSection(
     if (update) await appendDraftUpdates(tx, [{ ...key, update, authorId: null }]);
     return update;
   });
+}
+
+/**
+ * The draft's sections as they would be on `head`: each stored draft, with
+ * the change from its base to its version at `head` applied on a copy (so
+ * reading never writes). Sections no longer on the branch are left out.
+ */
+export async function draftContentAt(
+  db: Database,
+  key: DraftKey,
+  head: BranchHead,
+  liveDoc: (sectionId: string) => Y.Doc | undefined,
+): Promise<Map<string, LiveSection>> {
+  const content = new Map<string, LiveSection>();
+  for (const { sectionId, baseBlobHash } of await listSectionDrafts(db, key)) {
+    const next = blobHashIn(head.tree, sectionId);
+    if (!next) continue;
+    const open = liveDoc(sectionId);
+    let doc: Y.Doc;
+    if (open) {
+      doc = new Y.Doc();
+      Y.applyUpdate(doc, Y.encodeStateAsUpdate(open));
+    } else {
+      const stored = await findSectionDraft(db, { ...key, sectionId });
+      if (!stored) continue;
+      doc = docFromStored(stored);
+    }
+    if (baseBlobHash !== next) {
+      const versions = await loadSections(
+        db,
+        [baseBlobHash, next].filter((h): h is string => h !== null),
+      );
+      applySectionChange(doc, baseBlobHash ? liveOf(versions.get(baseBlobHash)!) : EMPTY_SECTION, liveOf(versions.get(next)!));
+    }
+    content.set(sectionId, sectionFromYDoc(doc));
+    doc.destroy();
+  }
+  return content;
 }

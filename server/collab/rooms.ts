@@ -7,7 +7,6 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { sql } from "drizzle-orm";
 import * as Y from "yjs";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Database, DatabaseHandle } from "@/db/client";
@@ -25,6 +24,8 @@ import {
   type DraftKey,
   ensureDraft,
   findSectionDraft,
+  HEAD_MOVED_CHANNEL,
+  notifyHeadMoved,
   type SectionKey,
   setDraftBase,
 } from "@/server/store/drafts";
@@ -45,7 +46,6 @@ export interface RoomAddress extends DraftKey {
 
 /** Compaction folds a section's log into its state once this many updates piled up (and when its room empties). */
 const COMPACT_AFTER_UPDATES = 500;
-const HEAD_MOVED_CHANNEL = "quire_head_moved";
 /** WebSocket close codes (4000-4999 are the application's). */
 const CLOSE_ACCESS_LOST = 4403;
 const CLOSE_SECTION_GONE = 4404;
@@ -134,7 +134,7 @@ export class CollabRooms {
 
   /** Tells other processes a head moved here (they re-check their open rooms). */
   private async announceHeadMoved(): Promise<void> {
-    await this.db.execute(sql`select pg_notify(${HEAD_MOVED_CHANNEL}, '')`).catch(() => undefined);
+    await notifyHeadMoved(this.db).catch((error: unknown) => console.error("[quire] head-move notification failed", error));
   }
 
   /** Users connected to a document's rooms in this process, per branch. */
@@ -428,14 +428,11 @@ export class CollabRooms {
   }
 
   /** After a draft commit or discard in this process: the room's head and bases are what the caller stored. */
-  async settled(key: DraftKey, head: BranchHead, apply: (sectionId: string, live: LiveDoc) => Promise<void>): Promise<void> {
+  async settled(key: DraftKey, head: BranchHead): Promise<void> {
     const room = this.rooms.get(roomKey(key));
     if (!room) return;
     room.head = head;
-    for (const [sectionId, section] of room.sections) {
-      section.baseBlobHash = blobHashIn(head.tree, sectionId);
-      await apply(sectionId, section.live);
-    }
+    for (const [sectionId, section] of room.sections) section.baseBlobHash = blobHashIn(head.tree, sectionId);
     await this.redecideRoom(room);
   }
 

@@ -186,3 +186,10 @@ export async function branchesWithDraftEdits(tx: Tx, documentId: string): Promis
     );
   return new Set(rows.map((r) => r.branchName));
 }
+
+/** Other Quire processes re-check the heads of the rooms they have open when this is notified. */
+export const HEAD_MOVED_CHANNEL = "quire_head_moved";
+
+export async function notifyHeadMoved(tx: Tx): Promise<void> {
+  await tx.execute(sql`select pg_notify(${HEAD_MOVED_CHANNEL}, '')`);
+}
