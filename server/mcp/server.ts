@@ -36,8 +36,8 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import { z } from "zod";
 import type { ActionContext } from "@/server/actions/context";
 import { sendJson, sendJsonText } from "@/server/http/send-json";
-import { type ToolName, tools } from "@/server/actions/registry";
-import { runTool } from "@/server/actions/run";
+import { type ToolName, tools, toolsByName } from "@/server/actions/registry";
+import { runTool } from "@/server/actions/tool";
 import { DomainError, type ErrorPayload, isDomainError } from "@/server/core/errors";
 import { MAX_REQUEST_BYTES } from "@/server/core/limits";
 import { toolInputJsonSchema } from "./json-schema";
@@ -82,7 +82,7 @@ async function callTool(params: CallToolRequest["params"], context: ActionContex
     );
   }
   try {
-    return jsonResult((await runTool(params.name as ToolName, context, params.arguments ?? {})) as Record<string, unknown>);
+    return jsonResult((await runTool(toolsByName[params.name as ToolName], context, params.arguments ?? {})) as Record<string, unknown>);
   } catch (error) {
     return errorResult(isDomainError(error) ? error.toPayload() : { code: "INTERNAL", message: "Internal error." });
   }
