@@ -5,6 +5,7 @@
  * or not this process has the branch's rooms open (the CLI has none).
  */
 import type * as Y from "yjs";
+import { z } from "zod";
 import type { Database } from "@/db/client";
 import type { LiveSection } from "@/server/collab/codec";
 import { sectionFromYDoc } from "@/server/collab/codec";
@@ -12,7 +13,7 @@ import { type BranchHead, blobHashIn, branchHead, docFromStored, draftContentAt,
 import { liveRoomsFor } from "@/server/collab/rooms";
 import { hashSection, type SectionVersion, type TreeEntry } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
-import { quoteForMessage } from "@/server/core/names";
+import { branchNameSchema, quoteForMessage } from "@/server/core/names";
 import {
   branchesWithDraftEdits,
   type DraftKey,
@@ -25,10 +26,13 @@ import {
   notifyHeadMoved,
   settleDraft,
 } from "@/server/store/drafts";
+import type { Tx } from "@/server/store/db";
 import { userIdentities } from "@/server/store/users";
-import { assertSectionChangesAllowed, openDocument } from "./access";
+import { atLeast } from "@/server/policies/access";
+import { openDocument, sectionChangesRefused } from "./access";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
+import { commitMessageField, documentIdField } from "./document-fields";
 import { keysVisibleOnBranch, prepareSectionContent } from "./section-content";
 
 export interface CommitDraftResult {
@@ -65,7 +69,7 @@ function onDraft<T>(db: Database, key: DraftKey, work: () => Promise<T>): Promis
   return rooms ? rooms.serial(key, work) : work();
 }
 
-const liveDocOf = (db: Database, key: DraftKey) => (sectionId: string) => liveRoomsFor(db)?.liveSection({ ...key, sectionId })?.doc;
+const liveDocOf = (db: Tx, key: DraftKey) => (sectionId: string) => liveRoomsFor(db)?.liveSection({ ...key, sectionId })?.doc;
 
 /**
  * Brings each stored section draft to its version at `head` (or, with
@@ -176,8 +180,11 @@ export function commitDraft(
           names.push(draft.name);
           sections.push({ sectionId: entry.sectionId, blobHash: hashSection(version) });
         }
+        // The draft keeps each section's permission overrides, so the versions being replaced decide.
+        const replaced = state.tree.sections.filter((e, i) => sections[i] !== e).map((e) => versions.get(e.blobHash)!);
+        const forbidden = replaced.filter((v) => !atLeast(access.section(v), "edit"));
+        if (forbidden.length > 0) throw sectionChangesRefused(access, forbidden, "commit this draft");
         const tree = { ...state.tree, sections };
-        await assertSectionChangesAllowed(access, state.tree, tree, state.loadSections, "commit this draft");
         const message = await draftCommitMessage(ctx.db, input.commitMessage, names, coAuthorIds);
         return { tree, newSections, newComments, message, result: { message } };
       },
@@ -217,8 +224,8 @@ export function discardDraft(ctx: ActionContext, input: { documentId: string; br
 }
 
 /** The draft's sections for `read` with `includeDraft`: only those with live edits differ from the head. */
-export async function draftSections(db: Database, key: DraftKey): Promise<Map<string, LiveSection>> {
-  return onDraft(db, key, async () => draftContentAt(db, key, await branchHead(db, key), liveDocOf(db, key)));
+export async function draftSections(db: Tx, key: DraftKey): Promise<Map<string, LiveSection>> {
+  return draftContentAt(db, key, await branchHead(db, key), liveDocOf(db, key));
 }
 
 /** Per branch of a document: uncommitted edits, and who is connected. */
@@ -227,3 +234,26 @@ export async function draftStatuses(db: Database, documentId: string): Promise<(
   const connected = liveRoomsFor(db)?.connectedUsers(documentId) ?? new Map<string, string[]>();
   return (branchName) => ({ uncommittedChanges: edited.has(branchName), connectedUserIds: connected.get(branchName) ?? [] });
 }
+
+const commitInput = z.strictObject({
+  action: z.literal("commit"),
+  documentId: documentIdField,
+  branchName: branchNameSchema.describe("The branch whose draft (live edits since its head) becomes one commit on it."),
+  commitMessage: commitMessageField.describe(
+    "Commit message (max 1000 characters); default: one naming the changed sections. `Co-authored-by:` lines for the draft's other editors are added either way.",
+  ),
+});
+
+const discardInput = z.strictObject({
+  action: z.literal("discard"),
+  documentId: documentIdField,
+  branchName: branchNameSchema.describe("The branch whose draft is reset to its head; every open editor sees the reset."),
+});
+
+/** The input schemas of the draft actions, in the order agents read them. */
+export const draftActionInputs = [commitInput, discardInput] as const;
+
+export const draftHandlers = {
+  commit: (ctx: ActionContext, input: z.output<typeof commitInput>) => commitDraft(ctx, input),
+  discard: (ctx: ActionContext, input: z.output<typeof discardInput>) => discardDraft(ctx, input),
+};

@@ -111,7 +111,7 @@ export async function rebaseSection(
  * reading never writes). Sections no longer on the branch are left out.
  */
 export async function draftContentAt(
-  db: Database,
+  db: Tx,
   key: DraftKey,
   head: BranchHead,
   liveDoc: (sectionId: string) => Y.Doc | undefined,

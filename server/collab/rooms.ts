@@ -29,6 +29,7 @@ import {
   type SectionKey,
   setDraftBase,
 } from "@/server/store/drafts";
+import type { Tx } from "@/server/store/db";
 import { onHeadMoved } from "@/server/store/head-moves";
 import { loadSections } from "@/server/store/objects";
 import { applyOutline } from "./codec";
@@ -95,6 +96,7 @@ export class CollabRooms {
   private readonly stops: Array<() => unknown> = [];
   /** Compactions under way (awaited on close, so none is cut off by the database closing). */
   private readonly compactions = new Set<Promise<void>>();
+  private closing = false;
   /** Updates read-only connections sent, dropped (for the operator's and the tests' eyes). */
   droppedUpdates = 0;
 
@@ -374,6 +376,8 @@ export class CollabRooms {
    * lock with Redis, and in any case the compare-and-swap on the log position.
    */
   compact(key: SectionKey): Promise<void> {
+    // The log is durable as it is; a compaction started while closing would outlive the database.
+    if (this.closing) return Promise.resolve();
     const running = this.compactSection(key);
     this.compactions.add(running);
     void running.finally(() => this.compactions.delete(running));
@@ -459,6 +463,7 @@ export class CollabRooms {
   }
 
   private async redecideAll(): Promise<void> {
+    if (this.closing) return;
     for (const room of [...this.rooms.values()])
       await this.redecideRoom(room).catch((e: unknown) => console.error("[quire] collab access check failed", e));
   }
@@ -489,6 +494,7 @@ export class CollabRooms {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     if (roomsByDatabase.get(this.db) === this) roomsByDatabase.delete(this.db);
     for (const stop of this.stops) await stop();
     for (const client of this.sockets.clients) client.terminate();
@@ -506,9 +512,9 @@ export class CollabRooms {
 }
 
 /** The live rooms serving each database in this process (a test may run several servers), for the draft actions. */
-const roomsByDatabase = new WeakMap<Database, CollabRooms>();
+const roomsByDatabase = new WeakMap<Tx, CollabRooms>();
 
-export function liveRoomsFor(db: Database): CollabRooms | undefined {
+export function liveRoomsFor(db: Tx): CollabRooms | undefined {
   return roomsByDatabase.get(db);
 }
 
