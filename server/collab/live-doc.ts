@@ -166,16 +166,12 @@ export class LiveDoc {
 
   private enqueue(pending: PendingUpdate): void {
     this.queue.push(pending);
-    if (this.flushing) return;
-    // Cleared after the run settles: a run with nothing to store finishes before `flush()` even returns.
-    const run = this.flush();
-    this.flushing = run;
-    void run.then(() => {
-      if (this.flushing === run) this.flushing = null;
-    });
+    if (!this.flushing) this.flushing = this.flush();
   }
 
   private async flush(): Promise<void> {
+    // Nothing runs before `enqueue` has recorded this run, so updates enqueued meanwhile join its queue.
+    await null;
     try {
       while (this.queue.length > 0) {
         const batch = this.queue;
@@ -190,6 +186,8 @@ export class LiveDoc {
       this.failed = error;
       this.queue = [];
     }
+    // In the same synchronous step as the empty-queue check: an update enqueued after it starts a new run.
+    this.flushing = null;
   }
 }
 

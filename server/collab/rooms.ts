@@ -97,6 +97,8 @@ export class CollabRooms {
   /** Compactions under way (awaited on close, so none is cut off by the database closing). */
   private readonly compactions = new Set<Promise<void>>();
   private closing = false;
+  /** Updates from other processes for sections this process is loading, by section. */
+  private readonly arrivedWhileLoading = new Map<string, Uint8Array[]>();
   /** Updates read-only connections sent, dropped (for the operator's and the tests' eyes). */
   droppedUpdates = 0;
 
@@ -126,7 +128,11 @@ export class CollabRooms {
         await this.options.bus.subscribe((message) => {
           const room = this.rooms.get(roomKey(message));
           const section = room?.sections.get(message.sectionId);
-          if (!section) return;
+          if (!section) {
+            // A section being loaded keeps what arrives meanwhile: it may be newer than what the load read.
+            if (message.kind === "update") this.arrivedWhileLoading.get(sectionName(message))?.push(message.payload);
+            return;
+          }
           if (message.kind === "update") section.live.applyRemote(message.payload);
           else section.live.applyRemoteAwareness(message.payload);
         }),
@@ -336,7 +342,11 @@ export class CollabRooms {
     const open = room.sections.get(sectionId);
     if (open) return open;
     const key: SectionKey = { ...room.key, sectionId };
-    const stored = await loadOrCreateSectionDraft(this.db, key, room.head.tree);
+    const arrived: Uint8Array[] = [];
+    this.arrivedWhileLoading.set(sectionName(key), arrived);
+    const stored = await loadOrCreateSectionDraft(this.db, key, room.head.tree).finally(() =>
+      this.arrivedWhileLoading.delete(sectionName(key)),
+    );
     const section: SectionRoom = {
       live: new LiveDoc([stored.state, ...stored.updates.map((u) => u.update)], {
         store: (updates) => this.store(key, section, updates),
@@ -348,6 +358,7 @@ export class CollabRooms {
       updatesSinceCompaction: stored.updates.length,
     };
     room.sections.set(sectionId, section);
+    for (const update of arrived) section.live.applyRemote(update);
     await this.bringSectionToHead(room, sectionId, section);
     return section;
   }
@@ -517,6 +528,8 @@ const roomsByDatabase = new WeakMap<Tx, CollabRooms>();
 export function liveRoomsFor(db: Tx): CollabRooms | undefined {
   return roomsByDatabase.get(db);
 }
+
+const sectionName = (key: SectionKey): string => `${roomKey(key)}\u0000${key.sectionId}`;
 
 export const roomKey = (key: DraftKey): string => `${key.documentId}\u0000${key.branchName}`;
 

@@ -35,6 +35,7 @@ export async function startQuireProcess(options: { databaseUrl: string; port?: n
     const timer = setTimeout(() => reject(new Error(`quire serve did not start: ${output}`)), 30_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
+      if (process.env.QUIRE_TEST_PROCESS_LOG) process.stderr.write(chunk);
       const match = /serving (http:\/\/\S+)/.exec(output);
       if (match) {
         clearTimeout(timer);
