@@ -130,7 +130,12 @@ function heapMb(): number {
 }
 
 /** Opens `IDLE_ROOMS` rooms with 3 clients each; the process's memory growth per room (clients included). */
-async function memoryPerRoom(base: string, rooms: string[], params: Record<string, string>, textOf: (doc: Y.Doc) => Y.Text): Promise<number> {
+async function memoryPerRoom(
+  base: string,
+  rooms: string[],
+  params: Record<string, string>,
+  textOf: (doc: Y.Doc) => Y.Text,
+): Promise<number> {
   const before = heapMb();
   const clients: Client[] = [];
   for (let i = 0; i < rooms.length; i += 50) {
@@ -166,7 +171,11 @@ async function main(): Promise<void> {
   const quire = await startServer({ database, port: 0, host: "127.0.0.1", objectStore: new LocalObjectStore(uploads), next: false });
   const reference = await startReference();
   try {
-    const { user } = await addUser(database.db, { email: "bench@example.test", name: "Bench", password: "correct horse battery" }, new Date());
+    const { user } = await addUser(
+      database.db,
+      { email: "bench@example.test", name: "Bench", password: "correct horse battery" },
+      new Date(),
+    );
     const { token } = await issueApiToken(database.db, { email: "bench@example.test", label: "bench" }, new Date());
     const actor = (await actorForUser(database.db, user.id, "person"))!;
     const ctx = { db: database.db, actor, clock: () => new Date(), files: quire.files };
@@ -174,14 +183,22 @@ async function main(): Promise<void> {
       runTool(tools.documents, ctx, {
         action: "create",
         path,
-        sections: Array.from({ length: count }, (_, i) => ({ name: `Section ${i + 1}`, content: [{ blockType: "text", text: `Text of section ${i + 1}.` }] })),
+        sections: Array.from({ length: count }, (_, i) => ({
+          name: `Section ${i + 1}`,
+          content: [{ blockType: "text", text: `Text of section ${i + 1}.` }],
+        })),
       }) as Promise<{ documentId: string; sectionIds: string[] }>;
     const quireBase = `${quire.url.replace(/^http/, "ws")}/collab`;
     const params = { token };
     const sectionText = (doc: Y.Doc) => (doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text;
     const plainText = (doc: Y.Doc) => doc.getText("t");
 
-    log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model}, Node ${process.version}, load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+    log(
+      `machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model}, Node ${process.version}, load ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}`,
+    );
     log(`\n## Keystroke to peer: ${CLIENTS} clients, ${RATE} edits/s, ${SECONDS} s`);
     const live = await create("bench/live", 1);
     const room = `${live.documentId}/main/~${live.sectionIds[0]}`;
@@ -227,8 +244,15 @@ async function main(): Promise<void> {
     }
     const outlineTimes = opens.map((o) => o.outline);
     const sectionTimes = opens.map((o) => o.section).sort((a, b) => a - b);
-    log(`outline (connect + sync, ${BIG_DOCUMENT_SECTIONS} ids): first ${outlineTimes[0]!.toFixed(1)} ms, median ${percentile([...outlineTimes].sort((a, b) => a - b), 50).toFixed(1)} ms`);
-    log(`section room (first open of a section: draft created, stored, synced): median ${percentile(sectionTimes, 50).toFixed(1)} ms, max ${sectionTimes.at(-1)!.toFixed(1)} ms`);
+    log(
+      `outline (connect + sync, ${BIG_DOCUMENT_SECTIONS} ids): first ${outlineTimes[0]!.toFixed(1)} ms, median ${percentile(
+        [...outlineTimes].sort((a, b) => a - b),
+        50,
+      ).toFixed(1)} ms`,
+    );
+    log(
+      `section room (first open of a section: draft created, stored, synced): median ${percentile(sectionTimes, 50).toFixed(1)} ms, max ${sectionTimes.at(-1)!.toFixed(1)} ms`,
+    );
   } finally {
     await quire.close();
     reference.server.close();
