@@ -13,7 +13,7 @@ function connection(readOnly = false): LiveConnection & { received: Uint8Array[]
 /** A y-websocket sync "update" message carrying one edit of a fresh doc. */
 function updateMessage(text: string): Uint8Array {
   const doc = new Y.Doc();
-  let update = new Uint8Array();
+  let update: Uint8Array = new Uint8Array();
   doc.on("update", (u: Uint8Array) => {
     update = u;
   });

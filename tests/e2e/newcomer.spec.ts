@@ -6,12 +6,15 @@
  * header, and a document page that prefetches none of its history.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
-import { launchChromium } from "../helpers/browser";
+import type { Browser, BrowserContext, Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { signInPage } from "../helpers/browser";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+// The tests of this file tell one story on one server, in order.
+test.describe.configure({ mode: "serial" });
 
 const PASSWORD = "correct horse battery";
 const TOKEN_RULE =
@@ -26,28 +29,19 @@ let ownerContext: BrowserContext;
 let page: Page;
 
 /** Signs in through the form; `origin` is the address the browser uses for the server. */
-async function signIn(context: BrowserContext, email: string, origin = server.url): Promise<Page> {
-  const signedIn = await context.newPage();
-  signedIn.setDefaultTimeout(20_000);
-  await signedIn.goto(`${origin}/signin`);
-  await signedIn.getByLabel("Email").fill(email);
-  await signedIn.getByLabel("Password").fill(PASSWORD);
-  await signedIn.getByRole("button", { name: "Sign in" }).click();
-  await signedIn.waitForURL((url) => url.pathname === "/");
-  return signedIn;
-}
+const signIn = (context: BrowserContext, email: string, origin = server.url): Promise<Page> =>
+  signInPage(context, origin, { email, password: PASSWORD });
 
-beforeAll(async () => {
+test.beforeAll(async ({ browser: sharedBrowser }) => {
   server = await startTestServer({ next: true });
   owner = await server.createUser("olive@example.test", "Olive Owner", PASSWORD);
   member = await server.createUser("mia@example.test", "Mia Member", PASSWORD);
-  browser = await launchChromium();
+  browser = sharedBrowser;
   ownerContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await signIn(ownerContext, owner.email);
 });
 
-afterAll(async () => {
-  await browser?.close();
+test.afterAll(async () => {
   await server?.close();
 });
 
