@@ -4,7 +4,11 @@
  * API writes reaching open editors while they type.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { encode } from "next-auth/jwt";
+import { ensureAuthSecret, issueApiToken } from "@/server/auth/accounts";
+import { sessionCookieName } from "@/server/auth/web-session";
 import { liveRoomsFor } from "@/server/collab/rooms";
+import { revokeApiToken } from "@/server/store/api-tokens";
 import { connectLive, type LiveClient, roomName, upgradeStatus, waitFor } from "../helpers/collab";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -91,6 +95,64 @@ describe("who may connect", () => {
     expect(hidden.body).not.toContain(SECRET_NAME);
     const aiHidden = await upgradeStatus(server.url, `${roomName(documentId, "main", aiHiddenId)}?token=${owner.token}`);
     expect(aiHidden.status).toBe(404);
+  });
+});
+
+describe("credentials and their revocation", () => {
+  /** Resolves when the client's socket is closed by the server (it stops reconnecting). */
+  function closedByServer(client: LiveClient): Promise<number> {
+    return new Promise((resolve) => {
+      client.provider.on("connection-close", (event: { code: number } | null) => {
+        client.provider.shouldConnect = false;
+        resolve(event?.code ?? 0);
+      });
+    });
+  }
+
+  test("a browser session cookie makes the person, who edits", async () => {
+    const secret = await ensureAuthSecret(server.db, undefined);
+    const session = await encode({ token: { sub: owner.userId }, secret });
+    const cookie = `${sessionCookieName(false)}=${session}`;
+    const person = await live(roomName(documentId, "main", aiHiddenId), {}, { headers: { cookie } });
+    const agent = await live(roomName(documentId, "main"), { token: owner.token });
+    // The person sees the section hidden from agents; the owner's own token does not.
+    expect(person.section().name).toBe("Model notes");
+    expect(agent.doc.getArray("outline").toArray()).not.toContain(aiHiddenId);
+    person.text().insert(0, "person: ");
+    const other = await live(roomName(documentId, "main", aiHiddenId), {}, { headers: { cookie } });
+    await waitFor(() => other.text().toString().startsWith("person: "));
+  });
+
+  test("a read share link connects read only, and revoking it closes the socket at once", async () => {
+    const shared = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
+      action: "create",
+      path: "live/shared",
+      sections: [{ name: "Shared", content: [text("shared")] }],
+    });
+    const link = (await asOwner("documents", { action: "create_share_link", documentId: shared.documentId, permission: "read" })) as {
+      shareLinkId: string;
+      path: string;
+    };
+    const share = link.path.split("/").at(-1)!;
+    const room = roomName(shared.documentId, "main", shared.sectionIds[0]);
+    const visitor = await live(room, { share });
+    const writer = await live(room, { token: owner.token });
+    visitor.text().insert(0, "VISITOR ");
+    writer.text().insert(writer.text().length, "!");
+    await waitFor(() => visitor.text().toString().endsWith("shared!"));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(writer.text().toString()).toBe("shared!");
+    const closed = closedByServer(visitor);
+    await asOwner("documents", { action: "revoke_share_link", documentId: shared.documentId, shareLinkId: link.shareLinkId });
+    expect(await closed).toBe(4403);
+  });
+
+  test("a revoked API token's socket is closed at once", async () => {
+    const { token, tokenId } = await issueApiToken(server.db, { email: owner.email, label: "short-lived" }, new Date());
+    const client = await live(roomName(documentId, "main"), { token });
+    const closed = closedByServer(client);
+    await revokeApiToken(server.db, tokenId, new Date());
+    expect(await closed).toBe(4403);
   });
 });
 
