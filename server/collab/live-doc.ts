@@ -39,6 +39,8 @@ export interface LiveDocHooks {
   store(updates: readonly PendingUpdate[]): Promise<void>;
   /** Called after updates were applied (to publish them to other processes, count log growth, …). */
   applied?(updates: readonly PendingUpdate[]): void;
+  /** Storing failed: nothing unstored was applied, and this doc takes no more updates (its owner closes the room). */
+  failed?(error: unknown): void;
   /** Called with this doc's awareness changes made here (to publish to other processes). */
   awarenessChanged?(update: Uint8Array): void;
 }
@@ -165,6 +167,7 @@ export class LiveDoc {
   }
 
   private enqueue(pending: PendingUpdate): void {
+    if (this.failed) return;
     this.queue.push(pending);
     if (!this.flushing) this.flushing = this.flush();
   }
@@ -185,6 +188,7 @@ export class LiveDoc {
       // Nothing unstored is applied; the room is closed by its owner and reopened from storage.
       this.failed = error;
       this.queue = [];
+      this.hooks.failed?.(error);
     }
     // In the same synchronous step as the empty-queue check: an update enqueued after it starts a new run.
     this.flushing = null;

@@ -5,7 +5,7 @@
  * committed head moves are applied into open drafts; access changes
  * re-decide every connection at once.
  */
-import type { IncomingMessage } from "node:http";
+import { type IncomingMessage, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import * as Y from "yjs";
 import { type WebSocket, WebSocketServer } from "ws";
@@ -352,6 +352,14 @@ export class CollabRooms {
         store: (updates) => this.store(key, section, updates),
         applied: (updates) => this.publish(key, updates),
         awarenessChanged: (update) => void this.options.bus?.publish({ ...key, kind: "awareness", payload: update }),
+        failed: (error) => {
+          // Clients reconnect and resync from storage: what they saw acknowledged is there, the rest they still hold.
+          console.error("[quire] storing a draft update failed; closing the section's room", error);
+          if (room.sections.get(sectionId) === section) room.sections.delete(sectionId);
+          for (const connection of section.connections) connection.socket.close(CLOSE_INTERNAL, "storage failed");
+          section.live.destroy();
+          this.forgetIfEmpty(room);
+        },
       }),
       baseBlobHash: stored.baseBlobHash,
       connections: new Set(),
@@ -538,7 +546,7 @@ function refuseUpgrade(socket: Duplex, error: DomainError): void {
   const status = ERROR_FACES[error.code].http;
   const body = JSON.stringify({ error: error.toPayload() });
   socket.end(
-    `HTTP/1.1 ${status} ${status === 401 ? "Unauthorized" : status === 404 ? "Not Found" : status === 429 ? "Too Many Requests" : "Refused"}\r\n` +
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Refused"}\r\n` +
       `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }

@@ -96,4 +96,22 @@ describe("LiveDoc", () => {
     expect(live.doc.getText("t").toString()).toBe("zyx");
     expect(storage.batches).toEqual([]);
   });
+
+  it("applies and broadcasts nothing whose store failed, and tells its owner", async () => {
+    const failures: unknown[] = [];
+    const live = new LiveDoc([], {
+      store: () => Promise.reject(new Error("database down")),
+      failed: (error) => failures.push(error),
+    });
+    const writer = connection();
+    const peer = connection();
+    live.connect(writer);
+    live.connect(peer);
+    const greeted = peer.received.length;
+    live.receive(writer, updateMessage("lost"));
+    await expect(live.settled()).rejects.toThrow("database down");
+    expect(failures).toHaveLength(1);
+    expect(peer.received.length).toBe(greeted);
+    expect(live.doc.getText("t").length).toBe(0);
+  });
 });
