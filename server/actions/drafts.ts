@@ -59,7 +59,7 @@ export interface DiscardDraftResult {
 export interface DraftStatus {
   /** Someone edited the draft since its last commit or discard. */
   uncommittedChanges: boolean;
-  /** Users with a live connection to this branch (in this Quire process, or through Redis in any). */
+  /** Users with a live connection to this branch: in any Quire process with QUIRE_REDIS_URL, else in this one. */
   connectedUserIds: string[];
 }
 
@@ -231,7 +231,7 @@ export async function draftSections(db: Tx, key: DraftKey): Promise<Map<string, 
 /** Per branch of a document: uncommitted edits, and who is connected. */
 export async function draftStatuses(db: Database, documentId: string): Promise<(branchName: string) => DraftStatus> {
   const edited = await branchesWithDraftEdits(db, documentId);
-  const connected = liveRoomsFor(db)?.connectedUsers(documentId) ?? new Map<string, string[]>();
+  const connected = (await liveRoomsFor(db)?.connectedUsers(documentId)) ?? new Map<string, string[]>();
   return (branchName) => ({ uncommittedChanges: edited.has(branchName), connectedUserIds: connected.get(branchName) ?? [] });
 }
 

@@ -17,6 +17,10 @@ export interface CollabBus {
   publish(message: BusMessage): Promise<void>;
   /** Receives other processes' messages (never this process's own); resolves to an unsubscribe. */
   subscribe(onMessage: (message: BusMessage) => void): Promise<() => Promise<void>>;
+  /** Records who this process has connected to a branch's rooms (an empty list clears it). */
+  setPresence(documentId: string, branchName: string, userIds: readonly string[]): Promise<void>;
+  /** Users connected to a document's rooms in any process, per branch (entries not refreshed within PRESENCE_TTL_MS are ignored). */
+  presence(documentId: string): Promise<Map<string, string[]>>;
   /** Takes a lock held at most a minute; resolves to its release, or null when another process holds it. */
   lock(name: string): Promise<(() => Promise<void>) | null>;
   close(): Promise<void>;
@@ -24,6 +28,9 @@ export interface CollabBus {
 
 const CHANNEL = "quire:collab";
 const LOCK_MS = 60_000;
+/** A process refreshes its presence entries more often than this; a dead process's entries stop counting after it. */
+export const PRESENCE_TTL_MS = 60_000;
+const presenceKey = (documentId: string) => `quire:presence:${documentId}`;
 
 /** Frame: JSON header line (sender, key, kind) + newline + the raw Yjs bytes. */
 function encode(sender: string, message: BusMessage): Buffer {
@@ -69,6 +76,26 @@ export async function connectRedisBus(url: string): Promise<CollabBus> {
         subscriber.off("messageBuffer", listener);
         await subscriber.unsubscribe(CHANNEL);
       };
+    },
+    async setPresence(documentId, branchName, userIds) {
+      const field = `${processId}\n${branchName}`;
+      if (userIds.length === 0) await publisher.hdel(presenceKey(documentId), field);
+      else {
+        await publisher.hset(presenceKey(documentId), field, JSON.stringify({ at: Date.now(), userIds }));
+        await publisher.pexpire(presenceKey(documentId), PRESENCE_TTL_MS);
+      }
+    },
+    async presence(documentId) {
+      const byBranch = new Map<string, Set<string>>();
+      for (const [field, value] of Object.entries(await publisher.hgetall(presenceKey(documentId)))) {
+        const entry = JSON.parse(value) as { at: number; userIds: string[] };
+        if (Date.now() - entry.at > PRESENCE_TTL_MS) continue;
+        const branchName = field.slice(field.indexOf("\n") + 1);
+        const users = byBranch.get(branchName) ?? new Set<string>();
+        for (const id of entry.userIds) users.add(id);
+        byBranch.set(branchName, users);
+      }
+      return new Map([...byBranch].map(([branch, users]) => [branch, [...users].sort()]));
     },
     async lock(name) {
       const key = `quire:lock:${name}`;

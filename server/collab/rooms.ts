@@ -35,7 +35,7 @@ import { loadSections } from "@/server/store/objects";
 import { applyOutline } from "./codec";
 import { type BranchHead, blobHashIn, branchHead, docFromStored, loadOrCreateSectionDraft, rebaseSection } from "./drafts-engine";
 import { LiveDoc, type LiveConnection, type PendingUpdate } from "./live-doc";
-import type { CollabBus } from "./bus";
+import { type CollabBus, PRESENCE_TTL_MS } from "./bus";
 
 /** Who is asking to connect, as their credential says; re-resolved whenever access changes. */
 export type Credential = { kind: "person"; userId: string } | { kind: "token"; token: string } | { kind: "share"; token: string };
@@ -124,6 +124,11 @@ export class CollabRooms {
       }),
     );
     if (this.options.bus) {
+      const refresh = setInterval(() => {
+        for (const room of this.rooms.values()) this.sharePresence(room);
+      }, PRESENCE_TTL_MS / 3);
+      refresh.unref();
+      this.stops.push(() => clearInterval(refresh));
       this.stops.push(
         await this.options.bus.subscribe((message) => {
           const room = this.rooms.get(roomKey(message));
@@ -145,16 +150,23 @@ export class CollabRooms {
     await notifyHeadMoved(this.db).catch((error: unknown) => console.error("[quire] head-move notification failed", error));
   }
 
-  /** Users connected to a document's rooms in this process, per branch. */
-  connectedUsers(documentId: string): Map<string, string[]> {
+  /** Users connected to a document's rooms, per branch: in every process with Redis, else in this one. */
+  async connectedUsers(documentId: string): Promise<Map<string, string[]>> {
+    if (this.options.bus) return this.options.bus.presence(documentId);
     const byBranch = new Map<string, string[]>();
-    for (const room of this.rooms.values()) {
-      if (room.key.documentId !== documentId) continue;
-      const users = new Set<string>();
-      for (const connection of this.connectionsOf(room)) if (connection.actor) users.add(connection.actor.userId);
-      byBranch.set(room.key.branchName, [...users].sort());
-    }
+    for (const room of this.rooms.values()) if (room.key.documentId === documentId) byBranch.set(room.key.branchName, this.usersIn(room));
     return byBranch;
+  }
+
+  private usersIn(room: BranchRoom): string[] {
+    return [...new Set(this.connectionsOf(room).flatMap((c) => (c.actor ? [c.actor.userId] : [])))].sort();
+  }
+
+  /** Tells the other processes (through Redis) who this process has connected to a branch. */
+  private sharePresence(room: BranchRoom): void {
+    void this.options.bus
+      ?.setPresence(room.key.documentId, room.key.branchName, this.usersIn(room))
+      .catch((error: unknown) => console.error("[quire] presence update failed", error));
   }
 
   /**
@@ -278,6 +290,7 @@ export class CollabRooms {
         ws.close(1003, "malformed message");
       }
     };
+    this.sharePresence(room);
     for (const message of early) receive(message);
     ws.on("message", (data: Buffer) => receive(new Uint8Array(data)));
     if (ws.readyState !== ws.OPEN) this.detach(room, connection, live);
@@ -286,6 +299,8 @@ export class CollabRooms {
 
   private detach(room: BranchRoom, connection: RoomConnection, live: LiveDoc): void {
     live.disconnect(connection);
+    // Counted once the connection is out of the room's sets (below), so the list no longer holds it.
+    queueMicrotask(() => this.sharePresence(room));
     this.droppedUpdates += connection.droppedUpdates;
     connection.droppedUpdates = 0;
     const sectionId = connection.address.sectionId;
@@ -517,6 +532,12 @@ export class CollabRooms {
     if (roomsByDatabase.get(this.db) === this) roomsByDatabase.delete(this.db);
     for (const stop of this.stops) await stop();
     for (const client of this.sockets.clients) client.terminate();
+    if (this.options.bus) {
+      const bus = this.options.bus;
+      await Promise.all(
+        [...this.rooms.values()].map((room) => bus.setPresence(room.key.documentId, room.key.branchName, []).catch(() => undefined)),
+      );
+    }
     for (const room of this.rooms.values()) {
       for (const section of room.sections.values()) {
         await section.live.settled().catch(() => undefined);

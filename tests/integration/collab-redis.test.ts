@@ -90,6 +90,20 @@ test.skipIf(!testDatabaseUrl())(
     await waitFor(() => b.text().toString().includes("rewritten by the API"), 3_000, "API write on the other process");
     await waitFor(() => a.text().toString() === b.text().toString());
     expect(b.text().toString()).toBe(`${"a".repeat(20)}base, rewritten by the API${"b".repeat(20)}`);
+
+    // Who is connected counts every process: with b gone, process two still reports a, connected to process one.
+    b.close();
+    const connected = async () =>
+      (
+        (await trpc(two.url, { tool: "documents", action: "list_branches", documentId })) as {
+          branches: Array<{ draft: { connectedUserIds: string[] } }>;
+        }
+      ).branches[0]!.draft.connectedUserIds;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await connected()).toHaveLength(1);
+    a.close();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await connected()).toEqual([]);
   },
   60_000,
 );
