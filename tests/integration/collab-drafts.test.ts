@@ -4,7 +4,9 @@
  * lost on shutdown, a room unloaded while a save is pending, content
  * duplicated after a restart — across restarts and kill -9 of a real process.
  */
+import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { draftUpdates } from "@/db/schema";
 import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../helpers/database";
@@ -103,6 +105,24 @@ describe("commit and discard", () => {
     await waitFor(() => a.text().toString() === "Please: Ship it today" && b.text().toString() === "Please: Ship it today");
     const draft = await server.callTool("read", owner.userId, { documentId, includeDraft: true });
     expect(draft.sections[0]!.content).toEqual([text("Please: Ship it today")]);
+  });
+
+  test("when a section's last editor leaves, its log is compacted into its state, and nothing changes for the next editor", async () => {
+    for (const c of clients.splice(0)) c.close();
+    const editor = await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token });
+    editor.text().insert(0, "compact me: ");
+    const watcher = await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token });
+    await waitFor(() => watcher.text().toString().startsWith("compact me: "));
+    const expected = watcher.text().toString();
+    editor.close();
+    watcher.close();
+    const logRows = () =>
+      server.db.$count(draftUpdates, and(eq(draftUpdates.documentId, documentId), eq(draftUpdates.sectionId, sectionId)));
+    for (let i = 0; i < 200 && (await logRows()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await logRows()).toBe(0);
+    const again = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token }));
+    expect(again.text().toString()).toBe(expected);
+    await server.trpcCaller(owner).documents({ action: "discard", documentId, branchName: "main" });
   });
 
   test("a reader may not commit or discard", async () => {
