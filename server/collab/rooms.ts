@@ -83,6 +83,8 @@ export interface CollabOptions {
   /** Resolves an API token to its agent (rate-limited by the caller). */
   actorForToken(token: string): Promise<Actor | null>;
   actorForUser(userId: string): Promise<Actor | null>;
+  /** A share link that does not work was tried at the upgrade (counts against the client address, like the share page). */
+  shareLinkFailed?(request: IncomingMessage): Promise<void>;
 }
 
 /** One process's live rooms. */
@@ -188,6 +190,9 @@ export class CollabRooms {
       if (!credential) throw new DomainError("UNAUTHENTICATED", "Sign in, or pass an API token as `token` or a share link as `share`.");
       admitted = await this.admit(credential, address);
     } catch (error) {
+      if (credential?.kind === "share" && isDomainError(error) && error.code === "UNAUTHENTICATED") {
+        await this.options.shareLinkFailed?.(request).catch(() => undefined);
+      }
       refuseUpgrade(socket, isDomainError(error) ? error : new DomainError("INTERNAL", "Internal error."));
       if (!isDomainError(error)) console.error("[quire] collab upgrade failed", error);
       return;

@@ -246,6 +246,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     bus,
     actorForToken: (token) => actorForApiToken(db, token, clock()),
     actorForUser: (userId) => actorForUser(db, userId, "person"),
+    shareLinkFailed: (req) => limits.countFailure("shareLink", clientAddress(req, trustProxy)),
   });
   await rooms.start();
 
