@@ -125,6 +125,30 @@ describe("commit and discard", () => {
     await server.trpcCaller(owner).documents({ action: "discard", documentId, branchName: "main" });
   });
 
+  test("a draft whose room was closed takes in a commit made meanwhile when it opens again", async () => {
+    for (const c of clients.splice(0)) c.close();
+    const head = await server.callTool("read", owner.userId, { documentId });
+    const committedText = (head.sections[0]!.content[0] as { text: string }).text;
+    const editor = await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token });
+    editor.text().insert(0, "DRAFT: ");
+    const watcher = await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token });
+    await waitFor(() => watcher.text().toString().startsWith("DRAFT: "));
+    editor.close();
+    watcher.close();
+    await new Promise((r) => setTimeout(r, 100));
+    await server.callTool("sections", owner.userId, {
+      action: "update",
+      documentId,
+      branchName: "main",
+      sectionId,
+      newContent: [text(`${committedText} (committed while closed)`)],
+    });
+    const reopened = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token }));
+    expect(reopened.text().toString()).toBe(`DRAFT: ${committedText} (committed while closed)`);
+    await server.trpcCaller(owner).documents({ action: "discard", documentId, branchName: "main" });
+    await waitFor(() => reopened.text().toString() === `${committedText} (committed while closed)`);
+  });
+
   test("a reader may not commit or discard", async () => {
     await server.callTool("documents", owner.userId, { action: "set_permissions", documentId, defaultPermission: "read" });
     const reader = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token }));
