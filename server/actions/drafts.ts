@@ -15,7 +15,7 @@ import { hashSection, type SectionVersion, type TreeEntry } from "@/server/core/
 import { DomainError } from "@/server/core/errors";
 import { branchNameSchema, quoteForMessage } from "@/server/core/names";
 import {
-  branchesWithDraftEdits,
+  draftEditorsByBranch,
   type DraftKey,
   deleteSectionDraft,
   draftEditors,
@@ -59,6 +59,8 @@ export interface DiscardDraftResult {
 export interface DraftStatus {
   /** Someone edited the draft since its last commit or discard. */
   uncommittedChanges: boolean;
+  /** Who edited the draft since its last commit or discard (empty when nothing is uncommitted). */
+  editorIds: string[];
   /** Users with a live connection to this branch: in any Quire process with QUIRE_REDIS_URL, else in this one. */
   connectedUserIds: string[];
 }
@@ -229,9 +231,12 @@ export async function draftSections(db: Tx, key: DraftKey): Promise<Map<string, 
 
 /** Per branch of a document: uncommitted edits, and who is connected. */
 export async function draftStatuses(db: Database, documentId: string): Promise<(branchName: string) => DraftStatus> {
-  const edited = await branchesWithDraftEdits(db, documentId);
+  const editors = await draftEditorsByBranch(db, documentId);
   const connected = (await liveRoomsFor(db)?.connectedUsers(documentId)) ?? new Map<string, string[]>();
-  return (branchName) => ({ uncommittedChanges: edited.has(branchName), connectedUserIds: connected.get(branchName) ?? [] });
+  return (branchName) => {
+    const editorIds = editors.get(branchName) ?? [];
+    return { uncommittedChanges: editorIds.length > 0, editorIds, connectedUserIds: connected.get(branchName) ?? [] };
+  };
 }
 
 const commitInput = z.strictObject({

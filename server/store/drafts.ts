@@ -170,21 +170,24 @@ export async function settleDraft(tx: Tx, key: DraftKey, baseCommitId: string, t
   await tx.update(drafts).set({ baseCommitId, settledThrough: through, editorIds: [], updatedAt: new Date() }).where(draftIs(key));
 }
 
-/** Branches of a document whose drafts have editors since their last commit or discard. */
-export async function branchesWithDraftEdits(tx: Tx, documentId: string): Promise<Set<string>> {
+/**
+ * Per branch of a document whose draft was edited since its last commit or
+ * discard, who edited it (sorted): the editors a compaction folded into the
+ * draft row plus the authors of the log since it settled.
+ */
+export async function draftEditorsByBranch(tx: Tx, documentId: string): Promise<Map<string, string[]>> {
   const rows = await tx
-    .select({ branchName: drafts.branchName })
-    .from(drafts)
-    .where(
-      and(
-        eq(drafts.documentId, documentId),
-        sql`(cardinality(${drafts.editorIds}) > 0 or exists (
-          select 1 from ${draftUpdates} where ${draftUpdates.documentId} = ${drafts.documentId}
+    .select({
+      branchName: drafts.branchName,
+      editorIds: sql<string[]>`array(
+        select distinct e from unnest(${drafts.editorIds} || array(
+          select ${draftUpdates.authorId} from ${draftUpdates} where ${draftUpdates.documentId} = ${drafts.documentId}
             and ${draftUpdates.branchName} = ${drafts.branchName} and ${draftUpdates.id} > ${drafts.settledThrough}
-            and ${isNotNull(draftUpdates.authorId)}))`,
-      ),
-    );
-  return new Set(rows.map((r) => r.branchName));
+            and ${isNotNull(draftUpdates.authorId)})) as e order by e)::text[]`,
+    })
+    .from(drafts)
+    .where(eq(drafts.documentId, documentId));
+  return new Map(rows.filter((r) => r.editorIds.length > 0).map((r) => [r.branchName, r.editorIds]));
 }
 
 /** Other Quire processes re-check the heads of the rooms they have open when this is notified. */

@@ -69,6 +69,7 @@ describe("commit and discard", () => {
     expect(draft.sections[0]!.content).toEqual([text("Please: Ship it today")]);
     const branches = await server.callTool("documents", owner.userId, { action: "list_branches", documentId });
     expect(branches.branches[0]!.draft.uncommittedChanges).toBe(true);
+    expect(branches.branches[0]!.draft.editorIds).toEqual([owner.userId, member.userId].sort());
     expect([...branches.branches[0]!.draft.connectedUserIds].sort()).toEqual([owner.userId, member.userId].sort());
 
     const mcp = await server.mcpClient(owner.token);
@@ -87,6 +88,7 @@ describe("commit and discard", () => {
     expect(after.sections[0]!.content).toEqual([text("Please: Ship it today")]);
     const got = await server.callTool("documents", owner.userId, { action: "get", documentId });
     expect(got.draft.uncommittedChanges).toBe(false);
+    expect(got.draft.editorIds).toEqual([]);
     // The editors keep their text: nothing was applied twice.
     await new Promise((r) => setTimeout(r, 100));
     expect(a.text().toString()).toBe("Please: Ship it today");

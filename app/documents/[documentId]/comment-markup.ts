@@ -6,11 +6,30 @@
  * markers into <mark> elements. No HTML from the document is ever interpreted.
  */
 import type { Element, ElementContent, Root, RootContent } from "hast";
-import { commentTagTokens } from "@/server/core/comment-markup";
+import { type CommentTagToken, commentTagTokens } from "@/server/core/comment-markup";
 
 const OPEN = "\uE000";
 const CLOSE = "\uE001";
 const MARKERS = /[\uE000\uE001]/g;
+/**
+ * The balanced pairs among a text's comment tags (an opening tag and the
+ * closing tag that ends it, innermost first); self-closing and unmatched tags
+ * are in no pair. Both the rendered view and the editor's highlights use it.
+ */
+export function commentTagPairs(tags: readonly CommentTagToken[]): Array<{ open: CommentTagToken; close: CommentTagToken }> {
+  const pairs: Array<{ open: CommentTagToken; close: CommentTagToken }> = [];
+  const open: CommentTagToken[] = [];
+  for (const tag of tags) {
+    if (tag.closing) {
+      const start = open.pop();
+      if (start !== undefined) pairs.push({ open: start, close: tag });
+    } else if (!tag.raw.endsWith("/>")) {
+      open.push(tag);
+    }
+  }
+  return pairs;
+}
+
 /** Replaces balanced comment tags (found by the server's own tokenizer) with markers and drops unbalanced ones. */
 export function markCommentRanges(markdown: string): string {
   const text = markdown.replace(MARKERS, "");
@@ -18,18 +37,9 @@ export function markCommentRanges(markdown: string): string {
   if (tags.length === 0) return text;
 
   const replacement = new Map<number, string>();
-  const open: number[] = [];
-  for (const tag of tags) {
-    replacement.set(tag.index, "");
-    if (tag.closing) {
-      const start = open.pop();
-      if (start !== undefined) {
-        replacement.set(start, OPEN);
-        replacement.set(tag.index, CLOSE);
-      }
-    } else if (!tag.raw.endsWith("/>")) {
-      open.push(tag.index);
-    }
+  for (const { open, close } of commentTagPairs(tags)) {
+    replacement.set(open.index, OPEN);
+    replacement.set(close.index, CLOSE);
   }
 
   let out = "";

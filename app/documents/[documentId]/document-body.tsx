@@ -22,6 +22,7 @@ export function DocumentBody({
   titleAction,
   meta,
   renderSection,
+  liveSections,
   asideTop,
   asideBottom,
 }: {
@@ -35,6 +36,8 @@ export function DocumentBody({
   /** The items of the meta line before the section count, and after it. */
   meta: { before: ReactNode; after?: ReactNode };
   renderSection: (section: DocumentSection) => ReactNode;
+  /** The sections as a live view (its own order and empty state) instead of `renderSection` per section. */
+  liveSections?: ReactNode;
   asideTop: ReactNode;
   asideBottom?: ReactNode;
 }) {
@@ -72,7 +75,8 @@ export function DocumentBody({
           ) : null}
           <Properties properties={doc.properties} />
         </header>
-        {sections.length === 0 ? <p className="muted empty-section">This document has no sections yet.</p> : sections.map(renderSection)}
+        {liveSections ??
+          (sections.length === 0 ? <p className="muted empty-section">This document has no sections yet.</p> : sections.map(renderSection))}
       </article>
       <aside className="doc-sidebar">
         {asideTop}

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
-import { cache } from "react";
+import { cache, type ReactNode } from "react";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel } from "@/app/_components/error-panel";
 import { shortId } from "@/app/_lib/format";
@@ -23,6 +23,9 @@ import { getBridge } from "@/server/bridge";
 import { CommitList } from "./commit-list";
 import { AccessNote, loadDocumentAccess, ShareButton } from "./document-access";
 import { DocumentBody, PathBreadcrumb, referenceTitle, SectionFrame, sortedSections } from "./document-body";
+import { LiveDocument } from "./live/live-document";
+import type { InitialSection } from "./live/live-section";
+import { NewBranchForm } from "./live/new-branch-form";
 
 type Props = { params: Promise<{ documentId: string }>; searchParams: Promise<SearchParams> };
 
@@ -77,6 +80,9 @@ export default async function DocumentPage({ params, searchParams }: Props) {
   const isDefaultBranch = branches.ok && branches.value.some((b) => b.isDefault && b.name === branchName);
   const sections = sortedSections(doc);
   const branchHref = withQuery(basePath, { branch: branchName });
+  const canEdit = access.ok && access.value.yourPermission === "edit";
+  // A branch head is live: its rooms give the sections, editable for editors; a commit or a deleted document is history.
+  const live = !commit && !doc.deleted && branchName !== null;
 
   return (
     <AppShell user={user} wide>
@@ -96,6 +102,16 @@ export default async function DocumentPage({ params, searchParams }: Props) {
         }
         banners={
           <>
+            {live && canEdit ? (
+              <div className="banner banner-info" role="status" data-testid="branch-mark">
+                You are editing{" "}
+                <span className="branch-pill" title="Branch">
+                  <BranchIcon /> {branchName}
+                </span>
+                {isDefaultBranch ? " (the default branch)" : ""}. Everyone's edits here form one shared draft, saved as you type; Commit
+                makes it a commit on this branch.
+              </div>
+            ) : null}
             {commit ? (
               <div className="banner banner-info" role="status" data-testid="commit-banner">
                 Viewing commit <code>{shortId(commit)}</code> — <Link href={branchHref}>back to branch head</Link>
@@ -133,9 +149,28 @@ export default async function DocumentPage({ params, searchParams }: Props) {
           after: <AccessNote access={access} />,
         }}
         renderSection={(section) => <SectionView key={section.sectionId} section={section} />}
+        liveSections={
+          live ? (
+            <LiveDocument
+              documentId={documentId}
+              branchName={branchName}
+              me={{ userId: user.id, name: user.name }}
+              canEdit={canEdit}
+              order={sections.map((s) => s.sectionId)}
+              sections={Object.fromEntries(
+                sections.map((section) => [section.sectionId, initialSection(section, access.ok && access.value.canManage, canEdit)]),
+              )}
+            />
+          ) : undefined
+        }
         asideTop={
           <>
-            <BranchPanel basePath={basePath} current={branchName} branches={branches} />
+            <BranchPanel
+              basePath={basePath}
+              current={branchName}
+              branches={branches}
+              newBranch={canEdit && branchName !== null ? <NewBranchForm documentId={documentId} sourceBranch={branchName} /> : null}
+            />
             <MergeRequestsPanel documentId={documentId} branchName={isDefaultBranch ? null : branchName} requests={openRequests} />
           </>
         }
@@ -190,37 +225,70 @@ function MergeRequestsPanel({
   );
 }
 
-function SectionView({ section }: { section: DocumentSection }) {
-  const badges = [
+function sectionBadges(section: DocumentSection): string[] {
+  return [
     section.defaultPermission ? `Team: ${section.defaultPermission}` : null,
     section.aiAccess ? `AI: ${section.aiAccess}` : null,
   ].filter((b): b is string => b !== null);
+}
+
+function SectionReferences({ section }: { section: DocumentSection }) {
+  return (
+    <ul>
+      {section.references.map((ref) => (
+        <li key={ref.referenceId}>
+          <Link
+            href={`/documents/${encodeURIComponent(ref.targetDocumentId)}${ref.targetSectionId ? `#section-${ref.targetSectionId}` : ""}`}
+          >
+            {referenceTitle(ref)}
+          </Link>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/**
+ * What the live view starts from for one section. An editor of the document
+ * edits a section unless its team override makes it read-only for people who
+ * do not manage the document (the server drops such edits anyway).
+ */
+function initialSection(section: DocumentSection, canManage: boolean, canEdit: boolean): InitialSection {
+  return {
+    name: section.name,
+    content: section.content,
+    downloads: section.downloads,
+    badges: sectionBadges(section),
+    references: section.references.length > 0 ? <SectionReferences section={section} /> : undefined,
+    editable: canEdit && (canManage || !section.defaultPermission || section.defaultPermission === "edit"),
+  };
+}
+
+function SectionView({ section }: { section: DocumentSection }) {
   return (
     <SectionFrame
       section={section}
-      badges={badges.map((badge) => (
+      badges={sectionBadges(section).map((badge) => (
         <span key={badge} className="badge" title="Section permission override">
           {badge}
         </span>
       ))}
-      references={
-        <ul>
-          {section.references.map((ref) => (
-            <li key={ref.referenceId}>
-              <Link
-                href={`/documents/${encodeURIComponent(ref.targetDocumentId)}${ref.targetSectionId ? `#section-${ref.targetSectionId}` : ""}`}
-              >
-                {referenceTitle(ref)}
-              </Link>
-            </li>
-          ))}
-        </ul>
-      }
+      references={<SectionReferences section={section} />}
     />
   );
 }
 
-function BranchPanel({ basePath, current, branches }: { basePath: string; current: string | null; branches: Outcome<BranchSummary[]> }) {
+function BranchPanel({
+  basePath,
+  current,
+  branches,
+  newBranch,
+}: {
+  basePath: string;
+  current: string | null;
+  branches: Outcome<BranchSummary[]>;
+  newBranch: ReactNode;
+}) {
   const names = branches.ok ? sortBranches(branches.value).map((b) => ({ name: b.name, isDefault: b.isDefault })) : [];
   if (current !== null && !names.some((b) => b.name === current)) names.unshift({ name: current, isDefault: false });
   return (
@@ -247,6 +315,7 @@ function BranchPanel({ basePath, current, branches }: { basePath: string; curren
       <p className="muted small">
         {branches.ok ? `${names.length} branch${names.length === 1 ? "" : "es"}` : `Branches could not be listed: ${branches.message}`}
       </p>
+      {newBranch}
     </section>
   );
 }

@@ -1,0 +1,222 @@
+"use client";
+
+/**
+ * The sections of a branch, live. The outline room gives their order (the
+ * server writes it: sections added, moved, deleted or hidden by anyone show
+ * up here); each section joins its own room when it nears the screen. Editors
+ * get the structure buttons (move, delete, add) beside each section; the
+ * structure itself changes through the `sections` tool, and the outline
+ * follows the branch head.
+ */
+import { useRouter } from "next/navigation";
+import "./live.css";
+import { type FormEvent, useEffect, useMemo, useState, useSyncExternalStore } from "react";
+import * as Y from "yjs";
+import { ConfirmButton } from "@/app/_components/confirm-button";
+import { outlineFromYDoc } from "@/server/collab/codec";
+import { addSection, deleteSection, moveSection } from "./actions";
+import type { Person } from "./actions";
+import { CommitBar, useDraftStatus } from "./commit-bar";
+import { type InitialSection, LiveSection } from "./live-section";
+import { openRoom, type RoomAddress } from "./live-room";
+import { PresenceHub, type PresentUser, presentUser } from "./presence";
+
+export interface LiveDocumentProps {
+  documentId: string;
+  branchName: string;
+  /** The signed-in person (null on a share link). */
+  me: { userId: string; name: string } | null;
+  shareToken?: string;
+  /** Whether this person may edit the branch (sections may still be read-only by their overrides). */
+  canEdit: boolean;
+  /** Section ids in the order the page was rendered with. */
+  order: string[];
+  sections: Record<string, InitialSection>;
+}
+
+export function LiveDocument({ documentId, branchName, me, shareToken, canEdit, order: initialOrder, sections }: LiveDocumentProps) {
+  const address = useMemo<RoomAddress>(
+    () => ({ documentId, branchName, ...(shareToken ? { shareToken } : {}) }),
+    [documentId, branchName, shareToken],
+  );
+  const self = useMemo<PresentUser | null>(() => (me ? presentUser(me.userId, me.name) : null), [me]);
+  const presence = useMemo(() => new PresenceHub(), []);
+  const order = useOutline(address, initialOrder);
+  // Share-link visitors have no session for server actions: they see who is in the rooms they opened.
+  const { status, refresh } = useDraftStatus(documentId, branchName, me !== null);
+
+  return (
+    <div className="live-document" data-testid="live-document">
+      <PresenceBar presence={presence} connected={status?.connected ?? []} />
+      {order.length === 0 ? <p className="muted empty-section">This document has no sections yet.</p> : null}
+      {canEdit ? <AddSection address={address} position={0} label="Add a section at the top" /> : null}
+      {order.map((sectionId, index) => (
+        <LiveSection
+          key={sectionId}
+          address={address}
+          sectionId={sectionId}
+          initial={sections[sectionId]}
+          editableByDefault={canEdit}
+          me={self}
+          presence={presence}
+          controls={canEdit ? <SectionControls address={address} sectionId={sectionId} index={index} count={order.length} /> : undefined}
+        />
+      ))}
+      {canEdit && order.length > 0 ? <AddSection address={address} position={order.length} label="Add a section at the end" /> : null}
+      {/* Last in the column and stuck to the bottom of the screen: when it appears nothing above it moves. */}
+      {canEdit ? <CommitBar documentId={documentId} branchName={branchName} status={status} refresh={refresh} /> : null}
+    </div>
+  );
+}
+
+/** The branch outline: the section ids this person may see, in order, kept by the server. */
+function useOutline(address: RoomAddress, initial: string[]): string[] {
+  const [order, setOrder] = useState(initial);
+  useEffect(() => {
+    const doc = new Y.Doc();
+    const provider = openRoom(address, doc);
+    const update = () => {
+      if (provider.synced) setOrder(outlineFromYDoc(doc));
+    };
+    provider.on("sync", update);
+    doc.on("update", update);
+    return () => {
+      provider.destroy();
+      doc.destroy();
+    };
+  }, [address]);
+  return order;
+}
+
+/** Everyone on the branch as coloured initials: the people in the rooms this page has open, and the server's list of everyone connected. */
+function PresenceBar({ presence, connected }: { presence: PresenceHub; connected: Person[] }) {
+  const inRooms = useSyncExternalStore(presence.subscribe, presence.getSnapshot, () => []);
+  const people = useMemo(() => {
+    const seen = new Set(inRooms.map((p) => p.userId));
+    return [...inRooms, ...connected.filter((p) => !seen.has(p.userId)).map((p) => presentUser(p.userId, p.name))];
+  }, [inRooms, connected]);
+  return (
+    <div className="presence" data-testid="presence">
+      <ul className="avatars" aria-label="People on this branch">
+        {people.map((person) => (
+          <li key={person.userId} className="avatar" style={{ backgroundColor: person.color }} title={person.name}>
+            <span aria-hidden="true">{initials(person.name)}</span>
+            <span className="visually-hidden">{person.name}</span>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+export function initials(name: string): string {
+  const words = name.trim().split(/\s+/).filter(Boolean);
+  return (
+    words
+      .slice(0, 2)
+      .map((w) => w[0]!.toUpperCase())
+      .join("") || "?"
+  );
+}
+
+function SectionControls({ address, sectionId, index, count }: { address: RoomAddress; sectionId: string; index: number; count: number }) {
+  const router = useRouter();
+  const [error, setError] = useState<string | null>(null);
+  const [pending, setPending] = useState(false);
+  const move = async (direction: "up" | "down") => {
+    setPending(true);
+    const result = await moveSection({ ...address, sectionId, direction });
+    setPending(false);
+    setError(result.ok ? null : result.message);
+    if (result.ok) router.refresh();
+  };
+  return (
+    <>
+      <button
+        type="button"
+        className="button button-small button-quiet"
+        disabled={pending || index === 0}
+        onClick={() => move("up")}
+        aria-label="Move section up"
+      >
+        ↑
+      </button>
+      <button
+        type="button"
+        className="button button-small button-quiet"
+        disabled={pending || index === count - 1}
+        onClick={() => move("down")}
+        aria-label="Move section down"
+      >
+        ↓
+      </button>
+      <ConfirmButton
+        label="Delete"
+        question="Delete this section on this branch? It stays in history."
+        confirmLabel="Delete section"
+        pendingLabel="Deleting…"
+        onConfirm={async () => {
+          const result = await deleteSection({ ...address, sectionId });
+          if (!result.ok) return result.message;
+          router.refresh();
+          return null;
+        }}
+      />
+      {error ? (
+        <p className="inline-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+function AddSection({ address, position, label }: { address: RoomAddress; position: number; label: string }) {
+  const router = useRouter();
+  const [open, setOpen] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [pending, setPending] = useState(false);
+  if (!open) {
+    return (
+      <div className="add-section">
+        <button type="button" className="button button-small button-quiet" onClick={() => setOpen(true)}>
+          + {label}
+        </button>
+      </div>
+    );
+  }
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const name = String(new FormData(event.currentTarget).get("name") ?? "");
+    setPending(true);
+    const result = await addSection({ ...address, name, position });
+    setPending(false);
+    if (!result.ok) {
+      setError(result.message);
+      return;
+    }
+    setOpen(false);
+    setError(null);
+    router.refresh();
+  };
+  return (
+    <form className="add-section add-section-open" onSubmit={submit}>
+      <label>
+        <span className="visually-hidden">New section name</span>
+        {/* biome-ignore lint/a11y/noAutofocus: the form opens on request, and typing the name is the next step */}
+        <input name="name" required maxLength={200} placeholder="New section name" autoFocus />
+      </label>
+      <button type="submit" className="button button-small button-primary" disabled={pending}>
+        {pending ? "Adding…" : "Add section"}
+      </button>
+      <button type="button" className="button button-small button-quiet" onClick={() => setOpen(false)} disabled={pending}>
+        Cancel
+      </button>
+      {error ? (
+        <p className="inline-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </form>
+  );
+}

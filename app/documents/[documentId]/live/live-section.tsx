@@ -1,0 +1,209 @@
+"use client";
+
+/**
+ * One section of the live document. Near the screen it joins the section's
+ * room; far away it leaves it. Before its room has synced it shows the
+ * content the page was rendered with, laid out as the live view will be, so
+ * nothing jumps when the room arrives. People who may edit get the name and
+ * each text block as editors (Mod-Shift-P toggles a rendered preview of the
+ * whole section); everyone else gets the rendered view, kept live.
+ */
+import { type KeyboardEvent, type ReactNode, useEffect, useReducer, useRef, useState } from "react";
+import type { WebsocketProvider } from "y-websocket";
+import * as Y from "yjs";
+import type { Block } from "@/server/core/blocks";
+import { commentTagTokens } from "@/server/core/comment-markup";
+import { sectionFromYDoc } from "@/server/collab/codec";
+import { SectionBlocks } from "../section-blocks";
+import { openRoom, type RoomAddress, useNearViewport } from "./live-room";
+import type { PresenceHub, PresentUser } from "./presence";
+import { TextEditor } from "./text-editor";
+
+export interface InitialSection {
+  name: string;
+  content: readonly Block[];
+  downloads: Readonly<Record<string, string>>;
+  /** Section permission overrides, shown as badges. */
+  badges: string[];
+  references?: ReactNode;
+  editable: boolean;
+}
+
+interface Room {
+  doc: Y.Doc;
+  provider: WebsocketProvider;
+}
+
+/** The text as the editor shows it: comment tags hidden (the editor hides them the same way). */
+const withoutCommentTags = (text: string): string => {
+  let out = "";
+  let last = 0;
+  for (const tag of commentTagTokens(text)) {
+    out += text.slice(last, tag.index);
+    last = tag.index + tag.raw.length;
+  }
+  return out + text.slice(last);
+};
+
+export function LiveSection({
+  address,
+  sectionId,
+  initial,
+  editableByDefault,
+  me,
+  presence,
+  controls,
+}: {
+  address: RoomAddress;
+  sectionId: string;
+  /** What the page was rendered with; absent for a section added since. */
+  initial: InitialSection | undefined;
+  /** Whether a section the page was not rendered with is editable. */
+  editableByDefault: boolean;
+  /** Who this page publishes as (null: a share-link visitor, who is not named). */
+  me: PresentUser | null;
+  presence: PresenceHub;
+  /** Move, delete and add buttons, for editors. */
+  controls?: ReactNode;
+}) {
+  const frame = useRef<HTMLElement>(null);
+  const near = useNearViewport(frame);
+  const [room, setRoom] = useState<Room | null>(null);
+  const [synced, setSynced] = useState(false);
+  const [, rerender] = useReducer((n: number) => n + 1, 0);
+  const [preview, setPreview] = useState(false);
+  const editable = initial?.editable ?? editableByDefault;
+
+  useEffect(() => {
+    if (!near) return;
+    const doc = new Y.Doc();
+    const provider = openRoom(address, doc, sectionId);
+    if (me) provider.awareness.setLocalStateField("user", me);
+    const untrack = presence.track(sectionId, provider.awareness);
+    const onSync = (isSynced: boolean) => {
+      if (isSynced) setSynced(true);
+    };
+    provider.on("sync", onSync);
+    // Editors re-render on structure only (their text flows through CodeMirror); the rendered view re-renders on every change.
+    doc.on("update", rerender);
+    setRoom({ doc, provider });
+    return () => {
+      untrack();
+      provider.off("sync", onSync);
+      doc.off("update", rerender);
+      provider.destroy();
+      doc.destroy();
+      setRoom(null);
+      setSynced(false);
+    };
+  }, [near, address, sectionId, me, presence]);
+
+  const live = room && synced ? room : null;
+  const section = live ? sectionFromYDoc(live.doc) : initial ? { name: initial.name, content: initial.content } : null;
+  const downloads = initial?.downloads ?? {};
+  const headingId = `heading-${sectionId}`;
+
+  const togglePreview = (event: KeyboardEvent) => {
+    if ((event.metaKey || event.ctrlKey) && event.shiftKey && event.key.toLowerCase() === "p") {
+      event.preventDefault();
+      setPreview((shown) => !shown);
+    }
+  };
+
+  const root = live?.doc.getMap("section");
+  const nameText = root?.get("name");
+  const blocks = root?.get("blocks");
+  const editing = editable && !preview;
+
+  return (
+    <section
+      ref={frame}
+      className={`doc-section live-section${section ? "" : " live-section-loading"}`}
+      id={`section-${sectionId}`}
+      aria-labelledby={headingId}
+      data-testid="live-section"
+      data-section-id={sectionId}
+      data-synced={live ? "true" : "false"}
+      onKeyDown={editable ? togglePreview : undefined}
+    >
+      <div className="doc-section-heading">
+        <h2 id={headingId}>
+          {editing && live && nameText instanceof Y.Text ? (
+            <TextEditor text={nameText} awareness={live.provider.awareness} label="Section name" kind="name" placeholder="Section name" />
+          ) : (
+            <span className={editable ? "live-name-editor" : undefined}>{section?.name ?? "Loading section…"}</span>
+          )}
+        </h2>
+        {initial?.badges.map((badge) => (
+          <span key={badge} className="badge" title="Section permission override">
+            {badge}
+          </span>
+        ))}
+        {editable ? (
+          <div className="section-tools">
+            <button
+              type="button"
+              className="button button-small button-quiet"
+              aria-pressed={preview}
+              aria-keyshortcuts="Control+Shift+P Meta+Shift+P"
+              title="Preview (Ctrl/⌘ + Shift + P)"
+              onClick={() => setPreview((shown) => !shown)}
+            >
+              {preview ? "Edit" : "Preview"}
+            </button>
+            {controls}
+          </div>
+        ) : null}
+      </div>
+      {!section ? (
+        <p className="muted empty-section">Loading section…</p>
+      ) : editing ? (
+        <div className="blocks live-blocks">
+          {live && blocks instanceof Y.Array
+            ? (blocks.toArray() as Y.Map<unknown>[]).map((block, index) => {
+                const text = block.get("text");
+                return text instanceof Y.Text ? (
+                  <TextEditor
+                    key={blockKey(block)}
+                    text={text}
+                    awareness={live.provider.awareness}
+                    label="Section text"
+                    kind="prose"
+                    placeholder="Write here…"
+                  />
+                ) : (
+                  <SectionBlocks key={blockKey(block)} blocks={[section.content[index]!]} downloads={downloads} />
+                );
+              })
+            : section.content.map((block, index) =>
+                block.blockType === "text" ? (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: the pre-sync view is replaced whole once the room syncs
+                  <div key={index} className="live-text-editor live-text-placeholder">
+                    {withoutCommentTags(block.text)}
+                  </div>
+                ) : (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: as above
+                  <SectionBlocks key={index} blocks={[block]} downloads={downloads} />
+                ),
+              )}
+        </div>
+      ) : (
+        <div data-testid={preview ? "section-preview" : undefined}>
+          <SectionBlocks blocks={section.content} downloads={downloads} />
+        </div>
+      )}
+      {initial?.references ? (
+        <div className="references">
+          <span className="references-label">See also</span>
+          {initial.references}
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+/** A stable React key per Y.Map block: its Yjs item id, the same for everyone and for the block's whole life. */
+function blockKey(block: Y.Map<unknown>): string {
+  const id = block._item?.id;
+  return id ? `${id.client}:${id.clock}` : "root";
+}

@@ -1,0 +1,52 @@
+"use client";
+
+/** "New branch" from the branch being viewed: the server checks the name and access; the page then opens the new branch. */
+import { useRouter } from "next/navigation";
+import { type FormEvent, useState } from "react";
+import { createBranch } from "./actions";
+
+export function NewBranchForm({ documentId, sourceBranch }: { documentId: string; sourceBranch: string }) {
+  const router = useRouter();
+  const [open, setOpen] = useState(false);
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  if (!open) {
+    return (
+      <button type="button" className="button button-small" onClick={() => setOpen(true)}>
+        New branch from {sourceBranch}
+      </button>
+    );
+  }
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const branchName = String(new FormData(event.currentTarget).get("branchName") ?? "");
+    setPending(true);
+    const result = await createBranch({ documentId, branchName, sourceBranch });
+    setPending(false);
+    if (!result.ok) {
+      setError(result.message);
+      return;
+    }
+    router.push(`/documents/${encodeURIComponent(documentId)}?branch=${encodeURIComponent(result.value.branchName)}`);
+  };
+  return (
+    <form className="new-branch-form" onSubmit={submit}>
+      <label htmlFor="new-branch-name">New branch from {sourceBranch}</label>
+      <div className="button-row">
+        {/* biome-ignore lint/a11y/noAutofocus: the form opens on request, and the name is what comes next */}
+        <input id="new-branch-name" name="branchName" required maxLength={100} placeholder="e.g. spring-prices" autoFocus />
+        <button type="submit" className="button button-small button-primary" disabled={pending}>
+          {pending ? "Creating…" : "Create"}
+        </button>
+        <button type="button" className="button button-small button-quiet" onClick={() => setOpen(false)} disabled={pending}>
+          Cancel
+        </button>
+      </div>
+      {error ? (
+        <p className="inline-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </form>
+  );
+}

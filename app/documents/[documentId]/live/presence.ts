@@ -1,0 +1,90 @@
+/**
+ * Who is on the branch, as the page sees it: the awareness of every section
+ * room it has open (each peer publishes `user: {userId, name, color,
+ * colorLight}`), plus the server's list of connected users for the rooms
+ * this page has not opened. A person's colour comes from their user id, so
+ * it is the same on every screen.
+ */
+import type { Awareness } from "y-protocols/awareness";
+
+export interface PresentUser {
+  userId: string;
+  name: string;
+  color: string;
+  /** The colour of their selections (y-codemirror.next reads `colorLight`). */
+  colorLight: string;
+}
+
+// Dark enough for white name labels, distinct enough side by side.
+const PALETTE = [
+  "#c92a2a",
+  "#a61e4d",
+  "#862e9c",
+  "#5f3dc4",
+  "#364fc7",
+  "#1864ab",
+  "#0b7285",
+  "#087f5b",
+  "#2b8a3e",
+  "#5c940d",
+  "#e67700",
+  "#d9480f",
+];
+
+export function userColor(userId: string): { color: string; colorLight: string } {
+  let hash = 0;
+  for (let i = 0; i < userId.length; i++) hash = (hash * 31 + userId.charCodeAt(i)) >>> 0;
+  const color = PALETTE[hash % PALETTE.length]!;
+  return { color, colorLight: `${color}33` };
+}
+
+export function presentUser(userId: string, name: string): PresentUser {
+  return { userId, name, ...userColor(userId) };
+}
+
+function isPresentUser(value: unknown): value is PresentUser {
+  const user = value as Partial<PresentUser> | null;
+  return typeof user?.userId === "string" && typeof user.name === "string";
+}
+
+/** The awareness of each open section room; people are listed once however many sections they are in. */
+export class PresenceHub {
+  private readonly rooms = new Map<string, Awareness>();
+  private readonly listeners = new Set<() => void>();
+  private snapshot: PresentUser[] = [];
+  private readonly changed = () => this.recompute();
+
+  track(sectionId: string, awareness: Awareness): () => void {
+    this.rooms.set(sectionId, awareness);
+    awareness.on("change", this.changed);
+    this.recompute();
+    return () => {
+      awareness.off("change", this.changed);
+      if (this.rooms.get(sectionId) === awareness) this.rooms.delete(sectionId);
+      this.recompute();
+    };
+  }
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  /** For useSyncExternalStore: the same array until someone arrives or leaves. */
+  getSnapshot = (): PresentUser[] => this.snapshot;
+
+  private recompute(): void {
+    const byId = new Map<string, PresentUser>();
+    for (const awareness of this.rooms.values()) {
+      for (const state of awareness.getStates().values()) {
+        const user = (state as { user?: unknown }).user;
+        if (isPresentUser(user) && !byId.has(user.userId)) byId.set(user.userId, presentUser(user.userId, user.name));
+      }
+    }
+    const next = [...byId.values()].sort((a, b) => a.name.localeCompare(b.name));
+    const same = next.length === this.snapshot.length && next.every((u, i) => u.userId === this.snapshot[i]!.userId);
+    if (same) return;
+    this.snapshot = next;
+    for (const listener of this.listeners) listener();
+  }
+}

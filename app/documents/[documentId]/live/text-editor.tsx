@@ -1,0 +1,61 @@
+"use client";
+
+/**
+ * One CodeMirror 6 editor bound to one Y.Text of a section room with
+ * y-codemirror.next: local edits go into the Y.Text, remote ones come out of
+ * it, remote carets and selections show in their owners' colours. Undo and
+ * redo go through a Y.UndoManager that tracks only this editor's own
+ * changes, so they never take back what someone else typed.
+ */
+import { defaultKeymap } from "@codemirror/commands";
+import { markdown } from "@codemirror/lang-markdown";
+import { EditorState, type Extension } from "@codemirror/state";
+import { EditorView, keymap, placeholder as placeholderText } from "@codemirror/view";
+import { useEffect, useRef } from "react";
+import { yCollab, yUndoManagerKeymap } from "y-codemirror.next";
+import type { Awareness } from "y-protocols/awareness";
+import * as Y from "yjs";
+import { commentMarkupExtension, proseHighlighting, proseTheme } from "./editor-extensions";
+
+/** A section name is one line: a typed or pasted line break is dropped. */
+const oneLine = EditorState.transactionFilter.of((tr) => (tr.newDoc.lines > 1 ? [] : tr));
+
+export function TextEditor({
+  text,
+  awareness,
+  label,
+  kind,
+  placeholder,
+}: {
+  text: Y.Text;
+  awareness: Awareness;
+  /** The accessible name of the editor. */
+  label: string;
+  /** `prose`: a markdown text block; `name`: the section's one-line name. */
+  kind: "prose" | "name";
+  placeholder?: string;
+}) {
+  const host = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    const parent = host.current;
+    if (!parent) return;
+    const undoManager = new Y.UndoManager(text);
+    const extensions: Extension[] = [
+      // Tab is left to the browser: it moves focus on, so the page stays keyboard reachable.
+      keymap.of([...yUndoManagerKeymap, ...defaultKeymap]),
+      yCollab(text, awareness, { undoManager }),
+      proseTheme,
+      EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": kind === "prose" ? "true" : "false" }),
+      placeholder ? placeholderText(placeholder) : [],
+      kind === "prose" ? [markdown(), proseHighlighting, EditorView.lineWrapping, commentMarkupExtension] : oneLine,
+    ];
+    const view = new EditorView({ parent, state: EditorState.create({ doc: text.toString(), extensions }) });
+    return () => {
+      view.destroy();
+      undoManager.destroy();
+    };
+  }, [text, awareness, label, kind, placeholder]);
+
+  return <div ref={host} className={kind === "prose" ? "live-text-editor" : "live-name-editor"} data-testid={`editor-${kind}`} />;
+}
