@@ -1,0 +1,314 @@
+/**
+ * The editable document page in a real Chromium: two people typing in one
+ * section see each other's text and named cursor, a reader gets no editor,
+ * an API write lands in an open editor while someone types, comment markup
+ * stays intact behind highlights, the commit bar commits (crediting both
+ * authors) and discards, structure buttons, a new branch, a section hidden on
+ * a branch never reaches the page, and the page asks nothing of other hosts.
+ */
+import path from "node:path";
+import type { Browser, Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { signInPage } from "../helpers/browser";
+import { projectRoot, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+
+test.describe.configure({ mode: "serial" });
+
+const PASSWORD = "correct horse battery";
+const SHOTS = path.join(projectRoot, "docs/screenshots");
+const WIDE = { width: 1280, height: 900 };
+const NARROW = { width: 390, height: 844 };
+const SECRET = "Acquisition of Initech";
+
+let server: TestServer;
+let olive: TestUser;
+let mo: TestUser;
+let rex: TestUser;
+let documentId: string;
+let sectionIds: string[];
+let olivePage: Page;
+let moPage: Page;
+const foreignRequests: string[] = [];
+
+const text = (t: string) => ({ blockType: "text" as const, text: t });
+
+async function signedIn(browser: Browser, email: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: WIDE });
+  const page = await signInPage(context, server.url, { email, password: PASSWORD });
+  const origin = new URL(server.url).host;
+  page.on("request", (request) => {
+    const url = new URL(request.url());
+    if (url.host !== origin && url.protocol !== "data:") foreignRequests.push(request.url());
+  });
+  return page;
+}
+
+/** The editor of the `index`th text block of a section, by section id. */
+const proseEditor = (page: Page, sectionId: string) =>
+  page.locator(`[data-section-id="${sectionId}"] [data-testid="editor-prose"] .cm-content`).first();
+
+/** The text of that editor as typed: other people's caret labels are widgets, not text. */
+function editorText(page: Page, sectionId: string): Promise<string> {
+  return proseEditor(page, sectionId).evaluate((content) => {
+    const copy = content.cloneNode(true) as HTMLElement;
+    for (const widget of copy.querySelectorAll(".cm-ySelectionCaret, .cm-widgetBuffer")) widget.remove();
+    return [...copy.querySelectorAll(".cm-line")].map((line) => (line.textContent ?? "").replace(/\u2060/g, "")).join("\n");
+  });
+}
+
+const typedText = (page: Page, sectionId: string, timeout = 1_000) => expect.poll(() => editorText(page, sectionId), { timeout });
+
+async function openDocument(page: Page, branch = "main"): Promise<void> {
+  await page.goto(`${server.url}/documents/${documentId}?branch=${encodeURIComponent(branch)}`);
+  await expect(page.locator(`[data-section-id="${sectionIds[0]}"]`)).toHaveAttribute("data-synced", "true");
+}
+
+test.beforeAll(async ({ browser }) => {
+  server = await startTestServer({ next: true });
+  olive = await server.createUser("olive@example.test", "Olive Owner", PASSWORD);
+  mo = await server.createUser("mo@example.test", "Mo Member", PASSWORD);
+  rex = await server.createUser("rex@example.test", "Rex Reader", PASSWORD);
+  const created = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "handbook/launch",
+    name: "Launch plan",
+    sections: [
+      { name: "Goals", content: [text("We launch in spring.")] },
+      { name: "Risks", content: [text("Suppliers may be late.")] },
+      { name: "Budget", content: [text("Ten thousand euros.")] },
+    ],
+  });
+  documentId = created.documentId;
+  sectionIds = created.sectionIds;
+  await server.callTool("documents", olive.userId, {
+    action: "set_permissions",
+    documentId,
+    grants: [
+      { userId: mo.userId, permission: "edit" },
+      { userId: rex.userId, permission: "read" },
+    ],
+  });
+  olivePage = await signedIn(browser, olive.email);
+  moPage = await signedIn(browser, mo.email);
+});
+
+test.afterAll(async () => {
+  await server?.close();
+});
+
+test("two people type into one section and each sees the other's text and named cursor within a second", async () => {
+  await Promise.all([openDocument(olivePage), openDocument(moPage)]);
+  await expect(olivePage.getByTestId("branch-mark")).toContainText("main");
+  const oliveEditor = proseEditor(olivePage, sectionIds[0]!);
+  const moEditor = proseEditor(moPage, sectionIds[0]!);
+  await expect(oliveEditor).toHaveAttribute("contenteditable", "true");
+
+  await oliveEditor.click();
+  await olivePage.keyboard.press("End");
+  await olivePage.keyboard.type(" Olive was here.");
+  await typedText(moPage, sectionIds[0]!).toBe("We launch in spring. Olive was here.");
+
+  await moEditor.click();
+  await moPage.keyboard.press("Home");
+  await moPage.keyboard.type("Mo says: ");
+  await typedText(olivePage, sectionIds[0]!).toBe("Mo says: We launch in spring. Olive was here.");
+
+  // Each sees the other's caret, labelled with their name.
+  await expect(olivePage.locator(`[data-section-id="${sectionIds[0]}"] .cm-ySelectionInfo`)).toHaveText("Mo Member", { timeout: 1_000 });
+  await expect(moPage.locator(`[data-section-id="${sectionIds[0]}"] .cm-ySelectionInfo`)).toHaveText("Olive Owner", { timeout: 1_000 });
+  // And both are among the avatars.
+  await expect(olivePage.getByTestId("presence")).toContainText("Mo Member");
+  await expect(moPage.getByTestId("presence")).toContainText("Olive Owner");
+});
+
+test("undo takes back only your own typing", async () => {
+  const oliveEditor = proseEditor(olivePage, sectionIds[0]!);
+  await oliveEditor.click();
+  await olivePage.keyboard.press("End");
+  await olivePage.keyboard.type(" Temporary.");
+  await typedText(moPage, sectionIds[0]!).toBe("Mo says: We launch in spring. Olive was here. Temporary.");
+  await olivePage.keyboard.press("Control+z");
+  // Mo's words are untouched by Olive's undo.
+  await typedText(olivePage, sectionIds[0]!).toBe("Mo says: We launch in spring. Olive was here.");
+});
+
+test("a write through the API appears in the open editor while someone types", async () => {
+  const moEditor = proseEditor(moPage, sectionIds[1]!);
+  await moEditor.click();
+  await moPage.keyboard.press("End");
+  const typing = moPage.keyboard.type(" Mo keeps typing.", { delay: 40 });
+  await server.callTool("sections", olive.userId, {
+    action: "update",
+    documentId,
+    branchName: "main",
+    sectionId: sectionIds[2]!,
+    newContent: [text("Twelve thousand euros.")],
+  });
+  await typedText(moPage, sectionIds[2]!, 2_000).toBe("Twelve thousand euros.");
+  await typing;
+  await typedText(olivePage, sectionIds[1]!).toBe("Suppliers may be late. Mo keeps typing.");
+});
+
+test("the commit bar names the changed sections and editors; Commit credits both authors in the history", async () => {
+  const bar = olivePage.getByTestId("commit-bar");
+  await expect(bar).toBeVisible();
+  await expect(bar).toContainText("Goals");
+  await expect(bar).toContainText("Risks");
+  await expect(bar.getByTestId("commit-bar-editors")).toContainText("Mo Member");
+  await expect(bar.getByTestId("commit-bar-editors")).toContainText("Olive Owner");
+  await expect(bar.getByLabel("Commit message")).toHaveValue('Update sections "Goals", "Risks"');
+  await photograph(olivePage, "editor");
+
+  await bar.getByLabel("Commit message").fill("Goals and risks, together");
+  await bar.getByRole("button", { name: "Commit" }).click();
+  await expect(bar).toHaveCount(0);
+  // The bar clears for the other editor too.
+  await expect(moPage.getByTestId("commit-bar")).toHaveCount(0, { timeout: 8_000 });
+
+  await olivePage.goto(`${server.url}/documents/${documentId}/history?branch=main`);
+  const message = olivePage.getByTestId("commit-details").locator(".history-message");
+  await expect(message).toContainText("Goals and risks, together");
+  await expect(message).toContainText("Co-authored-by: Mo Member <mo@example.test>");
+});
+
+test("Discard asks first, then resets the draft for every open editor", async () => {
+  await Promise.all([openDocument(olivePage), openDocument(moPage)]);
+  const moEditor = proseEditor(moPage, sectionIds[0]!);
+  await moEditor.click();
+  await moPage.keyboard.press("End");
+  await moPage.keyboard.type(" Throwaway words.");
+  await typedText(olivePage, sectionIds[0]!).toContain("Throwaway words.");
+  const bar = olivePage.getByTestId("commit-bar");
+  await expect(bar).toBeVisible({ timeout: 8_000 });
+  await bar.getByRole("button", { name: "Discard" }).click();
+  await bar.getByRole("button", { name: "Discard changes" }).click();
+  await typedText(moPage, sectionIds[0]!).not.toContain("Throwaway words.");
+  await typedText(olivePage, sectionIds[0]!).not.toContain("Throwaway words.");
+  await expect(olivePage.getByTestId("commit-bar")).toHaveCount(0);
+});
+
+test("comment markup is kept intact while editing and shown as a highlight", async () => {
+  const read = await server.callTool("read", olive.userId, { documentId, sectionIds: [sectionIds[1]!] });
+  const current = (read.sections[0]!.content[0] as { text: string }).text;
+  await server.callTool("sections", olive.userId, {
+    action: "update",
+    documentId,
+    branchName: "main",
+    sectionId: sectionIds[1]!,
+    newContent: [text(`${current} <svc:comment-new body="Which ones?">Suppliers</svc:comment-new> matter.`)],
+  });
+  const editor = proseEditor(olivePage, sectionIds[1]!);
+  await expect(editor.locator(".cm-comment-mark")).toHaveText("Suppliers");
+  await expect(editor).not.toContainText("svc:comment");
+  // Typing at the end and deleting backwards over the highlight never removes a tag.
+  await editor.click();
+  await olivePage.keyboard.press("Control+End");
+  for (let i = 0; i < " matter.".length + 12; i++) await olivePage.keyboard.press("Backspace");
+  const draft = await server.callTool("read", olive.userId, { documentId, includeDraft: true, sectionIds: [sectionIds[1]!] });
+  const live = (draft.sections[0]!.content[0] as { text: string }).text;
+  expect(live).toMatch(/<svc:comment id="[^"]+">/);
+  expect(live).toContain("</svc:comment>");
+  await olivePage.getByTestId("commit-bar").getByRole("button", { name: "Discard" }).click();
+  await olivePage.getByTestId("commit-bar").getByRole("button", { name: "Discard changes" }).click();
+  await expect(olivePage.getByTestId("commit-bar")).toHaveCount(0);
+});
+
+test("Mod-Shift-P shows the section rendered, and again returns to the editor", async () => {
+  const section = olivePage.locator(`[data-section-id="${sectionIds[0]}"]`);
+  await proseEditor(olivePage, sectionIds[0]!).click();
+  await olivePage.keyboard.press("Control+Shift+P");
+  await expect(section.getByTestId("section-preview")).toBeVisible();
+  await expect(section.locator(".cm-content")).toHaveCount(0);
+  await section.getByRole("button", { name: "Edit" }).focus();
+  await olivePage.keyboard.press("Control+Shift+P");
+  await expect(proseEditor(olivePage, sectionIds[0]!)).toBeVisible();
+});
+
+test("a reader sees the live text and the people, and gets no editor", async ({ browser }) => {
+  const reader = await signedIn(browser, rex.email);
+  await openDocument(reader);
+  const section = reader.locator(`[data-section-id="${sectionIds[0]}"]`);
+  await expect(section.locator(".cm-content")).toHaveCount(0);
+  await expect(section.locator("[contenteditable]")).toHaveCount(0);
+  await expect(reader.getByTestId("commit-bar")).toHaveCount(0);
+  await expect(reader.getByRole("button", { name: "Delete" })).toHaveCount(0);
+  // Live: Olive's typing reaches the reader's rendered view.
+  await proseEditor(olivePage, sectionIds[0]!).click();
+  await olivePage.keyboard.press("End");
+  await olivePage.keyboard.type(" Readers watch.");
+  await expect(section).toContainText("Readers watch.", { timeout: 2_000 });
+  await expect(reader.getByTestId("presence")).toContainText("Olive Owner");
+  await olivePage.getByTestId("commit-bar").getByRole("button", { name: "Discard" }).click();
+  await olivePage.getByTestId("commit-bar").getByRole("button", { name: "Discard changes" }).click();
+  await reader.context().close();
+});
+
+test("sections are added, moved and deleted from the page, and the outline follows", async () => {
+  await openDocument(olivePage);
+  await olivePage.getByRole("button", { name: "+ Add a section at the end" }).click();
+  await olivePage.getByLabel("New section name").fill("Timeline");
+  await olivePage.getByRole("button", { name: "Add section" }).click();
+  const names = () => olivePage.locator('[data-testid="live-section"] h2');
+  await expect(names()).toHaveText(["Goals", "Risks", "Budget", "Timeline"]);
+  await expect(moPage.locator('[data-testid="live-section"] h2')).toHaveText(["Goals", "Risks", "Budget", "Timeline"]);
+
+  const timeline = olivePage.locator('[data-testid="live-section"]').nth(3);
+  await timeline.getByRole("button", { name: "Move section up" }).click();
+  await expect(names()).toHaveText(["Goals", "Risks", "Timeline", "Budget"]);
+
+  const moved = olivePage.locator('[data-testid="live-section"]').nth(2);
+  await moved.getByRole("button", { name: "Delete" }).click();
+  await moved.getByRole("button", { name: "Delete section" }).click();
+  await expect(names()).toHaveText(["Goals", "Risks", "Budget"]);
+});
+
+test("New branch opens the new branch, marked as the one you are on", async () => {
+  await olivePage.getByRole("button", { name: "New branch from main" }).click();
+  await olivePage.getByLabel("New branch from main").fill("spring");
+  await olivePage.getByRole("button", { name: "Create" }).click();
+  await olivePage.waitForURL((url) => url.searchParams.get("branch") === "spring");
+  await expect(olivePage.getByTestId("branch-mark")).toContainText("spring");
+  await expect(proseEditor(olivePage, sectionIds[0]!)).toBeVisible();
+});
+
+test("a section hidden on a branch never appears in the page of someone who may not see it", async () => {
+  await server.callTool("sections", olive.userId, {
+    action: "update",
+    documentId,
+    branchName: "spring",
+    sectionId: sectionIds[2]!,
+    newContent: [text(SECRET)],
+    defaultPermission: "none",
+  });
+  const frames: string[] = [];
+  moPage.on("websocket", (socket) => socket.on("framereceived", (frame) => frames.push(String(frame.payload))));
+  await openDocument(moPage, "spring");
+  await expect(moPage.locator('[data-testid="live-section"]')).toHaveCount(2);
+  await expect(moPage.locator(`[data-section-id="${sectionIds[2]}"]`)).toHaveCount(0);
+  const html = await moPage.content();
+  expect(html).not.toContain(SECRET);
+  expect(html).not.toContain(sectionIds[2]!);
+  expect(frames.join("")).not.toContain(SECRET);
+  // The owner sees it.
+  await openDocument(olivePage, "spring");
+  await expect(olivePage.locator(`[data-section-id="${sectionIds[2]}"]`)).toContainText(SECRET);
+});
+
+test("the editing page asks nothing of any other host", () => {
+  expect(foreignRequests).toEqual([]);
+});
+
+/** Full-page photographs at both widths, from the top. */
+async function photograph(page: Page, name: string): Promise<void> {
+  for (const [suffix, viewport] of [
+    ["", WIDE],
+    ["-390", NARROW],
+  ] as const) {
+    await page.setViewportSize(viewport);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: path.join(SHOTS, `${name}${suffix}.png`), fullPage: true });
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect.soft(width, `${name} scrolls sideways at ${viewport.width} px`).toBeLessThanOrEqual(viewport.width);
+  }
+  await page.setViewportSize(WIDE);
+}
