@@ -243,6 +243,25 @@ test("a reader sees the live text and the people, and gets no editor", async ({ 
   await reader.context().close();
 });
 
+test("a share-link visitor sees the live text and no editor", async ({ browser }) => {
+  const link = await server.callTool("documents", olive.userId, { action: "create_share_link", documentId, permission: "read" });
+  const context = await browser.newContext({ viewport: WIDE });
+  const visitor = await context.newPage();
+  await visitor.goto(`${server.url}${link.path}`);
+  const section = visitor.locator(`[data-section-id="${sectionIds[0]}"]`);
+  await expect(section).toHaveAttribute("data-synced", "true");
+  await expect(visitor.locator("[contenteditable]")).toHaveCount(0);
+  await proseEditor(olivePage, sectionIds[0]!).click();
+  await olivePage.keyboard.press("End");
+  await olivePage.keyboard.type(" Visitors watch.");
+  await expect(section).toContainText("Visitors watch.", { timeout: 2_000 });
+  await expect(visitor.getByTestId("presence")).toContainText("Olive Owner");
+  await olivePage.getByTestId("commit-bar").getByRole("button", { name: "Discard" }).click();
+  await olivePage.getByTestId("commit-bar").getByRole("button", { name: "Discard changes" }).click();
+  await expect(section).not.toContainText("Visitors watch.");
+  await context.close();
+});
+
 test("sections are added, moved and deleted from the page, and the outline follows", async () => {
   await openDocument(olivePage);
   await olivePage.getByRole("button", { name: "+ Add a section at the end" }).click();
@@ -292,6 +311,39 @@ test("a section hidden on a branch never appears in the page of someone who may 
   // The owner sees it.
   await openDocument(olivePage, "spring");
   await expect(olivePage.locator(`[data-section-id="${sectionIds[2]}"]`)).toContainText(SECRET);
+});
+
+test("a 2,000-section document opens ready to type with editors only near the screen", async ({ browser }) => {
+  const big = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "bench/long",
+    name: "Long document",
+    sections: Array.from({ length: 2_000 }, (_, i) => ({
+      name: `Part ${i + 1}`,
+      content: [text(`Paragraph ${i + 1} of a long document.`)],
+    })),
+  });
+  const page = await signedIn(browser, olive.email);
+  const started = Date.now();
+  await page.goto(`${server.url}/documents/${big.documentId}?branch=main`);
+  const first = page.locator(`[data-section-id="${big.sectionIds[0]}"] [data-testid="editor-prose"] .cm-content`);
+  await expect(first).toHaveAttribute("contenteditable", "true");
+  const readyMs = Date.now() - started;
+  const editors = await page.locator(".cm-editor").count();
+  test
+    .info()
+    .annotations.push({ type: "measure", description: `2,000 sections: ready to type in ${readyMs} ms with ${editors} editors mounted` });
+  // Only sections near the screen (a few screens' worth) mount: each has a name and a text editor.
+  expect(editors).toBeLessThan(80);
+  await first.click();
+  await page.keyboard.press("Home");
+  await page.keyboard.type("Typed. ");
+  await typedText(page, big.sectionIds[0]!).toBe("Typed. Paragraph 1 of a long document.");
+  // Far down, sections mount as they come near, and the ones left far behind are let go.
+  await page.locator(`#section-${big.sectionIds[1_500]}`).scrollIntoViewIfNeeded();
+  await expect(page.locator(`[data-section-id="${big.sectionIds[1_500]}"] [data-testid="editor-prose"] .cm-content`)).toHaveCount(1);
+  await expect(page.locator(`[data-section-id="${big.sectionIds[0]}"] .cm-content`)).toHaveCount(0);
+  await page.context().close();
 });
 
 test("the editing page asks nothing of any other host", () => {

@@ -24,7 +24,7 @@ import { CommitList } from "./commit-list";
 import { AccessNote, loadDocumentAccess, ShareButton } from "./document-access";
 import { DocumentBody, PathBreadcrumb, referenceTitle, SectionFrame, sortedSections } from "./document-body";
 import { LiveDocument } from "./live/live-document";
-import type { InitialSection } from "./live/live-section";
+import { initialSections, sectionBadges } from "./live/initial-sections";
 import { NewBranchForm } from "./live/new-branch-form";
 
 type Props = { params: Promise<{ documentId: string }>; searchParams: Promise<SearchParams> };
@@ -157,9 +157,10 @@ export default async function DocumentPage({ params, searchParams }: Props) {
               me={{ userId: user.id, name: user.name }}
               canEdit={canEdit}
               order={sections.map((s) => s.sectionId)}
-              sections={Object.fromEntries(
-                sections.map((section) => [section.sectionId, initialSection(section, access.ok && access.value.canManage, canEdit)]),
-              )}
+              sections={initialSections(sections, {
+                editable: (section) => editsSection(section, canEdit, access.ok && access.value.canManage),
+                references: (section) => <SectionReferences section={section} />,
+              })}
             />
           ) : undefined
         }
@@ -225,13 +226,6 @@ function MergeRequestsPanel({
   );
 }
 
-function sectionBadges(section: DocumentSection): string[] {
-  return [
-    section.defaultPermission ? `Team: ${section.defaultPermission}` : null,
-    section.aiAccess ? `AI: ${section.aiAccess}` : null,
-  ].filter((b): b is string => b !== null);
-}
-
 function SectionReferences({ section }: { section: DocumentSection }) {
   return (
     <ul>
@@ -249,19 +243,12 @@ function SectionReferences({ section }: { section: DocumentSection }) {
 }
 
 /**
- * What the live view starts from for one section. An editor of the document
- * edits a section unless its team override makes it read-only for people who
- * do not manage the document (the server drops such edits anyway).
+ * An editor of the document edits a section unless its team override makes
+ * it read-only for people who do not manage the document (the server drops
+ * such edits anyway, this only spares them an editor that cannot save).
  */
-function initialSection(section: DocumentSection, canManage: boolean, canEdit: boolean): InitialSection {
-  return {
-    name: section.name,
-    content: section.content,
-    downloads: section.downloads,
-    badges: sectionBadges(section),
-    references: section.references.length > 0 ? <SectionReferences section={section} /> : undefined,
-    editable: canEdit && (canManage || !section.defaultPermission || section.defaultPermission === "edit"),
-  };
+function editsSection(section: DocumentSection, canEdit: boolean, canManage: boolean): boolean {
+  return canEdit && (canManage || !section.defaultPermission || section.defaultPermission === "edit");
 }
 
 function SectionView({ section }: { section: DocumentSection }) {

@@ -100,7 +100,7 @@ export default async function SharePage({ params }: Props) {
     </section>
   );
 
-  const body = <SharedDocument doc={read.value} banner={banner} aside={aside} />;
+  const body = <SharedDocument doc={read.value} banner={banner} aside={aside} shareToken={token} />;
   if (user) {
     return (
       <AppShell user={user} wide>

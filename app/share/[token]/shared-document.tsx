@@ -8,8 +8,21 @@ import type { ReactNode } from "react";
 import { shortId } from "@/app/_lib/format";
 import type { DocumentRead, DocumentSection } from "@/app/_lib/quire";
 import { DocumentBody, PathBreadcrumb, referenceTitle, SectionFrame, sortedSections } from "@/app/documents/[documentId]/document-body";
+import { initialSections } from "@/app/documents/[documentId]/live/initial-sections";
+import { LiveDocument } from "@/app/documents/[documentId]/live/live-document";
 
-export function SharedDocument({ doc, banner, aside }: { doc: DocumentRead; banner: ReactNode; aside: ReactNode }) {
+export function SharedDocument({
+  doc,
+  banner,
+  aside,
+  shareToken,
+}: {
+  doc: DocumentRead;
+  banner: ReactNode;
+  aside: ReactNode;
+  /** The link's token: the sections are then followed live through the branch's rooms, read only. */
+  shareToken: string;
+}) {
   const sections = sortedSections(doc);
   return (
     <DocumentBody
@@ -45,24 +58,36 @@ export function SharedDocument({ doc, banner, aside }: { doc: DocumentRead; bann
         ),
       }}
       renderSection={(section) => <SharedSection key={section.sectionId} section={section} />}
+      liveSections={
+        doc.branchName && !doc.deleted ? (
+          <LiveDocument
+            documentId={doc.documentId}
+            branchName={doc.branchName}
+            me={null}
+            shareToken={shareToken}
+            canEdit={false}
+            order={sections.map((s) => s.sectionId)}
+            sections={initialSections(sections, { editable: () => false, references: (section) => <PlainReferences section={section} /> })}
+          />
+        ) : undefined
+      }
       asideTop={aside}
     />
   );
 }
 
 function SharedSection({ section }: { section: DocumentSection }) {
+  return <SectionFrame section={section} references={<PlainReferences section={section} />} />;
+}
+
+/** Other documents are not part of this link: their titles are shown, not linked. */
+function PlainReferences({ section }: { section: DocumentSection }) {
   return (
-    <SectionFrame
-      section={section}
-      references={
-        // Other documents are not part of this link: their titles are shown, not linked.
-        <ul className="references-plain">
-          {section.references.map((ref) => (
-            <li key={ref.referenceId}>{referenceTitle(ref)}</li>
-          ))}
-        </ul>
-      }
-    />
+    <ul className="references-plain">
+      {section.references.map((ref) => (
+        <li key={ref.referenceId}>{referenceTitle(ref)}</li>
+      ))}
+    </ul>
   );
 }
 

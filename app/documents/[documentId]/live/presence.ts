@@ -15,27 +15,12 @@ export interface PresentUser {
   colorLight: string;
 }
 
-// Dark enough for white name labels, distinct enough side by side.
-const PALETTE = [
-  "#c92a2a",
-  "#a61e4d",
-  "#862e9c",
-  "#5f3dc4",
-  "#364fc7",
-  "#1864ab",
-  "#0b7285",
-  "#087f5b",
-  "#2b8a3e",
-  "#5c940d",
-  "#e67700",
-  "#d9480f",
-];
-
+/** A hue spread over the whole circle by an FNV-1a hash of the id; saturation and lightness keep white name labels readable. */
 export function userColor(userId: string): { color: string; colorLight: string } {
-  let hash = 0;
-  for (let i = 0; i < userId.length; i++) hash = (hash * 31 + userId.charCodeAt(i)) >>> 0;
-  const color = PALETTE[hash % PALETTE.length]!;
-  return { color, colorLight: `${color}33` };
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < userId.length; i++) hash = Math.imul(hash ^ userId.charCodeAt(i), 0x01000193) >>> 0;
+  const hue = hash % 360;
+  return { color: `hsl(${hue} 62% 38%)`, colorLight: `hsl(${hue} 62% 38% / 0.2)` };
 }
 
 export function presentUser(userId: string, name: string): PresentUser {
