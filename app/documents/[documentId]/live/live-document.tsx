@@ -8,16 +8,14 @@
  * structure itself changes through the `sections` tool, and the outline
  * follows the branch head.
  */
-import { useRouter } from "next/navigation";
 import "./live.css";
-import { type FormEvent, useEffect, useMemo, useState, useSyncExternalStore } from "react";
+import { memo, useEffect, useMemo, useState, useSyncExternalStore } from "react";
 import * as Y from "yjs";
-import { ConfirmButton } from "@/app/_components/confirm-button";
 import { outlineFromYDoc } from "@/server/collab/codec";
-import { addSection, deleteSection, moveSection } from "./actions";
 import type { Person } from "./actions";
 import { CommitBar, useDraftStatus } from "./commit-bar";
 import { type InitialSection, LiveSection } from "./live-section";
+import { AddSection } from "./section-controls";
 import { openRoom, type RoomAddress } from "./live-room";
 import { PresenceHub, type PresentUser, presentUser } from "./presence";
 
@@ -48,6 +46,35 @@ export function LiveDocument({ documentId, branchName, me, shareToken, canEdit, 
   return (
     <div className="live-document" data-testid="live-document">
       <PresenceBar presence={presence} connected={status?.connected ?? []} />
+      <SectionList address={address} order={order} sections={sections} canEdit={canEdit} self={self} presence={presence} />
+      {/* Last in the column and stuck to the bottom of the screen: when it appears nothing above it moves. */}
+      {canEdit ? <CommitBar documentId={documentId} branchName={branchName} status={status} refresh={refresh} /> : null}
+    </div>
+  );
+}
+
+/**
+ * The sections in outline order. Memoized, and each section too: the draft
+ * status polled every few seconds re-renders the bars above and below, never
+ * two thousand sections.
+ */
+const SectionList = memo(function SectionList({
+  address,
+  order,
+  sections,
+  canEdit,
+  self,
+  presence,
+}: {
+  address: RoomAddress;
+  order: string[];
+  sections: Record<string, InitialSection>;
+  canEdit: boolean;
+  self: PresentUser | null;
+  presence: PresenceHub;
+}) {
+  return (
+    <>
       {order.length === 0 ? <p className="muted empty-section">This document has no sections yet.</p> : null}
       {canEdit ? <AddSection address={address} position={0} label="Add a section at the top" /> : null}
       {order.map((sectionId, index) => (
@@ -59,15 +86,14 @@ export function LiveDocument({ documentId, branchName, me, shareToken, canEdit, 
           editableByDefault={canEdit}
           me={self}
           presence={presence}
-          controls={canEdit ? <SectionControls address={address} sectionId={sectionId} index={index} count={order.length} /> : undefined}
+          index={index}
+          count={order.length}
         />
       ))}
       {canEdit && order.length > 0 ? <AddSection address={address} position={order.length} label="Add a section at the end" /> : null}
-      {/* Last in the column and stuck to the bottom of the screen: when it appears nothing above it moves. */}
-      {canEdit ? <CommitBar documentId={documentId} branchName={branchName} status={status} refresh={refresh} /> : null}
-    </div>
+    </>
   );
-}
+});
 
 /** The branch outline: the section ids this person may see, in order, kept by the server. */
 function useOutline(address: RoomAddress, initial: string[]): string[] {
@@ -116,107 +142,5 @@ export function initials(name: string): string {
       .slice(0, 2)
       .map((w) => w[0]!.toUpperCase())
       .join("") || "?"
-  );
-}
-
-function SectionControls({ address, sectionId, index, count }: { address: RoomAddress; sectionId: string; index: number; count: number }) {
-  const router = useRouter();
-  const [error, setError] = useState<string | null>(null);
-  const [pending, setPending] = useState(false);
-  const move = async (direction: "up" | "down") => {
-    setPending(true);
-    const result = await moveSection({ ...address, sectionId, direction });
-    setPending(false);
-    setError(result.ok ? null : result.message);
-    if (result.ok) router.refresh();
-  };
-  return (
-    <>
-      <button
-        type="button"
-        className="button button-small button-quiet"
-        disabled={pending || index === 0}
-        onClick={() => move("up")}
-        aria-label="Move section up"
-      >
-        ↑
-      </button>
-      <button
-        type="button"
-        className="button button-small button-quiet"
-        disabled={pending || index === count - 1}
-        onClick={() => move("down")}
-        aria-label="Move section down"
-      >
-        ↓
-      </button>
-      <ConfirmButton
-        label="Delete"
-        question="Delete this section on this branch? It stays in history."
-        confirmLabel="Delete section"
-        pendingLabel="Deleting…"
-        onConfirm={async () => {
-          const result = await deleteSection({ ...address, sectionId });
-          if (!result.ok) return result.message;
-          router.refresh();
-          return null;
-        }}
-      />
-      {error ? (
-        <p className="inline-error" role="alert">
-          {error}
-        </p>
-      ) : null}
-    </>
-  );
-}
-
-function AddSection({ address, position, label }: { address: RoomAddress; position: number; label: string }) {
-  const router = useRouter();
-  const [open, setOpen] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [pending, setPending] = useState(false);
-  if (!open) {
-    return (
-      <div className="add-section">
-        <button type="button" className="button button-small button-quiet" onClick={() => setOpen(true)}>
-          + {label}
-        </button>
-      </div>
-    );
-  }
-  const submit = async (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const name = String(new FormData(event.currentTarget).get("name") ?? "");
-    setPending(true);
-    const result = await addSection({ ...address, name, position });
-    setPending(false);
-    if (!result.ok) {
-      setError(result.message);
-      return;
-    }
-    setOpen(false);
-    setError(null);
-    router.refresh();
-  };
-  return (
-    <form className="add-section add-section-open" onSubmit={submit}>
-      <label>
-        <span className="visually-hidden">New section name</span>
-        {/* biome-ignore lint/a11y/noAutofocus: the form opens on request, and typing the name is the next step */}
-        <input name="name" required maxLength={200} placeholder="New section name" autoFocus />
-      </label>
-      <button type="submit" className="button button-small button-primary" disabled={pending}>
-        {pending ? "Adding…" : "Add section"}
-      </button>
-      <button type="button" className="button button-small button-quiet" onClick={() => setOpen(false)} disabled={pending}>
-        Cancel
-      </button>
-      {error ? (
-        <p className="inline-error" role="alert">
-          {error}
-        </p>
-      ) : null}
-    </form>
   );
 }

@@ -40,8 +40,8 @@ type Watcher = (near: boolean) => void;
 /** Two observers for the whole page: one says "near" (mount), the other "far" (unmount); between them nothing changes, so scrolling back and forth does not churn rooms. */
 class ViewportWatch {
   private readonly watchers = new Map<Element, Watcher>();
-  private readonly near = new IntersectionObserver((entries) => this.report(entries, true), { rootMargin: "800px 0px" });
-  private readonly far = new IntersectionObserver((entries) => this.report(entries, false), { rootMargin: "3000px 0px" });
+  private readonly near = new IntersectionObserver((entries) => this.report(entries, true), { rootMargin: "400px 0px" });
+  private readonly far = new IntersectionObserver((entries) => this.report(entries, false), { rootMargin: "2400px 0px" });
 
   private report(entries: IntersectionObserverEntry[], near: boolean) {
     for (const entry of entries) {

@@ -8,7 +8,7 @@
  * each text block as editors (Mod-Shift-P toggles a rendered preview of the
  * whole section); everyone else gets the rendered view, kept live.
  */
-import { type KeyboardEvent, type ReactNode, useEffect, useReducer, useRef, useState } from "react";
+import { type KeyboardEvent, memo, type ReactNode, useEffect, useReducer, useRef, useState } from "react";
 import type { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
 import type { Block } from "@/server/core/blocks";
@@ -16,6 +16,7 @@ import { commentTagTokens } from "@/server/core/comment-markup";
 import { sectionFromYDoc } from "@/server/collab/codec";
 import { SectionBlocks } from "../section-blocks";
 import { openRoom, type RoomAddress, useNearViewport } from "./live-room";
+import { SectionControls } from "./section-controls";
 import type { PresenceHub, PresentUser } from "./presence";
 import { TextEditor } from "./text-editor";
 
@@ -45,14 +46,15 @@ const withoutCommentTags = (text: string): string => {
   return out + text.slice(last);
 };
 
-export function LiveSection({
+export const LiveSection = memo(function LiveSection({
   address,
   sectionId,
   initial,
   editableByDefault,
   me,
   presence,
-  controls,
+  index,
+  count,
 }: {
   address: RoomAddress;
   sectionId: string;
@@ -63,8 +65,9 @@ export function LiveSection({
   /** Who this page publishes as (null: a share-link visitor, who is not named). */
   me: PresentUser | null;
   presence: PresenceHub;
-  /** Move, delete and add buttons, for editors. */
-  controls?: ReactNode;
+  /** Where the section is among those shown, for the move buttons (numbers, so the memo holds while nothing moves). */
+  index: number;
+  count: number;
 }) {
   const frame = useRef<HTMLElement>(null);
   const near = useNearViewport(frame);
@@ -151,7 +154,7 @@ export function LiveSection({
             >
               {preview ? "Edit" : "Preview"}
             </button>
-            {controls}
+            <SectionControls address={address} sectionId={sectionId} index={index} count={count} />
           </div>
         ) : null}
       </div>
@@ -200,7 +203,7 @@ export function LiveSection({
       ) : null}
     </section>
   );
-}
+});
 
 /** A stable React key per Y.Map block: its Yjs item id, the same for everyone and for the block's whole life. */
 function blockKey(block: Y.Map<unknown>): string {
