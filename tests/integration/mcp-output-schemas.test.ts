@@ -96,7 +96,11 @@ describe("every action's result matches its tool's outputSchema", () => {
     await call(ownerMcp, "documents", { action: "create_branch", documentId, branchName: "work" });
     await call(ownerMcp, "documents", { action: "list_branches", documentId });
     await call(ownerMcp, "documents", { action: "update", documentId, branchName: "work", newName: "Handbook", newDescription: null });
-    const tag = await call<{ tagId: string }>(ownerMcp, "documents", { action: "create_tag", tagPath: "schemas/draft", tagColor: "#ff8800" });
+    const tag = await call<{ tagId: string }>(ownerMcp, "documents", {
+      action: "create_tag",
+      tagPath: "schemas/draft",
+      tagColor: "#ff8800",
+    });
     await call(ownerMcp, "documents", { action: "assign_tag", documentId, branchName: "work", tagId: tag.tagId });
     await call(ownerMcp, "documents", {
       action: "set_property",
@@ -122,7 +126,13 @@ describe("every action's result matches its tool's outputSchema", () => {
         { name: "B", content: [text("b")] },
       ],
     });
-    await call(ownerMcp, "sections", { action: "update", documentId, branchName: "work", sectionId: doc.sectionIds[0], newName: "Welcome" });
+    await call(ownerMcp, "sections", {
+      action: "update",
+      documentId,
+      branchName: "work",
+      sectionId: doc.sectionIds[0],
+      newName: "Welcome",
+    });
     const reference = await call<{ referenceId: string }>(ownerMcp, "sections", {
       action: "add_reference",
       documentId,
@@ -173,7 +183,13 @@ describe("every action's result matches its tool's outputSchema", () => {
       ["source", "source"],
       ["main", "target"],
     ] as const) {
-      await call(ownerMcp, "sections", { action: "update", documentId, branchName, sectionId: doc.sectionIds[0], newContent: [text(side)] });
+      await call(ownerMcp, "sections", {
+        action: "update",
+        documentId,
+        branchName,
+        sectionId: doc.sectionIds[0],
+        newContent: [text(side)],
+      });
       await call(ownerMcp, "documents", { action: "set_property", documentId, branchName, columnId, value: side === "source" });
     }
     const request = await call<{ mergeRequestId: string }>(ownerMcp, "merge_requests", {
