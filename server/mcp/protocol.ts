@@ -93,7 +93,7 @@ export function createQuireMcpServer(version: string): McpServer {
  * unknown tool (McpServer answers a text-only isError result; agents get the
  * same coded error as every other failure).
  */
-export function answerBeforeMcpServer(message: JSONRPCRequest): JSONRPCMessage | undefined {
+function answerBeforeMcpServer(message: JSONRPCRequest): JSONRPCMessage | undefined {
   if (message.method !== "tools/call") return undefined;
   const call = CallToolRequestSchema.safeParse(message);
   if (!call.success) {
