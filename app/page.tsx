@@ -4,17 +4,30 @@ import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel } from "@/app/_components/error-panel";
 import { TimeAgo } from "@/app/_components/time-ago";
 import { splitPath } from "@/app/_lib/format";
+import { NewDocumentForm } from "@/app/_components/new-document-form";
 import { attempt, listDocuments, type DocumentSummary } from "@/app/_lib/quire";
+import { loadWorkspace } from "@/app/_lib/workspace";
 import { firstParam, withQuery, type SearchParams } from "@/app/_lib/search-params";
 import { requireUser } from "@/app/_lib/session";
 
 export const metadata: Metadata = { title: "Documents" };
 
+type Order = "path" | "updated";
+
 export default async function HomePage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const params = await searchParams;
   const cursor = firstParam(params.cursor);
-  const user = await requireUser(withQuery("/", { cursor }));
-  const listed = await attempt(() => listDocuments(user.id, cursor));
+  const search = firstParam(params.q)?.trim() || undefined;
+  const order: Order = firstParam(params.order) === "updated" ? "updated" : "path";
+  const here = (extra: Record<string, string | undefined>) =>
+    withQuery("/", { q: search, order: order === "updated" ? "updated" : undefined, ...extra });
+  const user = await requireUser(here({ cursor }));
+  const [listed, workspace] = await Promise.all([
+    attempt(() => listDocuments(user.id, { cursor, search, orderBy: order })),
+    loadWorkspace(user.id),
+  ]);
+  // Guests read what they are given; creating documents is for members (the tool refuses guests either way).
+  const canCreate = workspace.ok && workspace.value.viewer.role !== "guest";
 
   if (!listed.ok) {
     return (
@@ -25,7 +38,10 @@ export default async function HomePage({ searchParams }: { searchParams: Promise
   }
 
   const { documents, nextCursor } = listed.value;
-  const groups = groupByFolder(documents);
+  const paged = Boolean(cursor || nextCursor);
+  const summary = search
+    ? `${documents.length}${nextCursor ? "+" : ""} matching “${search}”`
+    : `${documents.length} document${documents.length === 1 ? "" : "s"}${paged ? " on this page" : ""}`;
 
   return (
     <AppShell user={user}>
@@ -33,61 +49,83 @@ export default async function HomePage({ searchParams }: { searchParams: Promise
         <div>
           <h1>Documents</h1>
           <p className="muted">
-            {documents.length === 0 && !cursor
+            {documents.length === 0 && !cursor && !search
               ? "Your workspace is empty."
-              : `${documents.length} document${documents.length === 1 ? "" : "s"}${cursor || nextCursor ? " on this page" : ""}, by path.`}
+              : `${summary}, ${order === "updated" ? "most recently edited first" : "by path"}.`}
           </p>
         </div>
+        {canCreate ? <NewDocumentForm /> : null}
+      </div>
+
+      <div className="doc-toolbar">
+        <search className="doc-search">
+          <form action="/" className="doc-search-form">
+            <label className="visually-hidden" htmlFor="document-search">
+              Search documents by name or path
+            </label>
+            <input
+              id="document-search"
+              name="q"
+              type="search"
+              defaultValue={search ?? ""}
+              placeholder="Search by name or path"
+              maxLength={200}
+            />
+            {order === "updated" ? <input type="hidden" name="order" value="updated" /> : null}
+            <button type="submit" className="button">
+              Search
+            </button>
+          </form>
+        </search>
+        <nav className="doc-order" aria-label="Order">
+          <Link href={withQuery("/", { q: search })} aria-current={order === "path" ? "page" : undefined}>
+            By path
+          </Link>
+          <Link href={withQuery("/", { q: search, order: "updated" })} aria-current={order === "updated" ? "page" : undefined}>
+            Recently edited
+          </Link>
+        </nav>
       </div>
 
       {documents.length === 0 ? (
-        cursor ? (
+        search ? (
+          <div className="empty-state">
+            <h2>No document matches “{search}”</h2>
+            <p className="muted">Search looks at names and paths, ignoring case.</p>
+            <p>
+              <Link href={withQuery("/", { order: order === "updated" ? "updated" : undefined })} className="button">
+                Show all documents
+              </Link>
+            </p>
+          </div>
+        ) : cursor ? (
           <div className="empty-state">
             <h2>No more documents</h2>
             <p className="muted">You have reached the end of the list.</p>
             <p>
-              <Link href="/" className="button">
+              <Link href={here({})} className="button">
                 Back to the first page
               </Link>
             </p>
           </div>
         ) : (
-          <EmptyWorkspace />
+          <EmptyWorkspace canCreate={canCreate} />
         )
-      ) : (
+      ) : order === "path" && !search ? (
         <div className="doc-list" data-testid="document-list">
-          {groups.map(({ folder, documents: inFolder }) => (
-            <section key={folder || "/"} className="doc-group" aria-label={folder ? `Folder ${folder}` : "Top level"}>
-              <h2 className="doc-group-title">
-                <FolderIcon />
-                {folder ? `${folder}/` : "Top level"}
-              </h2>
-              <ul>
-                {inFolder.map((doc) => (
-                  <li key={doc.documentId}>
-                    <Link href={`/documents/${doc.documentId}`} className="doc-row">
-                      <span className="doc-row-main">
-                        <span className="doc-row-name">{doc.name}</span>
-                        <span className="doc-row-path">{doc.path}</span>
-                        {doc.description ? <span className="doc-row-description">{doc.description}</span> : null}
-                      </span>
-                      <span className="doc-row-meta">
-                        Updated <TimeAgo value={doc.updatedAt} />
-                      </span>
-                    </Link>
-                  </li>
-                ))}
-              </ul>
-            </section>
-          ))}
+          <FolderContents folder={folderTree(documents)} />
+        </div>
+      ) : (
+        <div className="doc-list doc-group" data-testid="document-list">
+          <DocumentRows documents={documents} />
         </div>
       )}
 
-      {cursor || nextCursor ? (
+      {paged ? (
         <nav className="pager" aria-label="Pages">
-          {cursor ? <Link href="/">← First page</Link> : <span />}
+          {cursor ? <Link href={here({})}>← First page</Link> : <span />}
           {nextCursor ? (
-            <Link href={withQuery("/", { cursor: nextCursor })} rel="next">
+            <Link href={here({ cursor: nextCursor })} rel="next">
               Next page →
             </Link>
           ) : null}
@@ -97,18 +135,81 @@ export default async function HomePage({ searchParams }: { searchParams: Promise
   );
 }
 
-function groupByFolder(documents: DocumentSummary[]): Array<{ folder: string; documents: DocumentSummary[] }> {
-  const groups: Array<{ folder: string; documents: DocumentSummary[] }> = [];
-  for (const doc of documents) {
-    const { folder } = splitPath(doc.path);
-    const last = groups[groups.length - 1];
-    if (last && last.folder === folder) last.documents.push(doc);
-    else groups.push({ folder, documents: [doc] });
-  }
-  return groups;
+function DocumentRows({ documents }: { documents: DocumentSummary[] }) {
+  return (
+    <ul>
+      {documents.map((doc) => (
+        <li key={doc.documentId}>
+          <Link href={`/documents/${doc.documentId}`} className="doc-row">
+            <span className="doc-row-main">
+              <span className="doc-row-name">{doc.name}</span>
+              <span className="doc-row-path">{doc.path}</span>
+              {doc.description ? <span className="doc-row-description">{doc.description}</span> : null}
+            </span>
+            <span className="doc-row-meta">
+              Updated <TimeAgo value={doc.updatedAt} />
+            </span>
+          </Link>
+        </li>
+      ))}
+    </ul>
+  );
 }
 
-function EmptyWorkspace() {
+interface Folder {
+  /** The folder's own name (one path segment); empty for the top level. */
+  name: string;
+  path: string;
+  folders: Folder[];
+  documents: DocumentSummary[];
+}
+
+/** The documents of a page (sorted by path) as nested folders, each listing its documents before its subfolders. */
+function folderTree(documents: DocumentSummary[]): Folder {
+  const root: Folder = { name: "", path: "", folders: [], documents: [] };
+  for (const doc of documents) {
+    const { folder } = splitPath(doc.path);
+    let node = root;
+    for (const segment of folder ? folder.split("/") : []) {
+      let child = node.folders.find((f) => f.name === segment);
+      if (!child) {
+        child = { name: segment, path: node.path ? `${node.path}/${segment}` : segment, folders: [], documents: [] };
+        node.folders.push(child);
+      }
+      node = child;
+    }
+    node.documents.push(doc);
+  }
+  return root;
+}
+
+const countDocuments = (folder: Folder): number => folder.documents.length + folder.folders.reduce((n, f) => n + countDocuments(f), 0);
+
+function FolderContents({ folder }: { folder: Folder }) {
+  return (
+    <>
+      {folder.documents.length > 0 ? (
+        <section className="doc-group" aria-label={folder.path ? `Documents in ${folder.path}` : "Top level"}>
+          <DocumentRows documents={folder.documents} />
+        </section>
+      ) : null}
+      {folder.folders.map((child) => (
+        <details key={child.path} className="doc-folder" open>
+          <summary className="doc-group-title">
+            <FolderIcon />
+            <span>{child.name}/</span>
+            <span className="doc-folder-count">{countDocuments(child)}</span>
+          </summary>
+          <div className="doc-folder-body">
+            <FolderContents folder={child} />
+          </div>
+        </details>
+      ))}
+    </>
+  );
+}
+
+function EmptyWorkspace({ canCreate }: { canCreate: boolean }) {
   const example = JSON.stringify(
     {
       action: "create",
@@ -126,13 +227,22 @@ function EmptyWorkspace() {
       </div>
       <h2>No documents yet</h2>
       <p>
-        Documents are created through the <code>documents</code> tool: connect an AI agent over MCP, or call the tool from a script with an
-        API token, and run its <code>create</code> action with a path, a name and the first sections.
+        {canCreate ? (
+          <>
+            Create the first one with <strong>New document</strong> above, or through the <code>documents</code> tool:{" "}
+          </>
+        ) : (
+          <>
+            Documents are created through the <code>documents</code> tool:{" "}
+          </>
+        )}
+        connect an AI agent over MCP, or call the tool from a script with an API token, and run its <code>create</code> action with a path,
+        a name and the first sections.
       </p>
       <pre className="code-sample">
         <code>{`documents ${example}`}</code>
       </pre>
-      <p className="muted small">New documents appear here, sorted by path. Editing in the browser arrives with live collaboration.</p>
+      <p className="muted small">New documents appear here, by path or most recently edited first.</p>
     </div>
   );
 }

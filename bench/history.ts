@@ -21,7 +21,8 @@ import postgres from "postgres";
 import { type Database, openDatabase } from "@/db/client";
 import { branches, commits, documents } from "@/db/schema";
 import type { ActionContext } from "@/server/actions/context";
-import { runTool } from "@/server/actions/run";
+import { tools } from "@/server/actions/registry";
+import { runTool } from "@/server/actions/tool";
 import { actorForUser, addUser } from "@/server/auth/accounts";
 import type { DocumentTree } from "@/server/core/document-model";
 import { createFileLinks } from "@/server/storage/links";
@@ -277,7 +278,7 @@ async function main(): Promise<void> {
       const cursors: Array<string | undefined> = [undefined];
       for (let page = 1; page < DEEP_PAGE; page++) {
         const previous = cursors[page - 1];
-        const result = (await runTool("documents", ctx, {
+        const result = (await runTool(tools.documents, ctx, {
           action: "log",
           documentId,
           limit: PAGE,
@@ -311,9 +312,9 @@ async function main(): Promise<void> {
     }
 
     const ops = cases.flatMap((c) => [
-      () => runTool("documents", ctx, { action: "log", documentId: c.documentId, limit: PAGE }),
+      () => runTool(tools.documents, ctx, { action: "log", documentId: c.documentId, limit: PAGE }),
       () =>
-        runTool("documents", ctx, {
+        runTool(tools.documents, ctx, {
           action: "log",
           documentId: c.documentId,
           limit: PAGE,

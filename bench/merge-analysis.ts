@@ -34,7 +34,8 @@ import postgres from "postgres";
 import { type Database, type DatabaseHandle, openDatabase } from "@/db/client";
 import { documents as documentsTable } from "@/db/schema";
 import type { ActionContext } from "@/server/actions/context";
-import { runTool } from "@/server/actions/run";
+import { tools } from "@/server/actions/registry";
+import { runTool } from "@/server/actions/tool";
 import { actorForUser, addUser, issueApiToken } from "@/server/auth/accounts";
 import type { Block } from "@/server/core/blocks";
 import { type DocumentTree, hashSection, newSectionVersion, type SectionVersion, type TreeEntry } from "@/server/core/document-model";
@@ -589,7 +590,7 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
     // The same action in-process (no HTTP, no MCP, no JSON).
     // `files` (upload link signing) is on RunningServer in newer trees; analyze never uses it.
     const ctx = { db, actor, clock: () => new Date(), files: (server as { files?: unknown }).files } as ActionContext;
-    const viaRunTool = () => runTool("merge_requests", ctx, { action: "analyze", mergeRequestId });
+    const viaRunTool = () => runTool(tools.merge_requests, ctx, { action: "analyze", mergeRequestId });
     for (let i = 0; i < E2E_WARMUP; i++) {
       await analyzeOverMcp();
       await viaRunTool();

@@ -6,11 +6,12 @@
  * one database connection, one set of actions, whichever bundle calls.
  */
 import type { Role } from "@/db/schema";
-import type { ApiTokensInput, ApiTokensOutput } from "./actions/api-tokens";
+import type { ApiTokensInput, apiTokensTool } from "./actions/api-tokens";
 import type { DocumentView } from "./actions/read";
 import type { ToolInput, ToolName, ToolOutput } from "./actions/registry";
-import type { WorkspaceInput, WorkspaceOutput } from "./actions/workspace";
-import type { InviteInfo } from "./auth/invites";
+import type { ToolResult } from "./actions/tool";
+import type { WorkspaceInput, workspaceTool } from "./actions/workspace";
+import type { InviteInfo } from "./actions/invites";
 
 export interface SignedInUser {
   id: string;
@@ -39,9 +40,9 @@ export interface QuireBridge {
    * `origin` is the browser's (Next checks it on server actions); invite links
    * use QUIRE_PUBLIC_URL when set, else it.
    */
-  workspace<const I extends WorkspaceInput>(userId: string, input: I, origin?: string): Promise<WorkspaceOutput<I>>;
+  workspace<const I extends WorkspaceInput>(userId: string, input: I, origin?: string): Promise<ToolResult<typeof workspaceTool, I>>;
   /** The signed-in user's own API tokens. */
-  apiTokens<const I extends ApiTokensInput>(userId: string, input: I): Promise<ApiTokensOutput<I>>;
+  apiTokens<const I extends ApiTokensInput>(userId: string, input: I): Promise<ToolResult<typeof apiTokensTool, I>>;
   /** What an invite link is and whether it still works (and, given the signed-in user, whether they can use it). */
   inviteInfo(token: string, userId?: string): Promise<InviteInfo>;
   /** A signed-in user joins through an invite. Throws DomainError (INVITE_EXPIRED, ALREADY_MEMBER, …). */

@@ -5,7 +5,7 @@
  */
 import type { DatabaseHandle } from "@/db/client";
 import { type ApiTokenView, listApiTokensForEmail, revokeApiTokenById } from "@/server/auth/api-tokens";
-import { createInviteFromCli } from "@/server/auth/invites";
+import { createInviteFromCli } from "@/server/actions/invites";
 import { publicBaseUrl, type QuireConfig } from "@/server/config";
 
 export const ADMIN_USAGE = `  invite create --role admin|member|guest [--email E] [--expires-in-days D]

@@ -9,17 +9,27 @@ import { getBridge } from "@/server/bridge";
 
 /** The server's own view types: the app renders exactly what the tools return. */
 export type { Permission, SectionReference } from "@/server/core/document-model";
-export type { CommitSummary, DocumentSummary } from "@/server/actions/documents";
+export type { DocumentSummary } from "@/server/actions/documents";
+export type { CommitSummary } from "@/server/actions/history";
 export type { DocumentView as DocumentRead, SectionView as DocumentSection, TagView as DocumentTag } from "@/server/actions/read";
 export type DocumentList = DocumentsResults["list"];
 export type BranchSummary = DocumentsResults["list_branches"]["branches"][number];
 export type CommitLog = DocumentsResults["log"];
 
-export async function listDocuments(userId: string, cursor?: string): Promise<DocumentList> {
+export interface DocumentListOptions {
+  cursor?: string;
+  /** Text in the name or path. */
+  search?: string;
+  orderBy?: "path" | "updated";
+}
+
+export async function listDocuments(userId: string, options: DocumentListOptions = {}): Promise<DocumentList> {
   const result: DocumentList = await getBridge().callTool("documents", userId, {
     action: "list",
     limit: 100,
-    ...(cursor ? { cursor } : {}),
+    ...(options.cursor ? { cursor: options.cursor } : {}),
+    ...(options.search ? { search: options.search } : {}),
+    ...(options.orderBy ? { orderBy: options.orderBy } : {}),
   });
   return result;
 }

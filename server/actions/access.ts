@@ -5,7 +5,7 @@
  * response reveals that it exists.
  */
 import { changedSectionIds, type DocumentTree, type Permission, type SectionVersion, type TreeEntry } from "@/server/core/document-model";
-import { DomainError, notFound } from "@/server/core/errors";
+import { DomainError, type ErrorCode, notFound } from "@/server/core/errors";
 import {
   type AccessSubject,
   accessChangeRefusal,
@@ -71,6 +71,17 @@ function readOnlyMessage(access: DocumentAccess, what: string, section?: Section
   }
   return `You can read ${what} but not change it. Ask the document's owner or a workspace admin for edit access.`;
 }
+
+/** Throws a policy's refusal, if it gave one. */
+export function refuse(refusal: { code: ErrorCode; message: string } | null): void {
+  if (refusal) throw new DomainError(refusal.code, refusal.message);
+}
+
+/**
+ * Changing access (roles, invites, tokens, the workspace's settings) is for a
+ * person: never an API token, whoever owns it, so a leaked one cannot entrench itself.
+ */
+export const refuseAgents = (actor: Pick<Actor, "principal">): void => refuse(accessChangeRefusal(actor.principal));
 
 export const atLeastEdit = (access: DocumentAccess): boolean => atLeast(access.permission, "edit");
 

@@ -6,25 +6,16 @@
  */
 import { z } from "zod";
 import { issueApiTokenForUser } from "@/server/auth/accounts";
-import { type ApiTokenView, presentApiToken } from "@/server/auth/api-tokens";
-import { DomainError, isDomainError, notFound } from "@/server/core/errors";
-import { accessChangeRefusal } from "@/server/policies/access";
+import { presentApiToken } from "@/server/auth/api-tokens";
+import { notFound } from "@/server/core/errors";
 import { getApiToken, listApiTokens, revokeApiToken } from "@/server/store/api-tokens";
+import { refuseAgents } from "./access";
 import type { ActionContext } from "./context";
-import { parseInput, uuidSchema } from "./tool";
+import { defineTool, type ToolResults, uuidSchema } from "./tool";
 
 export const MAX_TOKEN_DAYS = 3_650;
 
 type TokensContext = Pick<ActionContext, "db" | "actor" | "clock">;
-
-/**
- * Minting or revoking tokens changes access: a person does it (Settings → API
- * tokens, or `npx quire token`), never a token, so a leaked one cannot entrench itself.
- */
-function refuseAgents(ctx: TokensContext): void {
-  const refusal = accessChangeRefusal(ctx.actor.principal);
-  if (refusal) throw new DomainError(refusal.code, refusal.message);
-}
 
 export const apiTokensInput = z.discriminatedUnion("action", [
   z.strictObject({
@@ -48,51 +39,40 @@ export const apiTokensInput = z.discriminatedUnion("action", [
 ]);
 
 export type ApiTokensInput = z.input<typeof apiTokensInput>;
-type ParsedInput = z.infer<typeof apiTokensInput>;
+type ActionInput<A extends z.output<typeof apiTokensInput>["action"]> = Extract<z.output<typeof apiTokensInput>, { action: A }>;
 
-export interface ApiTokensResults {
-  list: { tokens: ApiTokenView[] };
-  /** `token` is shown once. */
-  create: { token: string; tokenInfo: ApiTokenView };
-  revoke: { tokenInfo: ApiTokenView; alreadyRevoked: boolean };
+async function listTokens(ctx: TokensContext) {
+  const now = ctx.clock();
+  return { tokens: (await listApiTokens(ctx.db, ctx.actor.userId)).map((row) => presentApiToken(row, now)) };
 }
 
-export type ApiTokensOutput<I> = I extends { action: infer A extends keyof ApiTokensResults } ? ApiTokensResults[A] : never;
-
-async function run(ctx: TokensContext, input: ParsedInput): Promise<ApiTokensResults[keyof ApiTokensResults]> {
+async function createToken(ctx: TokensContext, input: ActionInput<"create">) {
+  refuseAgents(ctx.actor);
   const now = ctx.clock();
   const userId = ctx.actor.userId;
-  switch (input.action) {
-    case "list":
-      return { tokens: (await listApiTokens(ctx.db, userId)).map((row) => presentApiToken(row, now)) };
-    case "create": {
-      refuseAgents(ctx);
-      const expiresAt = input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * 86_400_000) : undefined;
-      const issued = await issueApiTokenForUser(ctx.db, { userId, label: input.label, expiresAt }, now);
-      const row = await getApiToken(ctx.db, issued.tokenId, userId);
-      return { token: issued.token, tokenInfo: presentApiToken(row!, now) };
-    }
-    case "revoke": {
-      refuseAgents(ctx);
-      // Another user's token reads exactly like a missing one.
-      const owned = await getApiToken(ctx.db, input.tokenId, userId);
-      if (!owned) throw notFound("API token", input.tokenId, "List your tokens to find valid ids.");
-      const revoked = (await revokeApiToken(ctx.db, owned.id, now))!;
-      return { tokenInfo: presentApiToken(revoked.token, now), alreadyRevoked: !revoked.changed };
-    }
-  }
+  const expiresAt = input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * 86_400_000) : undefined;
+  const issued = await issueApiTokenForUser(ctx.db, { userId, label: input.label, expiresAt }, now);
+  const row = await getApiToken(ctx.db, issued.tokenId, userId);
+  return { token: issued.token, tokenInfo: presentApiToken(row!, now) };
 }
 
-/** Validates and runs one action on the caller's own tokens; failures are DomainErrors. */
-export async function runApiTokensAction<const I extends ApiTokensInput>(ctx: TokensContext, raw: I): Promise<ApiTokensOutput<I>>;
-export async function runApiTokensAction(ctx: TokensContext, raw: unknown): Promise<unknown>;
-export async function runApiTokensAction(ctx: TokensContext, raw: unknown): Promise<unknown> {
-  const input = parseInput(apiTokensInput, raw);
-  try {
-    return await run(ctx, input);
-  } catch (error) {
-    if (isDomainError(error)) throw error;
-    console.error(`[quire] apiTokens ${input.action} failed`, error);
-    throw new DomainError("INTERNAL", "Quire hit an internal error; nothing was changed. Retry, and report it if it persists.");
-  }
+async function revokeToken(ctx: TokensContext, input: ActionInput<"revoke">) {
+  refuseAgents(ctx.actor);
+  const now = ctx.clock();
+  // Another user's token reads exactly like a missing one.
+  const owned = await getApiToken(ctx.db, input.tokenId, ctx.actor.userId);
+  if (!owned) throw notFound("API token", input.tokenId, "List your tokens to find valid ids.");
+  const revoked = (await revokeApiToken(ctx.db, owned.id, now))!;
+  return { tokenInfo: presentApiToken(revoked.token, now), alreadyRevoked: !revoked.changed };
 }
+
+export const apiTokensTool = defineTool({
+  name: "api_tokens",
+  description:
+    "Your own API tokens. list -> {tokens} (never the tokens themselves); create {label, expiresInDays?} -> {token, tokenInfo}: the token is shown once; revoke {tokenId} -> {tokenInfo, alreadyRevoked}. Creating and revoking need a browser session. Not an MCP tool.",
+  input: apiTokensInput,
+  readOnly: false,
+  handlers: { list: listTokens, create: createToken, revoke: revokeToken },
+});
+
+export type ApiTokensResults = ToolResults<typeof apiTokensTool>;

@@ -1,19 +1,9 @@
 /** What every action receives: the database, who is acting, and the time. No transport in sight. */
 import type { Database } from "@/db/client";
-import type { Role } from "@/db/schema";
-import type { Principal } from "@/server/policies/access";
+import type { Actor } from "@/server/auth/actor";
 import type { FileLinks } from "@/server/storage/links";
 
-export interface Actor {
-  userId: string;
-  workspaceId: string;
-  role: Role;
-  /**
-   * Decided by the credential, never by the face: a browser session (or the
-   * CLI) is the person; an API token is an agent on MCP and tRPC alike.
-   */
-  principal: Principal;
-}
+export type { Actor };
 
 export interface ActionContext {
   db: Database;

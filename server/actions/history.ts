@@ -13,14 +13,27 @@
  *   they never quote a commit that touched a section hidden from anyone who
  *   can read the document (`isRestrictedSection`), in any of those versions.
  *
- * Every decision goes through server/policies/access.ts.
+ * Every decision goes through server/policies/access.ts. The `documents`
+ * actions on history (log, show, revert) are at the end.
  */
+import { z } from "zod";
+import { revertCommitMessage } from "@/server/core/commit-messages";
 import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
+import { notFound } from "@/server/core/errors";
+import { branchNameSchema } from "@/server/core/names";
 import { isRestrictedSection } from "@/server/policies/access";
-import type { CommitGraph, CommitRecord } from "@/server/store/commits";
+import { CommitGraph, type CommitRecord, walkLog } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
+import { type DocumentRow, getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
-import type { DocumentAccess } from "./access";
+import { userNames } from "@/server/store/users";
+import { assertSectionChangesAllowed, type DocumentAccess, openDocument } from "./access";
+import { writeBranch } from "./branch-write";
+import type { ActionContext } from "./context";
+import { commitMessageField, documentIdField, writeBranchField } from "./document-fields";
+import { documentView } from "./read";
+import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
+import { downloadLinks } from "./upload-url";
 
 /** Shown instead of the message of a commit that touched sections the reader may not see. */
 export const HIDDEN_COMMIT_MESSAGE = "Changes to sections you cannot see";
@@ -81,3 +94,105 @@ export async function quotableMessages(
   const touched = await touchedSectionVersions(tx, graph, commits, alsoIn);
   return commits.map((c) => ((touched.get(c.id) ?? []).some(isRestrictedSection) ? null : c.message));
 }
+
+const commitIdField = uuidSchema.describe("A commit id from `log`.");
+
+const logInput = z.strictObject({
+  action: z.literal("log"),
+  documentId: documentIdField,
+  branchName: branchNameSchema.optional().describe("Branch whose history to list; default: the default branch."),
+  limit: pageLimitSchema,
+  cursor: cursorSchema,
+});
+
+const showInput = z.strictObject({ action: z.literal("show"), documentId: documentIdField, commitId: commitIdField });
+
+const revertInput = z.strictObject({
+  action: z.literal("revert"),
+  documentId: documentIdField,
+  branchName: writeBranchField,
+  commitId: commitIdField.describe("Restore the document to its state at this commit (a new commit; history is kept)."),
+  commitMessage: commitMessageField,
+});
+
+/** The input schemas of these actions, in the order agents read them. */
+export const historyActionInputs = [logInput, showInput, revertInput] as const;
+
+/** Commit summaries for a reader; `hidden` holds the ids of the commits whose messages the reader may not see. */
+async function summarizeCommits(tx: Tx, commits: CommitRecord[], hidden: ReadonlySet<string>) {
+  const names = await userNames(
+    tx,
+    commits.map((c) => c.authorId),
+  );
+  return commits.map((c) => ({
+    commitId: c.id,
+    message: hidden.has(c.id) ? HIDDEN_COMMIT_MESSAGE : c.message,
+    authorId: c.authorId,
+    authorName: names.get(c.authorId) ?? null,
+    createdAt: c.createdAt.toISOString(),
+    parentIds: c.parentIds,
+    kind: c.kind,
+  }));
+}
+
+async function branchHeadTree(tx: Tx, document: DocumentRow, branchName: string): Promise<DocumentTree> {
+  const branch = await getBranch(tx, document.id, branchName);
+  return loadTree(tx, (await new CommitGraph(tx, document.id).get(branch.headCommitId)).treeHash);
+}
+
+async function log(ctx: ActionContext, input: z.output<typeof logInput>) {
+  const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
+  const { document } = access;
+  const graph = new CommitGraph(ctx.db, document.id);
+  const head = await graph.get((await getBranch(ctx.db, document.id, input.branchName ?? document.defaultBranch)).headCommitId);
+  const frontier = input.cursor
+    ? decodeCursor(input.cursor, z.object({ frontier: z.array(uuidSchema).min(1).max(1_000) })).frontier
+    : [head.id];
+  const page = await walkLog(graph, frontier, input.limit ?? DEFAULT_PAGE_SIZE);
+  const hidden = await hiddenCommitIds(ctx.db, access, graph, page.commits, await loadTree(ctx.db, head.treeHash));
+  return {
+    commits: await summarizeCommits(ctx.db, page.commits, hidden),
+    nextCursor: page.nextFrontier ? encodeCursor({ frontier: page.nextFrontier }) : null,
+  };
+}
+
+async function show(ctx: ActionContext, input: z.output<typeof showInput>) {
+  const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
+  const graph = new CommitGraph(ctx.db, access.document.id);
+  const commit = await graph.get(input.commitId);
+  const view = await documentView(ctx.db, {
+    access,
+    commit,
+    branchName: null,
+    downloads: (content, commitId) => downloadLinks(ctx, access.document.id, commitId, content),
+  });
+  // Judged as `log` on the default branch judges it, so no face shows more than another.
+  const head = await branchHeadTree(ctx.db, access.document, access.document.defaultBranch);
+  const hidden = await hiddenCommitIds(ctx.db, access, graph, [commit], head);
+  const [summary] = await summarizeCommits(ctx.db, [commit], hidden);
+  return { ...view, commit: summary! };
+}
+
+/**
+ * Restores the document state of a commit. A commit whose message the caller
+ * may not see (it touched a section hidden from them) reads as not found: they
+ * cannot see what the revert would bring back.
+ */
+function revert(ctx: ActionContext, input: z.output<typeof revertInput>) {
+  return writeBranch(ctx, input, "edit", async ({ tree, document, loadSections }, tx, access) => {
+    const graph = new CommitGraph(tx, document.id);
+    const target = await graph.get(input.commitId);
+    if ((await hiddenCommitIds(tx, access, graph, [target], tree)).has(target.id)) {
+      throw notFound("Commit", input.commitId, "Use `documents` action `log` to list this document's commits.");
+    }
+    const restored = await loadTree(tx, target.treeHash);
+    await assertSectionChangesAllowed(access, tree, restored, loadSections, "revert to that commit");
+    const [quotable] = await quotableMessages(tx, graph, [target], [tree, restored]);
+    return { tree: restored, message: revertCommitMessage(target.id, quotable ?? null), kind: "revert", result: {} };
+  });
+}
+
+/** A commit as `log` and `show` present it. */
+export type CommitSummary = Awaited<ReturnType<typeof summarizeCommits>>[number];
+
+export const historyHandlers = { log, show, revert };

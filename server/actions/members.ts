@@ -6,9 +6,7 @@ import { z } from "zod";
 import type { Role } from "@/db/schema";
 import { listMembers, type MemberRow } from "@/server/store/members";
 import type { ActionContext } from "./context";
-import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
-
-const DEFAULT_PAGE_SIZE = 50;
+import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
 
 export const membersInput = z.discriminatedUnion("action", [
   z.strictObject({
@@ -45,11 +43,6 @@ export interface MemberList {
   nextCursor: string | null;
 }
 
-export interface MembersResults {
-  list: MemberList;
-  search: MemberList;
-}
-
 const memberCursor = z.object({ sortName: z.string(), userId: uuidSchema });
 
 /** One page of members (all, or those matching `query`), with the cursor to the next. */
@@ -68,7 +61,7 @@ export async function pageOfMembers(
   };
 }
 
-async function run(ctx: ActionContext, input: MembersInput): Promise<MemberList> {
+async function listMembersPage(ctx: ActionContext, input: MembersInput): Promise<MemberList> {
   const { rows, nextCursor } = await pageOfMembers(ctx, {
     query: input.action === "search" ? input.query : undefined,
     limit: input.limit,
@@ -87,5 +80,5 @@ export const membersTool = defineTool({
   ].join(" "),
   input: membersInput,
   readOnly: true,
-  run,
+  handlers: { list: listMembersPage, search: listMembersPage },
 });

@@ -28,9 +28,8 @@ import {
 import type { ActionContext } from "./context";
 import { accessFor, admitActor, atLeastEdit, type DocumentAccess, openDocument } from "./access";
 import { analyzeMergeRequest, assertMayProposeMerge, executeMerge, type MergeAnalysisView, type MergeExecution } from "./merge-engine";
-import { cursorSchema, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
+import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
 
-const DEFAULT_PAGE_SIZE = 50;
 const sideSchema = z.enum(["source", "target"]);
 
 const f = {
@@ -397,19 +396,6 @@ function review(ctx: ActionContext, input: ActionInput<"approve" | "request_chan
   });
 }
 
-export interface MergeRequestsResults {
-  list: { mergeRequests: MergeRequestView[]; nextCursor: string | null };
-  get: MergeRequestView;
-  create: MergeRequestView;
-  analyze: MergeAnalysisView;
-  execute: MergeExecution;
-  close: MergeRequestView;
-  update: MergeRequestView;
-  approve: MergeRequestView;
-  request_changes: MergeRequestView;
-  reset: MergeRequestView;
-}
-
 export const mergeRequestsTool = defineTool({
   name: "merge_requests",
   description: [
@@ -424,26 +410,16 @@ export const mergeRequestsTool = defineTool({
   ].join("\n"),
   input: mergeRequestsInput,
   readOnly: false,
-  run(ctx, input): Promise<MergeRequestsResults[keyof MergeRequestsResults]> {
-    switch (input.action) {
-      case "list":
-        return list(ctx, input);
-      case "get":
-        return get(ctx, input);
-      case "create":
-        return create(ctx, input);
-      case "analyze":
-        return analyze(ctx, input);
-      case "execute":
-        return execute(ctx, input);
-      case "close":
-        return close(ctx, input);
-      case "update":
-        return update(ctx, input);
-      case "approve":
-      case "request_changes":
-      case "reset":
-        return review(ctx, input);
-    }
+  handlers: {
+    list,
+    get,
+    create,
+    analyze,
+    execute,
+    close,
+    update,
+    approve: review,
+    request_changes: review,
+    reset: review,
   },
 });

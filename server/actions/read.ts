@@ -15,6 +15,7 @@ import { userNames } from "@/server/store/users";
 import { type DocumentAccess, openDocument, sectionsHiddenNow, visibleEntries } from "./access";
 import { downloadLinks } from "./upload-url";
 import { defineTool, uuidSchema } from "./tool";
+import type { ActionContext } from "./context";
 
 export const readInput = z.strictObject({
   documentId: uuidSchema.describe("The document to read."),
@@ -200,7 +201,7 @@ export const readTool = defineTool({
     "Read a document: its path, name, description, tags, scalar properties and ordered sections (sectionId, name, content blocks, contentHash, position, permission overrides, references, comments, and `downloads`: signed URLs for storage blocks, valid 15 minutes). Sections you may not see are left out (positions count only the sections you see). Reads the head of `branchName` (default: main) or, with `commitId`, the document as it was at that commit. Keep each section's `contentHash` and pass it as `expectedContentHash` when you update the section with the `sections` tool, so a concurrent edit is detected instead of overwritten.",
   input: readInput,
   readOnly: true,
-  async run(ctx, input): Promise<DocumentView> {
+  async handle(ctx: ActionContext, input) {
     const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
     return readDocument(ctx.db, access, input, (content, commitId) => downloadLinks(ctx, access.document.id, commitId, content));
   },

@@ -1,11 +1,13 @@
-/** Every tool Quire offers, by name; both transport faces are generated from this map. */
+/** Every tool Quire offers agents and scripts, by name; both transport faces are generated from this map. */
 import type { z } from "zod";
-import { type DocumentsResults, documentsTool } from "./documents";
-import { type MembersResults, membersTool } from "./members";
-import { type MergeRequestsResults, mergeRequestsTool } from "./merge-requests";
-import { type DocumentView, readTool } from "./read";
-import { type SectionsResults, sectionsTool } from "./sections";
-import { type UploadUrlResult, uploadUrlTool } from "./upload-url";
+import { documentsTool } from "./documents";
+import { membersTool } from "./members";
+import { mergeRequestsTool } from "./merge-requests";
+import { readTool } from "./read";
+import { sectionsTool } from "./sections";
+import type { ActionContext } from "./context";
+import type { ActionsTool, SingleTool, ToolResult } from "./tool";
+import { uploadUrlTool } from "./upload-url";
 
 export const tools = {
   documents: documentsTool,
@@ -18,19 +20,15 @@ export const tools = {
 
 export type ToolName = keyof typeof tools;
 export type ToolInput<T extends ToolName> = z.input<(typeof tools)[T]["input"]>;
+/** The result of calling `tool` with `input`: per action for tools with several actions (inferred from the handlers). */
+export type ToolOutput<T extends ToolName, I = ToolInput<T>> = ToolResult<(typeof tools)[T], I>;
 
-interface ResultsByTool {
-  documents: DocumentsResults;
-  read: DocumentView;
-  sections: SectionsResults;
-  merge_requests: MergeRequestsResults;
-  upload_url: UploadUrlResult;
-  members: MembersResults;
-}
+type ActionContextHandler = (ctx: ActionContext, input: never) => Promise<unknown>;
+type ActionContextTool = ActionsTool<z.ZodType, Record<string, ActionContextHandler>> | SingleTool<z.ZodType, ActionContextHandler>;
 
-/** The result of calling `tool` with `input`: per action for tools with several actions. */
-export type ToolOutput<T extends ToolName, I = ToolInput<T>> = ResultsByTool[T] extends DocumentView | UploadUrlResult
-  ? ResultsByTool[T]
-  : I extends { action: infer A extends keyof ResultsByTool[T] }
-    ? ResultsByTool[T][A]
-    : ResultsByTool[T][keyof ResultsByTool[T]];
+/**
+ * The same tools, as faces that pick one by name run them. The annotation is
+ * the check that every registered tool runs on the ActionContext the faces
+ * build.
+ */
+export const toolsByName: Readonly<Record<ToolName, ActionContextTool>> = tools;

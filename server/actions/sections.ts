@@ -17,10 +17,10 @@ import type { NewCommentRow } from "@/server/store/comments";
 import { getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
 import { type DocumentAccess, openDocument, requireSection, visibleEntries } from "./access";
-import { assertNotDeleted, type WriteResult, writeBranch } from "./branch-write";
+import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { keysVisibleOnBranch, prepareSectionContent } from "./section-content";
-import { defineTool, uuidSchema } from "./tool";
+import { defineTool, type ToolResults, uuidSchema } from "./tool";
 
 const permission = z.enum(PERMISSIONS).nullable();
 
@@ -439,16 +439,6 @@ function removeReference(ctx: ActionContext, input: ActionInput<"remove_referenc
   });
 }
 
-export interface SectionsResults {
-  create: WriteResult & { sectionId: string; contentHash: string; position: number };
-  batch_create: WriteResult & { sectionIds: string[]; contentHashes: string[]; positions: number[] };
-  update: WriteResult & { sectionId: string; name: string; contentHash: string; position: number };
-  delete: WriteResult & { sectionId: string };
-  reorder: WriteResult & { sectionOrder: string[] };
-  add_reference: WriteResult & { sectionId: string; referenceId: string; contentHash: string };
-  remove_reference: WriteResult & { sectionId: string; referenceId: string; contentHash: string };
-}
-
 export const sectionsTool = defineTool({
   name: "sections",
   description: [
@@ -464,22 +454,15 @@ export const sectionsTool = defineTool({
   ].join("\n"),
   input: sectionsInput,
   readOnly: false,
-  run(ctx, input): Promise<SectionsResults[keyof SectionsResults]> {
-    switch (input.action) {
-      case "create":
-        return create(ctx, input);
-      case "batch_create":
-        return batchCreate(ctx, input);
-      case "update":
-        return update(ctx, input);
-      case "delete":
-        return deleteSection(ctx, input);
-      case "reorder":
-        return reorder(ctx, input);
-      case "add_reference":
-        return addReference(ctx, input);
-      case "remove_reference":
-        return removeReference(ctx, input);
-    }
+  handlers: {
+    create,
+    batch_create: batchCreate,
+    update,
+    delete: deleteSection,
+    reorder,
+    add_reference: addReference,
+    remove_reference: removeReference,
   },
 });
+
+export type SectionsResults = ToolResults<typeof sectionsTool>;

@@ -2,16 +2,21 @@
  * Opening a share link. A signed-in workspace member who opens it gets the
  * link's permission on the document as a grant (never lowering one they
  * have); a visitor without an account can read the document through a read
- * link, and nothing else.
+ * link, and nothing else. Creating, listing and revoking links are `documents`
+ * actions, for those who manage the document.
  */
+import { z } from "zod";
 import type { Database } from "@/db/client";
-import { hashSecretToken } from "@/server/auth/secret-tokens";
-import { DomainError } from "@/server/core/errors";
+import { hashSecretToken, newSecretToken } from "@/server/auth/secret-tokens";
+import { DomainError, notFound } from "@/server/core/errors";
 import { atLeast } from "@/server/policies/access";
-import { findLiveShareLink, type ShareLinkRow, setGrant } from "@/server/store/access";
+import { findLiveShareLink, insertShareLink, listShareLinks, revokeShareLink, type ShareLinkRow, setGrant } from "@/server/store/access";
 import { getMembership } from "@/server/store/accounts";
 import { getDocument } from "@/server/store/documents";
-import { accessFor } from "./access";
+import { accessFor, openDocument } from "./access";
+import type { ActionContext } from "./context";
+import { documentIdField } from "./document-fields";
+import { uuidSchema } from "./tool";
 import { type DocumentView, readDocument } from "./read";
 
 const deadLink = () =>
@@ -60,3 +65,71 @@ export async function acceptShareLink(db: Database, userId: string, token: strin
   }
   return { documentId: link.documentId };
 }
+
+const createShareLinkInput = z.strictObject({
+  action: z.literal("create_share_link"),
+  documentId: documentIdField,
+  permission: z
+    .enum(["read", "edit"])
+    .describe("What the link grants. Visitors without an account get read-only access (read links only)."),
+  expiresInDays: z.number().int().min(1).max(3_650).optional().describe("Days until the link stops working; default: never."),
+});
+
+const listShareLinksInput = z.strictObject({ action: z.literal("list_share_links"), documentId: documentIdField });
+
+const revokeShareLinkInput = z.strictObject({
+  action: z.literal("revoke_share_link"),
+  documentId: documentIdField,
+  shareLinkId: uuidSchema.describe("The link to revoke (from list_share_links)."),
+});
+
+/** The input schemas of these actions, in the order agents read them. */
+export const shareLinkActionInputs = [createShareLinkInput, listShareLinksInput, revokeShareLinkInput] as const;
+
+const presentShareLink = (link: ShareLinkRow) => ({
+  shareLinkId: link.id,
+  documentId: link.documentId,
+  permission: link.permission,
+  createdAt: link.createdAt.toISOString(),
+  expiresAt: link.expiresAt?.toISOString() ?? null,
+  revokedAt: link.revokedAt?.toISOString() ?? null,
+});
+
+async function createShareLink(ctx: ActionContext, input: z.output<typeof createShareLinkInput>) {
+  const { document } = await openDocument(ctx.db, ctx.actor, input.documentId, "manage");
+  const token = newSecretToken();
+  const now = ctx.clock();
+  const link = await insertShareLink(ctx.db, {
+    workspaceId: document.workspaceId,
+    documentId: document.id,
+    tokenHash: hashSecretToken(token),
+    permission: input.permission,
+    createdBy: ctx.actor.userId,
+    createdAt: now,
+    expiresAt: input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * 86_400_000) : null,
+  });
+  return { ...presentShareLink(link), path: `/share/${token}` };
+}
+
+async function listShareLinksAction(ctx: ActionContext, input: z.output<typeof listShareLinksInput>) {
+  await openDocument(ctx.db, ctx.actor, input.documentId, "manage");
+  return { shareLinks: (await listShareLinks(ctx.db, input.documentId)).map(presentShareLink) };
+}
+
+async function revokeShareLinkAction(ctx: ActionContext, input: z.output<typeof revokeShareLinkInput>) {
+  await openDocument(ctx.db, ctx.actor, input.documentId, "manage");
+  const link = await revokeShareLink(ctx.db, input.documentId, input.shareLinkId, ctx.clock());
+  if (!link)
+    throw notFound(
+      "Share link",
+      input.shareLinkId,
+      "It does not exist on this document or is already revoked; `list_share_links` shows the links.",
+    );
+  return presentShareLink(link);
+}
+
+export const shareLinkHandlers = {
+  create_share_link: createShareLink,
+  list_share_links: listShareLinksAction,
+  revoke_share_link: revokeShareLinkAction,
+};

@@ -1,28 +1,91 @@
 /**
- * A tool is one zod input schema (a union on `action`) plus the function that
- * runs it. The same definition serves tRPC and MCP.
+ * A tool is one zod input schema plus its handlers: one handler per action
+ * for a schema that is a union on `action`, or one handler for a tool without
+ * actions. Each action's result type is inferred from its handler, and one
+ * runner (`runTool`) validates and runs every tool on every face (MCP, tRPC,
+ * the web app's bridge, the CLI).
  */
 import { z } from "zod";
-import { DomainError, validationError } from "@/server/core/errors";
-import type { ActionContext } from "./context";
+import { DomainError, isDomainError, validationError } from "@/server/core/errors";
 
-export interface ToolDefinition<Input, Output> {
-  name: string;
-  description: string;
-  input: z.ZodType<Input>;
-  /** Whether some action of the tool can change state (MCP annotation; tRPC mutation vs query). */
-  readOnly: boolean;
-  run(ctx: ActionContext, input: Input): Promise<Output>;
-}
+/** A handler as the tool sees it; each module types its own context and input. */
+type Handler = (ctx: never, input: never) => Promise<unknown>;
 
-export function defineTool<S extends z.ZodType, Output>(definition: {
+type ActionName<S extends z.ZodType> = z.output<S> extends { action: string } ? z.output<S>["action"] : never;
+
+/** Exactly one handler per action of the schema, each taking that action's parsed input. */
+type HandlersFor<S extends z.ZodType> = {
+  [A in ActionName<S>]: (ctx: never, input: Extract<z.output<S>, { action: A }>) => Promise<unknown>;
+};
+
+interface ToolBase<S extends z.ZodType> {
   name: string;
   description: string;
   input: S;
+  /** Whether no action of the tool changes state (MCP annotation; tRPC query vs mutation). */
   readOnly: boolean;
-  run(ctx: ActionContext, input: z.output<S>): Promise<Output>;
-}): ToolDefinition<z.output<S>, Output> {
-  return definition as ToolDefinition<z.output<S>, Output>;
+}
+
+export interface ActionsTool<S extends z.ZodType = z.ZodType, H extends Record<string, Handler> = Record<string, Handler>>
+  extends ToolBase<S> {
+  handlers: H;
+}
+
+export interface SingleTool<S extends z.ZodType = z.ZodType, F extends Handler = Handler> extends ToolBase<S> {
+  handle: F;
+}
+
+export type AnyTool = ActionsTool | SingleTool;
+
+/** The context a handler takes: for several handlers, what satisfies them all. */
+type ContextOf<F> = F extends (ctx: infer C, input: never) => unknown ? C : never;
+
+export type ToolContext<T extends AnyTool> =
+  T extends ActionsTool<z.ZodType, infer H> ? ContextOf<H[keyof H]> : T extends SingleTool<z.ZodType, infer F> ? ContextOf<F> : never;
+
+/** What each action of a tool returns, by action name. */
+export type ToolResults<T extends ActionsTool> = { [A in keyof T["handlers"]]: Awaited<ReturnType<T["handlers"][A]>> };
+
+/** The result of running `tool` with input `I`: per action for a tool with actions. */
+export type ToolResult<T extends AnyTool, I> = T extends ActionsTool
+  ? I extends { action: infer A extends keyof T["handlers"] }
+    ? ToolResults<T>[A]
+    : never
+  : T extends SingleTool<z.ZodType, infer F>
+    ? Awaited<ReturnType<F>>
+    : never;
+
+export function defineTool<S extends z.ZodType, const H extends HandlersFor<S>>(
+  definition: ToolBase<S> & { handlers: H },
+): ActionsTool<S, H>;
+export function defineTool<S extends z.ZodType, F extends (ctx: never, input: z.output<S>) => Promise<unknown>>(
+  definition: ToolBase<S> & { handle: F },
+): SingleTool<S, F>;
+export function defineTool(definition: AnyTool): AnyTool {
+  return definition;
+}
+
+/**
+ * Validates raw input and runs the tool's handler for it: the one way any
+ * face runs a tool. Invalid input never reaches a handler; a failure that is
+ * not a DomainError is logged and reported as INTERNAL.
+ */
+export async function runTool<T extends AnyTool, const I extends z.input<T["input"]>>(
+  tool: T,
+  ctx: ToolContext<T>,
+  raw: I,
+): Promise<ToolResult<T, I>>;
+export async function runTool<T extends AnyTool>(tool: T, ctx: ToolContext<T>, raw: unknown): Promise<unknown>;
+export async function runTool(tool: AnyTool, ctx: unknown, raw: unknown): Promise<unknown> {
+  const input = parseInput(tool.input, raw) as { action?: string };
+  const handler = ("handle" in tool ? tool.handle : tool.handlers[input.action!]) as (ctx: unknown, input: unknown) => Promise<unknown>;
+  try {
+    return await handler(ctx, input);
+  } catch (error) {
+    if (isDomainError(error)) throw error;
+    console.error(`[quire] ${tool.name}${input.action ? ` ${input.action}` : ""} failed`, error);
+    throw new DomainError("INTERNAL", "Quire hit an internal error; nothing was changed. Retry, and report it if it persists.");
+  }
 }
 
 /** Unicode PostgreSQL and canonical JSON cannot store: NUL, and UTF-16 surrogates that are not paired. */
@@ -80,6 +143,7 @@ export function parseInput<Output>(schema: z.ZodType<Output>, raw: unknown): Out
 
 export const uuidSchema = z.string().uuid("must be a UUID");
 
+export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 export const pageLimitSchema = z
   .number()
@@ -87,7 +151,7 @@ export const pageLimitSchema = z
   .min(1)
   .max(MAX_PAGE_SIZE)
   .optional()
-  .describe(`Page size, 1-${MAX_PAGE_SIZE} (default 50).`);
+  .describe(`Page size, 1-${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).`);
 export const cursorSchema = z.string().max(100_000).optional().describe("`nextCursor` from the previous page.");
 
 /** Opaque pagination cursors: base64url JSON, validated on the way back in. */

@@ -65,26 +65,13 @@ export const uploadUrlInput = z.strictObject({
     ),
 });
 
-export interface UploadUrlResult {
-  /** PUT the file's bytes here, once, before `expiresAt`. */
-  uploadUrl: string;
-  /** The storage key to put in a `storage` content block once the PUT succeeded. */
-  key: string;
-  method: "PUT";
-  /** Headers the PUT must send. */
-  headers: { "content-type": string };
-  expiresAt: string;
-  /** The most bytes the PUT may carry. */
-  maxBytes: number;
-}
-
 export const uploadUrlTool = defineTool({
   name: "upload_url",
   description:
     'Get a one-use URL to upload a file (image, PDF, CSV, text, office document or archive) for a storage content block. PUT the raw bytes to `uploadUrl` with the returned `headers` (Content-Type must equal `mediaType`) within an hour; then reference `key` in a block, e.g. {blockType:"image",type:"storage",mediaType,key} or {blockType:"file",type:"storage",mediaType,key,filename}. A key can be used in blocks only after its PUT succeeded. `read` returns short-lived download URLs for the storage blocks of a document.',
   input: uploadUrlInput,
   readOnly: false,
-  async run(ctx, input): Promise<UploadUrlResult> {
+  async handle(ctx: ActionContext, input) {
     const maxBytes = Math.min(ctx.files.maxUploadBytes, MAX_STORABLE_BYTES);
     if (input.size !== undefined && input.size > maxBytes) {
       throw new DomainError(
@@ -115,7 +102,7 @@ export const uploadUrlTool = defineTool({
     return {
       uploadUrl: ctx.files.uploadUrl(key, expiresAt),
       key,
-      method: "PUT",
+      method: "PUT" as const,
       headers: { "content-type": info.mediaType },
       expiresAt: expiresAt.toISOString(),
       maxBytes: input.size ?? maxBytes,

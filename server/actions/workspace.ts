@@ -2,7 +2,7 @@
  * Workspace administration for owners and admins: the workspace's name,
  * members and their roles, removal, and invite links. Not an MCP tool (agents do not manage people);
  * the web app reaches it through the bridge, scripts through tRPC
- * (`workspace`), and the CLI through server/auth/invites.ts.
+ * (`workspace`), and the CLI through server/actions/invites.ts.
  *
  * The rules (who may change whom, the last owner) are in
  * server/policies/workspace.ts; this module loads the facts, asks, and writes.
@@ -10,8 +10,8 @@
 import { z } from "zod";
 import type { Role } from "@/db/schema";
 import { hashSecretToken, newSecretToken } from "@/server/auth/secret-tokens";
-import { DomainError, isDomainError, notFound } from "@/server/core/errors";
-import { accessChangeRefusal } from "@/server/policies/access";
+import { DomainError, notFound } from "@/server/core/errors";
+
 import {
   assignableRoles,
   canManageMembers,
@@ -19,7 +19,6 @@ import {
   changeRoleRefusal,
   inviteRefusal,
   managerRefusal,
-  type Refusal,
   removeRefusal,
   renameRefusal,
 } from "@/server/policies/workspace";
@@ -28,9 +27,11 @@ import { getInvite, type InviteRow, insertInvite, listPendingInvites, markInvite
 import { deleteMembership, getMember, getWorkspaceName, lockOwners, setMemberRole } from "@/server/store/members";
 import { renameWorkspace } from "@/server/store/workspaces";
 import type { Tx } from "@/server/store/db";
+import { accessChangeRefusal } from "@/server/policies/access";
+import { refuse, refuseAgents } from "./access";
 import type { ActionContext } from "./context";
 import { pageOfMembers } from "./members";
-import { cursorSchema, pageLimitSchema, parseInput, uuidSchema } from "./tool";
+import { cursorSchema, defineTool, pageLimitSchema, type ToolResults, uuidSchema } from "./tool";
 
 export const DEFAULT_INVITE_DAYS = 7;
 export const MAX_WORKSPACE_NAME_CHARS = 80;
@@ -138,30 +139,6 @@ export interface WorkspaceView {
   name: string;
 }
 
-export interface WorkspaceResults {
-  get: {
-    workspace: WorkspaceView;
-    viewer: { userId: string; role: Role; canRename: boolean; canManage: boolean };
-    /** QUIRE_PUBLIC_URL when set, else the address the caller reached Quire at; no trailing slash. */
-    publicUrl: string;
-  };
-  rename: { workspace: WorkspaceView; previousName: string; changed: boolean };
-  list_members: {
-    members: WorkspaceMemberView[];
-    nextCursor: string | null;
-    /** The caller: what the page may offer them. */
-    viewer: { userId: string; role: Role; canManage: boolean; assignableRoles: Role[] };
-  };
-  change_role: { member: WorkspaceMemberView; previousRole: Role; changed: boolean };
-  remove_member: { userId: string; removed: true };
-  /** `token` and `url` are shown once: only the token's hash is kept. */
-  create_invite: { invite: InviteView; token: string; url: string };
-  list_invites: { invites: InviteView[] };
-  revoke_invite: { invite: InviteView };
-}
-
-export type WorkspaceOutput<I> = I extends { action: infer A extends keyof WorkspaceResults } ? WorkspaceResults[A] : never;
-
 /** Invite tokens are bearer secrets like API tokens: 256 random bits, stored as a sha256 hash. */
 export const hashInviteToken = hashSecretToken;
 
@@ -187,20 +164,11 @@ function presentInvite(row: InviteRow, createdByName: string | null, now: Date):
   };
 }
 
-function refuse(refusal: Refusal): void {
-  if (refusal) throw new DomainError(refusal.code, refusal.message);
-}
-
-/** Changing people, invites or the workspace's settings is administration: never with an API token, whoever owns it. */
-function refuseAgents(ctx: WorkspaceContext): void {
-  refuse(accessChangeRefusal(ctx.actor.principal));
-}
-
 const memberNotFound = (userId: string) => notFound("Member", userId, "List the members to find valid ids.");
 
 const workspaceGone = () => new DomainError("UNAUTHENTICATED", "Your account is no longer a member of this workspace.");
 
-async function getWorkspace(ctx: WorkspaceContext): Promise<WorkspaceResults["get"]> {
+async function getWorkspace(ctx: WorkspaceContext) {
   const { userId, role, workspaceId } = ctx.actor;
   const name = await getWorkspaceName(ctx.db, workspaceId);
   if (name === undefined) throw workspaceGone();
@@ -211,8 +179,8 @@ async function getWorkspace(ctx: WorkspaceContext): Promise<WorkspaceResults["ge
   };
 }
 
-function rename(ctx: WorkspaceContext, input: ActionInput<"rename">): Promise<WorkspaceResults["rename"]> {
-  refuseAgents(ctx);
+function rename(ctx: WorkspaceContext, input: ActionInput<"rename">) {
+  refuseAgents(ctx.actor);
   refuse(renameRefusal(ctx.actor.role));
   return ctx.db.transaction(async (tx) => {
     // The role as of now: it may have changed since the request was authenticated.
@@ -229,7 +197,7 @@ function rename(ctx: WorkspaceContext, input: ActionInput<"rename">): Promise<Wo
   });
 }
 
-async function listMembersAction(ctx: WorkspaceContext, input: ActionInput<"list_members">): Promise<WorkspaceResults["list_members"]> {
+async function listMembersAction(ctx: WorkspaceContext, input: ActionInput<"list_members">) {
   const { rows, nextCursor } = await pageOfMembers(ctx, { limit: input.limit, cursor: input.cursor });
   const { role, userId } = ctx.actor;
   const inPerson = accessChangeRefusal(ctx.actor.principal) === null;
@@ -256,8 +224,8 @@ async function lockMembers(tx: Tx, ctx: WorkspaceContext, targetUserId: string) 
   return { owners, actor, target };
 }
 
-function changeRole(ctx: WorkspaceContext, input: ActionInput<"change_role">): Promise<WorkspaceResults["change_role"]> {
-  refuseAgents(ctx);
+function changeRole(ctx: WorkspaceContext, input: ActionInput<"change_role">) {
+  refuseAgents(ctx.actor);
   refuse(managerRefusal(ctx.actor.role));
   return ctx.db.transaction(async (tx) => {
     const { owners, actor, target } = await lockMembers(tx, ctx, input.userId);
@@ -274,8 +242,8 @@ function changeRole(ctx: WorkspaceContext, input: ActionInput<"change_role">): P
   });
 }
 
-function removeMember(ctx: WorkspaceContext, input: ActionInput<"remove_member">): Promise<WorkspaceResults["remove_member"]> {
-  refuseAgents(ctx);
+function removeMember(ctx: WorkspaceContext, input: ActionInput<"remove_member">) {
+  refuseAgents(ctx.actor);
   refuse(managerRefusal(ctx.actor.role));
   return ctx.db.transaction(async (tx) => {
     const { owners, actor, target } = await lockMembers(tx, ctx, input.userId);
@@ -285,8 +253,8 @@ function removeMember(ctx: WorkspaceContext, input: ActionInput<"remove_member">
   });
 }
 
-async function createInvite(ctx: WorkspaceContext, input: ActionInput<"create_invite">): Promise<WorkspaceResults["create_invite"]> {
-  refuseAgents(ctx);
+async function createInvite(ctx: WorkspaceContext, input: ActionInput<"create_invite">) {
+  refuseAgents(ctx.actor);
   refuse(inviteRefusal({ actor: ctx.actor.role, inviteRole: input.role }));
   if (input.email) {
     const existing = await findUserByEmail(ctx.db, input.email);
@@ -312,15 +280,15 @@ async function createInvite(ctx: WorkspaceContext, input: ActionInput<"create_in
   return { invite: presentInvite(row, creator?.name ?? null, now), token, url: inviteUrl(ctx.baseUrl, token) };
 }
 
-async function listInvites(ctx: WorkspaceContext): Promise<WorkspaceResults["list_invites"]> {
+async function listInvites(ctx: WorkspaceContext) {
   refuse(managerRefusal(ctx.actor.role));
   const now = ctx.clock();
   const rows = await listPendingInvites(ctx.db, ctx.actor.workspaceId, now);
   return { invites: rows.map((r) => presentInvite(r, r.createdByName, now)) };
 }
 
-function revokeInvite(ctx: WorkspaceContext, input: ActionInput<"revoke_invite">): Promise<WorkspaceResults["revoke_invite"]> {
-  refuseAgents(ctx);
+function revokeInvite(ctx: WorkspaceContext, input: ActionInput<"revoke_invite">) {
+  refuseAgents(ctx.actor);
   refuse(managerRefusal(ctx.actor.role));
   return ctx.db.transaction(async (tx) => {
     const now = ctx.clock();
@@ -336,33 +304,26 @@ function revokeInvite(ctx: WorkspaceContext, input: ActionInput<"revoke_invite">
   });
 }
 
-/** Validates and runs one workspace action; any failure is a DomainError, and bad input changes nothing. */
-export async function runWorkspaceAction<const I extends WorkspaceInput>(ctx: WorkspaceContext, raw: I): Promise<WorkspaceOutput<I>>;
-export async function runWorkspaceAction(ctx: WorkspaceContext, raw: unknown): Promise<unknown>;
-export async function runWorkspaceAction(ctx: WorkspaceContext, raw: unknown): Promise<unknown> {
-  const input = parseInput(workspaceInput, raw);
-  try {
-    switch (input.action) {
-      case "get":
-        return await getWorkspace(ctx);
-      case "rename":
-        return await rename(ctx, input);
-      case "list_members":
-        return await listMembersAction(ctx, input);
-      case "change_role":
-        return await changeRole(ctx, input);
-      case "remove_member":
-        return await removeMember(ctx, input);
-      case "create_invite":
-        return await createInvite(ctx, input);
-      case "list_invites":
-        return await listInvites(ctx);
-      case "revoke_invite":
-        return await revokeInvite(ctx, input);
-    }
-  } catch (error) {
-    if (isDomainError(error)) throw error;
-    console.error(`[quire] workspace ${input.action} failed`, error);
-    throw new DomainError("INTERNAL", "Quire hit an internal error; nothing was changed. Retry, and report it if it persists.");
-  }
-}
+export const workspaceTool = defineTool({
+  name: "workspace",
+  description: [
+    "Workspace administration: its name, members and roles, and invite links. Not an MCP tool: agents do not manage people.",
+    "- get -> {workspace, viewer: {userId, role, canRename, canManage}, publicUrl}: publicUrl is QUIRE_PUBLIC_URL when set, else the address the caller reached Quire at, with no trailing slash.",
+    "- rename {name}; list_members {limit?, cursor?} -> {members, nextCursor, viewer: what the caller may offer}; change_role {userId, role}; remove_member {userId}.",
+    "- create_invite {role, email?, expiresInDays?} -> {invite, token, url}: the token and url are shown once, only the token's hash is kept. list_invites; revoke_invite {inviteId}.",
+  ].join("\n"),
+  input: workspaceInput,
+  readOnly: false,
+  handlers: {
+    get: getWorkspace,
+    rename,
+    list_members: listMembersAction,
+    change_role: changeRole,
+    remove_member: removeMember,
+    create_invite: createInvite,
+    list_invites: listInvites,
+    revoke_invite: revokeInvite,
+  },
+});
+
+export type WorkspaceResults = ToolResults<typeof workspaceTool>;

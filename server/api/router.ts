@@ -5,10 +5,11 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { Actor } from "@/server/actions/context";
-import type { ToolInput, ToolName, ToolOutput } from "@/server/actions/registry";
-import { runTool } from "@/server/actions/run";
-import { type ApiTokensInput, type ApiTokensOutput, runApiTokensAction } from "@/server/actions/api-tokens";
-import { runWorkspaceAction, type WorkspaceInput, type WorkspaceOutput } from "@/server/actions/workspace";
+import type { z } from "zod";
+import { apiTokensTool } from "@/server/actions/api-tokens";
+import { tools } from "@/server/actions/registry";
+import { type AnyTool, runTool, type ToolContext, type ToolResult } from "@/server/actions/tool";
+import { workspaceTool } from "@/server/actions/workspace";
 import { type DomainError, ERROR_FACES, type ErrorCode, type ErrorPayload, isDomainError } from "@/server/core/errors";
 import { requestTooLarge } from "@/server/core/limits";
 import type { Database } from "@/db/client";
@@ -79,32 +80,34 @@ async function callAction<T>(run: () => Promise<T>): Promise<T> {
 
 /**
  * The procedure for one tool. The input passes through untouched so runTool
- * validates it once, with the tool's own schema, exactly as MCP does.
+ * validates it once, with the tool's own schema, exactly as MCP does; the
+ * types tRPC clients see are the tool's own (its input, each action's result).
  */
-function toolProcedure<T extends ToolName>() {
-  return authenticated.input((raw: unknown) => raw as ToolInput<T>).output((value: unknown) => value as ToolOutput<T>);
+function toolProcedure<T extends AnyTool>() {
+  return authenticated.input((raw: unknown) => raw as z.input<T["input"]>);
 }
-// The result's type comes from `.output()`; runTool itself returns unknown.
-const toolMutation = <T extends ToolName>(name: T) =>
-  toolProcedure<T>().mutation(({ ctx, input }) => callAction(() => runTool(name, ctx, input)) as never);
-const toolQuery = <T extends ToolName>(name: T) =>
-  toolProcedure<T>().query(({ ctx, input }) => callAction(() => runTool(name, ctx, input)) as never);
+/** Every context this router builds serves every tool (the CLI and bridge build narrower ones). */
+const contextFor = <T extends AnyTool>(ctx: TrpcContext & { actor: Actor }) => ctx as ToolContext<T>;
+const toolMutation = <T extends AnyTool>(tool: T) =>
+  toolProcedure<T>().mutation(({ ctx, input }) =>
+    callAction(() => runTool(tool, contextFor<T>(ctx), input) as Promise<ToolResult<T, z.input<T["input"]>>>),
+  );
+const toolQuery = <T extends AnyTool>(tool: T) =>
+  toolProcedure<T>().query(({ ctx, input }) =>
+    callAction(() => runTool(tool, contextFor<T>(ctx), input) as Promise<ToolResult<T, z.input<T["input"]>>>),
+  );
 
 export const appRouter = t.router({
-  documents: toolMutation("documents"),
-  read: toolQuery("read"),
-  mergeRequests: toolMutation("merge_requests"),
-  sections: toolMutation("sections"),
-  uploadUrl: toolMutation("upload_url"),
-  members: toolQuery("members"),
+  documents: toolMutation(tools.documents),
+  read: toolQuery(tools.read),
+  mergeRequests: toolMutation(tools.merge_requests),
+  sections: toolMutation(tools.sections),
+  uploadUrl: toolMutation(tools.upload_url),
+  members: toolQuery(tools.members),
   /** Workspace administration (members, roles, invites); not an MCP tool. */
-  workspace: authenticated
-    .input((raw: unknown) => raw as WorkspaceInput)
-    .mutation(({ ctx, input }) => callAction(() => runWorkspaceAction(ctx, input as unknown) as Promise<WorkspaceOutput<WorkspaceInput>>)),
+  workspace: toolMutation(workspaceTool),
   /** The caller's own API tokens; not an MCP tool. */
-  apiTokens: authenticated
-    .input((raw: unknown) => raw as ApiTokensInput)
-    .mutation(({ ctx, input }) => callAction(() => runApiTokensAction(ctx, input as unknown) as Promise<ApiTokensOutput<ApiTokensInput>>)),
+  apiTokens: toolMutation(apiTokensTool),
 });
 
 export type AppRouter = typeof appRouter;

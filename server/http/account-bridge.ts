@@ -1,36 +1,44 @@
 /**
- * The bridge methods behind the web app's settings and invite pages:
- * workspace administration, the user's API tokens, and accepting invites.
+ * The bridge methods that act for a signed-in person in the web app: tools,
+ * workspace administration, their own API tokens, and accepting invites.
  */
 import type { Database } from "@/db/client";
-import { runApiTokensAction } from "@/server/actions/api-tokens";
-import { runWorkspaceAction } from "@/server/actions/workspace";
+import { apiTokensTool } from "@/server/actions/api-tokens";
+import { type ToolName, type ToolOutput, toolsByName } from "@/server/actions/registry";
+import { runTool } from "@/server/actions/tool";
+import { workspaceTool } from "@/server/actions/workspace";
 import { actorForUser } from "@/server/auth/accounts";
-import { acceptInvite, acceptInviteAsNewUser, inviteInfo } from "@/server/auth/invites";
+import { acceptInvite, acceptInviteAsNewUser, inviteInfo } from "@/server/actions/invites";
 import type { QuireBridge } from "@/server/bridge";
 import { DomainError } from "@/server/core/errors";
+import type { FileLinks } from "@/server/storage/links";
 
-type AccountMethods = Pick<QuireBridge, "workspace" | "apiTokens" | "inviteInfo" | "acceptInvite" | "acceptInviteAsNewUser">;
+type AccountMethods = Pick<QuireBridge, "callTool" | "workspace" | "apiTokens" | "inviteInfo" | "acceptInvite" | "acceptInviteAsNewUser">;
 
 export function accountBridge(options: {
   db: Database;
   clock: () => Date;
+  files: FileLinks;
   /** The base of links handed out, given the browser's origin when known. */
   baseUrl: (origin: string | undefined) => string;
 }): AccountMethods {
-  const { db, clock } = options;
+  const { db, clock, files } = options;
   async function webActor(userId: string) {
     const actor = await actorForUser(db, userId, "person");
     if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is not a member of this workspace.");
     return actor;
   }
   return {
+    async callTool(tool, userId, input) {
+      const actor = await webActor(userId);
+      return runTool(toolsByName[tool as ToolName], { db, actor, clock, files }, input) as Promise<ToolOutput<typeof tool, typeof input>>;
+    },
     async workspace(userId, input, origin) {
       const actor = await webActor(userId);
-      return runWorkspaceAction({ db, actor, clock, baseUrl: options.baseUrl(origin) }, input as unknown) as never;
+      return runTool(workspaceTool, { db, actor, clock, baseUrl: options.baseUrl(origin) }, input);
     },
     async apiTokens(userId, input) {
-      return runApiTokensAction({ db, actor: await webActor(userId), clock }, input as unknown) as never;
+      return runTool(apiTokensTool, { db, actor: await webActor(userId), clock }, input);
     },
     inviteInfo: (token, userId) => inviteInfo(db, token, clock(), userId),
     async acceptInvite(token, userId) {

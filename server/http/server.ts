@@ -9,8 +9,7 @@ import type { AddressInfo } from "node:net";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import type { DatabaseHandle } from "@/db/client";
 import type { Actor } from "@/server/actions/context";
-import { tools } from "@/server/actions/registry";
-import { runTool } from "@/server/actions/run";
+import { toolsByName } from "@/server/actions/registry";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { appRouter, toTrpcError } from "@/server/api/router";
 import { actorForApiToken, actorForUser, addUser, ensureAuthSecret, hasUsers } from "@/server/auth/accounts";
@@ -18,7 +17,7 @@ import { createRateLimitGuard } from "@/server/auth/rate-limit-guard";
 import { sessionUserId, usesSecureCookies } from "@/server/auth/web-session";
 import { installBridge, type QuireBridge } from "@/server/bridge";
 import { followAccessChanges } from "@/server/store/access-cache";
-import { DomainError, ERROR_FACES, isDomainError, retryAfterSeconds } from "@/server/core/errors";
+import { type DomainError, ERROR_FACES, isDomainError, retryAfterSeconds } from "@/server/core/errors";
 import { MAX_REQUEST_BYTES, requestTooLarge } from "@/server/core/limits";
 import { createMcpEndpoint } from "@/server/mcp/server";
 import { exportNextEnvironment, publicBaseUrl } from "@/server/config";
@@ -95,11 +94,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
 
   const bridge: QuireBridge = {
-    async callTool(tool, userId, input) {
-      const actor = await actorForUser(db, userId, "person");
-      if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is not a member of this workspace.");
-      return runTool(tool, { db, actor, clock, files }, input) as never;
-    },
     verifyCredentials: (email, password) => limits.signIn(email, password, currentClientAddress()),
     secureCookies,
     authSecret,
@@ -108,7 +102,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       const { user } = await addUser(db, input, clock(), { onlyIfFirst: true });
       return { id: user.id, email: user.email, name: user.name };
     },
-    ...accountBridge({ db, clock, baseUrl }),
+    ...accountBridge({ db, clock, files, baseUrl }),
     readShared: (token, input) => shareLinkAttempt(() => readSharedDocument(db, token, input, clock())),
     acceptShare: (token, userId) => shareLinkAttempt(() => acceptShareLink(db, userId, token, clock())),
   };
@@ -214,7 +208,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
     if (path === "/api/health") {
       const web = !options.next ? "disabled" : nextHandler ? "ready" : "starting";
-      sendJson(res, 200, { ok: true, version, web, tools: Object.keys(tools) });
+      sendJson(res, 200, { ok: true, version, web, tools: Object.keys(toolsByName) });
       return;
     }
     if (nextHandler) {

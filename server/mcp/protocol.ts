@@ -19,8 +19,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { ActionContext } from "@/server/actions/context";
-import { type ToolName, tools } from "@/server/actions/registry";
-import { runTool } from "@/server/actions/run";
+import { type ToolName, tools, toolsByName } from "@/server/actions/registry";
+import { runTool } from "@/server/actions/tool";
 import { DomainError, type ErrorPayload, isDomainError } from "@/server/core/errors";
 import { flatInputSchema } from "./flatten";
 import { outputSchemas } from "./output-schemas";
@@ -57,7 +57,7 @@ function unknownToolResult(name: string): CallToolResult {
 export async function callTool(name: string, args: unknown, context: ActionContext): Promise<CallToolResult> {
   if (!isToolName(name)) return unknownToolResult(name);
   try {
-    return jsonResult((await runTool(name, context, args ?? {})) as Record<string, unknown>);
+    return jsonResult((await runTool(toolsByName[name], context, args ?? {})) as Record<string, unknown>);
   } catch (error) {
     return errorResult(isDomainError(error) ? error.toPayload() : { code: "INTERNAL", message: "Internal error." });
   }

@@ -2,7 +2,7 @@
  * Documents and their branches: rows, paths, and moving a branch head by
  * compare-and-swap (writes on a branch go through branch-writes.ts).
  */
-import { and, asc, eq, getTableColumns, gt, like, ne, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, ilike, like, lt, ne, or, sql } from "drizzle-orm";
 import { branches, documentGrants, documents } from "@/db/schema";
 import type { DocumentTree, Permission, SectionVersion } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
@@ -89,20 +89,29 @@ export async function findDocumentWithGrantsForWrite(
   return facts;
 }
 
+/** Where a page of the document list resumes: after this path, or after this (last change, id) when newest first. */
+export type DocumentListPosition = { path: string } | { updatedAt: Date; documentId: string };
+
 export interface DocumentListQuery {
   workspaceId: string;
   pathPrefix?: string;
-  /** Exclusive lower bound on path (the cursor). */
-  afterPath?: string;
+  /** Case-insensitive text anywhere in the name or the path. */
+  search?: string;
+  /** By path, or by last change, newest first. */
+  order: "path" | "updated";
+  /** Exclusive: the position of the previous page's last row (the cursor). */
+  after?: DocumentListPosition;
   limit: number;
 }
 
 /** A live document with the time its default branch last moved (its last change). */
 export type ListedDocument = DocumentRow & { headUpdatedAt: Date };
 
-/** Live documents ordered by path. */
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
 export async function listDocuments(tx: Tx, q: DocumentListQuery): Promise<ListedDocument[]> {
-  const escapedPrefix = q.pathPrefix?.replace(/[\\%_]/g, (c) => `\\${c}`);
+  const after = q.after;
+  const search = q.search === undefined ? undefined : `%${escapeLike(q.search)}%`;
   return tx
     .select({ ...getTableColumns(documents), headUpdatedAt: branches.updatedAt })
     .from(documents)
@@ -111,11 +120,16 @@ export async function listDocuments(tx: Tx, q: DocumentListQuery): Promise<Liste
       and(
         eq(documents.workspaceId, q.workspaceId),
         eq(documents.deleted, false),
-        escapedPrefix === undefined ? undefined : like(documents.path, `${escapedPrefix}%`),
-        q.afterPath === undefined ? undefined : gt(documents.path, q.afterPath),
+        q.pathPrefix === undefined ? undefined : like(documents.path, `${escapeLike(q.pathPrefix)}%`),
+        search === undefined ? undefined : or(ilike(documents.name, search), ilike(documents.path, search)),
+        after === undefined
+          ? undefined
+          : "path" in after
+            ? gt(documents.path, after.path)
+            : or(lt(branches.updatedAt, after.updatedAt), and(eq(branches.updatedAt, after.updatedAt), lt(documents.id, after.documentId))),
       ),
     )
-    .orderBy(asc(documents.path))
+    .orderBy(...(q.order === "path" ? [asc(documents.path)] : [desc(branches.updatedAt), desc(documents.id)]))
     .limit(q.limit);
 }
 

@@ -7,8 +7,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { createTRPCClient, httpLink } from "@trpc/client";
 import type { DatabaseHandle } from "@/db/client";
 import type { Actor } from "@/server/actions/context";
-import type { ToolInput, ToolName, ToolOutput } from "@/server/actions/registry";
-import { runTool } from "@/server/actions/run";
+import { type ToolInput, type ToolName, type ToolOutput, toolsByName } from "@/server/actions/registry";
+import { runTool } from "@/server/actions/tool";
 import { type AppRouter, createCaller } from "@/server/api/router";
 import { actorForUser, addUser, issueApiToken } from "@/server/auth/accounts";
 import { startServer } from "@/server/http/server";
@@ -71,7 +71,7 @@ export async function startTestServer(
     /** Calls a tool in-process as a user, as the web app does. */
     async callTool<T extends ToolName, const I extends ToolInput<T>>(tool: T, userId: string, input: I): Promise<ToolOutput<T, I>> {
       const actor = (await actorForUser(db, userId, "person"))!;
-      return (await runTool(tool, { db, actor, clock: () => new Date(), files }, input)) as ToolOutput<T, I>;
+      return (await runTool(toolsByName[tool as ToolName], { db, actor, clock: () => new Date(), files }, input)) as ToolOutput<T, I>;
     },
     /** A tRPC caller acting as the user. */
     trpcCaller(user: TestUser) {

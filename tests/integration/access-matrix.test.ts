@@ -7,6 +7,7 @@
  * the owner's token refused everything that changes access.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { text } from "../helpers/blocks";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { memberships } from "@/db/schema";
@@ -24,7 +25,6 @@ type Args = Record<string, unknown>;
 let server: TestServer;
 let owner: TestUser;
 let ownerMcp: Client;
-const text = (t: string) => ({ blockType: "text", text: t });
 
 /** A document prepared for one caller, with the fixtures actions need. */
 interface Fixture {

@@ -1,5 +1,6 @@
 /** The `documents` and `read` tools through a real MCP client over Streamable HTTP. */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { text } from "../helpers/blocks";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { tools as registeredTools } from "@/server/actions/registry";
@@ -26,8 +27,6 @@ interface Created {
   commitId: string;
   sectionIds: string[];
 }
-
-const text = (t: string) => ({ blockType: "text", text: t });
 
 describe("authentication", () => {
   test("MCP without a token, or with a wrong one, is refused with 401", async () => {
@@ -151,6 +150,42 @@ describe("documents", () => {
     expect(second.nextCursor).toBeNull();
     const bad = await callMcpError(mcp, "documents", { action: "list", cursor: "garbage" });
     expect(bad.code).toBe("VALIDATION_FAILED");
+  });
+
+  test("list searches names and paths, and pages newest first without gaps or repeats", async () => {
+    type Page = { documents: Array<{ path: string; name: string; updatedAt: string }>; nextCursor: string | null };
+    const paths = ["recent/one", "recent/two", "recent/three", "recent/four", "recent/five"];
+    const ids: string[] = [];
+    for (const path of paths) {
+      ids.push((await callMcp<Created>(mcp, "documents", { action: "create", path, name: `Report ${path.slice(7)}` })).documentId);
+      await new Promise((resolve) => setTimeout(resolve, 3));
+    }
+    // Touch "two" last: it becomes the newest.
+    await callMcp(mcp, "documents", { action: "update", documentId: ids[1], branchName: "main", newDescription: "touched" });
+
+    const seen: string[] = [];
+    let cursor: string | null | undefined;
+    do {
+      const page: Page = await callMcp<Page>(mcp, "documents", {
+        action: "list",
+        pathPrefix: "recent/",
+        orderBy: "updated",
+        limit: 2,
+        ...(cursor ? { cursor } : {}),
+      });
+      seen.push(...page.documents.map((d) => d.path));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(["recent/two", "recent/five", "recent/four", "recent/three", "recent/one"]);
+
+    const found = await callMcp<Page>(mcp, "documents", { action: "list", search: "REPORT T" });
+    expect(found.documents.map((d) => d.path)).toEqual(["recent/three", "recent/two"]);
+    const byPath = await callMcp<Page>(mcp, "documents", { action: "list", search: "ent/fi" });
+    expect(byPath.documents.map((d) => d.name)).toEqual(["Report five"]);
+    // LIKE wildcards are text, not patterns.
+    expect((await callMcp<Page>(mcp, "documents", { action: "list", search: "%" })).documents).toEqual([]);
+    const blank = await callMcpError(mcp, "documents", { action: "list", search: "  " });
+    expect(blank.code).toBe("VALIDATION_FAILED");
   });
 
   test("updatedAt is the document's last change on its default branch, in get and in list", async () => {

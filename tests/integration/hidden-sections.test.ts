@@ -4,6 +4,7 @@
  * section's team override and for an AI hidden by the section's aiAccess.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { text } from "../helpers/blocks";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ToolName } from "@/server/actions/registry";
 import { readSharedDocument } from "@/server/actions/share-links";
@@ -21,7 +22,6 @@ let secretId: string;
 let aiHiddenId: string;
 let mergeRequestId: string;
 
-const text = (t: string) => ({ blockType: "text", text: t });
 const asOwner = <T = Record<string, unknown>>(tool: ToolName, args: Record<string, unknown>) =>
   server.callTool(tool, owner.userId, args as never) as Promise<T>;
 

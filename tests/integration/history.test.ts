@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Database, DatabaseHandle } from "@/db/client";
 import { documents } from "@/db/schema";
 import type { ActionContext, Actor } from "@/server/actions/context";
-import { runTool } from "@/server/actions/run";
+import { tools } from "@/server/actions/registry";
+import { runTool } from "@/server/actions/tool";
 import { actorForUser, addUser } from "@/server/auth/accounts";
 import type { DocumentTree } from "@/server/core/document-model";
 import { createFileLinks } from "@/server/storage/links";
@@ -580,7 +581,7 @@ describe("walkLog on a DAG with merges", () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     for (let i = 0; i < 1_000; i++) {
-      const page = (await runTool("documents", ctx, {
+      const page = (await runTool(tools.documents, ctx, {
         action: "log",
         documentId: h.documentId,
         branchName: "random",

@@ -42,7 +42,11 @@ async function makeWorld(fastPath: boolean): Promise<World> {
   const reviewer = await test.createUser("rita@example.test", "Rita Reviewer");
   // A clock that ticks the same way in both worlds, so times match and ties in time-ordered lists do not fall to random ids.
   let now = Date.parse("2026-11-23T09:00:00.000Z");
-  const context: ActionContext = { db: test.db, actor: owner.actor, clock: () => new Date((now += 1000)), files: test.files };
+  const tick = () => {
+    now += 1000;
+    return new Date(now);
+  };
+  const context: ActionContext = { db: test.db, actor: owner.actor, clock: tick, files: test.files };
   const endpoint = createMcpEndpoint("test", { fastPath });
   const http = createServer((req, res) => {
     endpoint.handle(req, res, context).catch((error: unknown) => {

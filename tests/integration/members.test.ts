@@ -9,10 +9,11 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { encode } from "next-auth/jwt";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { invites, memberships, users, workspaces } from "@/db/schema";
-import { runApiTokensAction } from "@/server/actions/api-tokens";
+import { apiTokensTool } from "@/server/actions/api-tokens";
+import { runTool } from "@/server/actions/tool";
 import { ensureAuthSecret, issueApiTokenForUser } from "@/server/auth/accounts";
 import { listApiTokensForEmail, revokeApiTokenById } from "@/server/auth/api-tokens";
-import { acceptInvite, acceptInviteAsNewUser, createInviteFromCli, inviteInfo } from "@/server/auth/invites";
+import { acceptInvite, acceptInviteAsNewUser, createInviteFromCli, inviteInfo } from "@/server/actions/invites";
 import { sha256Hex } from "@/server/core/hashing";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -538,7 +539,8 @@ describe("API tokens", () => {
     expect(listed.tokens.length).toBeGreaterThan(0);
     // In-process, the same rule holds for any agent call.
     await expect(
-      runApiTokensAction(
+      runTool(
+        apiTokensTool,
         { db: server.db, actor: { ...grace.actor, principal: "agent" }, clock: () => new Date() },
         { action: "create", label: "x" },
       ),

@@ -1,5 +1,6 @@
 /** The merge request workflow end to end through a real MCP client. */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { text } from "../helpers/blocks";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -8,8 +9,6 @@ let owner: TestUser;
 let reviewer: TestUser;
 let mcp: Client;
 let reviewerMcp: Client;
-
-const text = (t: string) => ({ blockType: "text", text: t });
 
 interface Analysis {
   hasConflicts: boolean;

@@ -18,6 +18,7 @@
  * property run is independent (a fresh document) and replays from its seed.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { text } from "../helpers/blocks";
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -60,8 +61,6 @@ interface ToolResult {
   structuredContent?: Record<string, unknown>;
   content?: unknown;
 }
-
-const text = (t: string) => ({ blockType: "text", text: t });
 
 // ---------------------------------------------------------------------------
 // Symbols, resolved against live state just before a call.

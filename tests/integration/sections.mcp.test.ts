@@ -1,5 +1,6 @@
 /** The `sections` tool through a real MCP client (and tRPC), on PostgreSQL when configured. */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { text } from "../helpers/blocks";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { uploads } from "@/db/schema";
 import { openDatabase } from "@/db/client";
@@ -27,7 +28,6 @@ interface DocRead {
   sections: SectionRead[];
 }
 
-const text = (t: string) => ({ blockType: "text", text: t });
 let documentId: string;
 
 async function read(branchName = "main"): Promise<DocRead> {

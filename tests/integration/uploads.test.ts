@@ -9,7 +9,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { uploads } from "@/db/schema";
-import { runTool } from "@/server/actions/run";
+import { tools } from "@/server/actions/registry";
+import { runTool } from "@/server/actions/tool";
 import { actorForUser } from "@/server/auth/accounts";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -296,7 +297,7 @@ describe("the PUT refuses", () => {
     const actor = (await actorForUser(server.db, owner.userId, "agent"))!;
     const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
     const g = (await runTool(
-      "upload_url",
+      tools.upload_url,
       { db: server.db, actor, clock: () => twoHoursAgo, files: server.files },
       {
         filename: "old.png",

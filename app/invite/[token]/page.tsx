@@ -4,7 +4,7 @@ import { AuthCard } from "@/app/_components/auth-card";
 import { absoluteTime, article } from "@/app/_lib/format";
 import { getSessionUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
-import type { InviteInfo } from "@/server/auth/invites";
+import type { InviteInfo } from "@/server/actions/invites";
 import { JoinButton, SignUpForm, SwitchAccountButton } from "./invite-forms";
 import "../../settings/settings.css";
 

@@ -1,20 +1,23 @@
 /**
- * Accepting invite links (the /invite/<token> page) and creating them from the
- * CLI. Whoever opens a link is not a member yet, so these work from the token,
- * not from an actor; creating links is the workspace actions' job.
+ * The invite workflow: what an invite link is, accepting it (the
+ * /invite/<token> page), and creating links from the CLI. Whoever opens a
+ * link is not a member yet, so accepting works from the token, not from an
+ * actor; creating links is the workspace tool's `create_invite`.
  */
 import { z } from "zod";
 import type { Database } from "@/db/client";
 import type { Role } from "@/db/schema";
-import { hashInviteToken, inviteStatusOf, runWorkspaceAction, type WorkspaceResults } from "@/server/actions/workspace";
+
 import { DomainError, validationError } from "@/server/core/errors";
 import { findUserByEmail, getDefaultWorkspaceId } from "@/server/store/accounts";
 import type { Tx } from "@/server/store/db";
 import { findInviteByTokenHash, type InviteRow, markInviteAccepted } from "@/server/store/invites";
 import { createUserWithMembership, findUserById, firstOwner, getMember, getWorkspaceName, insertMembership } from "@/server/store/members";
 import { userNames } from "@/server/store/users";
-import { MIN_PASSWORD_LENGTH } from "./accounts";
-import { hashPassword } from "./passwords";
+import { MIN_PASSWORD_LENGTH } from "@/server/auth/accounts";
+import { hashPassword } from "@/server/auth/passwords";
+import { runTool } from "./tool";
+import { hashInviteToken, inviteStatusOf, type WorkspaceResults, workspaceTool } from "./workspace";
 
 export type InviteState = "valid" | "expired" | "revoked" | "used" | "not_found";
 
@@ -157,7 +160,7 @@ export async function createInviteFromCli(
   input: { role: string; email?: string; expiresInDays?: number },
   baseUrl: string,
   now: Date,
-): Promise<WorkspaceResults["create_invite"]> {
+) {
   const workspaceId = await getDefaultWorkspaceId(db);
   const ownerId = workspaceId ? await firstOwner(db, workspaceId) : undefined;
   if (!workspaceId || !ownerId) {
@@ -166,13 +169,11 @@ export async function createInviteFromCli(
       "There is no workspace owner yet: create the first user with `quire user add` (or on the sign-in page).",
     );
   }
-  return runWorkspaceAction(
+  // The role is checked by the action's schema, like every other input.
+  const raw: unknown = { action: "create_invite", ...input };
+  return runTool(
+    workspaceTool,
     { db, actor: { userId: ownerId, workspaceId, role: "owner", principal: "person" }, clock: () => now, baseUrl },
-    {
-      action: "create_invite",
-      role: input.role,
-      ...(input.email ? { email: input.email } : {}),
-      ...(input.expiresInDays !== undefined ? { expiresInDays: input.expiresInDays } : {}),
-    } as never,
+    raw,
   ) as Promise<WorkspaceResults["create_invite"]>;
 }
