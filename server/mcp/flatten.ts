@@ -25,11 +25,10 @@ type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSc
 const toJson = (schema: z.ZodType, io: "input" | "output"): JsonSchema =>
   z.toJSONSchema(schema, { io, target: "draft-07", unrepresentable: "any" }) as JsonSchema;
 
-/** One type a field takes across actions, with the actions that give it that type. */
+/** One type a field takes across actions: its zod schema and its JSON Schema without the description. */
 interface Variant {
   schema: z.ZodType;
   json: JsonSchema;
-  actions: string[];
 }
 
 /** A field of a flattened object: its types, what each action says about it, and which actions require it. */
@@ -46,8 +45,11 @@ const unwrapOptional = (schema: z.ZodType): z.ZodType =>
 /** Every field of the given objects (one per action), with its distinct types judged by their JSON Schema. */
 function fieldsAcrossActions(options: ReadonlyArray<{ action: string; object: z.ZodObject }>, io: "input" | "output") {
   const fields = new Map<string, FlatField>();
+  /** Whether every action refuses fields it does not name. */
+  let closed = true;
   for (const { action, object } of options) {
     const json = toJson(object, io);
+    closed &&= json.additionalProperties === false;
     for (const [name, property] of Object.entries(json.properties ?? {})) {
       if (name === "action") continue;
       const { description, ...shape } = property;
@@ -57,12 +59,12 @@ function fieldsAcrossActions(options: ReadonlyArray<{ action: string; object: z.
       field.presentIn.push(action);
       if (json.required?.includes(name)) field.requiredBy.push(action);
       const key = JSON.stringify(shape);
-      const same = field.variants.find((variant) => JSON.stringify(variant.json) === key);
-      if (same) same.actions.push(action);
-      else field.variants.push({ schema: unwrapOptional(object.shape[name] as z.ZodType), json: shape, actions: [action] });
+      if (!field.variants.some((variant) => JSON.stringify(variant.json) === key)) {
+        field.variants.push({ schema: unwrapOptional(object.shape[name] as z.ZodType), json: shape });
+      }
     }
   }
-  return fields;
+  return { fields, closed };
 }
 
 /**
@@ -94,7 +96,7 @@ export function flatInputSchema(input: z.ZodType): z.ZodObject {
     // One action: its own fields as they are.
     const json = toJson(input, "input");
     const shape = Object.fromEntries(Object.entries(json.properties ?? {}).map(([name, property]) => [name, describedOnly(property)]));
-    return z.looseObject(shape).meta({ required: json.required ?? [], additionalProperties: json.additionalProperties ?? false });
+    return z.looseObject(shape).meta({ required: json.required ?? [], additionalProperties: json.additionalProperties ?? true });
   }
   if (!(input instanceof z.ZodDiscriminatedUnion)) throw new Error("A tool's input is an object or a union of objects on `action`.");
   const options = (input.options as z.ZodObject[]).map((object) => ({ action: String(object.shape.action!.value), object }));
@@ -102,7 +104,8 @@ export function flatInputSchema(input: z.ZodType): z.ZodObject {
   const shape: Record<string, z.ZodType> = {
     action: describedOnly({ type: "string", enum: actions, description: "The operation to perform." }),
   };
-  for (const [name, field] of fieldsAcrossActions(options, "input")) {
+  const { fields, closed } = fieldsAcrossActions(options, "input");
+  for (const [name, field] of fields) {
     const note =
       field.requiredBy.length === 0
         ? undefined
@@ -114,7 +117,7 @@ export function flatInputSchema(input: z.ZodType): z.ZodObject {
     const json = field.variants.length === 1 ? field.variants[0]!.json : { anyOf: field.variants.map((variant) => variant.json) };
     shape[name] = describedOnly(description ? { ...json, description } : json);
   }
-  return z.looseObject(shape).meta({ required: ["action"], additionalProperties: false });
+  return z.looseObject(shape).meta({ required: ["action"], additionalProperties: !closed });
 }
 
 /** The shapes of the actions' results, by action. */
@@ -139,7 +142,7 @@ export type MergedOutput<S extends ActionShapes> = Simplify<
 export function mergeActionOutputs<S extends ActionShapes>(byAction: { [A in keyof S]: z.ZodObject<S[A]> }): z.ZodType<MergedOutput<S>> {
   const options = Object.entries(byAction).map(([action, object]) => ({ action, object: object as z.ZodObject }));
   const shape: Record<string, z.ZodType> = {};
-  for (const [name, field] of fieldsAcrossActions(options, "output")) {
+  for (const [name, field] of fieldsAcrossActions(options, "output").fields) {
     const returnedBy =
       field.presentIn.length === options.length ? "Returned by every action." : `Returned by: ${field.presentIn.join(", ")}.`;
     const schemas = field.variants.map((variant) => variant.schema);
