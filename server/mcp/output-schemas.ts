@@ -24,7 +24,7 @@ const permission = z.enum(PERMISSIONS);
 const propertyValue = z.union([z.string(), z.number(), z.boolean()]);
 
 const writeResult = {
-  documentId: id("The document written."),
+  documentId: id("The document."),
   branchName: z.string().describe("The branch the commit is on."),
   commitId: id("The branch head after the write: the new commit, or the unchanged head when nothing changed."),
   changed: z.boolean().describe("False when the write changed nothing, so no commit was made."),
