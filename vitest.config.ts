@@ -4,6 +4,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
   test: {
+    // Browser tests (tests/e2e/*.spec.ts) run on Playwright's runner (playwright.config.ts).
     include: ["tests/**/*.test.ts"],
     pool: "forks",
     // Two cores: more parallel files only thrash.

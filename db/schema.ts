@@ -79,6 +79,8 @@ export const documents = pgTable(
     createdBy: uuid("created_by")
       .notNull()
       .references(() => users.id),
+    /** Approvals (not stale, not the author's) a merge request into the default branch needs before it may be executed; 0 = no rule. */
+    requiredApprovals: integer("required_approvals").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
   },
@@ -267,6 +269,11 @@ export const mergeRequestReviewers = pgTable(
     addedAt: createdAt(),
     /** When the reviewer last approved, requested changes or reset. */
     reviewedAt: timestamp("reviewed_at", { withTimezone: true, mode: "date" }),
+    /** The heads an approval was given on (null unless state is approved). */
+    approvedSourceHead: uuid("approved_source_head"),
+    approvedTargetHead: uuid("approved_target_head"),
+    /** The sections the approver saw, with their blob hash on each side then; the approval is stale once one of them changes. */
+    approvedSections: jsonb("approved_sections").$type<ApprovedSection[]>(),
   },
   (t) => [primaryKey({ columns: [t.mergeRequestId, t.userId] })],
 );
@@ -350,5 +357,12 @@ export const rateLimits = pgTable(
 
 export type Role = (typeof memberships.$inferSelect)["role"];
 export type MergeRequestStatus = (typeof mergeRequests.$inferSelect)["status"];
+/** One section an approver saw: its blob hash on the source and on the target (null = absent there) when they approved. */
+export interface ApprovedSection {
+  sectionId: string;
+  source: string | null;
+  target: string | null;
+}
+
 export type ReviewState = (typeof mergeRequestReviewers.$inferSelect)["state"];
 export type CommitKind = (typeof commits.$inferSelect)["kind"];

@@ -23,6 +23,7 @@ export async function AppShell({ user, wide, children }: { user: SessionUser; wi
           </div>
           <nav className="app-nav" aria-label="Main">
             <Link href="/">Documents</Link>
+            <Link href="/merge-requests">Merge requests</Link>
             <Link href="/settings/members">Settings</Link>
           </nav>
           <div className="app-user">

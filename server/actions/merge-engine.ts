@@ -3,6 +3,8 @@
  * their merge bases (a virtual base for criss-cross histories), and only the
  * section blobs whose hashes differ — and writes what `execute` decides.
  */
+import type { ApprovedSection } from "@/db/schema";
+import type { Block } from "@/server/core/blocks";
 import { exceedsCommitMessageLimit, mergeCommitMessage } from "@/server/core/commit-messages";
 import { changedSectionIds, type DocumentTree, hashTree, type SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
@@ -12,19 +14,22 @@ import {
   hashesNeededForPlan,
   type MergeAnalysis,
   type MergeResolutions,
+  type MergedSection,
   type MergeSectionEntry,
   type MissingResolutions,
   planMerge,
   type PropertyConflict,
 } from "@/server/core/merge-analysis";
 import { MAX_COMMIT_MESSAGE_CHARS } from "@/server/core/names";
+import { assertSectionContentAllowed } from "@/server/core/section-rules";
+import { type ProposedSectionMerge, proposeSectionMerge } from "@/server/core/section-three-way";
 import { buildVirtualBase } from "@/server/core/virtual-base";
 import { CommitGraph, type CommitRecord, commitsOnlyIn, insertCommit, mergeBases } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import { strictestSectionPermission } from "@/server/policies/access";
 import { assertPathFree, type DocumentRow, getBranch, moveBranchHead, pathsHeldByOtherDocuments } from "@/server/store/documents";
 import type { MergeRequestRow } from "@/server/store/merge-requests";
-import { loadSections, loadTree, putTree } from "@/server/store/objects";
+import { loadSections, loadTree, putSections, putTree } from "@/server/store/objects";
 import { assertSectionChangesAllowed, atLeastEdit, type DocumentAccess, sectionChangesRefused } from "./access";
 import { quotableMessages } from "./history";
 
@@ -37,7 +42,7 @@ export interface MergeAnalysisView {
   /** Scalar properties changed differently on both sides; resolve each with scalarPropertyResolutions. */
   propertyConflicts: PropertyConflict[];
   /** Sections that differ between base, source and target, in merged order. Sections identical on all three, and sections you may not see, are omitted. */
-  sections: MergeSectionEntry[];
+  sections: MergeSectionView[];
   /** Conflicting sections you may not see: they still block the merge until someone allowed to see them resolves it. */
   hiddenConflicts: number;
   /** The target has no commits of its own: execute just moves it to the source head. */
@@ -47,6 +52,33 @@ export interface MergeAnalysisView {
   sourceHeadCommitId: string;
   targetHeadCommitId: string;
   mergeBaseCommitIds: string[];
+  /** The message execute writes when given no commitMessage (null for a fast-forward or nothing to merge); may exceed the 1000-character limit. */
+  generatedCommitMessage: string | null;
+}
+
+export interface MergeSectionView extends MergeSectionEntry {
+  /**
+   * For a section in conflict whose versions hold only text: a line-level three-way merge of its text, the starting
+   * point for a `merged` resolution. Null otherwise.
+   */
+  proposedMerge: ProposedSectionMerge | null;
+}
+
+/** A conflicting section's content as the reviewer wrote it; the name defaults to the source's (else the target's). */
+export interface WrittenSection {
+  content: Block[];
+  name?: string;
+}
+
+/** Resolutions as execute receives them: a conflicting section may take a version the reviewer wrote. */
+export type ExecuteResolutions = Omit<MergeResolutions, "sections"> & { sections?: Record<string, "source" | "target" | WrittenSection> };
+
+/** The heads of both branches and their trees when the merge is checked. */
+export interface BranchSides {
+  sourceHeadCommitId: string;
+  targetHeadCommitId: string;
+  sourceTree: DocumentTree;
+  targetTree: DocumentTree;
 }
 
 export interface MergeExecution {
@@ -136,6 +168,15 @@ async function loadMergeState(
 
 function view(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
   const { analysis } = state;
+  const plans = new Map(analysis.plan.sections.map((p) => [p.sectionId, p]));
+  const versionOf = (hash: string | null) => (hash === null ? null : state.sectionsByHash.get(hash)!);
+  const withProposal = (entry: MergeSectionEntry): MergeSectionView => {
+    const p = plans.get(entry.sectionId)!;
+    return {
+      ...entry,
+      proposedMerge: entry.status === "conflict" ? proposeSectionMerge(versionOf(p.base), versionOf(p.source), versionOf(p.target)) : null,
+    };
+  };
   return {
     mergeRequestId: request.id,
     hasConflicts: analysis.hasConflicts,
@@ -143,7 +184,7 @@ function view(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
     hasPathCollision: analysis.hasPathCollision,
     hasDocumentDeletionConflict: analysis.hasDocumentDeletionConflict,
     propertyConflicts: analysis.propertyConflicts,
-    sections: analysis.sections.filter((entry) => !state.hidden.has(entry.sectionId)),
+    sections: analysis.sections.filter((entry) => !state.hidden.has(entry.sectionId)).map(withProposal),
     hiddenConflicts: analysis.sections.filter((entry) => entry.status === "conflict" && state.hidden.has(entry.sectionId)).length,
     // A fast-forward cannot rename onto a path another document holds; that merge needs a commit with resolvedPath.
     fastForward: state.bases.includes(state.targetHead.id) && state.targetHead.id !== state.sourceHead.id && !analysis.hasPathCollision,
@@ -151,11 +192,68 @@ function view(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
     sourceHeadCommitId: state.sourceHead.id,
     targetHeadCommitId: state.targetHead.id,
     mergeBaseCommitIds: state.bases,
+    generatedCommitMessage: null,
   };
 }
 
 export async function analyzeMergeRequest(tx: Tx, request: MergeRequestRow, access: DocumentAccess): Promise<MergeAnalysisView> {
-  return view(request, await loadMergeState(tx, request, access, { lockTarget: false }));
+  const state = await loadMergeState(tx, request, access, { lockTarget: false });
+  const current = view(request, state);
+  if (current.fastForward || current.upToDate) return current;
+  // Before resolutions are known, the merged tree is judged by the source's: the message quotes the same commits either way.
+  return { ...current, generatedCommitMessage: (await generatedMessage(tx, request, state, state.sourceTree)).message };
+}
+
+/** The generated merge message: the source commits since the merge base, never quoting one that touched a section some reader may not see. */
+async function generatedMessage(tx: Tx, request: MergeRequestRow, state: MergeState, merged: DocumentTree) {
+  const sourceCommits = await commitsOnlyIn(state.graph, state.sourceHead.id, [state.targetHead.id]);
+  const message = mergeCommitMessage(
+    request.sourceBranch,
+    request.targetBranch,
+    await quotableMessages(tx, state.graph, sourceCommits, [state.targetTree, merged]),
+  );
+  return { message, sourceCommits: sourceCommits.length };
+}
+
+/** What an approval records: the analysis the approver was shown, with each section they saw and its hash on both sides. */
+export async function reviewSnapshot(
+  tx: Tx,
+  request: MergeRequestRow,
+  access: DocumentAccess,
+): Promise<{ analysis: MergeAnalysisView; seen: ApprovedSection[] }> {
+  const state = await loadMergeState(tx, request, access, { lockTarget: false });
+  const seen = state.analysis.plan.sections
+    .filter((p) => !state.hidden.has(p.sectionId))
+    .map((p) => ({ sectionId: p.sectionId, source: p.source, target: p.target }));
+  return { analysis: view(request, state), seen };
+}
+
+/** Both branches' heads and trees now (cheap: a tree is cached by hash once loaded). */
+export async function branchSides(tx: Tx, request: MergeRequestRow): Promise<BranchSides> {
+  const [source, target] = await Promise.all([
+    getBranch(tx, request.documentId, request.sourceBranch),
+    getBranch(tx, request.documentId, request.targetBranch),
+  ]);
+  const graph = new CommitGraph(tx, request.documentId);
+  const [sourceHead, targetHead] = await graph.getMany([source.headCommitId, target.headCommitId]);
+  const [sourceTree, targetTree] = await Promise.all([loadTree(tx, sourceHead!.treeHash), loadTree(tx, targetHead!.treeHash)]);
+  return { sourceHeadCommitId: sourceHead!.id, targetHeadCommitId: targetHead!.id, sourceTree, targetTree };
+}
+
+/**
+ * The review rule: an approval is stale once a section the approver saw has another version on either branch than
+ * when they approved (sections they did not see, new ones included, do not matter).
+ */
+export function approvalIsStale(
+  approved: { sourceHead: string; targetHead: string; sections: readonly ApprovedSection[] },
+  now: BranchSides,
+): boolean {
+  if (approved.sourceHead === now.sourceHeadCommitId && approved.targetHead === now.targetHeadCommitId) return false;
+  const hashes = (tree: DocumentTree) => new Map(tree.sections.map((e) => [e.sectionId, e.blobHash]));
+  const [source, target] = [hashes(now.sourceTree), hashes(now.targetTree)];
+  return approved.sections.some(
+    (seen) => (source.get(seen.sectionId) ?? null) !== seen.source || (target.get(seen.sectionId) ?? null) !== seen.target,
+  );
 }
 
 /**
@@ -214,10 +312,26 @@ export async function executeMerge(
   tx: Tx,
   request: MergeRequestRow,
   access: DocumentAccess,
-  options: { authorId: string; now: Date; resolutions: MergeResolutions; commitMessage?: string },
+  options: {
+    authorId: string;
+    now: Date;
+    resolutions: ExecuteResolutions;
+    commitMessage?: string;
+    /** The heads the caller reviewed: when a branch has moved since, nothing is merged. */
+    expectedHeads?: { source?: string; target?: string };
+    /** Further checks on the heads the merge will use (the approval rule), run before anything is written. */
+    assertMayMerge?: (sides: BranchSides) => void;
+  },
 ): Promise<MergeExecution> {
   const state = await loadMergeState(tx, request, access, { lockTarget: true });
   const current = view(request, state);
+  assertHeadsAsReviewed(request, current, options.expectedHeads, "retry with the new head ids");
+  options.assertMayMerge?.({
+    sourceHeadCommitId: state.sourceHead.id,
+    targetHeadCommitId: state.targetHead.id,
+    sourceTree: state.sourceTree,
+    targetTree: state.targetTree,
+  });
   if (current.hiddenConflicts > 0) {
     throw new DomainError(
       "UNRESOLVED_CONFLICTS",
@@ -249,7 +363,10 @@ export async function executeMerge(
     return { ...base, mergeCommitId: state.sourceHead.id, fastForward: true, message, warnings: ignoredResolutions(options.resolutions) };
   }
 
-  const built = buildMergedTree(state.analysis, options.resolutions);
+  const built = buildMergedTree(state.analysis, {
+    ...options.resolutions,
+    sections: await storeWrittenSections(tx, state, options.resolutions.sections ?? {}),
+  });
   if ("missing" in built) {
     throw new DomainError(
       "UNRESOLVED_CONFLICTS",
@@ -261,19 +378,12 @@ export async function executeMerge(
   if (options.resolutions.resolvedPath !== undefined && state.analysis.hasPathCollision) {
     await assertPathFree(tx, state.document.workspaceId, built.tree.path, state.document.id);
   }
-  const sourceCommits = await commitsOnlyIn(state.graph, state.sourceHead.id, [state.targetHead.id]);
-  // A generated message never quotes a commit that touched a section some reader may not see.
-  const message =
-    options.commitMessage ??
-    mergeCommitMessage(
-      request.sourceBranch,
-      request.targetBranch,
-      await quotableMessages(tx, state.graph, sourceCommits, [state.targetTree, built.tree]),
-    );
+  const generated = options.commitMessage === undefined ? await generatedMessage(tx, request, state, built.tree) : null;
+  const message = options.commitMessage ?? generated!.message;
   if (exceedsCommitMessageLimit(message)) {
     throw new DomainError(
       "COMMIT_MESSAGE_TOO_LONG",
-      `The generated merge commit message lists ${sourceCommits.length} source commits and would be ${message.length} characters, over the ${MAX_COMMIT_MESSAGE_CHARS}-character limit. Pass your own commitMessage (at most ${MAX_COMMIT_MESSAGE_CHARS} characters) to execute. Nothing was changed.`,
+      `The generated merge commit message lists ${generated?.sourceCommits ?? 0} source commits and would be ${message.length} characters, over the ${MAX_COMMIT_MESSAGE_CHARS}-character limit. Pass your own commitMessage (at most ${MAX_COMMIT_MESSAGE_CHARS} characters) to execute. Nothing was changed.`,
       { length: message.length, limit: MAX_COMMIT_MESSAGE_CHARS },
     );
   }
@@ -304,8 +414,63 @@ export async function executeMerge(
   return { ...base, mergeCommitId: commit.id, fastForward: false, message, warnings: built.ignored };
 }
 
+/** Refuses (BRANCH_MOVED, nothing changed) when either branch is no longer where the caller reviewed it. */
+export function assertHeadsAsReviewed(
+  request: MergeRequestRow,
+  current: Pick<MergeAnalysisView, "sourceHeadCommitId" | "targetHeadCommitId">,
+  expected: { source?: string; target?: string } = {},
+  then = "retry",
+): void {
+  const moved = [
+    expected.source !== undefined && expected.source !== current.sourceHeadCommitId ? request.sourceBranch : "",
+    expected.target !== undefined && expected.target !== current.targetHeadCommitId ? request.targetBranch : "",
+  ].filter(Boolean);
+  if (moved.length === 0) return;
+  throw new DomainError(
+    "BRANCH_MOVED",
+    `${moved.map((b) => JSON.stringify(b)).join(" and ")} moved since you reviewed merge request ${request.id}. Run \`analyze\` again, look at the fresh changes, then ${then}. Nothing was changed.`,
+    { mergeRequestId: request.id, sourceHeadCommitId: current.sourceHeadCommitId, targetHeadCommitId: current.targetHeadCommitId },
+  );
+}
+
+/**
+ * Stores the versions the reviewer wrote for conflicting sections (checked like any section write) and returns the
+ * resolutions as the engine takes them. A written version keeps the permissions and references of the source's version
+ * (else the target's): the reviewer chooses content, not access.
+ */
+async function storeWrittenSections(
+  tx: Tx,
+  state: MergeState,
+  given: NonNullable<ExecuteResolutions["sections"]>,
+): Promise<Record<string, "source" | "target" | MergedSection>> {
+  const plans = new Map(state.analysis.plan.sections.map((p) => [p.sectionId, p]));
+  const resolved: Record<string, "source" | "target" | MergedSection> = {};
+  const written: Array<{ sectionId: string; version: SectionVersion }> = [];
+  for (const [sectionId, choice] of Object.entries(given)) {
+    const plan = plans.get(sectionId);
+    if (typeof choice === "string" || !plan?.merged.conflict) {
+      // Not in conflict: the engine reports it as ignored; nothing is stored.
+      resolved[sectionId] = typeof choice === "string" ? choice : { blobHash: "" };
+      continue;
+    }
+    const like = state.sectionsByHash.get((plan.source ?? plan.target)!)!;
+    const name = choice.name ?? like.name;
+    assertSectionContentAllowed(name, choice.content, `resolutions[${sectionId}]`);
+    written.push({ sectionId, version: { ...like, name, content: choice.content } });
+  }
+  const hashes = await putSections(
+    tx,
+    written.map((w) => w.version),
+  );
+  written.forEach((w, i) => {
+    resolved[w.sectionId] = { blobHash: hashes[i]! };
+    state.sectionsByHash.set(hashes[i]!, w.version);
+  });
+  return resolved;
+}
+
 /** On a fast-forward nothing is in conflict, so every resolution given is ignored. */
-function ignoredResolutions(resolutions: MergeResolutions): string[] {
+function ignoredResolutions(resolutions: ExecuteResolutions): string[] {
   const given = [
     ...Object.keys(resolutions.sections ?? {}).map((id) => `resolution for section ${id}`),
     resolutions.tagResolution ? "tagResolution" : "",

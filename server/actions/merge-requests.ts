@@ -6,11 +6,12 @@
  */
 import { z } from "zod";
 import type { MergeRequestStatus, ReviewState } from "@/db/schema";
+import { contentSchema } from "@/server/core/blocks";
 import { DomainError, isDomainError } from "@/server/core/errors";
 import { branchNameSchema, commitMessageSchema, descriptionSchema, documentPathSchema } from "@/server/core/names";
 import { getMembership, nonMembers } from "@/server/store/accounts";
 import type { Tx } from "@/server/store/db";
-import { getBranch } from "@/server/store/documents";
+import { type DocumentRow, getBranch } from "@/server/store/documents";
 import {
   addReviewers,
   findOpenMergeRequest,
@@ -22,27 +23,81 @@ import {
   type MergeRequestRow,
   removeReviewers,
   type ReviewerView,
+  setRequiredApprovals,
   setReviewState,
   updateMergeRequest,
 } from "@/server/store/merge-requests";
 import type { ActionContext } from "./context";
 import { accessFor, admitActor, atLeastEdit, type DocumentAccess, openDocument } from "./access";
-import { analyzeMergeRequest, assertMayProposeMerge, executeMerge, type MergeAnalysisView, type MergeExecution } from "./merge-engine";
+import {
+  analyzeMergeRequest,
+  approvalIsStale,
+  assertHeadsAsReviewed,
+  assertMayProposeMerge,
+  type BranchSides,
+  branchSides,
+  executeMerge,
+  type MergeAnalysisView,
+  type MergeExecution,
+  reviewSnapshot,
+} from "./merge-engine";
 import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
 
+const MAX_REQUIRED_APPROVALS = 20;
 const sideSchema = z.enum(["source", "target"]);
 
 const f = {
   mergeRequestId: uuidSchema.describe("The merge request."),
   title: z.string().trim().min(1, "title must not be empty").max(300),
   reviewerIds: z.array(uuidSchema).max(50).describe("User ids (workspace members; find them with the `members` tool) to add as reviewers."),
+  expectedSourceHeadCommitId: uuidSchema
+    .optional()
+    .describe(
+      "The source head you reviewed (analyze's sourceHeadCommitId). When given and the source branch has moved since, nothing happens: BRANCH_MOVED.",
+    ),
+  expectedTargetHeadCommitId: uuidSchema
+    .optional()
+    .describe(
+      "The target head you reviewed (analyze's targetHeadCommitId). When given and the target branch has moved since, nothing happens: BRANCH_MOVED.",
+    ),
 };
+
+const sectionResolutionSchema = z.discriminatedUnion("resolution", [
+  z.strictObject({
+    sectionId: uuidSchema.describe("A section in conflict."),
+    resolution: sideSchema.describe(
+      "source keeps the incoming branch's version (removed if the source deleted it); target keeps the target's.",
+    ),
+  }),
+  z.strictObject({
+    sectionId: uuidSchema.describe("A section in conflict."),
+    resolution: z
+      .literal("merged")
+      .describe(
+        "merged: the section becomes `content` (and `name`), written by you. analyze's proposedMerge.text is a line-level three-way merge to start from: edit out its <<<<<<< / ======= / >>>>>>> markers.",
+      ),
+    content: contentSchema.describe(
+      "With resolution merged: the section's content blocks after the merge (the same blocks as `sections` update).",
+    ),
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(300)
+      .optional()
+      .describe("With resolution merged: the section's name; defaults to the source's name (the target's if the source deleted it)."),
+  }),
+]);
 
 export const mergeRequestsInput = z.discriminatedUnion("action", [
   z.strictObject({
     action: z.literal("list"),
     documentId: uuidSchema.optional().describe("Only requests of this document."),
     status: z.enum(["open", "merged", "closed"]).optional().describe("Only requests in this state."),
+    authorId: uuidSchema.optional().describe("Only requests opened by this user."),
+    awaitingReviewBy: uuidSchema
+      .optional()
+      .describe("Only requests where this user is a reviewer who has not approved or requested changes yet (state pending)."),
     limit: pageLimitSchema,
     cursor: cursorSchema,
   }),
@@ -61,12 +116,7 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
     action: z.literal("execute"),
     mergeRequestId: f.mergeRequestId,
     resolutions: z
-      .array(
-        z.strictObject({
-          sectionId: uuidSchema.describe("A section in conflict."),
-          resolution: sideSchema.describe("source keeps the incoming branch's version; target keeps the target's."),
-        }),
-      )
+      .array(sectionResolutionSchema)
       .max(10_000)
       .optional()
       .describe("One resolution per conflicting section (required when hasConflicts)."),
@@ -83,6 +133,8 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
     commitMessage: commitMessageSchema
       .optional()
       .describe("Merge commit message (max 1000 characters). Generated from the source branch's commits when omitted."),
+    expectedSourceHeadCommitId: f.expectedSourceHeadCommitId,
+    expectedTargetHeadCommitId: f.expectedTargetHeadCommitId,
   }),
   z.strictObject({ action: z.literal("close"), mergeRequestId: f.mergeRequestId }),
   z.strictObject({
@@ -93,9 +145,26 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
     reviewerIds: f.reviewerIds.optional(),
     removeReviewerIds: z.array(uuidSchema).max(50).optional().describe("Reviewers to remove."),
   }),
-  z.strictObject({ action: z.literal("approve"), mergeRequestId: f.mergeRequestId }),
+  z.strictObject({
+    action: z.literal("approve"),
+    mergeRequestId: f.mergeRequestId,
+    expectedSourceHeadCommitId: f.expectedSourceHeadCommitId,
+    expectedTargetHeadCommitId: f.expectedTargetHeadCommitId,
+  }),
   z.strictObject({ action: z.literal("request_changes"), mergeRequestId: f.mergeRequestId }),
   z.strictObject({ action: z.literal("reset"), mergeRequestId: f.mergeRequestId }),
+  z.strictObject({
+    action: z.literal("set_required_approvals"),
+    documentId: uuidSchema.describe("The document whose merge rule is set."),
+    requiredApprovals: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_REQUIRED_APPROVALS)
+      .describe(
+        "Approvals (current, not stale, not the author's own) every merge request of this document needs before execute; 0 = none.",
+      ),
+  }),
 ]);
 
 type MergeRequestsInput = z.infer<typeof mergeRequestsInput>;
@@ -116,10 +185,45 @@ export interface MergeRequestView {
   mergedBy: string | null;
   mergeCommitId: string | null;
   closedAt: string | null;
-  reviewers: Array<{ userId: string; name: string; email: string; state: ReviewState; reviewedAt: string | null }>;
+  reviewers: Array<{
+    userId: string;
+    name: string;
+    email: string;
+    state: ReviewState;
+    reviewedAt: string | null;
+    /** An approval given before a section it saw changed on either branch: it no longer counts. */
+    stale: boolean;
+    /** The heads an approval was given on (null unless approved). */
+    approvedSourceHeadCommitId: string | null;
+    approvedTargetHeadCommitId: string | null;
+  }>;
+  /** The document's rule: approvals needed before execute (0 = none). */
+  requiredApprovals: number;
+  /** Approvals that count now: not stale, not the author's own. */
+  approvals: number;
 }
 
-function present(row: MergeRequestRow, reviewers: ReviewerView[]): MergeRequestView {
+/** Approvals by reviewers other than the author whose sections have not changed since. */
+function countingApprovals(row: MergeRequestRow, reviewers: ReviewerView[], sides: BranchSides | null): ReviewerView[] {
+  return reviewers.filter((r) => r.state === "approved" && r.userId !== row.authorId && !isStale(r, sides));
+}
+
+function isStale(reviewer: ReviewerView, sides: BranchSides | null): boolean {
+  if (reviewer.state !== "approved" || sides === null || reviewer.approvedSourceHead === null || reviewer.approvedTargetHead === null)
+    return false;
+  return approvalIsStale(
+    { sourceHead: reviewer.approvedSourceHead, targetHead: reviewer.approvedTargetHead, sections: reviewer.approvedSections ?? [] },
+    sides,
+  );
+}
+
+/** Staleness is judged on the branches as they are now, for open requests only (a merged request's approvals are history). */
+async function sidesIfOpen(tx: Tx, row: MergeRequestRow, reviewers: ReviewerView[]): Promise<BranchSides | null> {
+  if (row.status !== "open" || !reviewers.some((r) => r.state === "approved")) return null;
+  return branchSides(tx, row);
+}
+
+function present(row: MergeRequestRow, reviewers: ReviewerView[], document: DocumentRow, sides: BranchSides | null): MergeRequestView {
   return {
     mergeRequestId: row.id,
     documentId: row.documentId,
@@ -141,12 +245,18 @@ function present(row: MergeRequestRow, reviewers: ReviewerView[]): MergeRequestV
       email: r.email,
       state: r.state,
       reviewedAt: r.reviewedAt?.toISOString() ?? null,
+      stale: isStale(r, sides),
+      approvedSourceHeadCommitId: r.approvedSourceHead,
+      approvedTargetHeadCommitId: r.approvedTargetHead,
     })),
+    requiredApprovals: document.requiredApprovals,
+    approvals: countingApprovals(row, reviewers, sides).length,
   };
 }
 
-async function presentOne(tx: Tx, row: MergeRequestRow): Promise<MergeRequestView> {
-  return present(row, (await listReviewers(tx, [row.id])).get(row.id)!);
+async function presentOne(tx: Tx, row: MergeRequestRow, document: DocumentRow): Promise<MergeRequestView> {
+  const reviewers = (await listReviewers(tx, [row.id])).get(row.id)!;
+  return present(row, reviewers, document, await sidesIfOpen(tx, row, reviewers));
 }
 
 function assertOpen(row: MergeRequestRow, doing: string): void {
@@ -175,7 +285,7 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
   const cursorSchema = z.object({ createdAt: z.string().datetime(), id: uuidSchema });
   const start = input.cursor ? decodeCursor(input.cursor, cursorSchema) : undefined;
   if (input.documentId) await openDocument(ctx.db, ctx.actor, input.documentId, "read");
-  const readable = new Map<string, Promise<boolean>>();
+  const readable = new Map<string, Promise<DocumentRow | null>>();
   const page = await visiblePage({
     limit: input.limit ?? DEFAULT_PAGE_SIZE,
     start,
@@ -184,13 +294,15 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
         workspaceId: ctx.actor.workspaceId,
         documentId: input.documentId,
         status: input.status,
+        authorId: input.authorId,
+        awaitingReviewBy: input.awaitingReviewBy,
         before: after ? { createdAt: new Date(after.createdAt), id: after.id } : undefined,
         limit: batchSize,
       }),
     // Requests on documents the caller may not read are left out.
-    visible: (row) => {
-      if (!readable.has(row.documentId)) readable.set(row.documentId, documentVisible(ctx, row.documentId));
-      return readable.get(row.documentId)!;
+    visible: async (row) => {
+      if (!readable.has(row.documentId)) readable.set(row.documentId, readableDocument(ctx, row.documentId));
+      return (await readable.get(row.documentId)!) !== null;
     },
     position: (row) => ({ createdAt: row.createdAt.toISOString(), id: row.id }),
   });
@@ -198,18 +310,21 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
     ctx.db,
     page.rows.map((r) => r.id),
   );
-  return {
-    mergeRequests: page.rows.map((r) => present(r, reviewers.get(r.id)!)),
-    nextCursor: page.next ? encodeCursor(page.next) : null,
-  };
+  const mergeRequests = await Promise.all(
+    page.rows.map(async (r) => {
+      const rowReviewers = reviewers.get(r.id)!;
+      return present(r, rowReviewers, (await readable.get(r.documentId))!, await sidesIfOpen(ctx.db, r, rowReviewers));
+    }),
+  );
+  return { mergeRequests, nextCursor: page.next ? encodeCursor(page.next) : null };
 }
 
-async function documentVisible(ctx: ActionContext, documentId: string): Promise<boolean> {
+/** The document when the caller may read it, else null. */
+async function readableDocument(ctx: ActionContext, documentId: string): Promise<DocumentRow | null> {
   try {
-    await openDocument(ctx.db, ctx.actor, documentId, "read");
-    return true;
+    return (await openDocument(ctx.db, ctx.actor, documentId, "read")).document;
   } catch (error) {
-    if (isDomainError(error) && error.code === "NOT_FOUND") return false;
+    if (isDomainError(error) && error.code === "NOT_FOUND") return null;
     throw error;
   }
 }
@@ -259,7 +374,8 @@ async function assertReviewers(tx: Tx, ctx: ActionContext, access: DocumentAcces
 }
 
 async function get(ctx: ActionContext, input: ActionInput<"get">) {
-  return presentOne(ctx.db, (await openMergeRequest(ctx.db, ctx, input.mergeRequestId)).row);
+  const { row, access } = await openMergeRequest(ctx.db, ctx, input.mergeRequestId);
+  return presentOne(ctx.db, row, access.document);
 }
 
 function create(ctx: ActionContext, input: ActionInput<"create">) {
@@ -300,7 +416,7 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
     });
     await addReviewers(tx, row.id, input.reviewerIds ?? [], now);
     await assertMayProposeMerge(tx, row, access);
-    return presentOne(tx, row);
+    return presentOne(tx, row, document);
   });
 }
 
@@ -314,11 +430,19 @@ function execute(ctx: ActionContext, input: ActionInput<"execute">): Promise<Mer
     // Lock order everywhere: merge request row, then branch row.
     const { row, access } = await openMergeRequest(tx, ctx, input.mergeRequestId, { forUpdate: true });
     assertOpen(row, "be merged");
+    const reviewers = (await listReviewers(tx, [row.id])).get(row.id)!;
     const execution = await executeMerge(tx, row, access, {
       authorId: ctx.actor.userId,
       now: ctx.clock(),
+      expectedHeads: { source: input.expectedSourceHeadCommitId, target: input.expectedTargetHeadCommitId },
+      assertMayMerge: (sides) => assertApprovalsMet(row, access.document, reviewers, sides),
       resolutions: {
-        sections: Object.fromEntries((input.resolutions ?? []).map((r) => [r.sectionId, r.resolution])),
+        sections: Object.fromEntries(
+          (input.resolutions ?? []).map((r) => [
+            r.sectionId,
+            r.resolution === "merged" ? { content: r.content, name: r.name } : r.resolution,
+          ]),
+        ),
         tagResolution: input.tagResolution,
         scalarPropertyResolutions: input.scalarPropertyResolutions,
         resolvedPath: input.resolvedPath,
@@ -337,6 +461,20 @@ function execute(ctx: ActionContext, input: ActionInput<"execute">): Promise<Mer
   });
 }
 
+/** The document's rule: execute needs `requiredApprovals` approvals that still count on the heads being merged. */
+function assertApprovalsMet(row: MergeRequestRow, document: DocumentRow, reviewers: ReviewerView[], sides: BranchSides): void {
+  const counting = countingApprovals(row, reviewers, sides).length;
+  if (counting >= document.requiredApprovals) return;
+  const stale = reviewers.filter((r) => isStale(r, sides)).map((r) => r.name);
+  throw new DomainError(
+    "APPROVALS_REQUIRED",
+    `This document requires ${document.requiredApprovals} approval(s) before a merge; merge request ${row.id} has ${counting}${
+      stale.length ? ` (stale, because sections they approved changed since: ${stale.join(", ")})` : ""
+    }. Ask reviewers to approve the current changes. The author's own approval does not count. Nothing was changed.`,
+    { mergeRequestId: row.id, requiredApprovals: document.requiredApprovals, approvals: counting, staleReviewers: stale.length },
+  );
+}
+
 function close(ctx: ActionContext, input: ActionInput<"close">) {
   return ctx.db.transaction(async (tx) => {
     const { row, access } = await openMergeRequest(tx, ctx, input.mergeRequestId, { forUpdate: true });
@@ -346,6 +484,7 @@ function close(ctx: ActionContext, input: ActionInput<"close">) {
     return presentOne(
       tx,
       await updateMergeRequest(tx, row.id, { status: "closed", closedAt: now, closedBy: ctx.actor.userId, updatedAt: now }),
+      access.document,
     );
   });
 }
@@ -374,7 +513,7 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
       ...(input.newDescription !== undefined ? { description: input.newDescription } : {}),
       updatedAt: now,
     });
-    return presentOne(tx, updated);
+    return presentOne(tx, updated, access.document);
   });
 }
 
@@ -382,9 +521,11 @@ const REVIEW_STATES = { approve: "approved", request_changes: "changes_requested
 
 function review(ctx: ActionContext, input: ActionInput<"approve" | "request_changes" | "reset">) {
   return ctx.db.transaction(async (tx) => {
-    const { row } = await openMergeRequest(tx, ctx, input.mergeRequestId, { forUpdate: true });
+    const { row, access } = await openMergeRequest(tx, ctx, input.mergeRequestId, { forUpdate: true });
     assertOpen(row, "be reviewed");
-    const recorded = await setReviewState(tx, row.id, ctx.actor.userId, REVIEW_STATES[input.action], ctx.clock());
+    // An approval records what the approver was shown: both heads and the sections they could see.
+    const approval = input.action === "approve" ? await approvalRecord(tx, row, access, input) : undefined;
+    const recorded = await setReviewState(tx, row.id, ctx.actor.userId, REVIEW_STATES[input.action], ctx.clock(), approval);
     if (!recorded) {
       throw new DomainError(
         "PERMISSION_DENIED",
@@ -392,7 +533,27 @@ function review(ctx: ActionContext, input: ActionInput<"approve" | "request_chan
         { mergeRequestId: row.id },
       );
     }
-    return presentOne(tx, row);
+    return presentOne(tx, row, access.document);
+  });
+}
+
+async function approvalRecord(tx: Tx, row: MergeRequestRow, access: DocumentAccess, input: ActionInput<"approve">) {
+  const { analysis, seen } = await reviewSnapshot(tx, row, access);
+  assertHeadsAsReviewed(
+    row,
+    analysis,
+    { source: input.expectedSourceHeadCommitId, target: input.expectedTargetHeadCommitId },
+    "approve what it shows now",
+  );
+  return { sourceHead: analysis.sourceHeadCommitId, targetHead: analysis.targetHeadCommitId, sections: seen };
+}
+
+/** Setting the document's merge rule is managing the document: its creator and workspace owners and admins, in person. */
+function requiredApprovals(ctx: ActionContext, input: ActionInput<"set_required_approvals">) {
+  return ctx.db.transaction(async (tx) => {
+    await openDocument(tx, ctx.actor, input.documentId, "manage");
+    await setRequiredApprovals(tx, input.documentId, input.requiredApprovals);
+    return { documentId: input.documentId, requiredApprovals: input.requiredApprovals };
   });
 }
 
@@ -400,13 +561,14 @@ export const mergeRequestsTool = defineTool({
   name: "merge_requests",
   description: [
     "Propose, review and merge one branch of a document into another. Workflow: (1) create -> mergeRequestId; (2) analyze to see per-section diffs and conflicts; (3) execute, passing resolutions when there are conflicts. Choose the operation with `action`:",
-    "- list {documentId?, status?, limit?, cursor?} -> {mergeRequests, nextCursor}, newest first. get {mergeRequestId} -> the request with reviewers (userId, name, email, state: pending | approved | changes_requested).",
+    "- list {documentId?, status?, authorId?, awaitingReviewBy?, limit?, cursor?} -> {mergeRequests, nextCursor}, newest first. get {mergeRequestId} -> the request with reviewers (userId, name, email, state: pending | approved | changes_requested, stale), requiredApprovals and approvals (those that count now).",
     "- create {documentId, sourceBranch, targetBranch, title, description?, reviewerIds?} -> the request, status open. Branch names, not ids.",
-    "- analyze {mergeRequestId} -> {mergeRequestId, hasConflicts, hasTagConflicts, hasPathCollision, hasDocumentDeletionConflict, propertyConflicts: [{columnId, base, source, target}], fastForward, sections: [{sectionId, name, status: added | deleted | modified | conflict | unchanged, sourceDiff, targetDiff}]} (unified diffs from the merge base; a status says what the merge brings into the target).",
-    "- execute {mergeRequestId, resolutions?: [{sectionId, resolution: source | target}], tagResolution?, scalarPropertyResolutions?: {columnId: source | target}, resolvedPath?, documentDeletionResolution?: delete | keep, commitMessage?} merges. Fast-forwards when the target has no commits of its own. Every conflict needs a resolution, else UNRESOLVED_CONFLICTS lists what is missing and nothing changes. The generated commit message lists the source commits; if it would exceed 1000 characters the merge fails with COMMIT_MESSAGE_TOO_LONG: pass your own commitMessage.",
+    "- analyze {mergeRequestId} -> {mergeRequestId, hasConflicts, hasTagConflicts, hasPathCollision, hasDocumentDeletionConflict, propertyConflicts: [{columnId, base, source, target}], fastForward, sections: [{sectionId, name, status: added | deleted | modified | conflict | unchanged, sourceDiff, targetDiff, proposedMerge}], sourceHeadCommitId, targetHeadCommitId} (unified diffs from the merge base; a status says what the merge brings into the target; proposedMerge {text, conflictingHunks} is a line-level three-way merge of a conflicting text-only section).",
+    "- execute {mergeRequestId, resolutions?: [{sectionId, resolution: source | target} | {sectionId, resolution: merged, content, name?}], tagResolution?, scalarPropertyResolutions?: {columnId: source | target}, resolvedPath?, documentDeletionResolution?: delete | keep, commitMessage?} merges. Fast-forwards when the target has no commits of its own. Every conflict needs a resolution, else UNRESOLVED_CONFLICTS lists what is missing and nothing changes. The generated commit message lists the source commits; if it would exceed 1000 characters the merge fails with COMMIT_MESSAGE_TOO_LONG: pass your own commitMessage. Pass expectedSourceHeadCommitId/expectedTargetHeadCommitId (from analyze) so nothing you did not see is merged (BRANCH_MOVED). When the document requires approvals and fewer count, APPROVALS_REQUIRED.",
     "- close {mergeRequestId}: open -> closed, without merging. Merged and closed requests are final.",
     "- update {mergeRequestId, newTitle?, newDescription? (null clears), reviewerIds? (adds), removeReviewerIds?}.",
-    "- approve | request_changes | reset {mergeRequestId}: record your review as a reviewer.",
+    "- approve {mergeRequestId, expectedSourceHeadCommitId?, expectedTargetHeadCommitId?} | request_changes | reset {mergeRequestId}: record your review as a reviewer; reset withdraws it (back to pending). An approval records both heads and the sections you could see; it becomes stale, and stops counting, only when one of those sections changes on either branch.",
+    "- set_required_approvals {documentId, requiredApprovals}: the document's merge rule (0 = none); for the document's creator and workspace owners/admins, signed in (never an API token).",
   ].join("\n"),
   input: mergeRequestsInput,
   readOnly: false,
@@ -421,5 +583,6 @@ export const mergeRequestsTool = defineTool({
     approve: review,
     request_changes: review,
     reset: review,
+    set_required_approvals: requiredApprovals,
   },
 });

@@ -124,9 +124,17 @@ export interface AnalyzeMergeInput {
   plan?: MergePlan;
 }
 
+/** A section version the reviewer wrote for a conflicting section, by the hash of its (already stored) blob. */
+export interface MergedSection {
+  blobHash: string;
+}
+
 export interface MergeResolutions {
-  /** Per section in conflict: `source` keeps the incoming version (removed if the source deleted it), `target` the target's. */
-  sections?: Record<string, Side>;
+  /**
+   * Per section in conflict: `source` keeps the incoming version (removed if the source deleted it), `target` the
+   * target's, a MergedSection the version the reviewer wrote.
+   */
+  sections?: Record<string, Side | MergedSection>;
   tagResolution?: Side;
   scalarPropertyResolutions?: Record<string, Side>;
   resolvedPath?: string;
@@ -506,7 +514,7 @@ export function buildMergedTree(analysis: { plan: MergePlan }, resolutions: Merg
   for (const p of conflictSections.values()) {
     const side = resolutions.sections?.[p.sectionId];
     if (side === undefined) missing.sections.push(p.sectionId);
-    else sectionChoices.set(p.sectionId, side === "source" ? p.source : p.target);
+    else sectionChoices.set(p.sectionId, side === "source" ? p.source : side === "target" ? p.target : side.blobHash);
   }
 
   let tagIds: string[] = [];

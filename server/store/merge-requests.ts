@@ -1,6 +1,7 @@
 /** Merge request records and their reviewers. */
-import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, exists, lt, or, type SQL, sql } from "drizzle-orm";
 import {
+  type ApprovedSection,
   documentGrants,
   documents,
   mergeRequestReviewers,
@@ -11,6 +12,7 @@ import {
 } from "@/db/schema";
 import type { Permission } from "@/server/core/document-model";
 import { notFound } from "@/server/core/errors";
+import { announceAccessChange } from "./access-cache";
 import { anyOf, type Tx } from "./db";
 import type { DocumentRow } from "./documents";
 
@@ -66,6 +68,9 @@ export interface MergeRequestListQuery {
   workspaceId: string;
   documentId?: string;
   status?: MergeRequestStatus;
+  authorId?: string;
+  /** Only requests where this user is a reviewer who has not given a verdict yet (state pending). */
+  awaitingReviewBy?: string;
   /** Keyset cursor: rows strictly older than this (createdAt, id). */
   before?: { createdAt: Date; id: string };
   limit: number;
@@ -77,6 +82,21 @@ export async function listMergeRequests(tx: Tx, q: MergeRequestListQuery): Promi
     eq(mergeRequests.workspaceId, q.workspaceId),
     q.documentId ? eq(mergeRequests.documentId, q.documentId) : undefined,
     q.status ? eq(mergeRequests.status, q.status) : undefined,
+    q.authorId ? eq(mergeRequests.authorId, q.authorId) : undefined,
+    q.awaitingReviewBy
+      ? exists(
+          tx
+            .select({ one: sql`1` })
+            .from(mergeRequestReviewers)
+            .where(
+              and(
+                eq(mergeRequestReviewers.mergeRequestId, mergeRequests.id),
+                eq(mergeRequestReviewers.userId, q.awaitingReviewBy),
+                eq(mergeRequestReviewers.state, "pending"),
+              ),
+            ),
+        )
+      : undefined,
     q.before
       ? or(
           lt(mergeRequests.createdAt, q.before.createdAt),
@@ -104,6 +124,9 @@ export interface ReviewerView {
   state: ReviewState;
   addedAt: Date;
   reviewedAt: Date | null;
+  approvedSourceHead: string | null;
+  approvedTargetHead: string | null;
+  approvedSections: ApprovedSection[] | null;
 }
 
 export async function listReviewers(tx: Tx, mergeRequestIds: readonly string[]): Promise<Map<string, ReviewerView[]>> {
@@ -118,6 +141,9 @@ export async function listReviewers(tx: Tx, mergeRequestIds: readonly string[]):
       state: mergeRequestReviewers.state,
       addedAt: mergeRequestReviewers.addedAt,
       reviewedAt: mergeRequestReviewers.reviewedAt,
+      approvedSourceHead: mergeRequestReviewers.approvedSourceHead,
+      approvedTargetHead: mergeRequestReviewers.approvedTargetHead,
+      approvedSections: mergeRequestReviewers.approvedSections,
     })
     .from(mergeRequestReviewers)
     .innerJoin(users, eq(users.id, mergeRequestReviewers.userId))
@@ -142,12 +168,41 @@ export async function removeReviewers(tx: Tx, mergeRequestId: string, userIds: r
     .where(and(eq(mergeRequestReviewers.mergeRequestId, mergeRequestId), anyOf(mergeRequestReviewers.userId, [...userIds])));
 }
 
-/** Records a reviewer's verdict; returns false when the user is not a reviewer of the request. */
-export async function setReviewState(tx: Tx, mergeRequestId: string, userId: string, state: ReviewState, now: Date): Promise<boolean> {
+/** What an approval was given on; absent for any other verdict. */
+export interface ApprovalRecord {
+  sourceHead: string;
+  targetHead: string;
+  sections: ApprovedSection[];
+}
+
+/** Records a reviewer's verdict (with what an approval saw); returns false when the user is not a reviewer of the request. */
+export async function setReviewState(
+  tx: Tx,
+  mergeRequestId: string,
+  userId: string,
+  state: ReviewState,
+  now: Date,
+  approval?: ApprovalRecord,
+): Promise<boolean> {
   const rows = await tx
     .update(mergeRequestReviewers)
-    .set({ state, reviewedAt: now })
+    .set({
+      state,
+      reviewedAt: now,
+      approvedSourceHead: approval?.sourceHead ?? null,
+      approvedTargetHead: approval?.targetHead ?? null,
+      approvedSections: approval?.sections ?? null,
+    })
     .where(and(eq(mergeRequestReviewers.mergeRequestId, mergeRequestId), eq(mergeRequestReviewers.userId, userId)))
     .returning({ userId: mergeRequestReviewers.userId });
   return rows.length > 0;
+}
+
+/**
+ * The document's merge rule: how many approvals a merge request needs before it may be executed. Document rows are
+ * cached with their permission settings, so the change is announced like an access change.
+ */
+export async function setRequiredApprovals(tx: Tx, documentId: string, requiredApprovals: number): Promise<void> {
+  await tx.update(documents).set({ requiredApprovals }).where(eq(documents.id, documentId));
+  await announceAccessChange(tx);
 }

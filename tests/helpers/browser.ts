@@ -1,14 +1,14 @@
-/** Debian's Chromium driven by playwright-core, launched the way this machine allows (no downloads, no background network). */
+/** Debian's Chromium, launched the way this machine allows (no downloads, no background network): by Playwright's runner (playwright.config.ts) and by vitest files that need a browser. */
 import { existsSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type LaunchOptions } from "playwright-core";
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
-export async function launchChromium(): Promise<Browser> {
+export function chromiumLaunchOptions(): LaunchOptions {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(`Chromium not found at ${CHROMIUM_PATH}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
   }
-  return chromium.launch({
+  return {
     executablePath: CHROMIUM_PATH,
     args: [
       "--no-sandbox",
@@ -18,5 +18,9 @@ export async function launchChromium(): Promise<Browser> {
       "--disable-sync",
       "--no-first-run",
     ],
-  });
+  };
+}
+
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch(chromiumLaunchOptions());
 }

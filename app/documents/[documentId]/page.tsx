@@ -15,10 +15,12 @@ import {
   type BranchSummary,
   type CommitLog,
   type DocumentSection,
+  type MergeRequestView,
   type Outcome,
 } from "@/app/_lib/quire";
 import { firstParam, withQuery, type SearchParams } from "@/app/_lib/search-params";
 import { getSessionUser, requireUser } from "@/app/_lib/session";
+import { getBridge } from "@/server/bridge";
 import { AccessNote, loadDocumentAccess, ShareButton } from "./document-access";
 import { DocumentBody, PathBreadcrumb, referenceTitle, SectionFrame, sortedSections } from "./document-body";
 
@@ -65,7 +67,14 @@ export default async function DocumentPage({ params, searchParams }: Props) {
   const doc = read.value;
   // Reading a commit is branch-less: the branch is the one the visitor came from, else the default.
   const branchName = doc.branchName ?? branch ?? (branches.ok ? branches.value.find((b) => b.isDefault)?.name : undefined) ?? null;
-  const log = await attempt(() => commitLog(user.id, documentId, branchName ?? undefined, logCursor));
+  const [log, openRequests] = await Promise.all([
+    attempt(() => commitLog(user.id, documentId, branchName ?? undefined, logCursor)),
+    attempt(
+      async (): Promise<{ mergeRequests: MergeRequestView[] }> =>
+        getBridge().callTool("merge_requests", user.id, { action: "list", documentId, status: "open", limit: 5 }),
+    ),
+  ]);
+  const isDefaultBranch = branches.ok && branches.value.some((b) => b.isDefault && b.name === branchName);
   const sections = sortedSections(doc);
   const branchHref = withQuery(basePath, { branch: branchName });
 
@@ -124,10 +133,60 @@ export default async function DocumentPage({ params, searchParams }: Props) {
           after: <AccessNote access={access} />,
         }}
         renderSection={(section) => <SectionView key={section.sectionId} section={section} />}
-        asideTop={<BranchPanel basePath={basePath} current={branchName} branches={branches} />}
+        asideTop={
+          <>
+            <BranchPanel basePath={basePath} current={branchName} branches={branches} />
+            <MergeRequestsPanel documentId={documentId} branchName={isDefaultBranch ? null : branchName} requests={openRequests} />
+          </>
+        }
         asideBottom={<HistoryPanel basePath={basePath} branchName={branchName} viewing={commit} log={log} logCursor={logCursor} />}
       />
     </AppShell>
+  );
+}
+
+/** The document's open merge requests, and opening one from the branch being viewed. */
+function MergeRequestsPanel({
+  documentId,
+  branchName,
+  requests,
+}: {
+  documentId: string;
+  branchName: string | null;
+  requests: Outcome<{ mergeRequests: MergeRequestView[] }>;
+}) {
+  const all = `/merge-requests?documentId=${encodeURIComponent(documentId)}`;
+  return (
+    <section className="panel" aria-labelledby="merge-requests-panel-title" data-testid="merge-requests-panel">
+      <h2 className="panel-title" id="merge-requests-panel-title">
+        Merge requests
+      </h2>
+      {!requests.ok ? (
+        <p className="muted small">Merge requests could not be listed: {requests.message}</p>
+      ) : requests.value.mergeRequests.length === 0 ? (
+        <p className="muted small">No open merge requests.</p>
+      ) : (
+        <ul className="panel-list">
+          {requests.value.mergeRequests.map((r) => (
+            <li key={r.mergeRequestId}>
+              <Link href={`/merge-requests/${r.mergeRequestId}`}>{r.title}</Link>{" "}
+              <span className="muted small">
+                {r.sourceBranch} → {r.targetBranch}
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <p className="small">
+        <Link href={all}>All merge requests</Link>
+        {branchName ? (
+          <>
+            {" · "}
+            <Link href={withQuery("/merge-requests/new", { documentId, source: branchName })}>Open a merge request from {branchName}</Link>
+          </>
+        ) : null}
+      </p>
+    </section>
   );
 }
 

@@ -4,10 +4,12 @@
  * sign-out, the document list and the document page (markdown that must not
  * run scripts, branch switching, history, viewing a commit).
  */
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import type { Browser, BrowserContext, Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { startTestServer, type TestServer } from "../helpers/server";
-import { launchChromium } from "../helpers/browser";
+
+// The tests of this file tell one story on one server, in order.
+test.describe.configure({ mode: "serial" });
 
 const OWNER = { name: "Olive Owner", email: "olive@example.test", password: "correct horse battery" };
 
@@ -20,16 +22,15 @@ let documentId: string;
 
 const pathOf = (page: Page) => new URL(page.url()).pathname;
 
-beforeAll(async () => {
+test.beforeAll(async ({ browser: sharedBrowser }) => {
   server = await startTestServer({ next: true });
-  browser = await launchChromium();
+  browser = sharedBrowser;
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.setDefaultTimeout(20_000);
 });
 
-afterAll(async () => {
-  await browser?.close();
+test.afterAll(async () => {
   await server?.close();
 });
 

@@ -6,10 +6,12 @@
  * is also photographed at 390 and 1280 px into /tmp/shots/ to be looked at.
  */
 import { mkdirSync } from "node:fs";
-import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import type { Browser, BrowserContext, Locator, Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
-import { launchChromium } from "../helpers/browser";
+
+// The tests of this file tell one story on one server, in order.
+test.describe.configure({ mode: "serial" });
 
 const PASSWORD = "correct horse battery";
 const NARROW = { width: 390, height: 844 };
@@ -26,7 +28,7 @@ let sharePath: string;
 let invitePath: string;
 const BRANCH = "agent/quarterly-pricing-review-with-a-long-name";
 
-beforeAll(async () => {
+test.beforeAll(async ({ browser: sharedBrowser }) => {
   mkdirSync(SHOTS, { recursive: true });
   server = await startTestServer({ next: true });
   owner = await server.createUser("olive.owner-with-a-long-address@example.test", "Olive Owner-Longname", PASSWORD);
@@ -95,11 +97,10 @@ beforeAll(async () => {
   invitePath = `/invite/${invite.token}`;
   await caller.workspace({ action: "create_invite", role: "guest" });
 
-  browser = await launchChromium();
+  browser = sharedBrowser;
 });
 
-afterAll(async () => {
-  await browser?.close();
+test.afterAll(async () => {
   await server?.close();
 });
 

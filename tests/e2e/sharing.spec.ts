@@ -5,10 +5,12 @@
  * through a read link until it is revoked, and a member shut out by the team
  * default who gets in through an edit link.
  */
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import type { Browser, BrowserContext, Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
-import { launchChromium } from "../helpers/browser";
+
+// The tests of this file tell one story on one server, in order.
+test.describe.configure({ mode: "serial" });
 
 const PASSWORD = "correct horse battery";
 
@@ -49,7 +51,7 @@ async function createLink(page: Page, permission: "read" | "edit", expiresInDays
   return shown.inputValue();
 }
 
-beforeAll(async () => {
+test.beforeAll(async ({ browser: sharedBrowser }) => {
   server = await startTestServer({ next: true });
   ownerUser = await server.createUser("olive@example.test", "Olive Owner", PASSWORD);
   memberUser = await server.createUser("mira@example.test", "Mira Member", PASSWORD);
@@ -71,14 +73,13 @@ beforeAll(async () => {
   });
   documentId = created.documentId;
 
-  browser = await launchChromium();
+  browser = sharedBrowser;
   ownerContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   owner = await ownerContext.newPage();
   owner.setDefaultTimeout(20_000);
 });
 
-afterAll(async () => {
-  await browser?.close();
+test.afterAll(async () => {
   await server?.close();
 });
 

@@ -6,12 +6,14 @@
  * header, and a document page that prefetches none of its history.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
-import { launchChromium } from "../helpers/browser";
+import type { Browser, BrowserContext, Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+// The tests of this file tell one story on one server, in order.
+test.describe.configure({ mode: "serial" });
 
 const PASSWORD = "correct horse battery";
 const TOKEN_RULE =
@@ -37,17 +39,16 @@ async function signIn(context: BrowserContext, email: string, origin = server.ur
   return signedIn;
 }
 
-beforeAll(async () => {
+test.beforeAll(async ({ browser: sharedBrowser }) => {
   server = await startTestServer({ next: true });
   owner = await server.createUser("olive@example.test", "Olive Owner", PASSWORD);
   member = await server.createUser("mia@example.test", "Mia Member", PASSWORD);
-  browser = await launchChromium();
+  browser = sharedBrowser;
   ownerContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await signIn(ownerContext, owner.email);
 });
 
-afterAll(async () => {
-  await browser?.close();
+test.afterAll(async () => {
   await server?.close();
 });
 

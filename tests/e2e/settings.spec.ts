@@ -5,10 +5,12 @@
  * appears in the members list; an API token created on /settings/tokens works
  * for an MCP client until it is revoked on the same page.
  */
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import type { Browser, BrowserContext, Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { callMcp, startTestServer, type TestServer } from "../helpers/server";
-import { launchChromium } from "../helpers/browser";
+
+// The tests of this file tell one story on one server, in order.
+test.describe.configure({ mode: "serial" });
 
 const OWNER = { name: "Olive Owner", email: "olive@example.test", password: "correct horse battery" };
 const INVITEE = { name: "Ivy Invitee", email: "ivy@example.test", password: "another long password" };
@@ -18,17 +20,16 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 
-beforeAll(async () => {
+test.beforeAll(async ({ browser: sharedBrowser }) => {
   server = await startTestServer({ next: true });
   await server.createUser(OWNER.email, OWNER.name, OWNER.password);
-  browser = await launchChromium();
+  browser = sharedBrowser;
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.setDefaultTimeout(20_000);
 });
 
-afterAll(async () => {
-  await browser?.close();
+test.afterAll(async () => {
   await server?.close();
 });
 

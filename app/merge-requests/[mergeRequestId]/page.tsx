@@ -1,0 +1,188 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { cache } from "react";
+import { AppShell } from "@/app/_components/app-shell";
+import { ErrorPanel } from "@/app/_components/error-panel";
+import { TimeAgo } from "@/app/_components/time-ago";
+import { attempt, type DocumentRead, type MergeAnalysisView, type MergeRequestView, UUID_PATTERN } from "@/app/_lib/quire";
+import { getSessionUser, requireUser } from "@/app/_lib/session";
+import { getBridge } from "@/server/bridge";
+import { ReviewerStates, StatusBadge } from "../parts";
+import { type ConflictSides, HeaderEditor, LiveNotice, ReviewActions, ReviewWorkspace } from "./review-client";
+import "../merge-requests.css";
+
+type Props = { params: Promise<{ mergeRequestId: string }> };
+
+const getOnce = cache((userId: string, mergeRequestId: string) =>
+  attempt(async (): Promise<MergeRequestView> => getBridge().callTool("merge_requests", userId, { action: "get", mergeRequestId })),
+);
+
+export async function generateMetadata({ params }: Props): Promise<Metadata> {
+  const { mergeRequestId } = await params;
+  const user = await getSessionUser();
+  if (!user || !UUID_PATTERN.test(mergeRequestId)) return { title: "Merge request" };
+  const found = await getOnce(user.id, mergeRequestId);
+  return { title: found.ok ? found.value.title : "Merge request" };
+}
+
+/** The text of each conflicting section on one branch (text blocks joined), for the side-by-side view. */
+async function sectionTexts(userId: string, documentId: string, branchName: string, sectionIds: string[]): Promise<Map<string, string>> {
+  if (sectionIds.length === 0) return new Map();
+  const read = await attempt(
+    async (): Promise<DocumentRead> => getBridge().callTool("read", userId, { documentId, branchName, sectionIds }),
+  );
+  if (!read.ok) return new Map();
+  return new Map(
+    read.value.sections.map((s) => [
+      s.sectionId,
+      s.content.map((b) => (b.blockType === "text" ? b.text : `[${b.blockType}]`)).join("\n\n"),
+    ]),
+  );
+}
+
+export default async function MergeRequestPage({ params }: Props) {
+  const { mergeRequestId } = await params;
+  const user = await requireUser(`/merge-requests/${encodeURIComponent(mergeRequestId)}`);
+  if (!UUID_PATTERN.test(mergeRequestId)) notFound();
+  const found = await getOnce(user.id, mergeRequestId);
+  if (!found.ok) {
+    if (found.code === "NOT_FOUND") notFound();
+    return (
+      <AppShell user={user}>
+        <ErrorPanel title="Could not open this merge request" code={found.code} message={found.message} />
+      </AppShell>
+    );
+  }
+  const request = found.value;
+  const bridge = getBridge();
+  const [analysis, document, authorMatch] = await Promise.all([
+    request.status === "open"
+      ? attempt(async (): Promise<MergeAnalysisView> => bridge.callTool("merge_requests", user.id, { action: "analyze", mergeRequestId }))
+      : Promise.resolve(null),
+    attempt(
+      async (): Promise<{ name: string; path: string }> =>
+        bridge.callTool("documents", user.id, { action: "get", documentId: request.documentId }),
+    ),
+    attempt(
+      async (): Promise<{ members: Array<{ userId: string; name: string }> }> =>
+        bridge.callTool("members", user.id, { action: "list", limit: 200 }),
+    ),
+  ]);
+  const conflictIds = analysis?.ok ? analysis.value.sections.filter((s) => s.status === "conflict").map((s) => s.sectionId) : [];
+  const [sourceTexts, targetTexts] = await Promise.all([
+    sectionTexts(user.id, request.documentId, request.sourceBranch, conflictIds),
+    sectionTexts(user.id, request.documentId, request.targetBranch, conflictIds),
+  ]);
+  const conflictSides: ConflictSides = Object.fromEntries(
+    conflictIds.map((id) => [id, { source: sourceTexts.get(id) ?? null, target: targetTexts.get(id) ?? null }]),
+  );
+  const author = authorMatch.ok ? authorMatch.value.members.find((m) => m.userId === request.authorId)?.name : undefined;
+  const isAuthor = request.authorId === user.id;
+  const myReview = request.reviewers.find((r) => r.userId === user.id) ?? null;
+  const documentPath = `/documents/${encodeURIComponent(request.documentId)}`;
+
+  return (
+    <AppShell user={user} wide>
+      <nav className="breadcrumb" aria-label="Breadcrumb">
+        <ol>
+          <li>
+            <Link href="/merge-requests">Merge requests</Link>
+          </li>
+          <li>
+            <Link href={`/merge-requests?documentId=${encodeURIComponent(request.documentId)}`}>
+              {document.ok ? document.value.name : "Document"}
+            </Link>
+          </li>
+          <li aria-current="page">{request.title}</li>
+        </ol>
+      </nav>
+      <header className="mr-header">
+        <HeaderEditor
+          mergeRequestId={mergeRequestId}
+          title={request.title}
+          description={request.description}
+          editable={isAuthor && request.status === "open"}
+        />
+        <div className="mr-row-meta muted small">
+          <StatusBadge status={request.status} />
+          <span className="mr-branches">
+            <Link href={`${documentPath}?branch=${encodeURIComponent(request.sourceBranch)}`}>
+              <code>{request.sourceBranch}</code>
+            </Link>{" "}
+            →{" "}
+            <Link href={`${documentPath}?branch=${encodeURIComponent(request.targetBranch)}`}>
+              <code>{request.targetBranch}</code>
+            </Link>
+          </span>
+          <span>
+            opened {author ? `by ${author} ` : isAuthor ? "by you " : ""}
+            <TimeAgo value={request.createdAt} />
+          </span>
+        </div>
+      </header>
+
+      <div className="mr-layout">
+        <div className="mr-main">
+          {request.status !== "open" ? (
+            <div className="banner banner-info" role="status" data-testid="final-state">
+              {request.status === "merged" ? (
+                <>
+                  Merged <TimeAgo value={request.mergedAt ?? request.updatedAt} />
+                  {request.mergeCommitId ? (
+                    <>
+                      {" "}
+                      as{" "}
+                      <Link href={`${documentPath}?branch=${encodeURIComponent(request.targetBranch)}&commit=${request.mergeCommitId}`}>
+                        <code>{request.mergeCommitId.slice(0, 8)}</code>
+                      </Link>
+                    </>
+                  ) : null}
+                  .
+                </>
+              ) : (
+                <>
+                  Closed <TimeAgo value={request.closedAt ?? request.updatedAt} /> without merging.
+                </>
+              )}
+            </div>
+          ) : analysis && !analysis.ok ? (
+            <ErrorPanel title="Could not analyze this merge" code={analysis.code} message={analysis.message} />
+          ) : analysis?.ok ? (
+            <>
+              <LiveNotice
+                // A fresh analysis (new heads) starts a fresh watch.
+                key={`${analysis.value.sourceHeadCommitId}:${analysis.value.targetHeadCommitId}`}
+                documentId={request.documentId}
+                branches={{ source: request.sourceBranch, target: request.targetBranch }}
+                heads={{ source: analysis.value.sourceHeadCommitId, target: analysis.value.targetHeadCommitId }}
+              />
+              <ReviewWorkspace request={request} analysis={analysis.value} conflictSides={conflictSides} />
+            </>
+          ) : null}
+        </div>
+        <aside className="mr-aside">
+          <section className="panel" aria-labelledby="reviewers-title">
+            <h2 className="panel-title" id="reviewers-title">
+              Reviewers
+            </h2>
+            <ReviewerStates request={request} />
+            <p className="muted small" data-testid="approval-rule">
+              {request.requiredApprovals > 0
+                ? `${request.approvals} of ${request.requiredApprovals} required approval${request.requiredApprovals === 1 ? "" : "s"}.`
+                : `${request.approvals} approval${request.approvals === 1 ? "" : "s"}; this document requires none.`}{" "}
+              An approval goes stale only when a section it saw changes.
+            </p>
+            {request.status === "open" && analysis?.ok ? (
+              <ReviewActions
+                mergeRequestId={mergeRequestId}
+                myState={myReview ? (myReview.stale ? "stale" : myReview.state) : null}
+                heads={{ source: analysis.value.sourceHeadCommitId, target: analysis.value.targetHeadCommitId }}
+              />
+            ) : null}
+          </section>
+        </aside>
+      </div>
+    </AppShell>
+  );
+}

@@ -1,0 +1,494 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { type FormEvent, useEffect, useState } from "react";
+import { ActionConfirmButton } from "@/app/_components/confirm-button";
+import type { MergeAnalysisView, MergeRequestView } from "@/app/_lib/quire";
+import {
+  branchHeads,
+  closeMergeRequest,
+  editMergeRequest,
+  executeMergeRequest,
+  reviewMergeRequest,
+  type SectionChoice,
+  type Verdict,
+} from "../actions";
+import { type DiffView, SectionDiff } from "./section-diff";
+
+/** Per conflicting section: its text on the source and on the target (null: deleted there). */
+export type ConflictSides = Record<string, { source: string | null; target: string | null }>;
+
+const MAX_COMMIT_MESSAGE_CHARS = 1000;
+/** Sections with more diff lines than this start collapsed. */
+const LARGE_DIFF_LINES = 60;
+const POLL_MS = 4000;
+
+export function HeaderEditor({
+  mergeRequestId,
+  title,
+  description,
+  editable,
+}: {
+  mergeRequestId: string;
+  title: string;
+  description: string | null;
+  editable: boolean;
+}) {
+  const router = useRouter();
+  const [editing, setEditing] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const result = await editMergeRequest(mergeRequestId, { title: form.get("title"), description: form.get("description") });
+    if (!result.ok) return setError(result.message);
+    setError(null);
+    setEditing(false);
+    router.refresh();
+  }
+  if (editing) {
+    return (
+      <form className="form mr-edit" onSubmit={onSubmit} aria-label="Edit title and description">
+        <label className="field">
+          <span>Title</span>
+          <input name="title" defaultValue={title} required maxLength={300} />
+        </label>
+        <label className="field">
+          <span>Description (markdown)</span>
+          <textarea name="description" defaultValue={description ?? ""} rows={5} />
+        </label>
+        {error ? (
+          <p className="form-error" role="alert">
+            {error}
+          </p>
+        ) : null}
+        <div className="button-row">
+          <button type="submit" className="button button-primary">
+            Save
+          </button>
+          <button type="button" className="button button-quiet" onClick={() => setEditing(false)}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    );
+  }
+  return (
+    <div className="mr-title-block">
+      <div className="mr-title-row">
+        <h1 className="doc-title">{title}</h1>
+        {editable ? (
+          <button type="button" className="button button-small" onClick={() => setEditing(true)}>
+            Edit
+          </button>
+        ) : null}
+      </div>
+      {description ? <p className="doc-description mr-description">{description}</p> : null}
+    </div>
+  );
+}
+
+/** Polls the branch heads; when either moved, says so and offers the fresh analysis (what was on screen is never merged). */
+export function LiveNotice({
+  documentId,
+  branches,
+  heads,
+}: {
+  documentId: string;
+  branches: { source: string; target: string };
+  heads: { source: string; target: string };
+}) {
+  const router = useRouter();
+  const [moved, setMoved] = useState<string[]>([]);
+  useEffect(() => {
+    let stopped = false;
+    const timer = setInterval(async () => {
+      const now = await branchHeads(documentId, branches);
+      if (stopped || !now.ok) return;
+      setMoved(
+        [now.value.source !== heads.source ? branches.source : "", now.value.target !== heads.target ? branches.target : ""].filter(
+          Boolean,
+        ),
+      );
+    }, POLL_MS);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }, [documentId, branches, heads]);
+  if (moved.length === 0) return null;
+  return (
+    <div className="banner banner-warning mr-live" role="status" data-testid="branch-moved">
+      <span>
+        {moved.map((b) => `“${b}”`).join(" and ")} moved since this page was loaded. Approving and merging use what you see, so look at the
+        fresh changes first.
+      </span>
+      <button type="button" className="button button-small button-primary" onClick={() => router.refresh()}>
+        Show the fresh analysis
+      </button>
+    </div>
+  );
+}
+
+export function ReviewActions({
+  mergeRequestId,
+  myState,
+  heads,
+}: {
+  mergeRequestId: string;
+  myState: "pending" | "approved" | "changes_requested" | "stale" | null;
+  heads: { source: string; target: string };
+}) {
+  const router = useRouter();
+  const [error, setError] = useState<string | null>(null);
+  const [pending, setPending] = useState(false);
+  if (myState === null) return <p className="muted small">You are not a reviewer of this request.</p>;
+  async function review(verdict: Verdict) {
+    setPending(true);
+    const result = await reviewMergeRequest(mergeRequestId, verdict, heads);
+    setPending(false);
+    if (!result.ok) return setError(result.message);
+    setError(null);
+    router.refresh();
+  }
+  return (
+    <div className="mr-review-actions">
+      <div className="button-row">
+        {myState !== "approved" ? (
+          <button type="button" className="button button-primary" disabled={pending} onClick={() => review("approve")}>
+            Approve
+          </button>
+        ) : null}
+        {myState !== "changes_requested" ? (
+          <button type="button" className="button" disabled={pending} onClick={() => review("request_changes")}>
+            Request changes
+          </button>
+        ) : null}
+        {myState !== "pending" ? (
+          <button type="button" className="button button-quiet" disabled={pending} onClick={() => review("reset")}>
+            Withdraw review
+          </button>
+        ) : null}
+      </div>
+      {error ? (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+const STATUS_LABELS = { added: "Added", deleted: "Deleted", modified: "Modified", conflict: "Conflict", unchanged: "Unchanged" } as const;
+
+type DocumentChoices = {
+  tagResolution?: "source" | "target";
+  resolvedPath?: string;
+  documentDeletionResolution?: "delete" | "keep";
+  properties: Record<string, "source" | "target">;
+};
+
+/** Changes, conflicts and the merge form of an open request. */
+export function ReviewWorkspace({
+  request,
+  analysis,
+  conflictSides,
+}: {
+  request: MergeRequestView;
+  analysis: MergeAnalysisView;
+  conflictSides: ConflictSides;
+}) {
+  const router = useRouter();
+  const [view, setView] = useState<DiffView>("split");
+  const [sections, setSections] = useState<Record<string, SectionChoice>>({});
+  const [doc, setDoc] = useState<DocumentChoices>({ properties: {} });
+  const [message, setMessage] = useState(analysis.generatedCommitMessage ?? "");
+  const [state, setState] = useState<{ kind: "idle" | "pending" } | { kind: "error"; message: string }>({ kind: "idle" });
+  const changes = analysis.sections.filter((s) => s.status !== "unchanged");
+  const conflicts = analysis.sections.filter((s) => s.status === "conflict");
+
+  const missing = [
+    ...conflicts.filter((s) => !sections[s.sectionId]).map((s) => `section “${s.name}”`),
+    analysis.hasTagConflicts && !doc.tagResolution ? "tags" : "",
+    analysis.hasPathCollision && !doc.resolvedPath?.trim() ? "path" : "",
+    analysis.hasDocumentDeletionConflict && !doc.documentDeletionResolution ? "deletion" : "",
+    ...analysis.propertyConflicts.filter((c) => !doc.properties[c.columnId]).map((c) => `property ${c.columnId.slice(0, 8)}`),
+  ].filter(Boolean);
+  const messageTooLong = !analysis.fastForward && message.length > MAX_COMMIT_MESSAGE_CHARS;
+  const approvalsShort = request.requiredApprovals > request.approvals;
+  const blocked = analysis.upToDate || missing.length > 0 || messageTooLong || approvalsShort || analysis.hiddenConflicts > 0;
+
+  async function merge() {
+    setState({ kind: "pending" });
+    const result = await executeMergeRequest(request.mergeRequestId, {
+      sections,
+      tagResolution: doc.tagResolution,
+      scalarPropertyResolutions: Object.keys(doc.properties).length ? doc.properties : undefined,
+      resolvedPath: doc.resolvedPath?.trim() || undefined,
+      documentDeletionResolution: doc.documentDeletionResolution,
+      commitMessage: analysis.fastForward || message === analysis.generatedCommitMessage ? undefined : message,
+      heads: { source: analysis.sourceHeadCommitId, target: analysis.targetHeadCommitId },
+    });
+    if (!result.ok) return setState({ kind: "error", message: result.message });
+    setState({ kind: "idle" });
+    router.refresh();
+  }
+
+  return (
+    <>
+      <section className="mr-section" aria-labelledby="changes-title">
+        <div className="mr-section-heading">
+          <h2 id="changes-title">Changes</h2>
+          <fieldset className="mr-toggle">
+            <legend className="visually-hidden">Diff view</legend>
+            {(["split", "unified"] as const).map((v) => (
+              <label key={v} className={view === v ? "mr-toggle-on" : undefined}>
+                <input type="radio" name="diff-view" value={v} checked={view === v} onChange={() => setView(v)} />
+                {v === "split" ? "Split" : "Unified"}
+              </label>
+            ))}
+          </fieldset>
+        </div>
+        {analysis.upToDate ? (
+          <p className="muted" data-testid="up-to-date">
+            Nothing to merge: {request.targetBranch} already has every commit of {request.sourceBranch}.
+          </p>
+        ) : null}
+        {analysis.hiddenConflicts > 0 ? (
+          <p className="banner banner-warning" role="status" data-testid="hidden-sections">
+            {analysis.hiddenConflicts} conflicting section{analysis.hiddenConflicts === 1 ? "" : "s"} you may not see; someone who can see
+            {analysis.hiddenConflicts === 1 ? " it" : " them"} must merge this request.
+          </p>
+        ) : null}
+        {changes.length > 0 ? (
+          <nav className="mr-navigator" aria-label="Changed sections">
+            <ol>
+              {changes.map((s) => (
+                <li key={s.sectionId}>
+                  <a href={`#change-${s.sectionId}`}>
+                    <span className={`mr-change mr-change-${s.status}`}>{STATUS_LABELS[s.status]}</span> {s.name}
+                  </a>
+                </li>
+              ))}
+            </ol>
+          </nav>
+        ) : null}
+        {changes.map((s) => {
+          const diffs = [
+            s.sourceDiff ? { label: `${request.sourceBranch} (source)`, unified: s.sourceDiff } : null,
+            s.status === "conflict" && s.targetDiff ? { label: `${request.targetBranch} (target)`, unified: s.targetDiff } : null,
+          ].filter((d): d is { label: string; unified: string } => d !== null);
+          const large = diffs.reduce((n, d) => n + d.unified.split("\n").length, 0) > LARGE_DIFF_LINES;
+          const body = diffs.map((d) => (
+            <div key={d.label} className="mr-diff-block">
+              {diffs.length > 1 ? <p className="mr-diff-label small muted">Changes on {d.label}</p> : null}
+              <SectionDiff unified={d.unified} view={view} label={`${s.name}: changes on ${d.label}`} />
+            </div>
+          ));
+          return (
+            <article key={s.sectionId} id={`change-${s.sectionId}`} className="mr-change-card" data-testid="change" data-status={s.status}>
+              <h3>
+                <span className={`mr-change mr-change-${s.status}`}>{STATUS_LABELS[s.status]}</span> {s.name}
+              </h3>
+              {large ? (
+                <details>
+                  <summary>Large change: show the diff</summary>
+                  {body}
+                </details>
+              ) : (
+                body
+              )}
+            </article>
+          );
+        })}
+      </section>
+
+      {conflicts.length > 0 ||
+      analysis.hasTagConflicts ||
+      analysis.hasPathCollision ||
+      analysis.hasDocumentDeletionConflict ||
+      analysis.propertyConflicts.length > 0 ? (
+        <section className="mr-section" aria-labelledby="conflicts-title">
+          <h2 id="conflicts-title">Conflicts</h2>
+          <p className="muted small">Both branches changed these. Choose what the merge keeps.</p>
+          {conflicts.map((s) => {
+            const sides = conflictSides[s.sectionId] ?? { source: null, target: null };
+            const choice = sections[s.sectionId];
+            const choose = (next: SectionChoice) => setSections((all) => ({ ...all, [s.sectionId]: next }));
+            return (
+              <fieldset key={s.sectionId} className="mr-conflict" data-testid="conflict">
+                <legend>{s.name}</legend>
+                <div className="mr-sides">
+                  {(["source", "target"] as const).map((side) => (
+                    <div key={side} className="mr-side">
+                      <p className="small muted">
+                        {side === "source" ? request.sourceBranch : request.targetBranch} ({side})
+                      </p>
+                      <pre className="mr-side-text">{sides[side] ?? "(deleted on this branch)"}</pre>
+                      <label className="mr-choice">
+                        <input
+                          type="radio"
+                          name={`resolution-${s.sectionId}`}
+                          checked={choice?.resolution === side}
+                          onChange={() => choose({ resolution: side })}
+                        />
+                        Keep {side}
+                      </label>
+                    </div>
+                  ))}
+                </div>
+                {s.proposedMerge ? (
+                  <div className="mr-proposed">
+                    <label className="mr-choice">
+                      <input
+                        type="radio"
+                        name={`resolution-${s.sectionId}`}
+                        checked={choice?.resolution === "merged"}
+                        onChange={() => choose({ resolution: "merged", text: s.proposedMerge!.text })}
+                      />
+                      Write a merge
+                    </label>
+                    <p className="muted small mr-choice-hint">{proposalHint(s.proposedMerge.conflictingHunks)}</p>
+                    {choice?.resolution === "merged" ? (
+                      <textarea
+                        className="mr-merge-editor"
+                        aria-label={`Merged text of ${s.name}`}
+                        value={choice.text}
+                        rows={Math.min(20, choice.text.split("\n").length + 2)}
+                        onChange={(event) => choose({ resolution: "merged", text: event.target.value })}
+                      />
+                    ) : null}
+                    {choice?.resolution === "merged" && /^(<{7}|={7}|>{7})( |$)/m.test(choice.text) ? (
+                      <p className="form-hint small">The text still holds conflict markers; they would be merged as written.</p>
+                    ) : null}
+                  </div>
+                ) : null}
+              </fieldset>
+            );
+          })}
+          {analysis.hasTagConflicts ? (
+            <SideChoice legend="Tags" name="tags" value={doc.tagResolution} onChange={(v) => setDoc((d) => ({ ...d, tagResolution: v }))} />
+          ) : null}
+          {analysis.hasPathCollision ? (
+            <fieldset className="mr-conflict">
+              <legend>Path</legend>
+              <label className="field">
+                <span>Both branches moved the document, or its new path is taken. The path after the merge:</span>
+                <input
+                  value={doc.resolvedPath ?? ""}
+                  onChange={(event) => setDoc((d) => ({ ...d, resolvedPath: event.target.value }))}
+                  placeholder="folder/name"
+                />
+              </label>
+            </fieldset>
+          ) : null}
+          {analysis.hasDocumentDeletionConflict ? (
+            <fieldset className="mr-conflict">
+              <legend>Deletion</legend>
+              <p className="small muted">One branch deleted the document while the other changed it.</p>
+              {(["keep", "delete"] as const).map((v) => (
+                <label key={v} className="mr-choice">
+                  <input
+                    type="radio"
+                    name="deletion"
+                    checked={doc.documentDeletionResolution === v}
+                    onChange={() => setDoc((d) => ({ ...d, documentDeletionResolution: v }))}
+                  />
+                  {v === "keep" ? "Keep the document" : "Delete the document"}
+                </label>
+              ))}
+            </fieldset>
+          ) : null}
+          {analysis.propertyConflicts.map((c) => (
+            <SideChoice
+              key={c.columnId}
+              legend={`Property ${c.columnId.slice(0, 8)}: ${String(c.source ?? "unset")} (source) or ${String(c.target ?? "unset")} (target)`}
+              name={`property-${c.columnId}`}
+              value={doc.properties[c.columnId]}
+              onChange={(v) => setDoc((d) => ({ ...d, properties: { ...d.properties, [c.columnId]: v } }))}
+            />
+          ))}
+        </section>
+      ) : null}
+
+      <section className="mr-section" aria-labelledby="merge-title">
+        <h2 id="merge-title">Merge</h2>
+        {analysis.fastForward ? (
+          <p data-testid="fast-forward">
+            Fast-forward: {request.targetBranch} has no commits of its own, so it simply moves to {request.sourceBranch}&apos;s head. No
+            merge commit is written.
+          </p>
+        ) : analysis.upToDate ? null : (
+          <label className="field">
+            <span>Commit message</span>
+            <textarea value={message} onChange={(event) => setMessage(event.target.value)} rows={6} aria-describedby="message-rule" />
+            <span id="message-rule" className={`small ${messageTooLong ? "form-error" : "muted"}`} data-testid="message-rule">
+              {message.length} / {MAX_COMMIT_MESSAGE_CHARS} characters.
+              {messageTooLong
+                ? " A merge commit message holds at most 1,000 characters: the generated one lists every commit of the branch. Shorten it before merging."
+                : " Generated from the branch's commits; edit it if you like."}
+            </span>
+          </label>
+        )}
+        {missing.length > 0 ? (
+          <p className="form-hint" data-testid="missing-choices">
+            Choose for every conflict before merging. Still missing: {missing.join(", ")}.
+          </p>
+        ) : null}
+        {approvalsShort ? (
+          <p className="form-hint" data-testid="approvals-missing">
+            This document requires {request.requiredApprovals} approval{request.requiredApprovals === 1 ? "" : "s"}; {request.approvals}{" "}
+            {request.approvals === 1 ? "counts" : "count"} now.
+          </p>
+        ) : null}
+        {state.kind === "error" ? (
+          <p className="form-error" role="alert">
+            {state.message}
+          </p>
+        ) : null}
+        <div className="button-row mr-merge-row">
+          <button type="button" className="button button-primary" disabled={blocked || state.kind === "pending"} onClick={merge}>
+            {state.kind === "pending" ? "Merging…" : analysis.fastForward ? "Fast-forward merge" : "Merge"}
+          </button>
+          <ActionConfirmButton
+            label="Close request"
+            question="Close without merging? This cannot be undone."
+            confirmLabel="Close it"
+            pendingLabel="Closing…"
+            action={() => closeMergeRequest(request.mergeRequestId)}
+          />
+        </div>
+      </section>
+    </>
+  );
+}
+
+function proposalHint(conflictingHunks: number): string {
+  if (conflictingHunks === 0) return "Starts from a line-by-line merge of both sides, which applied cleanly; edit it as you like.";
+  const hunks = conflictingHunks === 1 ? "1 place both sides changed is" : `${conflictingHunks} places both sides changed are`;
+  return `Starts from a line-by-line merge of both sides; ${hunks} marked with <<<<<<< for you to settle.`;
+}
+
+function SideChoice({
+  legend,
+  name,
+  value,
+  onChange,
+}: {
+  legend: string;
+  name: string;
+  value: "source" | "target" | undefined;
+  onChange: (value: "source" | "target") => void;
+}) {
+  return (
+    <fieldset className="mr-conflict">
+      <legend>{legend}</legend>
+      {(["source", "target"] as const).map((v) => (
+        <label key={v} className="mr-choice">
+          <input type="radio" name={name} checked={value === v} onChange={() => onChange(v)} />
+          Keep {v}
+        </label>
+      ))}
+    </fieldset>
+  );
+}

@@ -1,0 +1,166 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { type FormEvent, useEffect, useState } from "react";
+import { createMergeRequest, type PickedMember, searchMembers } from "../actions";
+
+export function CreateForm({
+  documentId,
+  branches,
+  source,
+  target,
+  suggestedTitle,
+  incomingCommits,
+}: {
+  documentId: string;
+  branches: string[];
+  source: string;
+  target: string;
+  suggestedTitle: string;
+  incomingCommits: number;
+}) {
+  const router = useRouter();
+  const [query, setQuery] = useState("");
+  const [found, setFound] = useState<PickedMember[]>([]);
+  const [reviewers, setReviewers] = useState<PickedMember[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [pending, setPending] = useState(false);
+
+  useEffect(() => {
+    let current = true;
+    const timer = setTimeout(async () => {
+      const result = await searchMembers(query);
+      if (current && result.ok) setFound(result.value);
+    }, 150);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [query]);
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setPending(true);
+    const result = await createMergeRequest({
+      documentId,
+      sourceBranch: form.get("source"),
+      targetBranch: form.get("target"),
+      title: form.get("title"),
+      description: form.get("description"),
+      reviewerIds: reviewers.map((r) => r.userId),
+    });
+    setPending(false);
+    if (!result.ok) return setError(result.message);
+    router.push(`/merge-requests/${result.value.mergeRequestId}`);
+  }
+
+  /** Changing a branch reloads the page, which recomputes the title suggestion and what the source brings. */
+  function pickBranches(form: HTMLFormElement) {
+    const data = new FormData(form);
+    const params = new URLSearchParams({ documentId, source: String(data.get("source")), target: String(data.get("target")) });
+    router.replace(`/merge-requests/new?${params}`);
+  }
+
+  const empty = incomingCommits === 0 || source === target;
+  return (
+    <form className="panel form mr-create" onSubmit={onSubmit} aria-label="New merge request">
+      <div className="mr-create-branches">
+        <label className="field">
+          <span>Source branch</span>
+          <select name="source" defaultValue={source} onChange={(e) => pickBranches(e.currentTarget.form!)}>
+            {branches.map((b) => (
+              <option key={b}>{b}</option>
+            ))}
+          </select>
+        </label>
+        <span aria-hidden="true">→</span>
+        <label className="field">
+          <span>Target branch</span>
+          <select name="target" defaultValue={target} onChange={(e) => pickBranches(e.currentTarget.form!)}>
+            {branches.map((b) => (
+              <option key={b}>{b}</option>
+            ))}
+          </select>
+        </label>
+      </div>
+      {empty ? (
+        <p className="banner banner-warning" role="status" data-testid="empty-request">
+          {source === target
+            ? "Source and target are the same branch: a merge request brings one branch into another."
+            : `Nothing to merge: ${target} already has every commit of ${source}. Commit to ${source} first, then open the request.`}
+        </p>
+      ) : (
+        <p className="muted small">
+          {incomingCommits} commit{incomingCommits === 1 ? "" : "s"} on {source} that {target} does not have.
+        </p>
+      )}
+      <label className="field">
+        <span>Title</span>
+        <input name="title" defaultValue={suggestedTitle} key={suggestedTitle} required maxLength={300} />
+      </label>
+      <label className="field">
+        <span>Description (markdown)</span>
+        <textarea name="description" rows={5} />
+      </label>
+      <div className="field">
+        <label htmlFor="reviewer-search">Reviewers</label>
+        <input
+          id="reviewer-search"
+          type="search"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+          placeholder="Type a name or email"
+          autoComplete="off"
+        />
+        {found.length > 0 ? (
+          <ul className="mr-picker" aria-label="Matching members">
+            {found
+              .filter((m) => !reviewers.some((r) => r.userId === m.userId))
+              .map((m) => (
+                <li key={m.userId}>
+                  <button
+                    type="button"
+                    className="button button-small button-quiet"
+                    onClick={() => {
+                      setReviewers((all) => [...all, m]);
+                      setQuery("");
+                    }}
+                  >
+                    Add {m.name} <span className="muted">{m.email}</span>
+                  </button>
+                </li>
+              ))}
+          </ul>
+        ) : null}
+        {reviewers.length > 0 ? (
+          <ul className="mr-chosen" aria-label="Chosen reviewers">
+            {reviewers.map((r) => (
+              <li key={r.userId} className="badge">
+                {r.name}{" "}
+                <button
+                  type="button"
+                  className="mr-chip-remove"
+                  aria-label={`Remove ${r.name}`}
+                  onClick={() => setReviewers((all) => all.filter((x) => x.userId !== r.userId))}
+                >
+                  ×
+                </button>
+              </li>
+            ))}
+          </ul>
+        ) : null}
+      </div>
+      {error ? (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      <div className="button-row">
+        <button type="submit" className="button button-primary" disabled={empty || pending}>
+          {pending ? "Opening…" : "Open merge request"}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,26 @@
+/** Small pieces the merge request list and detail pages share. */
+import type { MergeRequestView } from "@/app/_lib/quire";
+
+const STATE_LABELS = { pending: "Pending", approved: "Approved", changes_requested: "Changes requested" } as const;
+
+export function StatusBadge({ status }: { status: MergeRequestView["status"] }) {
+  return <span className={`mr-status mr-status-${status}`}>{status === "open" ? "Open" : status === "merged" ? "Merged" : "Closed"}</span>;
+}
+
+export function reviewerLabel(reviewer: MergeRequestView["reviewers"][number]): string {
+  return reviewer.stale ? "Approval stale" : STATE_LABELS[reviewer.state];
+}
+
+/** Each reviewer with their state; a stale approval says so. */
+export function ReviewerStates({ request }: { request: MergeRequestView }) {
+  if (request.reviewers.length === 0) return <p className="muted small mr-reviewers">No reviewers</p>;
+  return (
+    <ul className="mr-reviewers" aria-label="Reviewers">
+      {request.reviewers.map((r) => (
+        <li key={r.userId} className={`mr-reviewer mr-reviewer-${r.stale ? "stale" : r.state}`} data-testid="reviewer-state">
+          <span className="mr-reviewer-name">{r.name}</span> <span className="mr-reviewer-state">{reviewerLabel(r)}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
