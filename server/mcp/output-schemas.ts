@@ -228,8 +228,13 @@ const mergeRequestView = z.object({
       email: z.string(),
       state: z.enum(["pending", "approved", "changes_requested"]),
       reviewedAt: z.string().nullable(),
+      stale: z.boolean().describe("An approval given before a section it saw changed on either branch: it no longer counts."),
+      approvedSourceHeadCommitId: z.string().nullable().describe("The source head the approval was given on (null unless approved)."),
+      approvedTargetHeadCommitId: z.string().nullable().describe("The target head the approval was given on (null unless approved)."),
     }),
   ),
+  requiredApprovals: z.number().describe("The document's rule: approvals needed before execute (0 = none)."),
+  approvals: z.number().describe("Approvals that count now: not stale, not the author's own."),
 });
 
 const mergeRequestsOutput = mergeActionOutputs({
@@ -260,6 +265,13 @@ const mergeRequestsOutput = mergeActionOutputs({
           status: z.enum(["added", "deleted", "modified", "conflict", "unchanged"]),
           sourceDiff: z.string().describe('Unified diff base -> source; "" when the source did not change the section.'),
           targetDiff: z.string().describe('Unified diff base -> target; "" when the target did not change the section.'),
+          proposedMerge: z
+            .object({
+              text: z.string().describe("The merged text, conflicting hunks between <<<<<<< source, ======= and >>>>>>> target lines."),
+              conflictingHunks: z.number().describe("Hunks that still carry markers (0: the three-way merge applied cleanly)."),
+            })
+            .nullable()
+            .describe("For a conflict whose versions hold only text: a line-level three-way merge, the start of a `merged` resolution."),
         }),
       )
       .describe("Sections that differ between base, source and target, in merged order."),
@@ -269,6 +281,10 @@ const mergeRequestsOutput = mergeActionOutputs({
     sourceHeadCommitId: z.string(),
     targetHeadCommitId: z.string(),
     mergeBaseCommitIds: z.array(z.string()),
+    generatedCommitMessage: z
+      .string()
+      .nullable()
+      .describe("The message execute writes when given no commitMessage (null for a fast-forward or nothing to merge)."),
   }),
   execute: z.object({
     mergeRequestId: id("The merge request."),
@@ -284,6 +300,10 @@ const mergeRequestsOutput = mergeActionOutputs({
   approve: mergeRequestView,
   request_changes: mergeRequestView,
   reset: mergeRequestView,
+  set_required_approvals: z.object({
+    documentId: z.string().describe("The document whose merge rule was set."),
+    requiredApprovals: z.number().describe("Approvals every merge request of the document now needs before execute."),
+  }),
 });
 
 const uploadUrlOutput = z.object({

@@ -231,7 +231,7 @@ describe("every action's result matches its tool's outputSchema", () => {
     await call(ownerMcp, "merge_requests", { action: "close", mergeRequestId: abandoned.mergeRequestId });
   });
 
-  test("permissions and share links, which only a signed-in person may manage", async () => {
+  test("permissions, share links and merge rules, which only a signed-in person may manage", async () => {
     const { documentId } = await call<{ documentId: string }>(ownerMcp, "documents", { action: "create", path: "schemas/shared" });
     await callInPerson("documents", { action: "get_permissions", documentId });
     await callInPerson("documents", {
@@ -244,6 +244,7 @@ describe("every action's result matches its tool's outputSchema", () => {
     const link = await callInPerson("documents", { action: "create_share_link", documentId, permission: "read", expiresInDays: 7 });
     await callInPerson("documents", { action: "list_share_links", documentId });
     await callInPerson("documents", { action: "revoke_share_link", documentId, shareLinkId: link.shareLinkId });
+    await callInPerson("merge_requests", { action: "set_required_approvals", documentId, requiredApprovals: 1 });
   });
 
   test("the tests above ran every action of every tool", () => {
