@@ -50,7 +50,9 @@ export default async function HomePage({ searchParams }: { searchParams: Promise
           <h1>Documents</h1>
           <p className="muted">
             {documents.length === 0 && !cursor && !search
-              ? "Your workspace is empty."
+              ? canCreate
+                ? "Your workspace is empty."
+                : "Nothing is shared with you yet."
               : `${summary}, ${order === "updated" ? "most recently edited first" : "by path"}.`}
           </p>
         </div>
@@ -210,6 +212,17 @@ function FolderContents({ folder }: { folder: Folder }) {
 }
 
 function EmptyWorkspace({ canCreate }: { canCreate: boolean }) {
+  if (!canCreate) {
+    return (
+      <div className="empty-state" data-testid="empty-state">
+        <div className="empty-state-icon" aria-hidden="true">
+          <DocumentIcon />
+        </div>
+        <h2>Nothing is shared with you yet</h2>
+        <p>As a guest you see the documents people give you access to. Ask a member of the workspace to share one with you.</p>
+      </div>
+    );
+  }
   const example = JSON.stringify(
     {
       action: "create",
@@ -227,17 +240,9 @@ function EmptyWorkspace({ canCreate }: { canCreate: boolean }) {
       </div>
       <h2>No documents yet</h2>
       <p>
-        {canCreate ? (
-          <>
-            Create the first one with <strong>New document</strong> above, or through the <code>documents</code> tool:{" "}
-          </>
-        ) : (
-          <>
-            Documents are created through the <code>documents</code> tool:{" "}
-          </>
-        )}
-        connect an AI agent over MCP, or call the tool from a script with an API token, and run its <code>create</code> action with a path,
-        a name and the first sections.
+        Create the first one with <strong>New document</strong> above, or through the <code>documents</code> tool: connect an AI agent over
+        MCP, or call the tool from a script with an API token, and run its <code>create</code> action with a path, a name and the first
+        sections.
       </p>
       <pre className="code-sample">
         <code>{`documents ${example}`}</code>

@@ -28,7 +28,7 @@ import type { DocumentTree } from "@/server/core/document-model";
 import { createFileLinks } from "@/server/storage/links";
 import { CommitGraph, insertCommit, walkLog, walkToMergeBases } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
-import { createBranch } from "@/server/store/documents";
+import { createBranch } from "@/server/store/commit-to-branch";
 import { putTree } from "@/server/store/objects";
 
 const SIZES = [100, 10_000, 100_000];
@@ -257,11 +257,23 @@ async function main(): Promise<void> {
         kind: "create",
         createdAt: now,
       });
-      await createBranch(db, { documentId, name: "main", headCommitId: root.id, authorId: user.id, now });
+      await createBranch(db, {
+        document: { id: documentId, defaultBranch: "main" },
+        name: "main",
+        headCommitId: root.id,
+        authorId: user.id,
+        now,
+      });
       const dag = buildDag(size, root.id);
       await insertRows(db, documentId, user.id, treeHash, dag.rows, start);
       await db.update(branches).set({ headCommitId: dag.mainHead.id }).where(eq(branches.documentId, documentId));
-      await createBranch(db, { documentId, name: "feature", headCommitId: dag.featureHead.id, authorId: user.id, now: new Date() });
+      await createBranch(db, {
+        document: { id: documentId, defaultBranch: "main" },
+        name: "feature",
+        headCommitId: dag.featureHead.id,
+        authorId: user.id,
+        now: new Date(),
+      });
       await db.execute(sql`vacuum (analyze) commits`);
       const total = dag.rows.length + 1;
       console.error(`[bench] ${size}: ${total} commits inserted in ${((performance.now() - t0) / 1000).toFixed(1)} s`);

@@ -28,8 +28,8 @@
  * every statement the server sends while the clients' window is measured.
  * Times are client-observed, i.e. include the round trip and any wait for a
  * pool connection or the event loop. The write path groups writes per branch
- * (server/store/branch-writes.ts): each batch ends in ONE autocommit statement
- * (`WITH moved AS (UPDATE branches …)`, moveBranchHead) that stores every
+ * (server/store/group-commit.ts): each batch ends in ONE autocommit statement
+ * (`WITH moved AS (UPDATE branches …)`, commitToBranch in server/store/commit-to-branch.ts) that stores every
  * commit and object and moves the head by compare-and-swap, so the profile
  * reports statements per committed write by kind, head moves (batches) per
  * second, the batch sizes (commits each head move carried, read from its
@@ -46,6 +46,7 @@ import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { type Database, type DatabaseHandle, openDatabase, preparingEveryStatement } from "@/db/client";
+import { withCommitHooks } from "@/db/commit-hooks";
 import * as schema from "@/db/schema";
 import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { startServer } from "@/server/http/server";
@@ -242,8 +243,8 @@ interface StatementStat {
   totalMs: number;
 }
 
-/** The statement that ends every batch: stores its commits and objects and moves the head by compare-and-swap (moveBranchHead). */
-const HEAD_MOVE = /^with moved as \(\s*update branches\b/i;
+/** The statement that ends every batch: stores its commits and objects and moves the head by compare-and-swap (commitToBranch). */
+const HEAD_MOVE = /^with moved as \(\s*update "?branches"?\s/i;
 const HEAD_MOVE_LABEL = "WITH moved AS (UPDATE branches …) head move";
 
 /** Counts and times what the server sends while the measured window is open. */
@@ -435,7 +436,7 @@ function instrument(sqlFn: AnySql, profiler: Profiler): AnySql {
 /** A handle like openDatabase's (same pool, preparingEveryStatement, drizzle), with every statement counted. */
 function instrumentedHandle(url: string, profiler: Profiler): DatabaseHandle {
   const client = postgres(url, { max: POOL_SIZE, onnotice: () => {} });
-  const db = drizzle(instrument(preparingEveryStatement(client) as AnySql, profiler), { schema }) as unknown as Database;
+  const db = withCommitHooks(drizzle(instrument(preparingEveryStatement(client) as AnySql, profiler), { schema }) as unknown as Database);
   return {
     db,
     kind: "postgres",

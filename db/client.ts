@@ -20,6 +20,7 @@ import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
+import { withCommitHooks } from "./commit-hooks";
 import { claimDataFolder, displayFolder, type OwnerRecord } from "./embedded-owner";
 import { serveEmbeddedSocket } from "./embedded-socket";
 import * as schema from "./schema";
@@ -170,7 +171,7 @@ async function openEmbeddedFolder(dataDir: string, mode: "serve" | "use"): Promi
 
 /** A client of the running server's socket: the postgres.js driver as with DATABASE_URL, one connection. */
 function throughServer(client: postgres.Sql, socketPath: string): DatabaseHandle {
-  const db = drizzlePostgres(client, { schema }) as unknown as Database;
+  const db = withCommitHooks(drizzlePostgres(client, { schema }) as unknown as Database);
   return {
     db,
     kind: "pglite",
@@ -215,7 +216,7 @@ export function preparingEveryStatement(client: postgres.Sql): postgres.Sql {
 
 function openPostgres(url: string, max: number): DatabaseHandle {
   const client = postgres(url, { max, onnotice: () => {} });
-  const db = drizzlePostgres(preparingEveryStatement(client), { schema }) as unknown as Database;
+  const db = withCommitHooks(drizzlePostgres(preparingEveryStatement(client), { schema }) as unknown as Database);
   return {
     db,
     kind: "postgres",
@@ -250,7 +251,7 @@ async function openPgliteClient(dataDir: string | undefined) {
   if (dataDir) mkdirSync(path.dirname(dataDir), { recursive: true });
   const client = new PGlite(dataDir);
   await client.waitReady;
-  const db = drizzlePglite(client, { schema }) as unknown as Database;
+  const db = withCommitHooks(drizzlePglite(client, { schema }) as unknown as Database);
   const listeners = new Map<string, Set<() => void>>();
   const handle: DatabaseHandle = {
     db,

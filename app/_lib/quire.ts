@@ -86,4 +86,4 @@ export async function attempt<T>(run: () => Promise<T>): Promise<Outcome<T>> {
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type { MergeRequestView } from "@/server/actions/merge-requests";
-export type { MergeAnalysisView, MergeSectionView } from "@/server/actions/merge-engine";
+export type { MergeAnalysisView, MergeSectionView } from "@/server/actions/merge-execution";

@@ -183,7 +183,7 @@ export async function visibleEntries(
   access: DocumentAccess,
   tree: DocumentTree,
   loadSections: (hashes: Iterable<string>) => Promise<Map<string, SectionVersion>>,
-): Promise<TreeEntry[]> {
+): Promise<readonly TreeEntry[]> {
   if (access.canManage) return tree.sections;
   const versions = await loadSections(tree.sections.map((e) => e.blobHash));
   return tree.sections.filter((e) => access.section(versions.get(e.blobHash)!) !== "none");

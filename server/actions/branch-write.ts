@@ -2,7 +2,7 @@
 import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import type { Tx } from "@/server/store/db";
-import { type BranchState, writeOnBranch } from "@/server/store/branch-writes";
+import { type BranchChange, type BranchState, writeOnBranch } from "@/server/store/group-commit";
 import type { NewCommentRow } from "@/server/store/comments";
 import { admitActor, type DocumentAccess } from "./access";
 import type { ActionContext } from "./context";
@@ -23,7 +23,7 @@ export interface BranchEdit<R> {
   newComments?: NewCommentRow[];
   /** Generated message, used unless the caller gave `commitMessage`. */
   message: string;
-  kind?: "write" | "revert";
+  kind?: BranchChange<R>["kind"];
   result: R;
 }
 
@@ -35,7 +35,7 @@ export interface BranchEdit<R> {
  *
  * Access is checked in the write's transaction; `edit` then runs against the
  * branch as the writes before it left it (writes to a branch are grouped into
- * one transaction under load, see store/branch-writes.ts), reading through
+ * one transaction under load, see store/group-commit.ts), reading through
  * `tx` and returning everything it wants stored.
  */
 export async function writeBranch<R>(

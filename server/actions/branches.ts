@@ -1,7 +1,8 @@
 /** The `documents` actions on branches: create one, list them. */
 import { z } from "zod";
 import { branchNameSchema } from "@/server/core/names";
-import { createBranch, getBranch, listBranches } from "@/server/store/documents";
+import { createBranch } from "@/server/store/commit-to-branch";
+import { getBranch, listBranches } from "@/server/store/documents";
 import { openDocument } from "./access";
 import type { ActionContext } from "./context";
 import { documentIdField } from "./document-fields";
@@ -23,7 +24,7 @@ async function createBranchAction(ctx: ActionContext, input: z.output<typeof cre
     const { document } = await openDocument(tx, ctx.actor, input.documentId, "edit");
     const source = await getBranch(tx, document.id, input.sourceBranch ?? document.defaultBranch);
     const branch = await createBranch(tx, {
-      documentId: document.id,
+      document,
       name: input.branchName,
       headCommitId: source.headCommitId,
       authorId: ctx.actor.userId,

@@ -13,9 +13,9 @@ import { descriptionSchema, documentNameSchema, documentPathSchema, nameFromPath
 import { documentPermission } from "@/server/policies/access";
 import { grantsFor } from "@/server/store/access";
 import { insertComments } from "@/server/store/comments";
+import { createDocument } from "@/server/store/commit-to-branch";
 import {
   assertPathFree,
-  createDocument,
   type DocumentListPosition,
   type DocumentRow,
   getBranch,
@@ -277,7 +277,7 @@ export const documentsTool = defineTool({
     "- delete {documentId, branchName}: only on a non-default branch; the deletion reaches main when that branch is merged.",
     "- create_branch {documentId, branchName, sourceBranch?}; list_branches {documentId}.",
     "- log {documentId, branchName?, limit?, cursor?} -> {commits: [{commitId, message, authorId, authorName, createdAt, parentIds, kind}], nextCursor}, newest first.",
-    "- show {documentId, commitId}: the document at that commit. revert {documentId, branchName, commitId}: a new commit restoring that state (history is kept).",
+    "- show {documentId, commitId}: the document at that commit, plus `changes` against its first parent: [{sectionId, name, status: added | deleted | modified | moved, diff (unified), moved}]. revert {documentId, branchName, commitId}: a new commit restoring that state (history is kept).",
     "- create_tag {tagPath, tagDisplayName?, tagDescription?, tagColor?} -> tagId; assign_tag / remove_tag {documentId, branchName, tagId}.",
     "- set_property {documentId, branchName, columnId, value: string|number|boolean|null (null unsets)}.",
     "- get_permissions / set_permissions {documentId, defaultPermission?, aiAccess?, grants?: [{userId, permission | null}]}: the team default, the AI limit and per-user grants (the document's creator and workspace owners/admins, signed in: never with an API token, which acts as an agent).",

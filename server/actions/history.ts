@@ -18,6 +18,7 @@
  */
 import { z } from "zod";
 import { revertCommitMessage } from "@/server/core/commit-messages";
+import { sectionChanges } from "@/server/core/section-changes";
 import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
 import { notFound } from "@/server/core/errors";
 import { branchNameSchema } from "@/server/core/names";
@@ -130,7 +131,7 @@ async function summarizeCommits(tx: Tx, commits: CommitRecord[], hidden: Readonl
     authorId: c.authorId,
     authorName: names.get(c.authorId) ?? null,
     createdAt: c.createdAt.toISOString(),
-    parentIds: c.parentIds,
+    parentIds: [...c.parentIds],
     kind: c.kind,
   }));
 }
@@ -170,7 +171,10 @@ async function show(ctx: ActionContext, input: z.output<typeof showInput>) {
   const head = await branchHeadTree(ctx.db, access.document, access.document.defaultBranch);
   const hidden = await hiddenCommitIds(ctx.db, access, graph, [commit], head);
   const [summary] = await summarizeCommits(ctx.db, [commit], hidden);
-  return { ...view, commit: summary! };
+  // Like `git show`: what the commit changed against its first parent, in the sections the reader may see in both.
+  const parentId = commit.parentIds[0];
+  const parent = parentId ? await documentView(ctx.db, { access, commit: await graph.get(parentId), branchName: null }) : undefined;
+  return { ...view, commit: summary!, changes: sectionChanges(parent?.sections ?? [], view.sections) };
 }
 
 /**

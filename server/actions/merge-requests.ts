@@ -11,6 +11,7 @@ import { DomainError, isDomainError } from "@/server/core/errors";
 import { branchNameSchema, commitMessageSchema, descriptionSchema, documentPathSchema } from "@/server/core/names";
 import { getMembership, nonMembers } from "@/server/store/accounts";
 import type { Tx } from "@/server/store/db";
+import { CommitGraph, isAncestor } from "@/server/store/commits";
 import { type DocumentRow, getBranch } from "@/server/store/documents";
 import {
   addReviewers,
@@ -40,7 +41,7 @@ import {
   type MergeAnalysisView,
   type MergeExecution,
   reviewSnapshot,
-} from "./merge-engine";
+} from "./merge-execution";
 import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
 
 const MAX_REQUIRED_APPROVALS = 20;
@@ -391,8 +392,16 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
         },
       );
     }
-    await getBranch(tx, document.id, input.sourceBranch);
-    await getBranch(tx, document.id, input.targetBranch);
+    const source = await getBranch(tx, document.id, input.sourceBranch);
+    const target = await getBranch(tx, document.id, input.targetBranch);
+    // A request that brings nothing could only be closed; say so now rather than at execute.
+    if (await isAncestor(new CommitGraph(tx, document.id), source.headCommitId, target.headCommitId)) {
+      throw new DomainError(
+        "NOTHING_TO_MERGE",
+        `Nothing to merge: branch ${JSON.stringify(input.targetBranch)} already contains every commit of ${JSON.stringify(input.sourceBranch)}. Commit to ${JSON.stringify(input.sourceBranch)} first, then open the request.`,
+        { sourceBranch: input.sourceBranch, targetBranch: input.targetBranch },
+      );
+    }
     const existing = await findOpenMergeRequest(tx, document.id, input.sourceBranch, input.targetBranch);
     if (existing) {
       throw new DomainError(
@@ -562,7 +571,7 @@ export const mergeRequestsTool = defineTool({
   description: [
     "Propose, review and merge one branch of a document into another. Workflow: (1) create -> mergeRequestId; (2) analyze to see per-section diffs and conflicts; (3) execute, passing resolutions when there are conflicts. Choose the operation with `action`:",
     "- list {documentId?, status?, authorId?, awaitingReviewBy?, limit?, cursor?} -> {mergeRequests, nextCursor}, newest first. get {mergeRequestId} -> the request with reviewers (userId, name, email, state: pending | approved | changes_requested, stale), requiredApprovals and approvals (those that count now).",
-    "- create {documentId, sourceBranch, targetBranch, title, description?, reviewerIds?} -> the request, status open. Branch names, not ids.",
+    "- create {documentId, sourceBranch, targetBranch, title, description?, reviewerIds?} -> the request, status open. Branch names, not ids. NOTHING_TO_MERGE when the target already has every commit of the source.",
     "- analyze {mergeRequestId} -> {mergeRequestId, hasConflicts, hasTagConflicts, hasPathCollision, hasDocumentDeletionConflict, propertyConflicts: [{columnId, base, source, target}], fastForward, sections: [{sectionId, name, status: added | deleted | modified | conflict | unchanged, sourceDiff, targetDiff, proposedMerge}], sourceHeadCommitId, targetHeadCommitId} (unified diffs from the merge base; a status says what the merge brings into the target; proposedMerge {text, conflictingHunks} is a line-level three-way merge of a conflicting text-only section).",
     "- execute {mergeRequestId, resolutions?: [{sectionId, resolution: source | target} | {sectionId, resolution: merged, content, name?}], tagResolution?, scalarPropertyResolutions?: {columnId: source | target}, resolvedPath?, documentDeletionResolution?: delete | keep, commitMessage?} merges. Fast-forwards when the target has no commits of its own. Every conflict needs a resolution, else UNRESOLVED_CONFLICTS lists what is missing and nothing changes. The generated commit message lists the source commits; if it would exceed 1000 characters the merge fails with COMMIT_MESSAGE_TOO_LONG: pass your own commitMessage. Pass expectedSourceHeadCommitId/expectedTargetHeadCommitId (from analyze) so nothing you did not see is merged (BRANCH_MOVED). When the document requires approvals and fewer count, APPROVALS_REQUIRED.",
     "- close {mergeRequestId}: open -> closed, without merging. Merged and closed requests are final.",

@@ -34,14 +34,14 @@ export const readInput = z.strictObject({
 export interface SectionView {
   sectionId: string;
   name: string;
-  content: Block[];
+  content: readonly Block[];
   /** Pass as `expectedContentHash` to the `sections` tool to detect concurrent edits. */
   contentHash: string;
   /** 0-based index in the document's section order. */
   position: number;
   defaultPermission: Permission | null;
   aiAccess: Permission | null;
-  references: SectionReference[];
+  references: readonly SectionReference[];
   /** Comments anchored in this section's text by <svc:comment id="…"> markup. */
   comments: CommentView[];
   /** Storage key -> signed download URL (valid 15 minutes) for each storage block of the section. */

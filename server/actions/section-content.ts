@@ -11,7 +11,7 @@ import { DomainError } from "@/server/core/errors";
 import { assertSectionContentAllowed } from "@/server/core/section-rules";
 import { nonMembers } from "@/server/store/accounts";
 import type { NewCommentRow } from "@/server/store/comments";
-import type { BranchState } from "@/server/store/branch-writes";
+import type { BranchState } from "@/server/store/group-commit";
 import type { Tx } from "@/server/store/db";
 import { completedUploadsAmong } from "@/server/store/uploads";
 import { type DocumentAccess, visibleEntries } from "./access";
@@ -69,13 +69,18 @@ const commentIdsOf = (content: readonly Block[]) => content.flatMap((b) => (b.bl
 
 export interface PreparedContent {
   /** The content as it is to be stored: new-comment markup rewritten to anchors of the new comments. */
-  content: Block[];
+  content: readonly Block[];
   /** The comments the content introduces, for the caller to store with the section. */
   comments: NewCommentRow[];
 }
 
 /** Validates content and turns its new-comment markup into comments; reads only, stores nothing. */
-export async function prepareSectionContent(ctx: ActionContext, tx: Tx, target: ContentTarget, content: Block[]): Promise<PreparedContent> {
+export async function prepareSectionContent(
+  ctx: ActionContext,
+  tx: Tx,
+  target: ContentTarget,
+  content: readonly Block[],
+): Promise<PreparedContent> {
   assertSectionContentAllowed(target.name, content, target.where);
 
   const refused = await unreferenceableKeys(ctx, tx, target, content);

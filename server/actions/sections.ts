@@ -12,7 +12,7 @@ import { DomainError, notFound } from "@/server/core/errors";
 import { branchNameSchema, commitMessageSchema, documentNameSchema, quoteForMessage } from "@/server/core/names";
 import { CommitGraph } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
-import type { BranchState } from "@/server/store/branch-writes";
+import type { BranchState } from "@/server/store/group-commit";
 import type { NewCommentRow } from "@/server/store/comments";
 import { getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";

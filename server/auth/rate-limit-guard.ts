@@ -16,9 +16,9 @@
  *   credential may pass for those seconds after another process exhausted
  *   its address.
  */
-import { LRUCache } from "lru-cache";
 import type { Database } from "@/db/client";
 import { rateLimited } from "@/server/core/errors";
+import { createCache } from "@/server/store/caches";
 import type { LimitName, RateLimitStore } from "@/server/store/rate-limits";
 import { verifyCredentials } from "./accounts";
 
@@ -40,7 +40,12 @@ export interface RateLimitGuard {
 
 export function createRateLimitGuard(db: Database, store: RateLimitStore): RateLimitGuard {
   /** Per limit and address: exhausted until, or known not exhausted until (ms since epoch). */
-  const known = new LRUCache<string, { exhausted: boolean; until: number }>({ max: 10_000 });
+  const known = createCache<string, { exhausted: boolean; until: number }>({
+    name: "rate-limit answers by limit and address",
+    keptTrueBy:
+      "each answer carries its own end: an exhausted address stays exhausted until its window resets, a clear one is trusted for 2 s while every failure is still counted in the database",
+    max: 10_000,
+  });
   const memoKey = (limit: FailureLimit, address: string) => `${limit} ${address}`;
 
   async function refuseIfExhausted(limit: FailureLimit, address: string): Promise<void> {

@@ -123,7 +123,13 @@ export const blockSchema = z
 
 export const contentSchema = z.array(blockSchema).max(MAX_BLOCKS_PER_SECTION).describe("Ordered content blocks of a section.");
 
-export type Block = z.infer<typeof blockSchema>;
+/**
+ * Read-only: blocks live in section versions, which are shared and cached
+ * (frozen at runtime, see frozen.ts). Only the top level is read-only in the
+ * type, so blocks read from a document can be passed back as tool input (a
+ * CSV block's `headers` is typed as zod's input array).
+ */
+export type Block = Readonly<z.infer<typeof blockSchema>>;
 
 /** Storage keys a piece of content refers to (for upload checks and signed download links). */
 export function storageKeysOf(content: readonly Block[]): string[] {

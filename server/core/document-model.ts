@@ -4,46 +4,52 @@
  * hashes alone; content is loaded only where hashes differ.
  */
 import type { Block } from "./blocks";
+import type { Frozen } from "./frozen";
 import { canonicalHash, canonicalJsonAndHash } from "./hashing";
 
 export const PERMISSIONS = ["edit", "read", "none"] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-export interface SectionReference {
+/**
+ * Trees and section versions are immutable and shared (the object cache hands
+ * the same ones to every request), so their types are read-only throughout:
+ * change one by building a new one.
+ */
+export type SectionReference = Frozen<{
   referenceId: string;
   targetDocumentId: string;
   /** null links to the whole document. */
   targetSectionId: string | null;
   /** null shows the target's own title. */
   displayTitle: string | null;
-}
+}>;
 
 /** Everything versioned about one section; its hash is the section's contentHash. */
 export interface SectionVersion {
-  name: string;
-  content: Block[];
-  defaultPermission: Permission | null;
-  aiAccess: Permission | null;
-  references: SectionReference[];
+  readonly name: string;
+  readonly content: readonly Block[];
+  readonly defaultPermission: Permission | null;
+  readonly aiAccess: Permission | null;
+  readonly references: readonly SectionReference[];
 }
 
-export interface TreeEntry {
+export type TreeEntry = Frozen<{
   sectionId: string;
   blobHash: string;
-}
+}>;
 
 export type PropertyValue = string | number | boolean;
 
 export interface DocumentTree {
-  path: string;
-  name: string;
-  description: string | null;
-  deleted: boolean;
+  readonly path: string;
+  readonly name: string;
+  readonly description: string | null;
+  readonly deleted: boolean;
   /** Sorted, unique. */
-  tagIds: string[];
+  readonly tagIds: readonly string[];
   /** Column UUID -> scalar value; an absent key is an unset property. */
-  properties: Record<string, PropertyValue>;
-  sections: TreeEntry[];
+  readonly properties: Readonly<Record<string, PropertyValue>>;
+  readonly sections: readonly TreeEntry[];
 }
 
 /** Section versions are never changed once built (callers copy to change), so each is hashed once. */
@@ -76,7 +82,7 @@ export function hashTree(tree: DocumentTree): string {
   return canonicalHash(normalizeTree(tree));
 }
 
-export function newSectionVersion(name: string, content: Block[]): SectionVersion {
+export function newSectionVersion(name: string, content: readonly Block[]): SectionVersion {
   return { name, content, defaultPermission: null, aiAccess: null, references: [] };
 }
 

@@ -220,6 +220,34 @@ export function classifySection(
 // Order
 
 /**
+ * The ids of `before` that `after` keeps in their relative order: a longest
+ * common subsequence of the two orders (a longest increasing subsequence of
+ * `before` positions along `after`, ties broken deterministically). Ids of
+ * `before` outside it, and present in `after`, are the ones `after` moved.
+ */
+export function keptInPlace(before: readonly string[], after: readonly string[]): Set<string> {
+  const beforeIndex = new Map(before.map((id, i) => [id, i]));
+  const shared = after.filter((id) => beforeIndex.has(id));
+  const seq = shared.map((id) => beforeIndex.get(id)!);
+  const tails: number[] = [];
+  const prev = new Array<number>(seq.length).fill(-1);
+  for (let k = 0; k < seq.length; k++) {
+    let lo = 0;
+    let hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (seq[tails[mid]!]! < seq[k]!) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0) prev[k] = tails[lo - 1]!;
+    tails[lo] = k;
+  }
+  const kept = new Set<string>();
+  for (let k = tails.length > 0 ? tails[tails.length - 1]! : -1; k !== -1; k = prev[k]!) kept.add(shared[k]!);
+  return kept;
+}
+
+/**
  * Three-way merge of section order. Returns every id of base ∪ source ∪ target
  * exactly once (callers drop the ids the merge removes).
  *
@@ -242,27 +270,10 @@ export function classifySection(
 export function mergeSectionOrder(base: readonly string[], source: readonly string[], target: readonly string[]): string[] {
   const inS = new Set(source);
   const inT = new Set(target);
-  const baseShared = base.filter((id) => inS.has(id) && inT.has(id));
-  const baseIndex = new Map(baseShared.map((id, i) => [id, i]));
-  const sourceShared = source.filter((id) => baseIndex.has(id));
-
-  // LIS of base positions along the source order: the ids the source kept in place.
-  const seq = sourceShared.map((id) => baseIndex.get(id)!);
-  const tails: number[] = [];
-  const prev = new Array<number>(seq.length).fill(-1);
-  for (let k = 0; k < seq.length; k++) {
-    let lo = 0;
-    let hi = tails.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (seq[tails[mid]!]! < seq[k]!) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo > 0) prev[k] = tails[lo - 1]!;
-    tails[lo] = k;
-  }
-  const kept = new Set<string>();
-  for (let k = tails.length > 0 ? tails[tails.length - 1]! : -1; k !== -1; k = prev[k]!) kept.add(sourceShared[k]!);
+  const kept = keptInPlace(
+    base.filter((id) => inS.has(id) && inT.has(id)),
+    source,
+  );
 
   const skeleton = target.filter((id) => kept.has(id));
   const placed = new Set(skeleton);
@@ -424,7 +435,7 @@ export function analyzeMerge(input: AnalyzeMergeInput): MergeAnalysis {
 export interface MergeChoices {
   /** Merged hash (null = removed) of every section in conflict. */
   sections: ReadonlyMap<string, string | null>;
-  tagIds: string[];
+  tagIds: readonly string[];
   /** Values (null = unset) of every column in conflict. */
   properties: Record<string, PropertyValue | null>;
   path: string;
@@ -517,7 +528,7 @@ export function buildMergedTree(analysis: { plan: MergePlan }, resolutions: Merg
     else sectionChoices.set(p.sectionId, side === "source" ? p.source : side === "target" ? p.target : side.blobHash);
   }
 
-  let tagIds: string[] = [];
+  let tagIds: readonly string[] = [];
   if (plan.tags.conflict) {
     if (resolutions.tagResolution === undefined) missing.tags = true;
     else tagIds = resolutions.tagResolution === "source" ? plan.source.tagIds : plan.target.tagIds;

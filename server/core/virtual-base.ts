@@ -42,7 +42,7 @@ import { sectionToMarkdown } from "./section-markdown";
 export interface VirtualBaseIo {
   treeOf(commitId: string): Promise<DocumentTree>;
   /** The best common ancestors of two commits (empty when unrelated). */
-  mergeBasesOf(a: string, b: string): Promise<string[]>;
+  mergeBasesOf(a: string, b: string): Promise<readonly string[]>;
   /** Section blobs by hash; may be asked only for hashes of stored sections. */
   loadSections(hashes: string[]): Promise<Map<string, SectionVersion>>;
 }
@@ -68,7 +68,7 @@ interface Node {
 
 class Folder {
   private readonly trees = new Map<string, Promise<DocumentTree>>();
-  private readonly mergeBases = new Map<string, Promise<string[]>>();
+  private readonly mergeBases = new Map<string, Promise<readonly string[]>>();
   private readonly folds = new Map<string, Promise<DocumentTree>>();
   private readonly loaded = new Map<string, SectionVersion>();
   readonly synthetic = new Map<string, SectionVersion>();
@@ -84,7 +84,7 @@ class Folder {
     return tree;
   }
 
-  private basesOf(a: string, b: string): Promise<string[]> {
+  private basesOf(a: string, b: string): Promise<readonly string[]> {
     const key = a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`;
     let bases = this.mergeBases.get(key);
     if (!bases) {
@@ -107,7 +107,7 @@ class Folder {
    * among the pairwise merge bases: keep those that are not an ancestor of
    * another candidate.
    */
-  private async nodeBases(x: Node, y: Node): Promise<string[]> {
+  private async nodeBases(x: Node, y: Node): Promise<readonly string[]> {
     if (x.tips.length === 1 && y.tips.length === 1) return this.basesOf(x.tips[0]!, y.tips[0]!);
     const candidates: string[] = [];
     for (const a of x.tips)
@@ -127,7 +127,7 @@ class Folder {
   }
 
   /** The (possibly virtual) merge base tree of a list of bases. */
-  fold(bases: string[]): Promise<DocumentTree> {
+  fold(bases: readonly string[]): Promise<DocumentTree> {
     const key = bases.join("\u0000");
     let tree = this.folds.get(key);
     if (!tree) {
@@ -137,7 +137,7 @@ class Folder {
     return tree;
   }
 
-  private async foldUncached(bases: string[]): Promise<DocumentTree> {
+  private async foldUncached(bases: readonly string[]): Promise<DocumentTree> {
     const [first, ...rest] = bases;
     if (first === undefined) throw new Error("buildVirtualBase: no merge base (unrelated histories)");
     let acc: Node = { tips: [first], tree: await this.treeOf(first) };
@@ -248,7 +248,7 @@ export function syntheticSection(
  * walk): the base itself when there is one, else the virtual base folded from
  * all of them, left to right. Throws when `bases` is empty.
  */
-export async function buildVirtualBase(bases: string[], io: VirtualBaseIo): Promise<VirtualBase> {
+export async function buildVirtualBase(bases: readonly string[], io: VirtualBaseIo): Promise<VirtualBase> {
   const folder = new Folder(io);
   if (bases.length === 1) return { tree: await folder.treeOf(bases[0]!), sections: new Map() };
   const tree = await folder.fold(bases);

@@ -146,7 +146,21 @@ const documentsOutput = mergeActionOutputs({
     ),
   }),
   log: z.object({ commits: z.array(commitSummary).describe("Newest first."), nextCursor }),
-  show: z.object({ ...documentView, commit: commitSummary.describe("The commit shown.") }),
+  show: z.object({
+    ...documentView,
+    commit: commitSummary.describe("The commit shown."),
+    changes: z
+      .array(
+        z.object({
+          sectionId: z.string(),
+          name: z.string().describe("The section's name after the change (before it, for a deleted section)."),
+          status: z.enum(["added", "deleted", "modified", "moved"]),
+          diff: z.string().describe("Unified diff of the section's markdown; empty for a section that only moved."),
+          moved: z.boolean().describe("True when the section also changed place among the sections both states have."),
+        }),
+      )
+      .describe("What the commit changed against its first parent, by section the caller sees."),
+  }),
   revert: z.object(writeResult),
   create_tag: z.object({
     tagId: z.string(),
@@ -358,8 +372,11 @@ type ActionOf<T extends ToolName> = ToolInput<T> extends { action: infer A exten
 /** The result of one action (or of the tool, when it has no actions). */
 type ResultOf<T extends ToolName, A> = [A] extends [never] ? ToolOutput<T> : ToolOutput<T, { action: A }>;
 
+/** The same value as JSON carries it: `readonly` (frozen cached values) is no part of what goes over the wire. */
+type AsSent<T> = T extends readonly (infer E)[] ? AsSent<E>[] : T extends object ? { -readonly [K in keyof T]: AsSent<T[K]> } : T;
+
 /** True when the result fits the schema: every field it has is in the schema, with a type the schema allows. */
-type Fits<Result, Schema> = [Exclude<keyof Result, keyof Schema>] extends [never] ? (Result extends Schema ? true : false) : false;
+type Fits<Result, Schema> = [Exclude<keyof Result, keyof Schema>] extends [never] ? (AsSent<Result> extends Schema ? true : false) : false;
 
 /** Per tool, per action: true, or the name of the action whose result the tool's outputSchema does not describe. */
 type Coverage = {

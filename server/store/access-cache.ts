@@ -2,60 +2,42 @@
  * Caches of what access decisions are made on (live API tokens with their
  * memberships, documents' permission settings and grants), so a busy API
  * request needs no query to authenticate and authorise. Every change to such
- * facts goes through announceAccessChange in its transaction: it clears every
- * cache of this process at once and, through NOTIFY on commit, of every other
- * Quire process on the database. The time-to-live only bounds how long a lost
- * notification could matter (a re-established listener clears as well).
+ * facts calls announceAccessChange in its transaction: once it commits, every
+ * access cache of this process is cleared, and NOTIFY (delivered on commit)
+ * clears them in every other Quire process on the database. The time-to-live
+ * only bounds how long a lost notification could matter (a re-established
+ * listener clears as well).
  */
 import { sql } from "drizzle-orm";
-import { LRUCache } from "lru-cache";
 import type { DatabaseHandle } from "@/db/client";
+import { type Cache, createCache } from "./caches";
 import type { Tx } from "./db";
 
 const ACCESS_CHANGED_CHANNEL = "quire_access_changed";
 const TIME_TO_LIVE_MS = 60_000;
 
-const caches = new Set<AccessCache<object>>();
-/** Bumped on every clear, so a lookup that overlapped a change does not cache its (possibly stale) answer. */
-let generation = 0;
+const accessCaches: Array<Cache<string, unknown>> = [];
 
-export class AccessCache<V extends object> {
-  private readonly entries: LRUCache<string, V>;
+/** What keeps every access cache true. */
+const ACCESS_KEPT_TRUE_BY =
+  "every change of tokens, memberships or document permissions calls announceAccessChange: cleared here after its commit, in other processes by NOTIFY; entries live at most 60 s";
 
-  constructor(max: number) {
-    this.entries = new LRUCache<string, V>({ max, ttl: TIME_TO_LIVE_MS });
-    caches.add(this as unknown as AccessCache<object>);
-  }
-
-  get(key: string): V | undefined {
-    return this.entries.get(key);
-  }
-
-  /** Call before the lookup whose answer will be cached; pass the result to `set`. */
-  begin(): number {
-    return generation;
-  }
-
-  /** Caches an answer unless access changed since its lookup began. */
-  set(key: string, value: V, since: number): void {
-    if (since === generation) this.entries.set(key, value);
-  }
-
-  clear(): void {
-    this.entries.clear();
-  }
+/** An access cache: cleared with all the others whenever access changes. */
+export function createAccessCache<V>(name: string, max: number): Cache<string, V> {
+  const cache = createCache<string, V>({ name, keptTrueBy: ACCESS_KEPT_TRUE_BY, max, ttlMs: TIME_TO_LIVE_MS });
+  accessCaches.push(cache as Cache<string, unknown>);
+  return cache;
 }
 
-/** Clears every access cache of this process. */
-export function forgetAccess(): void {
-  generation += 1;
-  for (const cache of caches) cache.clear();
+/** Clears every access cache of this process now (another process's change, or a re-established listener). */
+function forgetAccess(): void {
+  for (const cache of accessCaches) cache.invalidateNow();
 }
 
 /** Called in the transaction that changes tokens, memberships or document permissions. */
 export async function announceAccessChange(tx: Tx): Promise<void> {
-  forgetAccess();
   await tx.execute(sql`select pg_notify(${ACCESS_CHANGED_CHANNEL}, '')`);
+  for (const cache of accessCaches) cache.invalidateAfterCommit(tx);
 }
 
 /** Keeps this process's access caches in step with changes other processes make. */

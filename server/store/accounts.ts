@@ -2,7 +2,7 @@
 import { and, asc, count, eq, isNull, sql } from "drizzle-orm";
 import { apiTokens, instanceSettings, memberships, type Role, users, workspaces } from "@/db/schema";
 import { DomainError } from "@/server/core/errors";
-import { AccessCache } from "./access-cache";
+import { createAccessCache } from "./access-cache";
 import { anyOf, isUniqueViolation, type Tx } from "./db";
 
 export type UserRow = typeof users.$inferSelect;
@@ -120,7 +120,7 @@ interface LiveToken {
 }
 
 /** Live tokens of members, by hash (see access-cache.ts for how changes clear it). */
-const liveTokens = new AccessCache<LiveToken>(10_000);
+const liveTokens = createAccessCache<LiveToken>("live API tokens by hash", 10_000);
 
 /**
  * Finds a live (not revoked, not expired) token by its hash, with its user's
@@ -132,9 +132,9 @@ export async function useApiToken(
   tokenHash: string,
   now: Date,
 ): Promise<{ tokenId: string; userId: string; membership: { workspaceId: string; role: Role } | null } | undefined> {
+  const since = liveTokens.begin();
   let token = liveTokens.get(tokenHash);
   if (!token) {
-    const since = liveTokens.begin();
     const [row] = await tx
       .select({
         tokenId: apiTokens.id,
@@ -151,13 +151,12 @@ export async function useApiToken(
       .limit(1);
     if (!row) return undefined;
     if (!row.workspaceId || !row.role) return { tokenId: row.tokenId, userId: row.userId, membership: null };
-    token = { ...row, membership: { workspaceId: row.workspaceId, role: row.role } };
-    liveTokens.set(tokenHash, token, since);
+    token = liveTokens.set(tokenHash, { ...row, membership: { workspaceId: row.workspaceId, role: row.role } }, since);
   }
   if (token.expiresAt && token.expiresAt.getTime() <= now.getTime()) return undefined;
   if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
-    token.lastUsedAt = now;
     await tx.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, token.tokenId));
+    token = liveTokens.set(tokenHash, { ...token, lastUsedAt: now }, since);
   }
   return { tokenId: token.tokenId, userId: token.userId, membership: token.membership };
 }

@@ -6,12 +6,15 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
 import { Heap } from "heap-js";
-import { LRUCache } from "lru-cache";
 import { commits, type CommitKind } from "@/db/schema";
 import { DomainError, notFound } from "@/server/core/errors";
+import type { Frozen } from "@/server/core/frozen";
+import { afterCommit } from "@/db/commit-hooks";
+import { createCache } from "./caches";
 import { anyOf, queryRows, type Tx } from "./db";
 
-export interface CommitRecord {
+/** Commits never change once made, so their records are read-only (and frozen once cached). */
+export type CommitRecord = Frozen<{
   id: string;
   documentId: string;
   parentIds: string[];
@@ -23,7 +26,7 @@ export interface CommitRecord {
   /** Sections this commit changed relative to its first parent. */
   sectionIds: string[];
   createdAt: Date;
-}
+}>;
 
 export interface NewCommit {
   documentId: string;
@@ -37,8 +40,12 @@ export interface NewCommit {
   createdAt: Date;
 }
 
-/** Recently written or read commits by id: commits never change, and the next write on a branch starts from the one the last wrote. */
-const recentCommits = new LRUCache<string, CommitRecord>({ max: 10_000 });
+/** Recently written or read commits by id: the next write on a branch starts from the one the last wrote. */
+const recentCommits = createCache<string, CommitRecord>({
+  name: "commits by id",
+  keptTrueBy: "commits are immutable, and a commit is cached only once read from storage or after the statement that stored it committed",
+  max: 10_000,
+});
 
 /** A new commit record on top of `parents` (the records of its parentIds), not yet stored. */
 export function newCommitRecord(commit: NewCommit, parents: ReadonlyArray<Pick<CommitRecord, "id" | "generation">>): CommitRecord {
@@ -47,14 +54,16 @@ export function newCommitRecord(commit: NewCommit, parents: ReadonlyArray<Pick<C
   return { id: randomUUID(), generation, ...commit, sectionIds: commit.sectionIds ?? [] };
 }
 
-/** Remembers commits being stored. Safe before COMMIT: an id that rolls back is a random id nothing stored refers to. */
+/** Remembers commits just stored, once their statement or transaction has committed (commitToBranch, insertCommit). */
 export function rememberCommits(records: readonly CommitRecord[]): void {
   for (const record of records) recentCommits.set(record.id, record);
 }
 
 /**
- * Stores a commit. `parents` are the parent records when the caller already
- * holds them (saves a query inside the branch lock); otherwise they are read.
+ * Stores a commit without moving any branch (history fixtures of the tests
+ * and benchmarks; a commit the server makes goes through commitToBranch).
+ * `parents` are the parent records when the caller already holds them;
+ * otherwise they are read.
  */
 export async function insertCommit(
   tx: Tx,
@@ -68,8 +77,8 @@ export async function insertCommit(
       ? []
       : await tx.select({ id: commits.id, generation: commits.generation }).from(commits).where(anyOf(commits.id, commit.parentIds)));
   const record = newCommitRecord(commit, parentRows);
-  await tx.insert(commits).values(record);
-  rememberCommits([record]);
+  await tx.insert(commits).values({ ...record, parentIds: [...record.parentIds], sectionIds: [...record.sectionIds] });
+  afterCommit(tx, () => rememberCommits([record]));
   return record;
 }
 
@@ -216,21 +225,23 @@ const FROM_A = 1;
 const FROM_B = 2;
 const STALE = 4;
 
-/** Merge bases of two commits never change (commits are immutable): remembered by document and pair. */
-const knownMergeBases = new LRUCache<string, string[]>({ max: 10_000 });
+/** Merge bases remembered by document and commit pair. */
+const knownMergeBases = createCache<string, string[]>({
+  name: "merge bases by commit pair",
+  keptTrueBy: "the merge bases of two commits never change: commits and their parents are immutable",
+  max: 10_000,
+});
 
 /**
  * All best common ancestors of two commits, like `git merge-base --all`,
  * sorted newest first.
  */
-export async function mergeBases(graph: CommitGraph, a: string, b: string): Promise<string[]> {
+export async function mergeBases(graph: CommitGraph, a: string, b: string): Promise<readonly string[]> {
   if (a === b) return [a];
   const key = `${graph.documentId}:${a < b ? `${a}:${b}` : `${b}:${a}`}`;
   const known = knownMergeBases.get(key);
   if (known) return known;
-  const bases = await walkToMergeBases(graph, a, b);
-  knownMergeBases.set(key, bases);
-  return bases;
+  return knownMergeBases.set(key, await walkToMergeBases(graph, a, b));
 }
 
 /**

@@ -2,9 +2,8 @@
  * Content-addressed objects: section blobs and document trees. Written once,
  * never changed — so once loaded they are kept in a process-wide cache keyed
  * by hash (a hash names the same content in every database). Loaded objects
- * are shared: callers copy before changing anything.
+ * are shared and frozen: callers build new ones to change anything.
  */
-import { LRUCache } from "lru-cache";
 import { blobs, trees } from "@/db/schema";
 import {
   type DocumentTree,
@@ -15,48 +14,25 @@ import {
   sectionJsonLength,
 } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
+import { afterCommit } from "@/db/commit-hooks";
+import { createCache } from "./caches";
 import { anyOf, type Tx } from "./db";
 
 /** About 128 MB of parsed objects, sized by their JSON length. */
 const CACHE_BYTES = 128 * 1024 * 1024;
-const cache = new LRUCache<string, SectionVersion | DocumentTree>({
+const cache = createCache<string, SectionVersion | DocumentTree>({
+  name: "trees and section versions by hash",
+  keptTrueBy: "content addressing: a hash names the same content in every database, and stored objects are never updated",
   maxSize: CACHE_BYTES,
   // A tree's size follows its section count (about 120 bytes of JSON an entry); a blob's is its JSON's length.
-  sizeCalculation: (value) => ("sections" in value ? 500 + 120 * value.sections.length : Math.max(1, sectionJsonLength(value))),
+  sizeOf: (value) => ("sections" in value ? 500 + 120 * value.sections.length : sectionJsonLength(value as SectionVersion)),
 });
 const blobKey = (hash: string) => `b:${hash}`;
 const treeKey = (hash: string) => `t:${hash}`;
 
 /**
- * Inserts content-addressed rows (present ones are left alone) and caches
- * them. Caching what a transaction writes is safe even if it rolls back: a
- * hash names its content everywhere, and only a stored commit can lead a
- * reader to it.
- */
-async function putObjects<T extends SectionVersion | DocumentTree>(
-  tx: Tx,
-  table: typeof blobs | typeof trees,
-  objects: ReadonlyMap<string, T>,
-  key: (hash: string) => string,
-) {
-  if (objects.size === 0) return;
-  await tx
-    .insert(table)
-    .values([...objects].map(([hash, body]) => ({ hash, body })))
-    .onConflictDoNothing();
-  for (const [hash, body] of objects) cache.set(key(hash), body);
-}
-
-/** Stores section versions (deduplicated by hash) and returns their hashes in order. */
-export async function putSections(tx: Tx, versions: readonly SectionVersion[]): Promise<string[]> {
-  const hashes = versions.map(hashSection);
-  await putObjects(tx, blobs, new Map(versions.map((v, i) => [hashes[i]!, v])), blobKey);
-  return hashes;
-}
-
-/**
- * Remembers objects a statement outside this module is storing (the
- * `storing` of moveBranchHead), as putSections and putTree do for theirs.
+ * Remembers objects another module stored (commitToBranch's, after the
+ * statement that stored them committed), as putTree does for its own.
  */
 export function rememberObjects(sections: ReadonlyMap<string, SectionVersion>, treesByHash: ReadonlyMap<string, DocumentTree>): void {
   for (const [hash, body] of sections) cache.set(blobKey(hash), body);
@@ -77,17 +53,35 @@ export async function loadSections(tx: Tx, hashes: Iterable<string>): Promise<Ma
     throw new DomainError("INTERNAL", "A section version referenced by a commit is missing from storage.");
   }
   for (const row of rows) {
-    const version = row.body as SectionVersion;
-    cache.set(blobKey(row.hash), version);
-    found.set(row.hash, version);
+    found.set(row.hash, cache.set(blobKey(row.hash), row.body as SectionVersion) as SectionVersion);
   }
   return found;
 }
 
+/**
+ * Stores section versions (present ones are left alone; deduplicated by hash)
+ * in the caller's transaction, ahead of the commit that will refer to them
+ * (a merge's reviewer-written sections, which its checks load back), and
+ * caches them once committed; returns their hashes in order.
+ */
+export async function putSections(tx: Tx, versions: readonly SectionVersion[]): Promise<string[]> {
+  const hashes = versions.map(hashSection);
+  const byHash = new Map(versions.map((version, i) => [hashes[i]!, version]));
+  if (byHash.size === 0) return hashes;
+  await tx
+    .insert(blobs)
+    .values([...byHash].map(([hash, body]) => ({ hash, body })))
+    .onConflictDoNothing();
+  afterCommit(tx, () => rememberObjects(byHash, new Map()));
+  return hashes;
+}
+
+/** Stores a tree (left alone when present) and caches it once committed; returns its hash. */
 export async function putTree(tx: Tx, tree: DocumentTree): Promise<string> {
   const body = normalizeTree(tree);
   const hash = hashTree(body);
-  await putObjects(tx, trees, new Map([[hash, body]]), treeKey);
+  await tx.insert(trees).values({ hash, body }).onConflictDoNothing();
+  afterCommit(tx, () => cache.set(treeKey(hash), body));
   return hash;
 }
 
@@ -99,7 +93,5 @@ export async function loadTree(tx: Tx, hash: string): Promise<DocumentTree> {
     .from(trees)
     .where(anyOf(trees.hash, [hash]));
   if (!row) throw new DomainError("INTERNAL", "A tree referenced by a commit is missing from storage.");
-  const tree = row.body as DocumentTree;
-  cache.set(treeKey(hash), tree);
-  return tree;
+  return cache.set(treeKey(hash), row.body as DocumentTree) as DocumentTree;
 }

@@ -12,6 +12,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
+import { signInPage } from "../helpers/browser";
 import { projectRoot, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 // The tests of this file tell one story on one server, in order.
@@ -59,15 +60,7 @@ async function commit(branchName: string, section: keyof typeof ids, content: st
 }
 
 async function signedIn(email: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: WIDE });
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  await page.goto(`${server.url}/signin`);
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL((url) => url.pathname === "/");
-  return page;
+  return signInPage(await browser.newContext({ viewport: WIDE }), server.url, { email, password: PASSWORD });
 }
 
 /** Full-page photographs at both widths, from the top. */

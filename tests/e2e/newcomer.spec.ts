@@ -8,6 +8,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Browser, BrowserContext, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
+import { signInPage } from "../helpers/browser";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -28,16 +29,8 @@ let ownerContext: BrowserContext;
 let page: Page;
 
 /** Signs in through the form; `origin` is the address the browser uses for the server. */
-async function signIn(context: BrowserContext, email: string, origin = server.url): Promise<Page> {
-  const signedIn = await context.newPage();
-  signedIn.setDefaultTimeout(20_000);
-  await signedIn.goto(`${origin}/signin`);
-  await signedIn.getByLabel("Email").fill(email);
-  await signedIn.getByLabel("Password").fill(PASSWORD);
-  await signedIn.getByRole("button", { name: "Sign in" }).click();
-  await signedIn.waitForURL((url) => url.pathname === "/");
-  return signedIn;
-}
+const signIn = (context: BrowserContext, email: string, origin = server.url): Promise<Page> =>
+  signInPage(context, origin, { email, password: PASSWORD });
 
 test.beforeAll(async ({ browser: sharedBrowser }) => {
   server = await startTestServer({ next: true });

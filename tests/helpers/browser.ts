@@ -24,3 +24,23 @@ export function chromiumLaunchOptions(): LaunchOptions {
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch(chromiumLaunchOptions());
 }
+
+/**
+ * Signs in through the sign-in form, as a person would, on a new page of
+ * `context`, and waits for the documents home. `origin` is the address the
+ * browser uses for the server.
+ */
+export async function signInPage(
+  context: { newPage(): Promise<import("playwright-core").Page> },
+  origin: string,
+  credentials: { email: string; password: string },
+) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  await page.goto(`${origin}/signin`);
+  await page.getByLabel("Email").fill(credentials.email);
+  await page.getByLabel("Password").fill(credentials.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname === "/");
+  return page;
+}

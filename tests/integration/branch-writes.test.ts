@@ -1,12 +1,12 @@
 /**
- * The group-commit write path (server/store/branch-writes.ts) driven
+ * The group-commit write path (server/store/group-commit.ts) driven
  * directly, where a test needs to control when each write runs: a second
  * database handle stands for another Quire process on the same database.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type DatabaseHandle, openDatabase } from "@/db/client";
-import { type BranchChange, type BranchState, type BranchWrite, writeOnBranch } from "@/server/store/branch-writes";
+import { type BranchChange, type BranchState, type BranchWrite, writeOnBranch } from "@/server/store/group-commit";
 import { type TestDatabase, testDatabaseUrl } from "../helpers/database";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 

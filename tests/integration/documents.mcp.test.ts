@@ -152,6 +152,39 @@ describe("documents", () => {
     expect(bad.code).toBe("VALIDATION_FAILED");
   });
 
+  test("show tells what a commit changed against its first parent, per section", async () => {
+    type Shown = { commit: { commitId: string }; changes: Array<{ sectionId: string; name: string; status: string; diff: string }> };
+    const created = await callMcp<Created>(mcp, "documents", {
+      action: "create",
+      path: "shown/doc",
+      sections: [
+        { name: "One", content: [text("first")] },
+        { name: "Two", content: [text("second")] },
+      ],
+    });
+    const root = await callMcp<Shown>(mcp, "documents", { action: "show", documentId: created.documentId, commitId: created.commitId });
+    expect(root.changes.map((c) => [c.name, c.status])).toEqual([
+      ["One", "added"],
+      ["Two", "added"],
+    ]);
+    const edit = await callMcp<{ commitId: string }>(mcp, "sections", {
+      action: "update",
+      documentId: created.documentId,
+      branchName: "main",
+      sectionId: created.sectionIds[1],
+      newContent: [text("second, edited")],
+    });
+    const shown = await callMcp<Shown>(mcp, "documents", { action: "show", documentId: created.documentId, commitId: edit.commitId });
+    expect(shown.changes).toEqual([
+      expect.objectContaining({
+        sectionId: created.sectionIds[1],
+        name: "Two",
+        status: "modified",
+        diff: expect.stringMatching(/-second\n\+second, edited/),
+      }),
+    ]);
+  });
+
   test("list searches names and paths, and pages newest first without gaps or repeats", async () => {
     type Page = { documents: Array<{ path: string; name: string; updatedAt: string }>; nextCursor: string | null };
     const paths = ["recent/one", "recent/two", "recent/three", "recent/four", "recent/five"];

@@ -19,7 +19,7 @@ import type { DocumentTree } from "@/server/core/document-model";
 import { createFileLinks } from "@/server/storage/links";
 import { type CommitRecord, CommitGraph, insertCommit, isAncestor, mergeBases, walkLog } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
-import { createBranch } from "@/server/store/documents";
+import { createBranch } from "@/server/store/commit-to-branch";
 import { putTree } from "@/server/store/objects";
 import { createTestDatabase } from "../helpers/database";
 
@@ -100,7 +100,7 @@ class History {
       kind: "create",
       createdAt: now,
     });
-    await createBranch(db, { documentId, name: "main", headCommitId: root.id, authorId, now });
+    await createBranch(db, { document: { id: documentId, defaultBranch: "main" }, name: "main", headCommitId: root.id, authorId, now });
     return new History(documentId, treeHash, root);
   }
 
@@ -571,7 +571,13 @@ describe("walkLog on a DAG with merges", () => {
 
   test("the documents `log` action pages through the same sequence by cursor", async () => {
     // Put a branch at a merge-heavy head and read it through the real action.
-    await createBranch(db, { documentId: h.documentId, name: "random", headCommitId: h.id("c179"), authorId, now: new Date() });
+    await createBranch(db, {
+      document: { id: h.documentId, defaultBranch: "main" },
+      name: "random",
+      headCommitId: h.id("c179"),
+      authorId,
+      now: new Date(),
+    });
     const ctx: ActionContext = {
       db,
       actor,

@@ -80,6 +80,15 @@ const execute = (mergeRequestId: string, extra: Record<string, unknown> = {}) =>
 describe("create, get, list, update, close, reviews", () => {
   test("the request lifecycle and reviewer states", async () => {
     const d = await setup("lifecycle");
+    const empty = await callMcpError(mcp, "merge_requests", {
+      action: "create",
+      documentId: d.documentId,
+      sourceBranch: "feature",
+      targetBranch: "main",
+      title: "Nothing yet",
+    });
+    expect(empty).toMatchObject({ code: "NOTHING_TO_MERGE", message: expect.stringMatching(/already contains every commit of "feature"/) });
+    await d.update("feature", d.a, "A on feature");
     const created = await callMcp<{ mergeRequestId: string; status: string; reviewers: unknown[] }>(mcp, "merge_requests", {
       action: "create",
       documentId: d.documentId,
@@ -182,6 +191,7 @@ describe("create, get, list, update, close, reviews", () => {
     const ids: string[] = [];
     for (const branch of ["b1", "b2", "b3"]) {
       await callMcp(mcp, "documents", { action: "create_branch", documentId: d.documentId, branchName: branch });
+      await d.update(branch, d.a, `A on ${branch}`);
       ids.push((await d.open(branch)).mergeRequestId);
     }
     const first = await callMcp<{ mergeRequests: Array<{ mergeRequestId: string }>; nextCursor: string }>(mcp, "merge_requests", {
@@ -262,20 +272,34 @@ describe("analyze and execute", () => {
     expect(got).toMatchObject({ status: "merged", mergeCommitId: result.mergeCommitId });
     expect(got.mergedAt).toBeTruthy();
 
-    // Merging again right after shows nothing to merge; new source commits merge alone.
-    const again = await d.open();
-    const upToDate = await analyze(again.mergeRequestId);
-    expect(upToDate).toMatchObject({ upToDate: true, hasConflicts: false });
-    expect(upToDate.sections.every((s) => s.status === "unchanged" && s.sourceDiff === "")).toBe(true);
-    expect((await callMcpError(mcp, "merge_requests", { action: "execute", mergeRequestId: again.mergeRequestId })).code).toBe(
-      "NOTHING_TO_MERGE",
-    );
+    // Right after the merge there is nothing to propose; new source commits merge alone.
+    const tooSoon = await callMcpError(mcp, "merge_requests", {
+      action: "create",
+      documentId: d.documentId,
+      sourceBranch: "feature",
+      targetBranch: "main",
+      title: "again",
+    });
+    expect(tooSoon.code).toBe("NOTHING_TO_MERGE");
     await d.update("feature", d.b, "B again from feature");
+    const again = await d.open();
     const next = await analyze(again.mergeRequestId);
     expect(next.sections.filter((s) => s.status !== "unchanged").map((s) => [s.name, s.status])).toEqual([["B", "modified"]]);
     expect(next.sections.find((s) => s.name === "B")!.targetDiff).toBe("");
     const second = await execute(again.mergeRequestId);
     expect(second.message).toBe(`Merge branch 'feature' into 'main'\n\n* Update section "B"`);
+
+    // A request whose commits reach the target another way is up to date, and executing it merges nothing.
+    await d.update("feature", added.sectionId, "D from feature");
+    const standing = await d.open();
+    await callMcp(mcp, "documents", { action: "create_branch", documentId: d.documentId, branchName: "shortcut", sourceBranch: "feature" });
+    await execute((await d.open("shortcut")).mergeRequestId);
+    const upToDate = await analyze(standing.mergeRequestId);
+    expect(upToDate).toMatchObject({ upToDate: true, hasConflicts: false });
+    expect(upToDate.sections.every((s) => s.status === "unchanged" && s.sourceDiff === "")).toBe(true);
+    expect((await callMcpError(mcp, "merge_requests", { action: "execute", mergeRequestId: standing.mergeRequestId })).code).toBe(
+      "NOTHING_TO_MERGE",
+    );
   });
 
   test("conflicts must be resolved; resolutions pick a side", async () => {

@@ -4,8 +4,7 @@ import { notFound } from "next/navigation";
 import { cache } from "react";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel } from "@/app/_components/error-panel";
-import { TimeAgo } from "@/app/_components/time-ago";
-import { firstLine, shortId } from "@/app/_lib/format";
+import { shortId } from "@/app/_lib/format";
 import {
   attempt,
   commitLog,
@@ -21,6 +20,7 @@ import {
 import { firstParam, withQuery, type SearchParams } from "@/app/_lib/search-params";
 import { getSessionUser, requireUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
+import { CommitList } from "./commit-list";
 import { AccessNote, loadDocumentAccess, ShareButton } from "./document-access";
 import { DocumentBody, PathBreadcrumb, referenceTitle, SectionFrame, sortedSections } from "./document-body";
 
@@ -279,37 +279,18 @@ function HistoryPanel({
       ) : log.value.commits.length === 0 ? (
         <p className="muted small">No commits.</p>
       ) : (
-        <ol className="commit-log" data-testid="commit-log">
-          {log.value.commits.map((c, index) => {
-            const isHead = index === 0 && !logCursor && branchName !== null;
-            const isViewing = viewing !== undefined && (c.commitId === viewing || c.commitId.startsWith(viewing));
-            return (
-              <li key={c.commitId} className={isViewing ? "commit commit-current" : "commit"}>
-                <p className="commit-message" title={c.message}>
-                  {firstLine(c.message)}
-                </p>
-                <p className="commit-meta">
-                  <span>{c.authorName ?? "Unknown author"}</span>
-                  <span aria-hidden="true">·</span>
-                  <TimeAgo value={c.createdAt} />
-                  <span aria-hidden="true">·</span>
-                  <Link
-                    href={withQuery(basePath, { branch: branchName, commit: c.commitId })}
-                    prefetch={false}
-                    className="commit-id"
-                    title={`View the document at commit ${c.commitId}`}
-                  >
-                    {shortId(c.commitId)}
-                  </Link>
-                  {c.kind && c.kind !== "write" ? <span className="badge badge-small">{c.kind}</span> : null}
-                  {isHead ? <span className="badge badge-small">head</span> : null}
-                  {isViewing ? <span className="badge badge-small badge-accent">viewing</span> : null}
-                </p>
-              </li>
-            );
-          })}
-        </ol>
+        <CommitList
+          commits={log.value.commits}
+          headId={!logCursor && branchName !== null ? log.value.commits[0]?.commitId : undefined}
+          viewing={viewing}
+          hrefFor={(commitId) => withQuery(basePath, { branch: branchName, commit: commitId })}
+        />
       )}
+      <p className="small">
+        <Link href={withQuery(`${basePath}/history`, { branch: branchName, commit: viewing })} prefetch={false}>
+          Full history with changes
+        </Link>
+      </p>
       {log.ok && (logCursor || log.value.nextCursor) ? (
         <nav className="pager pager-small" aria-label="History pages">
           {logCursor ? (

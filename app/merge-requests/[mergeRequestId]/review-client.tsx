@@ -13,7 +13,7 @@ import {
   type SectionChoice,
   type Verdict,
 } from "../actions";
-import { type DiffView, SectionDiff } from "./section-diff";
+import { type DiffView, SectionDiff } from "@/app/_components/section-diff";
 
 /** Per conflicting section: its text on the source and on the target (null: deleted there). */
 export type ConflictSides = Record<string, { source: string | null; target: string | null }>;

@@ -3,6 +3,7 @@
 /** One section's diff (a unified diff from the server) in unified or split view, with word-level highlights inside changed lines. */
 import { diffWordsWithSpace, parsePatch } from "diff";
 import type { ReactNode } from "react";
+import "./section-diff.css";
 
 export type DiffView = "unified" | "split";
 

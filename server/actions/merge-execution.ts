@@ -1,12 +1,14 @@
 /**
- * Loads what the pure merge engine needs for a merge request — both heads,
- * their merge bases (a virtual base for criss-cross histories), and only the
- * section blobs whose hashes differ — and writes what `execute` decides.
+ * The I/O around the pure merge engine (server/core/merge-analysis.ts):
+ * loads what it needs for a merge request (both heads, their merge bases, a
+ * virtual base for criss-cross histories, and only the section blobs whose
+ * hashes differ), runs the analysis, and executes the merge it decides
+ * through commitToBranch.
  */
 import type { ApprovedSection } from "@/db/schema";
 import type { Block } from "@/server/core/blocks";
 import { exceedsCommitMessageLimit, mergeCommitMessage } from "@/server/core/commit-messages";
-import { changedSectionIds, type DocumentTree, hashTree, type SectionVersion } from "@/server/core/document-model";
+import { changedSectionIds, type DocumentTree, hashTree, normalizeTree, type SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import {
   analyzeMerge,
@@ -24,12 +26,13 @@ import { MAX_COMMIT_MESSAGE_CHARS } from "@/server/core/names";
 import { assertSectionContentAllowed } from "@/server/core/section-rules";
 import { type ProposedSectionMerge, proposeSectionMerge } from "@/server/core/section-three-way";
 import { buildVirtualBase } from "@/server/core/virtual-base";
-import { CommitGraph, type CommitRecord, commitsOnlyIn, insertCommit, mergeBases } from "@/server/store/commits";
+import { commitToBranch } from "@/server/store/commit-to-branch";
+import { CommitGraph, type CommitRecord, commitsOnlyIn, mergeBases, newCommitRecord } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import { strictestSectionPermission } from "@/server/policies/access";
-import { assertPathFree, type DocumentRow, getBranch, moveBranchHead, pathsHeldByOtherDocuments } from "@/server/store/documents";
+import { assertPathFree, type DocumentRow, getBranch, pathsHeldByOtherDocuments } from "@/server/store/documents";
 import type { MergeRequestRow } from "@/server/store/merge-requests";
-import { loadSections, loadTree, putSections, putTree } from "@/server/store/objects";
+import { loadSections, loadTree, putSections } from "@/server/store/objects";
 import { assertSectionChangesAllowed, atLeastEdit, type DocumentAccess, sectionChangesRefused } from "./access";
 import { quotableMessages } from "./history";
 
@@ -98,7 +101,7 @@ interface MergeState {
   graph: CommitGraph;
   sourceHead: CommitRecord;
   targetHead: CommitRecord;
-  bases: string[];
+  bases: readonly string[];
   sourceTree: DocumentTree;
   targetTree: DocumentTree;
   analysis: MergeAnalysis;
@@ -191,7 +194,7 @@ function view(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
     upToDate: state.bases.includes(state.sourceHead.id),
     sourceHeadCommitId: state.sourceHead.id,
     targetHeadCommitId: state.targetHead.id,
-    mergeBaseCommitIds: state.bases,
+    mergeBaseCommitIds: [...state.bases],
     generatedCommitMessage: null,
   };
 }
@@ -350,13 +353,13 @@ export async function executeMerge(
   const loadForCheck = (hashes: Iterable<string>) => loadSections(tx, hashes);
   if (current.fastForward) {
     await assertSectionChangesAllowed(access, state.targetTree, state.sourceTree, loadForCheck, "merge this request");
-    await moveBranchHead(tx, {
+    await commitToBranch(tx, {
       document: state.document,
       branchName: request.targetBranch,
-      expectedHead: state.targetHead.id,
-      newHead: state.sourceHead.id,
-      from: state.targetTree,
+      from: { commitId: state.targetHead.id, tree: state.targetTree },
+      to: { existing: state.sourceHead, move: "fast-forward" },
       tree: state.sourceTree,
+      actorId: options.authorId,
       now: options.now,
     });
     const message = `Fast-forward ${request.targetBranch} to ${request.sourceBranch}`;
@@ -387,28 +390,28 @@ export async function executeMerge(
       { length: message.length, limit: MAX_COMMIT_MESSAGE_CHARS },
     );
   }
-  const treeHash = await putTree(tx, built.tree);
-  const commit = await insertCommit(
-    tx,
+  const tree = normalizeTree(built.tree);
+  const commit = newCommitRecord(
     {
       documentId: state.document.id,
       parentIds: [state.targetHead.id, state.sourceHead.id],
-      treeHash,
+      treeHash: hashTree(tree),
       message,
       authorId: options.authorId,
       kind: "merge",
-      sectionIds: changedSectionIds(state.targetTree, built.tree),
+      sectionIds: changedSectionIds(state.targetTree, tree),
       createdAt: options.now,
     },
     [state.targetHead, state.sourceHead],
   );
-  await moveBranchHead(tx, {
+  await commitToBranch(tx, {
     document: state.document,
     branchName: request.targetBranch,
-    expectedHead: state.targetHead.id,
-    newHead: commit.id,
-    from: state.targetTree,
-    tree: built.tree,
+    from: { commitId: state.targetHead.id, tree: state.targetTree },
+    to: { commits: [{ record: commit, move: "merge" }] },
+    tree,
+    storing: { sections: new Map(), trees: new Map([[commit.treeHash, tree]]), comments: [] },
+    actorId: options.authorId,
     now: options.now,
   });
   return { ...base, mergeCommitId: commit.id, fastForward: false, message, warnings: built.ignored };
@@ -434,9 +437,10 @@ export function assertHeadsAsReviewed(
 }
 
 /**
- * Stores the versions the reviewer wrote for conflicting sections (checked like any section write) and returns the
- * resolutions as the engine takes them. A written version keeps the permissions and references of the source's version
- * (else the target's): the reviewer chooses content, not access.
+ * Stores the versions the reviewer wrote for conflicting sections (checked like any section write), in the merge's
+ * transaction ahead of its commit (the permission check and the generated message load them back), and returns the
+ * resolutions as the engine takes them. A written version keeps the permissions and references of the source's
+ * version (else the target's): the reviewer chooses content, not access.
  */
 async function storeWrittenSections(
   tx: Tx,

@@ -1,18 +1,38 @@
 /**
- * Writes on a branch, with group commit. Every write is its own commit on top
- * of the one before it, exactly as if the writes had run one after another;
- * but writes to one branch that arrive while the previous batch for it is
- * being written wait, and the next batch applies all of them in arrival order
- * in memory, then stores every commit, tree, section version and comment and
- * moves the head with one statement (what databases do with their log
- * flushes). The branch tip the last batch left and the document's access
- * facts are remembered, so under load a branch costs one statement per batch
- * instead of a dozen per write; alone, a write is a batch of one.
+ * Group commit: writes on a branch, each its own commit, stored in batches
+ * through commitToBranch (commit-to-branch.ts). The rules:
  *
- * The head moves by compare-and-swap, so writers in other processes (and
- * merges, which lock the branch row) are never overwritten: a batch whose
- * branch moved under it is rebuilt on the new head. The queue only groups the
- * writes one process receives.
+ * 1. Batching in arrival order. Writes to one branch that arrive while a batch
+ *    for it is being written wait; the next batch takes them (at most
+ *    MAX_BATCH) in the order writeOnBranch was called. Alone, a write is a
+ *    batch of one. The queue only groups the writes one process receives.
+ * 2. Each write its own commit with its own checks. A batch applies its writes
+ *    one after another in memory: each is admitted (access) and built on the
+ *    tree the write before it left, exactly as if they had run one by one.
+ * 3. A refused write fails alone. A DomainError from `admit` or `change`
+ *    fails that write and the batch goes on; any other error fails the batch,
+ *    whose writes are then each retried alone.
+ * 4. One statement per batch, compare-and-swap head move. Every commit, tree,
+ *    section version and comment of the batch is stored, and the head moved,
+ *    by one commitToBranch statement that stores nothing unless the head is
+ *    still the one the batch was built on (git's update-ref). No transaction
+ *    stays open while the writes are built.
+ * 5. Rebuild on a lost race. When the head moved under the batch (another
+ *    process, a merge) the batch is built again on a fresh read of the branch.
+ * 6. Row lock after two lost races. The third attempt runs in a transaction
+ *    holding the branch row lock, so a branch another process keeps moving
+ *    cannot starve it (it queues behind that writer, as merges do).
+ * 7. Remembered tip. The branch row the last batch left is remembered while
+ *    the branch's queue runs (see `tips`), so a busy branch needs no read per
+ *    batch; the compare-and-swap catches a tip that went stale.
+ * 8. Refusals and no-ops are re-judged against the stored head. A batch that
+ *    commits nothing moves no head, so nothing checks its tip: when that tip
+ *    was remembered, the branch is read again, and if it moved the batch is
+ *    rebuilt on it before any refusal or "unchanged" is answered.
+ *
+ * DESIGN.md §3 has each write lock the branch row in its own transaction;
+ * README "How it is built" says why this differs (a dozen round trips and a
+ * WAL flush per write, one writer at a time).
  */
 import type { Database } from "@/db/client";
 import {
@@ -25,6 +45,8 @@ import {
 } from "@/server/core/document-model";
 import { isDomainError } from "@/server/core/errors";
 import type { NewCommentRow } from "./comments";
+import { type Cache, createCache } from "./caches";
+import { commitToBranch, type NewBranchCommit } from "./commit-to-branch";
 import { type CommitRecord, getCommit, newCommitRecord } from "./commits";
 import type { Tx } from "./db";
 import {
@@ -35,7 +57,6 @@ import {
   type DocumentWithGrants,
   findBranch,
   findDocumentWithGrantsForWrite,
-  moveBranchHead,
 } from "./documents";
 import { loadSections, loadTree } from "./objects";
 
@@ -61,7 +82,8 @@ export interface BranchChange<R> {
   /** Comments the new content introduces (their anchors are in the section text). */
   newComments: NewCommentRow[];
   message: string;
-  kind?: "write" | "revert";
+  /** A draft commit is stored as a write; its head move says "draft-commit" (the live layer's). */
+  kind?: "write" | "revert" | "draft-commit";
   /** Returned to the caller with the commit. */
   result: R;
 }
@@ -102,24 +124,44 @@ interface Queued {
 type Outcome = { ok: BranchWriteResult<unknown> } | { error: unknown };
 
 interface BranchQueue {
+  key: string;
   waiting: Queued[];
-  /** The branch as this process's last batch left it: the next batch builds on it without reading (the head move checks it). */
-  tip?: BranchRow;
+  /** Branches as this process's last batch on each left them: the next batch builds on its tip without reading (the head move checks it). */
+  tips: Cache<string, BranchRow>;
 }
 
-/** Writes waiting per branch, per database; a branch has a queue only while batches for it run. */
-const queues = new WeakMap<Database, Map<string, BranchQueue>>();
+interface DatabaseQueues {
+  /** Writes waiting per branch; a branch has a queue only while batches for it run. */
+  branches: Map<string, BranchQueue>;
+  tips: Cache<string, BranchRow>;
+}
+
+/** Per database: a second handle on the same database stands for another process (and is one, to the tests). */
+const queues = new WeakMap<Database, DatabaseQueues>();
+
+function queuesOf(db: Database): DatabaseQueues {
+  let found = queues.get(db);
+  if (!found) {
+    found = {
+      branches: new Map(),
+      tips: createCache<string, BranchRow>({
+        name: "branch tips while a branch's write queue runs",
+        keptTrueBy:
+          "the head move's compare-and-swap: a batch built on a stale tip stores nothing and is rebuilt, one that moves nothing re-reads the head; forgotten when the queue ends",
+        max: 10_000,
+      }),
+    };
+    queues.set(db, found);
+  }
+  return found;
+}
 
 /**
  * Applies one write on a branch as its own commit and resolves with the new
  * head. Writes to one branch are applied in the order they were called.
  */
 export function writeOnBranch<R>(db: Database, write: BranchWrite<R>): Promise<BranchWriteResult<R>> {
-  let branches = queues.get(db);
-  if (!branches) {
-    branches = new Map();
-    queues.set(db, branches);
-  }
+  const { branches, tips } = queuesOf(db);
   const key = `${write.documentId}\u0000${write.branchName}`;
   return new Promise((resolve, reject) => {
     const queued: Queued = { write: write as BranchWrite<unknown>, resolve: resolve as Queued["resolve"], reject };
@@ -128,9 +170,12 @@ export function writeOnBranch<R>(db: Database, write: BranchWrite<R>): Promise<B
       running.waiting.push(queued);
       return;
     }
-    const queue: BranchQueue = { waiting: [queued] };
+    const queue: BranchQueue = { key, waiting: [queued], tips };
     branches.set(key, queue);
-    void drain(db, queue, () => branches.delete(key));
+    void drain(db, queue, () => {
+      tips.invalidateNow([key]);
+      branches.delete(key);
+    });
   });
 }
 
@@ -150,7 +195,7 @@ async function runBatch(db: Database, queue: BranchQueue, batch: Queued[]): Prom
       batch.map((q) => q.write),
     );
   } catch (error) {
-    queue.tip = undefined;
+    queue.tips.invalidateNow([queue.key]);
     if (batch.length === 1) {
       batch[0]!.reject(error);
       return;
@@ -177,7 +222,7 @@ async function applyBatch(db: Database, queue: BranchQueue, writes: BranchWrite<
       return await attemptBatch(db, queue, writes, { lockBranch: false });
     } catch (error) {
       if (!(isDomainError(error) && error.code === "BRANCH_MOVED")) throw error;
-      queue.tip = undefined;
+      queue.tips.invalidateNow([queue.key]);
     }
   }
   return db.transaction((tx) => attemptBatch(tx, queue, writes, { lockBranch: true }));
@@ -199,7 +244,7 @@ async function attemptBatch(
   options: { lockBranch: boolean },
 ): Promise<Outcome[]> {
   const { documentId, branchName } = writes[0]!;
-  const fromTip = !options.lockBranch ? queue.tip : undefined;
+  const fromTip = !options.lockBranch ? queue.tips.get(queue.key) : undefined;
   const [branch, found] = await Promise.all([
     fromTip ?? findBranch(db, documentId, branchName, { forUpdate: options.lockBranch }),
     findDocumentWithGrantsForWrite(
@@ -228,7 +273,7 @@ async function attemptBatch(
   const storing = {
     sections: new Map<string, SectionVersion>(),
     trees: new Map<string, DocumentTree>(),
-    commits: [] as CommitRecord[],
+    commits: [] as NewBranchCommit[],
     comments: [] as NewCommentRow[],
   };
   // Section versions earlier writes of this batch introduced are not stored yet, but later writes see them.
@@ -258,6 +303,7 @@ async function attemptBatch(
       outcomes[i] = { ok: { commitId: head.id, changed: false, tree, result: change.result } };
       continue;
     }
+    const move = change.kind ?? "write";
     const commit = newCommitRecord(
       {
         documentId: document.id,
@@ -265,13 +311,13 @@ async function attemptBatch(
         treeHash,
         message: change.message,
         authorId: write.authorId,
-        kind: change.kind ?? "write",
+        kind: move === "revert" ? "revert" : "write",
         sectionIds: changedSectionIds(tree, nextTree),
         createdAt: write.now,
       },
       [head],
     );
-    storing.commits.push(commit);
+    storing.commits.push({ record: commit, move });
     storing.trees.set(treeHash, nextTree);
     for (const version of change.newSections) storing.sections.set(hashSection(version), version);
     storing.comments.push(...change.newComments);
@@ -281,12 +327,21 @@ async function attemptBatch(
   }
   if (storing.commits.length > 0) {
     const now = writes.at(-1)!.now;
-    await moveBranchHead(db, { document, branchName, expectedHead: start.id, newHead: head.id, from: startTree, tree, now, storing });
-    queue.tip = { ...branch, headCommitId: head.id, updatedAt: now };
+    await commitToBranch(db, {
+      document,
+      branchName,
+      from: { commitId: start.id, tree: startTree },
+      to: { commits: storing.commits },
+      tree,
+      storing,
+      actorId: writes.at(-1)!.authorId,
+      now,
+    });
+    queue.tips.set(queue.key, { ...branch, headCommitId: head.id, updatedAt: now });
   } else {
     // Nothing to compare-and-swap: refusals and no-ops built on a remembered tip are checked against the stored head.
     if (fromTip && (await findBranch(db, documentId, branchName))?.headCommitId !== branch.headCommitId) throw branchMoved(branchName);
-    queue.tip = branch;
+    queue.tips.set(queue.key, branch);
   }
   return outcomes as Outcome[];
 }
