@@ -221,6 +221,7 @@ describe("every action's result matches its tool's outputSchema", () => {
     });
 
     await call(ownerMcp, "documents", { action: "create_branch", documentId, branchName: "abandoned" });
+    await call(ownerMcp, "documents", { action: "update", documentId, branchName: "abandoned", newName: "Abandoned" });
     const abandoned = await call<{ mergeRequestId: string }>(ownerMcp, "merge_requests", {
       action: "create",
       documentId,
