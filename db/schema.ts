@@ -3,7 +3,21 @@
  * except for branch heads; everything else is ordinary relational data.
  */
 import { sql } from "drizzle-orm";
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import {
+  bigserial,
+  bigint,
+  boolean,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
 
@@ -353,6 +367,68 @@ export const rateLimits = pgTable(
     expire: timestamp("expire", { withTimezone: true, mode: "date" }),
   },
   (t) => [index("rate_limits_expire_idx").on(t.expire)],
+);
+
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => "bytea",
+  // postgres.js hands back a Buffer, PGlite a Uint8Array; both are Uint8Arrays.
+  fromDriver: (value) => new Uint8Array(value.buffer, value.byteOffset, value.byteLength),
+});
+
+/**
+ * A branch's draft (live edits not yet committed, server/collab): the head its
+ * sections are based on, the log position of its last commit or discard, and
+ * who edited it since then (as far as compaction has folded the log).
+ */
+export const drafts = pgTable(
+  "drafts",
+  {
+    documentId: uuid("document_id")
+      .notNull()
+      .references(() => documents.id),
+    branchName: text("branch_name").notNull(),
+    baseCommitId: uuid("base_commit_id")
+      .notNull()
+      .references(() => commits.id),
+    /** Updates with ids up to this one were committed or discarded: their authors are not credited again. */
+    settledThrough: bigint("settled_through", { mode: "number" }).notNull().default(0),
+    /** Editors since the last commit whose updates compaction has folded away. */
+    editorIds: uuid("editor_ids").array().notNull().default(sql`'{}'::uuid[]`),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.documentId, t.branchName] })],
+);
+
+/** One section's live state in a draft: a compacted Yjs update plus the committed version it was based on. */
+export const draftSections = pgTable(
+  "draft_sections",
+  {
+    documentId: uuid("document_id").notNull(),
+    branchName: text("branch_name").notNull(),
+    sectionId: uuid("section_id").notNull(),
+    /** The section version (blob) at the draft's base; null when the section is not in the base. */
+    baseBlobHash: text("base_blob_hash"),
+    state: bytea("state").notNull(),
+    /** The last update id folded into `state`. */
+    compactedThrough: bigint("compacted_through", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.documentId, t.branchName, t.sectionId] })],
+);
+
+/** The append log of a draft's Yjs updates, written before an update is broadcast; compaction folds it into draft_sections. */
+export const draftUpdates = pgTable(
+  "draft_updates",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    documentId: uuid("document_id").notNull(),
+    branchName: text("branch_name").notNull(),
+    sectionId: uuid("section_id").notNull(),
+    update: bytea("update").notNull(),
+    /** Null for the server's own updates (a committed change applied into the draft). */
+    authorId: uuid("author_id"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("draft_updates_section_idx").on(t.documentId, t.branchName, t.sectionId, t.id)],
 );
 
 export type Role = (typeof memberships.$inferSelect)["role"];

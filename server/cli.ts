@@ -95,6 +95,7 @@ async function main(argv: string[]): Promise<void> {
       siteUrl: config.siteUrl,
       maxUploadBytes: config.maxUploadBytes,
       trustProxy: config.trustProxy,
+      redisUrl: config.redisUrl,
       next: values["no-web"] ? false : { dev: values.dev ?? false, dir: projectRoot },
     });
     const embedded = database.kind === "pglite" ? ` in ${config.dataDir}, served to \`quire\` commands on ${database.socket?.path}` : "";

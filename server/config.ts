@@ -51,6 +51,13 @@ const envSchema = z.object({
    * any client can send those headers.
    */
   QUIRE_TRUST_PROXY: flag,
+  /** redis:// URL shared by several Quire processes: live rooms exchange updates and awareness through it. */
+  QUIRE_REDIS_URL: optionalText.pipe(
+    z
+      .string()
+      .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+      .optional(),
+  ),
 });
 
 export interface QuireConfig {
@@ -69,6 +76,8 @@ export interface QuireConfig {
   trustProxy: boolean;
   /** Present when uploads go to an S3-compatible bucket; absent = local disk under dataDir/uploads. */
   s3: S3StoreConfig | undefined;
+  /** Redis for live rooms shared across processes (QUIRE_REDIS_URL); absent = this process's rooms work alone. */
+  redisUrl: string | undefined;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuireConfig {
@@ -89,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuireConfig {
     proxy: { url: e.QUIRE_URL, token: e.QUIRE_TOKEN },
     maxUploadBytes: e.QUIRE_MAX_UPLOAD_BYTES,
     trustProxy: e.QUIRE_TRUST_PROXY,
+    redisUrl: e.QUIRE_REDIS_URL,
     s3: e.QUIRE_S3_BUCKET
       ? {
           bucket: e.QUIRE_S3_BUCKET,

@@ -25,6 +25,7 @@ import {
 import { openDocument, requireFullMember, subjectOf } from "./access";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import { branchActionInputs, branchHandlers } from "./branches";
+import { draftActionInputs, draftHandlers, draftStatuses } from "./drafts";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField, writeBranchField } from "./document-fields";
 import { historyActionInputs, historyHandlers } from "./history";
@@ -106,6 +107,7 @@ export const documentsInput = z.discriminatedUnion("action", [
   updateInput,
   deleteInput,
   ...branchActionInputs,
+  ...draftActionInputs,
   ...historyActionInputs,
   ...tagAndPropertyActionInputs,
   ...permissionActionInputs,
@@ -219,7 +221,8 @@ async function list(ctx: ActionContext, input: z.output<typeof listInput>) {
 async function get(ctx: ActionContext, input: z.output<typeof getInput>) {
   const { document, permission, canManage } = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   const branch = await getBranch(ctx.db, document.id, document.defaultBranch);
-  return { ...summarize(document, branch.updatedAt), headCommitId: branch.headCommitId, yourPermission: permission, canManage };
+  const draft = (await draftStatuses(ctx.db, document.id))(document.defaultBranch);
+  return { ...summarize(document, branch.updatedAt), headCommitId: branch.headCommitId, yourPermission: permission, canManage, draft };
 }
 
 function update(ctx: ActionContext, input: z.output<typeof updateInput>) {
@@ -275,7 +278,8 @@ export const documentsTool = defineTool({
     "- list {pathPrefix?, search?, orderBy?: path | updated, limit?, cursor?} -> {documents, nextCursor}: by path, or most recently changed first; search matches name or path. get {documentId}.",
     "- update {documentId, branchName, newPath?, newName?, newDescription?} commits on that branch.",
     "- delete {documentId, branchName}: only on a non-default branch; the deletion reaches main when that branch is merged.",
-    "- create_branch {documentId, branchName, sourceBranch?}; list_branches {documentId}.",
+    "- create_branch {documentId, branchName, sourceBranch?}; list_branches {documentId}. get and list_branches say per branch `draft: {uncommittedChanges, connectedUserIds}` (live editing).",
+    "- commit {documentId, branchName, commitMessage?}: the branch's draft (everyone's live edits since its head) becomes one commit, authored by you, crediting the other editors with Co-authored-by lines; `changed: false` when the draft holds nothing. BRANCH_MOVED if the head moved meanwhile (commit again). discard {documentId, branchName}: resets the draft to the head for every open editor.",
     "- log {documentId, branchName?, limit?, cursor?} -> {commits: [{commitId, message, authorId, authorName, createdAt, parentIds, kind}], nextCursor}, newest first.",
     "- show {documentId, commitId}: the document at that commit, plus `changes` against its first parent: [{sectionId, name, status: added | deleted | modified | moved, diff (unified), moved}]. revert {documentId, branchName, commitId}: a new commit restoring that state (history is kept).",
     "- create_tag {tagPath, tagDisplayName?, tagDescription?, tagColor?} -> tagId; assign_tag / remove_tag {documentId, branchName, tagId}.",
@@ -293,6 +297,7 @@ export const documentsTool = defineTool({
     update,
     delete: deleteDocument,
     ...branchHandlers,
+    ...draftHandlers,
     ...historyHandlers,
     ...tagAndPropertyHandlers,
     ...permissionHandlers,

@@ -2,7 +2,15 @@
 import { z } from "zod";
 import type { Block } from "@/server/core/blocks";
 import { existingCommentTags } from "@/server/core/comment-markup";
-import type { DocumentTree, Permission, PropertyValue, SectionReference, SectionVersion } from "@/server/core/document-model";
+import type { LiveSection } from "@/server/collab/codec";
+import {
+  type DocumentTree,
+  hashSection,
+  type Permission,
+  type PropertyValue,
+  type SectionReference,
+  type SectionVersion,
+} from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import { branchNameSchema } from "@/server/core/names";
 import { CommitGraph, type CommitRecord } from "@/server/store/commits";
@@ -16,6 +24,7 @@ import { type DocumentAccess, openDocument, sectionsHiddenNow, visibleEntries } 
 import { downloadLinks } from "./upload-url";
 import { defineTool, uuidSchema } from "./tool";
 import type { ActionContext } from "./context";
+import { draftSections } from "./drafts";
 
 export const readInput = z.strictObject({
   documentId: uuidSchema.describe("The document to read."),
@@ -29,6 +38,12 @@ export const readInput = z.strictObject({
     .max(5_000)
     .optional()
     .describe("Only these sections (positions stay those of the whole document). Default: all sections."),
+  includeDraft: z
+    .boolean()
+    .optional()
+    .describe(
+      "Read the branch's draft (its head plus everyone's live edits not yet committed) instead of its head. Not with commitId. Sections with live edits show their draft name and content, with the contentHash of that content.",
+    ),
 });
 
 export interface SectionView {
@@ -115,7 +130,15 @@ export type DownloadSigner = (content: readonly Block[], commitId: string) => Re
 
 export async function documentView(
   tx: Tx,
-  input: { access: DocumentAccess; commit: CommitRecord; branchName: string | null; sectionIds?: string[]; downloads?: DownloadSigner },
+  input: {
+    access: DocumentAccess;
+    commit: CommitRecord;
+    branchName: string | null;
+    sectionIds?: string[];
+    downloads?: DownloadSigner;
+    /** Live content replacing the commit's, per section id (a branch's draft). */
+    draft?: ReadonlyMap<string, LiveSection>;
+  },
 ): Promise<DocumentView> {
   const document = input.access.document;
   const tree: DocumentTree = await loadTree(tx, input.commit.treeHash);
@@ -157,12 +180,14 @@ export async function documentView(
       .sort((a, b) => a.path.localeCompare(b.path)),
     properties: tree.properties,
     sections: entries.map((e) => {
-      const v = versions.get(e.blobHash)!;
+      const committed = versions.get(e.blobHash)!;
+      const live = input.draft?.get(e.sectionId);
+      const v = live ? { ...committed, name: live.name, content: live.content } : committed;
       return {
         sectionId: e.sectionId,
         name: v.name,
         content: v.content,
-        contentHash: e.blobHash,
+        contentHash: live ? hashSection(v) : e.blobHash,
         position: e.position,
         defaultPermission: v.defaultPermission,
         aiAccess: v.aiAccess,
@@ -180,10 +205,15 @@ export async function documentView(
 export async function readDocument(
   tx: Tx,
   access: DocumentAccess,
-  input: { branchName?: string; commitId?: string; sectionIds?: string[] },
+  input: { branchName?: string; commitId?: string; sectionIds?: string[]; includeDraft?: boolean },
   downloads?: DownloadSigner,
 ): Promise<DocumentView> {
   const { document } = access;
+  if (input.includeDraft && input.commitId) {
+    throw new DomainError("VALIDATION_FAILED", "includeDraft reads a branch's draft: give branchName, not commitId.", {
+      issues: [{ path: "includeDraft", message: "cannot be combined with commitId" }],
+    });
+  }
   const graph = new CommitGraph(tx, document.id);
   if (input.commitId) {
     const commit = await graph.get(input.commitId);
@@ -192,7 +222,8 @@ export async function readDocument(
   const branchName = input.branchName ?? document.defaultBranch;
   const branch = await getBranch(tx, document.id, branchName);
   const commit = await graph.get(branch.headCommitId);
-  return documentView(tx, { access, commit, branchName, sectionIds: input.sectionIds, downloads });
+  const draft = input.includeDraft ? await draftSections(tx, { documentId: document.id, branchName }) : undefined;
+  return documentView(tx, { access, commit, branchName, sectionIds: input.sectionIds, downloads, draft });
 }
 
 export const readTool = defineTool({

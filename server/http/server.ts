@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import type { DatabaseHandle } from "@/db/client";
 import type { Actor } from "@/server/actions/context";
@@ -20,6 +21,8 @@ import { followAccessChanges } from "@/server/store/access-cache";
 import { type DomainError, ERROR_FACES, isDomainError, retryAfterSeconds } from "@/server/core/errors";
 import { MAX_REQUEST_BYTES, requestTooLarge } from "@/server/core/limits";
 import { createMcpEndpoint } from "@/server/mcp/server";
+import { connectRedisBus } from "@/server/collab/bus";
+import { CollabRooms, type Credential, parseRoomPath } from "@/server/collab/rooms";
 import { exportNextEnvironment, publicBaseUrl } from "@/server/config";
 import { createFileLinks, type FileLinks } from "@/server/storage/links";
 import type { ObjectStore } from "@/server/storage/object-store";
@@ -49,6 +52,8 @@ export interface ServerOptions {
   maxUploadBytes?: number;
   /** Believe X-Forwarded-For/-Host/-Proto (QUIRE_TRUST_PROXY); default false. */
   trustProxy?: boolean;
+  /** Share live rooms with other Quire processes through this Redis (QUIRE_REDIS_URL); default: rooms are this process's alone. */
+  redisUrl?: string;
 }
 
 export interface RunningServer {
@@ -234,12 +239,61 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
   }
 
+  const bus = options.redisUrl ? await connectRedisBus(options.redisUrl) : undefined;
+  const rooms = new CollabRooms({
+    database: options.database,
+    clock,
+    bus,
+    actorForToken: (token) => actorForApiToken(db, token, clock()),
+    actorForUser: (userId) => actorForUser(db, userId, "person"),
+    shareLinkFailed: (req) => limits.countFailure("shareLink", clientAddress(req, trustProxy)),
+  });
+  await rooms.start();
+
+  /** The credential of a live-room upgrade: an API token (`token` or Authorization), a share link (`share`), else the session cookie. */
+  async function roomCredential(req: IncomingMessage, query: URLSearchParams): Promise<Credential | null> {
+    const token = query.get("token") ?? bearerToken(req);
+    if (token) {
+      // Checked here under the API credential rate limit; the room resolves it again on every access change.
+      const actor = await tokenActor(req, token);
+      return actor ? { kind: "token", token } : null;
+    }
+    const share = query.get("share");
+    if (share) {
+      const address = clientAddress(req, trustProxy);
+      await limits.refuseIfExhausted("shareLink", address);
+      return { kind: "share", token: share };
+    }
+    const userId = await sessionUserId(req.headers.cookie, authSecret, { secure: secureCookies });
+    return userId ? { kind: "person", userId } : null;
+  }
+
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       console.error("[quire] request failed", error);
       if (!res.headersSent) sendJson(res, ERROR_FACES.INTERNAL.http, { error: { code: "INTERNAL", message: "Internal error." } });
       else res.end();
     });
+  });
+
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? "/", "http://quire.invalid");
+    const address = parseRoomPath(url.pathname);
+    if (!address) {
+      // Next.js (dev) upgrades its own paths; every other upgrade is refused.
+      if (!url.pathname.startsWith("/_next/")) socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+      return;
+    }
+    socket.on("error", () => socket.destroy());
+    roomCredential(req, url.searchParams)
+      .then(
+        (credential) => rooms.upgrade(req, socket, head, credential, address),
+        (error: unknown) => rooms.upgrade(req, socket, head, null, address, isDomainError(error) ? error : undefined),
+      )
+      .catch((error: unknown) => {
+        console.error("[quire] collab upgrade failed", error);
+        socket.destroy();
+      });
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -265,6 +319,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     port,
     files,
     close: async () => {
+      await rooms.close();
+      await bus?.close();
       await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());

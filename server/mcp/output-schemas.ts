@@ -6,7 +6,8 @@
  *
  * These schemas cannot drift from the code: `OutputSchemasCoverResults` at the
  * end fails to compile when any action's result type (ToolOutput in the
- * registry) has a field the schema lacks or a type it does not allow, and
+ * registry) has a field the schema lacks, at any depth, or a type it does not
+ * allow, and
  * tests/integration/mcp-output-schemas.test.ts calls every action over a real
  * MCP client, which rejects a result its outputSchema does not describe.
  */
@@ -111,6 +112,11 @@ const shareLink = {
   revokedAt: z.string().nullable(),
 };
 
+const draftStatus = z.object({
+  uncommittedChanges: z.boolean().describe("Someone edited the draft since its last commit or discard."),
+  connectedUserIds: z.array(z.string()).describe("Users with a live connection to the branch."),
+});
+
 const documentsOutput = mergeActionOutputs({
   create: z.object({
     ...documentSummary,
@@ -124,6 +130,7 @@ const documentsOutput = mergeActionOutputs({
     headCommitId: z.string().describe("The default branch's head."),
     yourPermission: permission.describe("What the caller may do on the document."),
     canManage: z.boolean().describe("Whether the caller may change its permissions and share links."),
+    draft: draftStatus.describe("The default branch's live draft."),
   }),
   update: z.object(writeResult),
   delete: z.object(writeResult),
@@ -142,6 +149,7 @@ const documentsOutput = mergeActionOutputs({
         isDefault: z.boolean(),
         createdAt: z.string(),
         updatedAt: z.string(),
+        draft: draftStatus.describe("The branch's live draft."),
       }),
     ),
   }),
@@ -180,6 +188,17 @@ const documentsOutput = mergeActionOutputs({
   }),
   list_share_links: z.object({ shareLinks: z.array(z.object(shareLink)) }),
   revoke_share_link: z.object(shareLink),
+  commit: z.object({
+    ...writeResult,
+    message: z.string().describe("The commit's message."),
+    coAuthorIds: z.array(z.string()).describe("Everyone credited with `Co-authored-by:` (editors of the draft other than the committer)."),
+  }),
+  discard: z.object({
+    documentId: id("The document."),
+    branchName: z.string().describe("The branch whose draft was discarded."),
+    headCommitId: z.string().describe("The head the draft now equals."),
+    discardedSections: z.number().describe("Sections whose live edits were thrown away."),
+  }),
 });
 
 const readOutput = z.object(documentView);
@@ -375,8 +394,29 @@ type ResultOf<T extends ToolName, A> = [A] extends [never] ? ToolOutput<T> : Too
 /** The same value as JSON carries it: `readonly` (frozen cached values) is no part of what goes over the wire. */
 type AsSent<T> = T extends readonly (infer E)[] ? AsSent<E>[] : T extends object ? { -readonly [K in keyof T]: AsSent<T[K]> } : T;
 
-/** True when the result fits the schema: every field it has is in the schema, with a type the schema allows. */
-type Fits<Result, Schema> = [Exclude<keyof Result, keyof Schema>] extends [never] ? (AsSent<Result> extends Schema ? true : false) : false;
+type KeysOfAny<S> = S extends unknown ? keyof S : never;
+type ValueOfAny<S, K extends PropertyKey> = S extends unknown ? (K extends keyof S ? S[K] : never) : never;
+
+/**
+ * False when the value has a field, at any depth, that the schema does not
+ * name (assignability alone lets extra fields through; the outputSchema,
+ * closed with additionalProperties false, would refuse them at run time).
+ */
+type NamesOnlyKnownFields<Value, Schema> = Value extends readonly (infer Item)[]
+  ? Schema extends readonly (infer SchemaItem)[]
+    ? NamesOnlyKnownFields<Item, SchemaItem>
+    : true
+  : Value extends object
+    ? [Exclude<keyof Value, KeysOfAny<Schema>>] extends [never]
+      ? false extends { [K in keyof Value]-?: NamesOnlyKnownFields<Value[K], ValueOfAny<Schema, K>> }[keyof Value]
+        ? false
+        : true
+      : false
+    : true;
+
+/** True when the result fits the schema: every field it has, at any depth, is in the schema, with a type the schema allows. */
+type Fits<Result, Schema> =
+  false extends NamesOnlyKnownFields<AsSent<Result>, Schema> ? false : AsSent<Result> extends Schema ? true : false;
 
 /** Per tool, per action: true, or the name of the action whose result the tool's outputSchema does not describe. */
 type Coverage = {

@@ -12,6 +12,7 @@ import { sql } from "drizzle-orm";
 import type { DatabaseHandle } from "@/db/client";
 import { type Cache, createCache } from "./caches";
 import type { Tx } from "./db";
+import { afterCommit } from "@/db/commit-hooks";
 
 const ACCESS_CHANGED_CHANNEL = "quire_access_changed";
 const TIME_TO_LIVE_MS = 60_000;
@@ -29,15 +30,33 @@ export function createAccessCache<V>(name: string, max: number): Cache<string, V
   return cache;
 }
 
-/** Clears every access cache of this process now (another process's change, or a re-established listener). */
+const accessChangeListeners = new Set<() => void>();
+
+/**
+ * Called whenever access may have changed, after the change committed (in
+ * this process or, through NOTIFY, another); returns unsubscribe. Live rooms
+ * decide their connections again.
+ */
+export function onAccessChanged(listener: () => void): () => void {
+  accessChangeListeners.add(listener);
+  return () => {
+    accessChangeListeners.delete(listener);
+  };
+}
+
+/** Clears every access cache of this process now and tells those who hold access decisions to decide again. */
 function forgetAccess(): void {
   for (const cache of accessCaches) cache.invalidateNow();
+  for (const listener of accessChangeListeners) listener();
 }
 
 /** Called in the transaction that changes tokens, memberships or document permissions. */
 export async function announceAccessChange(tx: Tx): Promise<void> {
   await tx.execute(sql`select pg_notify(${ACCESS_CHANGED_CHANNEL}, '')`);
   for (const cache of accessCaches) cache.invalidateAfterCommit(tx);
+  afterCommit(tx, () => {
+    for (const listener of accessChangeListeners) listener();
+  });
 }
 
 /** Keeps this process's access caches in step with changes other processes make. */

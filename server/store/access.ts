@@ -78,6 +78,8 @@ export async function revokeShareLink(tx: Tx, documentId: string, id: string, no
     .set({ revokedAt: now })
     .where(and(eq(shareLinks.id, id), eq(shareLinks.documentId, documentId), isNull(shareLinks.revokedAt)))
     .returning();
+  // Live rooms decide their share-link visitors again (and close the revoked link's sockets).
+  if (row) await announceAccessChange(tx);
   return row;
 }
 

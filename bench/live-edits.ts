@@ -1,0 +1,266 @@
+/**
+ * Live editing (issue 12): keystroke-to-peer latency with 50 clients in one
+ * room at 20 edits/s in total, Quire (every update stored in PostgreSQL before
+ * it is broadcast) side by side with the reference y-websocket server
+ * (`@y/websocket-server`, in memory) in the same run; memory per idle room
+ * (500 rooms, 3 clients each) for both; and the time to open a room on a
+ * 2,000-section document.
+ *
+ *   node --expose-gc --import tsx bench/live-edits.ts
+ *
+ * Environment (all optional):
+ *   DATABASE_URL           PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres);
+ *                          the bench creates and drops its own database quire_bench_live_* there.
+ *   BENCH_CLIENTS=50       clients in the room
+ *   BENCH_RATE=20          edits per second, all clients together (round robin)
+ *   BENCH_SECONDS=15       measured seconds (after 2 s of warm-up)
+ *   BENCH_IDLE_ROOMS=500   rooms for the memory measurement (3 clients each)
+ *
+ * Servers and clients share this process (both servers equally): the clients
+ * are real `y-websocket` providers over `ws`. A keystroke is one insert of a
+ * numbered marker into the section's text; its latency is the time until a
+ * peer's Y.Text observes it, counted for every peer (49 per keystroke).
+ */
+import { randomBytes } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import os from "node:os";
+import type { AddressInfo } from "node:net";
+import { setupWSConnection } from "@y/websocket-server/utils";
+import postgres from "postgres";
+import WebSocket, { WebSocketServer } from "ws";
+import { WebsocketProvider } from "y-websocket";
+import * as Y from "yjs";
+import { openDatabase } from "@/db/client";
+import { tools } from "@/server/actions/registry";
+import { runTool } from "@/server/actions/tool";
+import { actorForUser, addUser, issueApiToken } from "@/server/auth/accounts";
+import { startServer } from "@/server/http/server";
+import { LocalObjectStore } from "@/server/storage/local";
+
+const SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 50);
+const RATE = Number(process.env.BENCH_RATE ?? 20);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
+const WARMUP_SECONDS = 2;
+const IDLE_ROOMS = Number(process.env.BENCH_IDLE_ROOMS ?? 500);
+const BIG_DOCUMENT_SECTIONS = 2_000;
+
+const log = (...args: unknown[]) => console.log(...args);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+interface Client {
+  doc: Y.Doc;
+  provider: WebsocketProvider;
+  text(): Y.Text;
+}
+
+/** A provider on `base/room`, waiting for its first sync; `textOf` finds the edited Y.Text in its doc. */
+async function connect(base: string, room: string, params: Record<string, string>, textOf: (doc: Y.Doc) => Y.Text): Promise<Client> {
+  const doc = new Y.Doc();
+  const provider = new WebsocketProvider(base, room, doc, {
+    WebSocketPolyfill: WebSocket as unknown as typeof globalThis.WebSocket,
+    params,
+    disableBc: true,
+  });
+  await new Promise<void>((resolve) => {
+    if (provider.synced) resolve();
+    else provider.once("sync", () => resolve());
+  });
+  return { doc, provider, text: () => textOf(doc) };
+}
+
+const close = (clients: Client[]) => {
+  for (const c of clients) {
+    c.provider.destroy();
+    c.doc.destroy();
+  }
+};
+
+/** Keystroke-to-peer latencies (ms, sorted) of `RATE` edits/s spread round robin over the clients. */
+async function measureLatency(clients: Client[]): Promise<number[]> {
+  const sentAt = new Map<number, number>();
+  const latencies: number[] = [];
+  let measuring = false;
+  for (const client of clients) {
+    client.text().observe((event) => {
+      if (event.transaction.local) return;
+      const now = performance.now();
+      for (const op of event.delta) {
+        if (typeof op.insert !== "string") continue;
+        for (const match of op.insert.matchAll(/\[(\d+)\]/g)) {
+          const at = sentAt.get(Number(match[1]));
+          if (at !== undefined && measuring) latencies.push(now - at);
+        }
+      }
+    });
+  }
+  let seq = 0;
+  const intervalMs = 1000 / RATE;
+  const run = async (seconds: number) => {
+    const end = performance.now() + seconds * 1000;
+    let next = performance.now();
+    while (performance.now() < end) {
+      const client = clients[seq % clients.length]!;
+      seq += 1;
+      sentAt.set(seq, performance.now());
+      client.text().insert(0, `[${seq}]`);
+      next += intervalMs;
+      await sleep(Math.max(0, next - performance.now()));
+    }
+  };
+  await run(WARMUP_SECONDS);
+  measuring = true;
+  await run(SECONDS);
+  await sleep(500);
+  measuring = false;
+  return latencies.sort((a, b) => a - b);
+}
+
+function heapMb(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  gc?.();
+  const m = process.memoryUsage();
+  return (m.heapUsed + m.external + m.arrayBuffers) / 1024 / 1024;
+}
+
+/** Opens `IDLE_ROOMS` rooms with 3 clients each; the process's memory growth per room (clients included). */
+async function memoryPerRoom(
+  base: string,
+  rooms: string[],
+  params: Record<string, string>,
+  textOf: (doc: Y.Doc) => Y.Text,
+): Promise<number> {
+  const before = heapMb();
+  const clients: Client[] = [];
+  for (let i = 0; i < rooms.length; i += 50) {
+    const batch = rooms.slice(i, i + 50).flatMap((room) => [room, room, room]);
+    clients.push(...(await Promise.all(batch.map((room) => connect(base, room, params, textOf)))));
+  }
+  await sleep(1000);
+  const after = heapMb();
+  close(clients);
+  await sleep(1000);
+  return ((after - before) * 1024) / rooms.length;
+}
+
+async function startReference(): Promise<{ url: string; server: Server }> {
+  const server = createServer((_req, res) => res.end("reference"));
+  const sockets = new WebSocketServer({ server });
+  sockets.on("connection", (ws, req) => setupWSConnection(ws, req));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+async function main(): Promise<void> {
+  // Every y-websocket provider adds a process exit listener; hundreds of clients are expected here.
+  process.setMaxListeners(0);
+  const name = `quire_bench_live_${randomBytes(4).toString("hex")}`;
+  const admin = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  const database = await openDatabase({ url: url.toString() });
+  await database.migrate();
+  const uploads = `${os.tmpdir()}/${name}`;
+  const quire = await startServer({ database, port: 0, host: "127.0.0.1", objectStore: new LocalObjectStore(uploads), next: false });
+  const reference = await startReference();
+  try {
+    const { user } = await addUser(
+      database.db,
+      { email: "bench@example.test", name: "Bench", password: "correct horse battery" },
+      new Date(),
+    );
+    const { token } = await issueApiToken(database.db, { email: "bench@example.test", label: "bench" }, new Date());
+    const actor = (await actorForUser(database.db, user.id, "person"))!;
+    const ctx = { db: database.db, actor, clock: () => new Date(), files: quire.files };
+    const create = (path: string, count: number) =>
+      runTool(tools.documents, ctx, {
+        action: "create",
+        path,
+        sections: Array.from({ length: count }, (_, i) => ({
+          name: `Section ${i + 1}`,
+          content: [{ blockType: "text", text: `Text of section ${i + 1}.` }],
+        })),
+      }) as Promise<{ documentId: string; sectionIds: string[] }>;
+    const quireBase = `${quire.url.replace(/^http/, "ws")}/collab`;
+    const params = { token };
+    const sectionText = (doc: Y.Doc) => (doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text;
+    const plainText = (doc: Y.Doc) => doc.getText("t");
+
+    log(
+      `machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model}, Node ${process.version}, load ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}`,
+    );
+    log(`\n## Keystroke to peer: ${CLIENTS} clients, ${RATE} edits/s, ${SECONDS} s`);
+    const live = await create("bench/live", 1);
+    const room = `${live.documentId}/main/~${live.sectionIds[0]}`;
+    const quireClients = await Promise.all(Array.from({ length: CLIENTS }, () => connect(quireBase, room, params, sectionText)));
+    const quireLatency = await measureLatency(quireClients);
+    close(quireClients);
+    const referenceClients = await Promise.all(Array.from({ length: CLIENTS }, () => connect(reference.url, "bench-room", {}, plainText)));
+    const referenceLatency = await measureLatency(referenceClients);
+    close(referenceClients);
+    const row = (label: string, l: number[]) =>
+      log(`| ${label} | ${l.length} | ${percentile(l, 50).toFixed(2)} | ${percentile(l, 99).toFixed(2)} | ${l.at(-1)?.toFixed(2)} |`);
+    log("| server | deliveries | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|");
+    row("Quire (stored before broadcast)", quireLatency);
+    row("@y/websocket-server (memory)", referenceLatency);
+    log(
+      `ratio Quire / reference: p50 ${(percentile(quireLatency, 50) / percentile(referenceLatency, 50)).toFixed(2)}x, p99 ${(percentile(quireLatency, 99) / percentile(referenceLatency, 99)).toFixed(2)}x`,
+    );
+
+    log(`\n## Memory per idle room: ${IDLE_ROOMS} rooms x 3 clients (process growth, clients included)`);
+    const idle = await create("bench/idle", IDLE_ROOMS);
+    const quireRooms = idle.sectionIds.map((id) => `${idle.documentId}/main/~${id}`);
+    const quireKb = await memoryPerRoom(quireBase, quireRooms, params, sectionText);
+    const referenceKb = await memoryPerRoom(
+      reference.url,
+      quireRooms.map((_, i) => `idle-${i}`),
+      {},
+      plainText,
+    );
+    log(`| Quire | ${quireKb.toFixed(1)} KB/room |\n| @y/websocket-server | ${referenceKb.toFixed(1)} KB/room |`);
+
+    log(`\n## Opening a room on a ${BIG_DOCUMENT_SECTIONS}-section document`);
+    const big = await create("bench/big", BIG_DOCUMENT_SECTIONS);
+    const opens: Array<{ outline: number; section: number }> = [];
+    for (let i = 0; i < 7; i++) {
+      const started = performance.now();
+      const outline = await connect(quireBase, `${big.documentId}/main`, params, plainText);
+      const outlineMs = performance.now() - started;
+      const sectionStarted = performance.now();
+      const section = await connect(quireBase, `${big.documentId}/main/~${big.sectionIds[i * 100]}`, params, sectionText);
+      opens.push({ outline: outlineMs, section: performance.now() - sectionStarted });
+      close([outline, section]);
+      await sleep(200);
+    }
+    const outlineTimes = opens.map((o) => o.outline);
+    const sectionTimes = opens.map((o) => o.section).sort((a, b) => a - b);
+    log(
+      `outline (connect + sync, ${BIG_DOCUMENT_SECTIONS} ids): first ${outlineTimes[0]!.toFixed(1)} ms, median ${percentile(
+        [...outlineTimes].sort((a, b) => a - b),
+        50,
+      ).toFixed(1)} ms`,
+    );
+    log(
+      `section room (first open of a section: draft created, stored, synced): median ${percentile(sectionTimes, 50).toFixed(1)} ms, max ${sectionTimes.at(-1)!.toFixed(1)} ms`,
+    );
+  } finally {
+    await quire.close();
+    reference.server.close();
+    await database.close();
+    await admin.unsafe(`drop database if exists "${name}" with (force)`);
+    await admin.end();
+  }
+}
+
+await main();
+process.exit(0);

@@ -1,0 +1,201 @@
+/**
+ * Committed content <-> Yjs. A section's live state is one Y.Doc (see the
+ * README, "Live collaboration"): its name and every text block are `Y.Text`,
+ * so edits merge character by character (comment markup is text inside them);
+ * every other block is a `Y.Map` of its fields, replaced whole when it
+ * changes. A branch's outline (the order of the sections a principal may see)
+ * is a `Y.Array` of section ids in its own Y.Doc.
+ *
+ * Pure: no storage, no network, no auth.
+ */
+import { diffArrays, diffChars } from "diff";
+import * as Y from "yjs";
+import type { Block } from "@/server/core/blocks";
+
+/** What of a section is edited live: the rest of its version (permissions, references) follows the branch head. */
+export interface LiveSection {
+  name: string;
+  content: Block[];
+}
+
+const SECTION_ROOT = "section";
+const OUTLINE_ROOT = "outline";
+
+const sectionRoot = (doc: Y.Doc): Y.Map<unknown> => doc.getMap(SECTION_ROOT);
+
+function blockToY(block: Block): Y.Map<unknown> {
+  const map = new Y.Map<unknown>();
+  for (const [field, value] of Object.entries(block)) {
+    if (value === undefined) continue;
+    map.set(field, block.blockType === "text" && field === "text" ? new Y.Text(value as string) : value);
+  }
+  return map;
+}
+
+function blockFromY(map: Y.Map<unknown>): Block {
+  const block: Record<string, unknown> = {};
+  for (const [field, value] of map.entries()) block[field] = value instanceof Y.Text ? value.toString() : value;
+  return block as Block;
+}
+
+/** Writes a section into an empty doc (a draft that has no stored state yet). */
+export function sectionIntoYDoc(doc: Y.Doc, section: LiveSection): void {
+  doc.transact(() => {
+    const root = sectionRoot(doc);
+    root.set("name", new Y.Text(section.name));
+    const blocks = new Y.Array<Y.Map<unknown>>();
+    blocks.push(section.content.map(blockToY));
+    root.set("blocks", blocks);
+  });
+}
+
+export function sectionFromYDoc(doc: Y.Doc): LiveSection {
+  const root = sectionRoot(doc);
+  const name = root.get("name");
+  const blocks = root.get("blocks");
+  return {
+    name: name instanceof Y.Text ? name.toString() : "",
+    content: blocks instanceof Y.Array ? (blocks.toArray() as Y.Map<unknown>[]).map(blockFromY) : [],
+  };
+}
+
+/**
+ * Where each position of `base` is in `current`, after the edits that turned
+ * one into the other: positions in text `current` removed map to where the
+ * removal happened, and `kept(i)` says whether base character i still exists.
+ */
+function positionMap(base: string, current: string): { at(i: number): number; kept(i: number): boolean } {
+  const toCurrent = new Int32Array(base.length + 1);
+  const survived = new Uint8Array(base.length);
+  let b = 0;
+  let c = 0;
+  for (const part of diffChars(base, current)) {
+    const length = part.value.length;
+    if (part.added) c += length;
+    else if (part.removed) {
+      for (let k = 0; k < length; k++) toCurrent[b + k] = c;
+      b += length;
+    } else {
+      for (let k = 0; k < length; k++) {
+        toCurrent[b + k] = c + k;
+        survived[b + k] = 1;
+      }
+      b += length;
+      c += length;
+    }
+  }
+  toCurrent[base.length] = c;
+  return { at: (i) => toCurrent[i]!, kept: (i) => survived[i] === 1 };
+}
+
+/**
+ * Applies the change from `base` to `next` into a Y.Text that may have moved
+ * on from `base` (someone typing): the base->next text diff becomes inserts
+ * and deletes at the positions those base characters have now, so characters
+ * typed since `base` survive. With no local edits this is the minimal edit.
+ */
+export function applyTextChange(text: Y.Text, base: string, next: string): void {
+  if (base === next) return;
+  const current = text.toString();
+  const map = current === base ? null : positionMap(base, current);
+  const at = (i: number) => (map ? map.at(i) : i);
+  const kept = (i: number) => (map ? map.kept(i) : true);
+  // Collected in base order, applied from the end so earlier positions stay valid.
+  const edits: Array<{ position: number; deleteCount: number; insert: string }> = [];
+  let b = 0;
+  for (const part of diffChars(base, next)) {
+    const length = part.value.length;
+    // An insertion sticks to the base character before it, so it lands before text the draft added there.
+    if (part.added) edits.push({ position: b > 0 && kept(b - 1) ? at(b - 1) + 1 : at(b), deleteCount: 0, insert: part.value });
+    else if (part.removed) {
+      // Delete the removed base characters that still exist, each run of them contiguous in `current`.
+      let k = 0;
+      while (k < length) {
+        while (k < length && !kept(b + k)) k++;
+        const start = k;
+        while (k < length && kept(b + k) && (k === start || at(b + k) === at(b + k - 1) + 1)) k++;
+        if (k > start) edits.push({ position: at(b + start), deleteCount: k - start, insert: "" });
+      }
+      b += length;
+    } else b += length;
+  }
+  for (let i = edits.length - 1; i >= 0; i--) {
+    const edit = edits[i]!;
+    if (edit.deleteCount > 0) text.delete(edit.position, edit.deleteCount);
+    if (edit.insert) text.insert(edit.position, edit.insert);
+  }
+}
+
+/** Blocks line up when they are the same kind: text blocks by type (their text merges), others by their whole value. */
+const blockIdentity = (block: Block): string => (block.blockType === "text" ? "text" : JSON.stringify(block));
+
+/**
+ * Applies the change from committed section `base` to committed section
+ * `next` into a section doc as minimal edits, keeping live edits made since
+ * `base`: the name and text blocks by text diff, the block list by a diff of
+ * block identities. When live edits changed the block list itself, the next
+ * version's block list is lined up against the live one instead.
+ */
+export function applySectionChange(doc: Y.Doc, base: LiveSection, next: LiveSection): void {
+  doc.transact(() => {
+    const root = sectionRoot(doc);
+    let name = root.get("name");
+    if (!(name instanceof Y.Text)) {
+      name = new Y.Text();
+      root.set("name", name);
+    }
+    applyTextChange(name as Y.Text, base.name, next.name);
+    let blocks = root.get("blocks") as Y.Array<Y.Map<unknown>> | undefined;
+    if (!(blocks instanceof Y.Array)) {
+      blocks = new Y.Array<Y.Map<unknown>>();
+      root.set("blocks", blocks);
+    }
+    const live = (blocks.toArray() as Y.Map<unknown>[]).map(blockFromY);
+    const sameShape = live.length === base.content.length && live.every((b, i) => blockIdentity(b) === blockIdentity(base.content[i]!));
+    // From `from` (a list that lines up with the live blocks index for index) to `next.content`.
+    const from = sameShape ? base.content : live;
+    let index = 0;
+    let fromIndex = 0;
+    let nextIndex = 0;
+    for (const part of diffArrays(from.map(blockIdentity), next.content.map(blockIdentity))) {
+      const count = part.value.length;
+      if (part.added) {
+        blocks.insert(index, next.content.slice(nextIndex, nextIndex + count).map(blockToY));
+        index += count;
+        nextIndex += count;
+      } else if (part.removed) {
+        blocks.delete(index, count);
+        fromIndex += count;
+      } else {
+        for (let k = 0; k < count; k++) {
+          const fromBlock = from[fromIndex + k]!;
+          const nextBlock = next.content[nextIndex + k]!;
+          if (fromBlock.blockType === "text" && nextBlock.blockType === "text") {
+            const text = blocks.get(index + k).get("text");
+            if (text instanceof Y.Text) applyTextChange(text, fromBlock.text, nextBlock.text);
+          }
+        }
+        index += count;
+        fromIndex += count;
+        nextIndex += count;
+      }
+    }
+  });
+}
+
+/** Writes a branch outline (the section ids a principal may see, in order) into its doc as minimal edits. */
+export function applyOutline(doc: Y.Doc, sectionIds: readonly string[]): void {
+  const outline = doc.getArray<string>(OUTLINE_ROOT);
+  doc.transact(() => {
+    let index = 0;
+    for (const part of diffArrays(outline.toArray(), [...sectionIds])) {
+      if (part.added) {
+        outline.insert(index, part.value);
+        index += part.value.length;
+      } else if (part.removed) outline.delete(index, part.value.length);
+      else index += part.value.length;
+    }
+  });
+}
+
+export const outlineFromYDoc = (doc: Y.Doc): string[] => doc.getArray<string>(OUTLINE_ROOT).toArray();

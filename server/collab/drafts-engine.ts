@@ -1,0 +1,144 @@
+/**
+ * A branch's draft in storage, outside any room: its sections' live states
+ * brought up to a committed head, read, and reset. The rooms use the same
+ * functions with their live docs; commit, discard and `read` use them for
+ * drafts no room has open.
+ */
+import { sql } from "drizzle-orm";
+import * as Y from "yjs";
+import type { Database } from "@/db/client";
+import { draftSections } from "@/db/schema";
+import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
+import { getCommit } from "@/server/store/commits";
+import type { Tx } from "@/server/store/db";
+import { getBranch } from "@/server/store/documents";
+import {
+  appendDraftUpdates,
+  createSectionDraft,
+  type DraftKey,
+  findSectionDraft,
+  listSectionDrafts,
+  type SectionKey,
+  type StoredSectionDraft,
+} from "@/server/store/drafts";
+import { loadSections, loadTree } from "@/server/store/objects";
+import { applySectionChange, type LiveSection, sectionFromYDoc, sectionIntoYDoc } from "./codec";
+import { computeUpdate } from "./live-doc";
+
+export interface BranchHead {
+  commitId: string;
+  tree: DocumentTree;
+}
+
+export async function branchHead(tx: Tx, key: DraftKey): Promise<BranchHead> {
+  const branch = await getBranch(tx, key.documentId, key.branchName);
+  const commit = await getCommit(tx, key.documentId, branch.headCommitId);
+  return { commitId: commit.id, tree: await loadTree(tx, commit.treeHash) };
+}
+
+const EMPTY_SECTION: LiveSection = { name: "", content: [] };
+
+export const liveOf = (version: SectionVersion): LiveSection => ({ name: version.name, content: [...version.content] });
+
+export const blobHashIn = (tree: DocumentTree, sectionId: string): string | null =>
+  tree.sections.find((e) => e.sectionId === sectionId)?.blobHash ?? null;
+
+/** The doc a stored draft describes: its compacted state and the log after it. */
+export function docFromStored(stored: StoredSectionDraft): Y.Doc {
+  const doc = new Y.Doc();
+  Y.applyUpdate(doc, stored.state);
+  for (const { update } of stored.updates) Y.applyUpdate(doc, update);
+  return doc;
+}
+
+/**
+ * A section's stored draft, created from its version in `tree` if it has
+ * none. Creation never writes over a stored draft (whoever stores first
+ * wins), so initial content is never applied to a doc that already has some.
+ */
+export async function loadOrCreateSectionDraft(db: Database, key: SectionKey, tree: DocumentTree): Promise<StoredSectionDraft> {
+  const stored = await findSectionDraft(db, key);
+  if (stored) return stored;
+  const blobHash = blobHashIn(tree, key.sectionId);
+  const doc = new Y.Doc();
+  if (blobHash) sectionIntoYDoc(doc, liveOf((await loadSections(db, [blobHash])).get(blobHash)!));
+  const state = Y.encodeStateAsUpdate(doc);
+  doc.destroy();
+  return createSectionDraft(db, key, { baseBlobHash: blobHash, state });
+}
+
+/**
+ * Moves one section's draft from the committed version it is based on to
+ * `nextBlobHash`: the change between the two versions, applied as minimal
+ * edits to the draft as it is (live typing survives), is stored with the new
+ * base — only if nobody (another process) moved the base first. Returns the
+ * stored update for the caller to apply and broadcast, or null.
+ */
+export async function rebaseSection(
+  db: Database,
+  key: SectionKey,
+  doc: Y.Doc,
+  fromBlobHash: string | null,
+  nextBlobHash: string,
+  /** What the change is computed from, when not the base version itself (a commit: the draft as committed; a discard: the draft as it is). */
+  fromContent?: LiveSection,
+): Promise<Uint8Array | null> {
+  if (fromBlobHash === nextBlobHash && !fromContent) return null;
+  const versions = await loadSections(
+    db,
+    [fromBlobHash, nextBlobHash].filter((h): h is string => h !== null),
+  );
+  const from = fromContent ?? (fromBlobHash ? liveOf(versions.get(fromBlobHash)!) : EMPTY_SECTION);
+  const update = computeUpdate(doc, (copy) => applySectionChange(copy, from, liveOf(versions.get(nextBlobHash)!)));
+  return db.transaction(async (tx) => {
+    const moved = await tx
+      .update(draftSections)
+      .set({ baseBlobHash: nextBlobHash })
+      .where(
+        sql`${draftSections.documentId} = ${key.documentId} and ${draftSections.branchName} = ${key.branchName}
+          and ${draftSections.sectionId} = ${key.sectionId} and ${draftSections.baseBlobHash} is not distinct from ${fromBlobHash}`,
+      )
+      .returning({ sectionId: draftSections.sectionId });
+    if (moved.length === 0) return null;
+    if (update) await appendDraftUpdates(tx, [{ ...key, update, authorId: null }]);
+    return update;
+  });
+}
+
+/**
+ * The draft's sections as they would be on `head`: each stored draft, with
+ * the change from its base to its version at `head` applied on a copy (so
+ * reading never writes). Sections no longer on the branch are left out.
+ */
+export async function draftContentAt(
+  db: Tx,
+  key: DraftKey,
+  head: BranchHead,
+  liveDoc: (sectionId: string) => Y.Doc | undefined,
+): Promise<Map<string, LiveSection>> {
+  const content = new Map<string, LiveSection>();
+  for (const { sectionId, baseBlobHash } of await listSectionDrafts(db, key)) {
+    const next = blobHashIn(head.tree, sectionId);
+    if (!next) continue;
+    const open = liveDoc(sectionId);
+    let doc: Y.Doc;
+    if (open) {
+      doc = new Y.Doc();
+      Y.applyUpdate(doc, Y.encodeStateAsUpdate(open));
+    } else {
+      const stored = await findSectionDraft(db, { ...key, sectionId });
+      if (!stored) continue;
+      doc = docFromStored(stored);
+    }
+    if (baseBlobHash !== next) {
+      const versions = await loadSections(
+        db,
+        [baseBlobHash, next].filter((h): h is string => h !== null),
+      );
+      applySectionChange(doc, baseBlobHash ? liveOf(versions.get(baseBlobHash)!) : EMPTY_SECTION, liveOf(versions.get(next)!));
+    }
+    content.set(sectionId, sectionFromYDoc(doc));
+    doc.destroy();
+  }
+  return content;
+}

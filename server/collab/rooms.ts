@@ -1,0 +1,591 @@
+/**
+ * Live rooms: per (document, branch) an outline room and one room per section
+ * (see README, "Live collaboration"). Connections are admitted by the access
+ * policies; every update is stored in the draft before it is broadcast;
+ * committed head moves are applied into open drafts; access changes
+ * re-decide every connection at once.
+ */
+import { type IncomingMessage, STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
+import * as Y from "yjs";
+import { type WebSocket, WebSocketServer } from "ws";
+import type { Database, DatabaseHandle } from "@/db/client";
+import type { Actor } from "@/server/actions/context";
+import { accessWithGrant, type DocumentAccess, sectionsHiddenNow, subjectOf, visibleEntries } from "@/server/actions/access";
+import { hashSecretToken } from "@/server/auth/secret-tokens";
+import { DomainError, ERROR_FACES, isDomainError } from "@/server/core/errors";
+import { atLeast } from "@/server/policies/access";
+import { findLiveShareLink } from "@/server/store/access";
+import { onAccessChanged } from "@/server/store/access-cache";
+import { findBranch, findDocumentWithGrants, getDocument } from "@/server/store/documents";
+import {
+  appendDraftUpdates,
+  compactSectionDraft,
+  type DraftKey,
+  ensureDraft,
+  findSectionDraft,
+  HEAD_MOVED_CHANNEL,
+  notifyHeadMoved,
+  type SectionKey,
+  setDraftBase,
+} from "@/server/store/drafts";
+import type { Tx } from "@/server/store/db";
+import { onHeadMoved } from "@/server/store/head-moves";
+import { loadSections } from "@/server/store/objects";
+import { applyOutline } from "./codec";
+import { type BranchHead, blobHashIn, branchHead, docFromStored, loadOrCreateSectionDraft, rebaseSection } from "./drafts-engine";
+import { LiveDoc, type LiveConnection, type PendingUpdate } from "./live-doc";
+import { type CollabBus, PRESENCE_TTL_MS } from "./bus";
+
+/** Who is asking to connect, as their credential says; re-resolved whenever access changes. */
+export type Credential = { kind: "person"; userId: string } | { kind: "token"; token: string } | { kind: "share"; token: string };
+
+export interface RoomAddress extends DraftKey {
+  /** null: the branch's outline room. */
+  sectionId: string | null;
+}
+
+/** Compaction folds a section's log into its state once this many updates piled up (and when its room empties). */
+const COMPACT_AFTER_UPDATES = 500;
+/** WebSocket close codes (4000-4999 are the application's). */
+const CLOSE_ACCESS_LOST = 4403;
+const CLOSE_SECTION_GONE = 4404;
+const CLOSE_INTERNAL = 4500;
+
+interface RoomConnection extends LiveConnection {
+  socket: WebSocket;
+  credential: Credential;
+  actor: Actor | null;
+  access: DocumentAccess;
+  address: RoomAddress;
+}
+
+interface SectionRoom {
+  live: LiveDoc;
+  /** The committed version the draft is based on, as this process last stored or saw it. */
+  baseBlobHash: string | null;
+  connections: Set<RoomConnection>;
+  updatesSinceCompaction: number;
+}
+
+interface BranchRoom {
+  key: DraftKey;
+  head: BranchHead;
+  outlines: Map<RoomConnection, LiveDoc>;
+  sections: Map<string, SectionRoom>;
+}
+
+export interface CollabOptions {
+  database: DatabaseHandle;
+  clock: () => Date;
+  /** Cross-process rooms (QUIRE_REDIS_URL); absent: this process's rooms work alone. */
+  bus?: CollabBus;
+  /** Resolves an API token to its agent (rate-limited by the caller). */
+  actorForToken(token: string): Promise<Actor | null>;
+  actorForUser(userId: string): Promise<Actor | null>;
+  /** A share link that does not work was tried at the upgrade (counts against the client address, like the share page). */
+  shareLinkFailed?(request: IncomingMessage): Promise<void>;
+}
+
+/** One process's live rooms. */
+export class CollabRooms {
+  private readonly db: Database;
+  private readonly rooms = new Map<string, BranchRoom>();
+  private readonly opening = new Map<string, Promise<BranchRoom>>();
+  /** Per branch, operations that must not interleave (opening sections, head moves, commits, discards). */
+  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  private readonly stops: Array<() => unknown> = [];
+  /** Compactions under way (awaited on close, so none is cut off by the database closing). */
+  private readonly compactions = new Set<Promise<void>>();
+  private closing = false;
+  /** Updates from other processes for sections this process is loading, by section. */
+  private readonly arrivedWhileLoading = new Map<string, Uint8Array[]>();
+  /** Updates read-only connections sent, dropped (for the operator's and the tests' eyes). */
+  droppedUpdates = 0;
+
+  constructor(private readonly options: CollabOptions) {
+    this.db = options.database.db;
+  }
+
+  async start(): Promise<void> {
+    roomsByDatabase.set(this.db, this);
+    this.stops.push(
+      onHeadMoved((move) => {
+        // A draft commit brings its own rooms up to date (its content is already in them).
+        if (move.kind === "draft-commit") return;
+        void this.followHead({ documentId: move.documentId, branchName: move.branchName });
+        void this.announceHeadMoved();
+      }),
+    );
+    this.stops.push(onAccessChanged(() => void this.redecideAll()));
+    // Another process moved a head: every open room checks its branch.
+    this.stops.push(
+      await this.options.database.listen(HEAD_MOVED_CHANNEL, () => {
+        for (const room of this.rooms.values()) void this.followHead(room.key);
+      }),
+    );
+    if (this.options.bus) {
+      const refresh = setInterval(() => {
+        for (const room of this.rooms.values()) this.sharePresence(room);
+      }, PRESENCE_TTL_MS / 3);
+      refresh.unref();
+      this.stops.push(() => clearInterval(refresh));
+      this.stops.push(
+        await this.options.bus.subscribe((message) => {
+          const room = this.rooms.get(roomKey(message));
+          const section = room?.sections.get(message.sectionId);
+          if (!section) {
+            // A section being loaded keeps what arrives meanwhile: it may be newer than what the load read.
+            if (message.kind === "update") this.arrivedWhileLoading.get(sectionName(message))?.push(message.payload);
+            return;
+          }
+          if (message.kind === "update") section.live.applyRemote(message.payload);
+          else section.live.applyRemoteAwareness(message.payload);
+        }),
+      );
+    }
+  }
+
+  /** Tells other processes a head moved here (they re-check their open rooms). */
+  private async announceHeadMoved(): Promise<void> {
+    await notifyHeadMoved(this.db).catch((error: unknown) => console.error("[quire] head-move notification failed", error));
+  }
+
+  /** Users connected to a document's rooms, per branch: in every process with Redis, else in this one. */
+  async connectedUsers(documentId: string): Promise<Map<string, string[]>> {
+    if (this.options.bus) return this.options.bus.presence(documentId);
+    const byBranch = new Map<string, string[]>();
+    for (const room of this.rooms.values()) if (room.key.documentId === documentId) byBranch.set(room.key.branchName, this.usersIn(room));
+    return byBranch;
+  }
+
+  private usersIn(room: BranchRoom): string[] {
+    return [...new Set(this.connectionsOf(room).flatMap((c) => (c.actor ? [c.actor.userId] : [])))].sort();
+  }
+
+  /** Tells the other processes (through Redis) who this process has connected to a branch. */
+  private sharePresence(room: BranchRoom): void {
+    void this.options.bus
+      ?.setPresence(room.key.documentId, room.key.branchName, this.usersIn(room))
+      .catch((error: unknown) => console.error("[quire] presence update failed", error));
+  }
+
+  /**
+   * Decides an upgrade: resolves the credential, opens the document under the
+   * access policies, and either refuses with an HTTP status (before any Yjs
+   * byte) or hands the socket to the room.
+   */
+  async upgrade(
+    request: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    credential: Credential | null,
+    address: RoomAddress,
+    refusal?: DomainError,
+  ): Promise<void> {
+    let admitted: { actor: Actor | null; access: DocumentAccess };
+    try {
+      if (refusal) throw refusal;
+      if (!credential) throw new DomainError("UNAUTHENTICATED", "Sign in, or pass an API token as `token` or a share link as `share`.");
+      admitted = await this.admit(credential, address);
+    } catch (error) {
+      if (credential?.kind === "share" && isDomainError(error) && error.code === "UNAUTHENTICATED") {
+        await this.options.shareLinkFailed?.(request).catch(() => undefined);
+      }
+      refuseUpgrade(socket, isDomainError(error) ? error : new DomainError("INTERNAL", "Internal error."));
+      if (!isDomainError(error)) console.error("[quire] collab upgrade failed", error);
+      return;
+    }
+    this.sockets.handleUpgrade(request, socket, head, (ws) => {
+      const connection: RoomConnection = {
+        socket: ws,
+        credential: credential!,
+        actor: admitted.actor,
+        access: admitted.access,
+        address,
+        authorId: admitted.actor?.userId ?? null,
+        readOnly: true,
+        droppedUpdates: 0,
+        send: (message) => {
+          if (ws.readyState === ws.OPEN) ws.send(message);
+        },
+      };
+      void this.attach(connection).catch((error: unknown) => {
+        console.error("[quire] collab room failed to open", error);
+        ws.close(CLOSE_INTERNAL, "room failed to open");
+      });
+    });
+  }
+
+  /** The principal's access, checked to at least read the document, branch and (for a section room) the section. */
+  private async admit(credential: Credential, address: RoomAddress): Promise<{ actor: Actor | null; access: DocumentAccess }> {
+    const { actor, access } = await this.resolveAccess(credential, address.documentId);
+    const branch = await findBranch(this.db, address.documentId, address.branchName);
+    if (!branch) throw new DomainError("NOT_FOUND", `No branch ${JSON.stringify(address.branchName)} in this document.`);
+    if (address.sectionId) {
+      const head = await branchHead(this.db, address);
+      if (!(await this.visibleSectionIds(access, head)).includes(address.sectionId)) {
+        throw new DomainError("NOT_FOUND", `No section ${address.sectionId} in this document on this branch.`);
+      }
+    }
+    return { actor, access };
+  }
+
+  private async resolveAccess(credential: Credential, documentId: string): Promise<{ actor: Actor | null; access: DocumentAccess }> {
+    const missing = () => new DomainError("NOT_FOUND", `No document ${documentId}.`);
+    if (credential.kind === "share") {
+      const link = await findLiveShareLink(this.db, hashSecretToken(credential.token), this.options.clock());
+      if (!link || link.documentId !== documentId)
+        throw new DomainError("UNAUTHENTICATED", "This share link does not work for this document.");
+      const document = await getDocument(this.db, link.workspaceId, link.documentId);
+      // A share visitor has no account: read only, whatever the link grants (editing needs signing in).
+      return { actor: null, access: accessWithGrant(document, { kind: "share", permission: "read" }, null) };
+    }
+    const actor =
+      credential.kind === "token" ? await this.options.actorForToken(credential.token) : await this.options.actorForUser(credential.userId);
+    if (!actor) throw new DomainError("UNAUTHENTICATED", "The credential is not valid (any more).");
+    const found = await findDocumentWithGrants(this.db, documentId, [actor.userId]);
+    if (!found || found.document.workspaceId !== actor.workspaceId) throw missing();
+    const access = accessWithGrant(found.document, subjectOf(actor), found.grants.get(actor.userId) ?? null);
+    if (access.permission === "none") throw missing();
+    return { actor, access };
+  }
+
+  /** The sections a principal may see on a branch head, in order (the default branch's hiding applies to every branch). */
+  private async visibleSectionIds(access: DocumentAccess, head: BranchHead): Promise<string[]> {
+    const hiddenNow = await sectionsHiddenNow(this.db, access, head.commitId);
+    const entries = await visibleEntries(access, head.tree, (hashes) => loadSections(this.db, hashes));
+    return entries.filter((e) => !hiddenNow.has(e.sectionId)).map((e) => e.sectionId);
+  }
+
+  private async canEditSection(access: DocumentAccess, head: BranchHead, sectionId: string): Promise<boolean> {
+    const blobHash = blobHashIn(head.tree, sectionId);
+    if (!blobHash) return false;
+    const version = (await loadSections(this.db, [blobHash])).get(blobHash)!;
+    return atLeast(access.section(version), "edit") && !head.tree.deleted;
+  }
+
+  private async attach(connection: RoomConnection): Promise<void> {
+    const { address } = connection;
+    const ws = connection.socket;
+    // Messages that arrive while the room opens wait for it.
+    const early: Uint8Array[] = [];
+    ws.on("message", (data: Buffer) => early.push(new Uint8Array(data)));
+    let live: LiveDoc;
+    const room = await this.openRoom(address);
+    if (address.sectionId) {
+      const sectionId = address.sectionId;
+      const section = await this.serial(room.key, () => this.openSection(room, sectionId));
+      connection.readOnly = !(await this.canEditSection(connection.access, room.head, sectionId));
+      section.connections.add(connection);
+      live = section.live;
+    } else {
+      // The outline is the server's: each connection has its own, listing only what it may see.
+      live = new LiveDoc([], { store: async () => {} });
+      applyOutline(live.doc, await this.visibleSectionIds(connection.access, room.head));
+      room.outlines.set(connection, live);
+    }
+    ws.removeAllListeners("message");
+    live.connect(connection);
+    const receive = (data: Uint8Array) => {
+      try {
+        live.receive(connection, data);
+      } catch {
+        ws.close(1003, "malformed message");
+      }
+    };
+    this.sharePresence(room);
+    for (const message of early) receive(message);
+    ws.on("message", (data: Buffer) => receive(new Uint8Array(data)));
+    if (ws.readyState !== ws.OPEN) this.detach(room, connection, live);
+    else ws.on("close", () => this.detach(room, connection, live));
+  }
+
+  private detach(room: BranchRoom, connection: RoomConnection, live: LiveDoc): void {
+    live.disconnect(connection);
+    // Counted once the connection is out of the room's sets (below), so the list no longer holds it.
+    queueMicrotask(() => this.sharePresence(room));
+    this.droppedUpdates += connection.droppedUpdates;
+    connection.droppedUpdates = 0;
+    const sectionId = connection.address.sectionId;
+    if (sectionId) {
+      const section = room.sections.get(sectionId);
+      section?.connections.delete(connection);
+      if (section && section.connections.size === 0) void this.unloadSection(room, sectionId, section);
+    } else {
+      room.outlines.delete(connection);
+      live.destroy();
+    }
+    this.forgetIfEmpty(room);
+  }
+
+  /** Drops an empty room from the open ones (unless a newer room for the branch took its place). */
+  private forgetIfEmpty(room: BranchRoom): void {
+    const name = roomKey(room.key);
+    if (room.outlines.size === 0 && room.sections.size === 0 && this.rooms.get(name) === room) this.rooms.delete(name);
+  }
+
+  /** Unloads a section whose last connection left, once every update it received is stored (nothing pending is lost). */
+  private async unloadSection(room: BranchRoom, sectionId: string, section: SectionRoom): Promise<void> {
+    await this.serial(room.key, async () => {
+      await section.live.settled().catch(() => undefined);
+      if (section.connections.size > 0 || room.sections.get(sectionId) !== section) return;
+      room.sections.delete(sectionId);
+      section.live.destroy();
+      this.forgetIfEmpty(room);
+      if (section.updatesSinceCompaction > 0) await this.compact({ ...room.key, sectionId });
+    });
+  }
+
+  private async openRoom(key: DraftKey): Promise<BranchRoom> {
+    const name = roomKey(key);
+    const open = this.rooms.get(name);
+    if (open) return open;
+    let opening = this.opening.get(name);
+    if (!opening) {
+      opening = (async () => {
+        const head = await branchHead(this.db, key);
+        const draft = await ensureDraft(this.db, key, head.commitId);
+        if (draft.baseCommitId !== head.commitId) await setDraftBase(this.db, key, head.commitId);
+        const room: BranchRoom = { key, head, outlines: new Map(), sections: new Map() };
+        this.rooms.set(name, room);
+        return room;
+      })().finally(() => this.opening.delete(name));
+      this.opening.set(name, opening);
+    }
+    return opening;
+  }
+
+  /** Loads a section's draft into a live doc, bringing it up to the branch head first if it was based on an older one. */
+  private async openSection(room: BranchRoom, sectionId: string): Promise<SectionRoom> {
+    const open = room.sections.get(sectionId);
+    if (open) return open;
+    const key: SectionKey = { ...room.key, sectionId };
+    const arrived: Uint8Array[] = [];
+    this.arrivedWhileLoading.set(sectionName(key), arrived);
+    const stored = await loadOrCreateSectionDraft(this.db, key, room.head.tree).finally(() =>
+      this.arrivedWhileLoading.delete(sectionName(key)),
+    );
+    const section: SectionRoom = {
+      live: new LiveDoc([stored.state, ...stored.updates.map((u) => u.update)], {
+        store: (updates) => this.store(key, section, updates),
+        applied: (updates) => this.publish(key, updates),
+        awarenessChanged: (update) => void this.options.bus?.publish({ ...key, kind: "awareness", payload: update }),
+        failed: (error) => {
+          // Clients reconnect and resync from storage: what they saw acknowledged is there, the rest they still hold.
+          console.error("[quire] storing a draft update failed; closing the section's room", error);
+          if (room.sections.get(sectionId) === section) room.sections.delete(sectionId);
+          for (const connection of section.connections) connection.socket.close(CLOSE_INTERNAL, "storage failed");
+          section.live.destroy();
+          this.forgetIfEmpty(room);
+        },
+      }),
+      baseBlobHash: stored.baseBlobHash,
+      connections: new Set(),
+      updatesSinceCompaction: stored.updates.length,
+    };
+    room.sections.set(sectionId, section);
+    for (const update of arrived) section.live.applyRemote(update);
+    await this.bringSectionToHead(room, sectionId, section);
+    return section;
+  }
+
+  private async store(key: SectionKey, section: SectionRoom, updates: readonly PendingUpdate[]): Promise<void> {
+    await appendDraftUpdates(
+      this.db,
+      updates.map((u) => ({ ...key, update: u.update, authorId: u.authorId })),
+    );
+    section.updatesSinceCompaction += updates.length;
+    if (section.updatesSinceCompaction >= COMPACT_AFTER_UPDATES) {
+      section.updatesSinceCompaction = 0;
+      void this.compact(key);
+    }
+  }
+
+  private publish(key: SectionKey, updates: readonly PendingUpdate[]): void {
+    const bus = this.options.bus;
+    if (!bus) return;
+    for (const u of updates) if (u.origin !== "remote") void bus.publish({ ...key, kind: "update", payload: u.update });
+  }
+
+  /**
+   * Folds a section's log into its compacted state, from storage (so updates
+   * other processes stored are included). One process at a time: the bus
+   * lock with Redis, and in any case the compare-and-swap on the log position.
+   */
+  compact(key: SectionKey): Promise<void> {
+    // The log is durable as it is; a compaction started while closing would outlive the database.
+    if (this.closing) return Promise.resolve();
+    const running = this.compactSection(key);
+    this.compactions.add(running);
+    void running.finally(() => this.compactions.delete(running));
+    return running;
+  }
+
+  private async compactSection(key: SectionKey): Promise<void> {
+    const release = this.options.bus ? await this.options.bus.lock(`compact:${roomKey(key)}:${key.sectionId}`) : () => {};
+    if (!release) return;
+    try {
+      const stored = await findSectionDraft(this.db, key);
+      const last = stored?.updates.at(-1);
+      if (!stored || !last) return;
+      const doc = docFromStored(stored);
+      await compactSectionDraft(this.db, key, Y.encodeStateAsUpdate(doc), last.id);
+      doc.destroy();
+    } catch (error) {
+      console.error("[quire] draft compaction failed", error);
+    } finally {
+      await release();
+    }
+  }
+
+  /** Applies the change from the section's base to its version at the room's head into the live draft. */
+  private async bringSectionToHead(room: BranchRoom, sectionId: string, section: SectionRoom): Promise<void> {
+    const next = blobHashIn(room.head.tree, sectionId);
+    if (next === section.baseBlobHash) return;
+    if (next === null) {
+      // The section left the branch: its editors are told, its draft stays until commit or discard settles it.
+      for (const connection of section.connections) connection.socket.close(CLOSE_SECTION_GONE, "section removed");
+      return;
+    }
+    await section.live.settled();
+    const update = await rebaseSection(this.db, { ...room.key, sectionId }, section.live.doc, section.baseBlobHash, next);
+    section.baseBlobHash = next;
+    if (update) await section.live.applyStored(update);
+  }
+
+  /** A branch head moved: the open room of that branch takes the new head into every open section and outline. */
+  async followHead(key: DraftKey): Promise<void> {
+    const room = this.rooms.get(roomKey(key));
+
+    if (!room) return;
+    await this.serial(key, async () => {
+      const head = await branchHead(this.db, key).catch(() => null);
+      if (!head || head.commitId === room.head.commitId) return;
+      room.head = head;
+      await setDraftBase(this.db, key, head.commitId);
+      for (const [sectionId, section] of room.sections) await this.bringSectionToHead(room, sectionId, section);
+      await this.redecideRoom(room);
+    });
+  }
+
+  /** After a draft commit or discard in this process: the room's head and bases are what the caller stored. */
+  async settled(key: DraftKey, head: BranchHead): Promise<void> {
+    const room = this.rooms.get(roomKey(key));
+    if (!room) return;
+    room.head = head;
+    for (const [sectionId, section] of room.sections) section.baseBlobHash = blobHashIn(head.tree, sectionId);
+    await this.redecideRoom(room);
+  }
+
+  /** The open live doc of a section in this process, if any. */
+  liveSection(key: SectionKey): LiveDoc | undefined {
+    return this.rooms.get(roomKey(key))?.sections.get(key.sectionId)?.live;
+  }
+
+  /** Runs `work` after every earlier operation on the branch in this process. */
+  serial<T>(key: DraftKey, work: () => Promise<T>): Promise<T> {
+    const name = roomKey(key);
+    const previous = this.chains.get(name) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const tail = next.catch(() => undefined);
+    this.chains.set(name, tail);
+    void tail.then(() => {
+      if (this.chains.get(name) === tail) this.chains.delete(name);
+    });
+    return next;
+  }
+
+  private connectionsOf(room: BranchRoom): RoomConnection[] {
+    return [...room.outlines.keys(), ...[...room.sections.values()].flatMap((s) => [...s.connections])];
+  }
+
+  private async redecideAll(): Promise<void> {
+    if (this.closing) return;
+    for (const room of [...this.rooms.values()])
+      await this.redecideRoom(room).catch((e: unknown) => console.error("[quire] collab access check failed", e));
+  }
+
+  /**
+   * Decides every connection of a room again (access changed, or the head
+   * moved): gone access closes it, lowered access makes it read-only at once,
+   * and outlines show exactly what each may now see.
+   */
+  private async redecideRoom(room: BranchRoom): Promise<void> {
+    for (const connection of this.connectionsOf(room)) {
+      let access: DocumentAccess;
+      try {
+        ({ access } = await this.resolveAccess(connection.credential, room.key.documentId));
+      } catch {
+        connection.socket.close(CLOSE_ACCESS_LOST, "access revoked");
+        continue;
+      }
+      connection.access = access;
+      const visible = await this.visibleSectionIds(access, room.head);
+      const sectionId = connection.address.sectionId;
+      if (sectionId === null) {
+        const outline = room.outlines.get(connection);
+        if (outline) applyOutline(outline.doc, visible);
+      } else if (!visible.includes(sectionId)) connection.socket.close(CLOSE_ACCESS_LOST, "section hidden");
+      else connection.readOnly = !(await this.canEditSection(access, room.head, sectionId));
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    if (roomsByDatabase.get(this.db) === this) roomsByDatabase.delete(this.db);
+    for (const stop of this.stops) await stop();
+    for (const client of this.sockets.clients) client.terminate();
+    if (this.options.bus) {
+      const bus = this.options.bus;
+      await Promise.all(
+        [...this.rooms.values()].map((room) => bus.setPresence(room.key.documentId, room.key.branchName, []).catch(() => undefined)),
+      );
+    }
+    for (const room of this.rooms.values()) {
+      for (const section of room.sections.values()) {
+        await section.live.settled().catch(() => undefined);
+        section.live.destroy();
+      }
+    }
+    this.rooms.clear();
+    for (const name of [...this.chains.keys()]) await this.chains.get(name);
+    await Promise.all([...this.compactions]);
+    this.sockets.close();
+  }
+}
+
+/** The live rooms serving each database in this process (a test may run several servers), for the draft actions. */
+const roomsByDatabase = new WeakMap<Tx, CollabRooms>();
+
+export function liveRoomsFor(db: Tx): CollabRooms | undefined {
+  return roomsByDatabase.get(db);
+}
+
+const sectionName = (key: SectionKey): string => `${roomKey(key)}\u0000${key.sectionId}`;
+
+export const roomKey = (key: DraftKey): string => `${key.documentId}\u0000${key.branchName}`;
+
+/** Answers a refused upgrade with a plain HTTP response, before any WebSocket or Yjs byte. */
+function refuseUpgrade(socket: Duplex, error: DomainError): void {
+  const status = ERROR_FACES[error.code].http;
+  const body = JSON.stringify({ error: error.toPayload() });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Refused"}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** `/collab/<documentId>/<branchName>` (the outline) or `/collab/<documentId>/<branchName>/~<sectionId>`; null for any other path. */
+export function parseRoomPath(pathname: string): RoomAddress | null {
+  const match = /^\/collab\/([0-9a-f-]{36})\/(.+?)(?:\/~([0-9a-f-]{36}))?$/i.exec(pathname);
+  if (!match) return null;
+  let branchName: string;
+  try {
+    branchName = decodeURIComponent(match[2]!);
+  } catch {
+    return null;
+  }
+  return { documentId: match[1]!.toLowerCase(), branchName, sectionId: match[3]?.toLowerCase() ?? null };
+}

@@ -1,0 +1,195 @@
+/**
+ * Drafts in PostgreSQL: per branch the head its sections are based on; per
+ * section a compacted Yjs state; and the append log of updates, each stored
+ * before the room broadcasts it. Compaction folds the log into the state.
+ */
+import { and, eq, gt, isNotNull, lte, sql } from "drizzle-orm";
+import { draftSections, drafts, draftUpdates } from "@/db/schema";
+import type { Tx } from "./db";
+
+export type DraftRow = typeof drafts.$inferSelect;
+
+export interface DraftKey {
+  documentId: string;
+  branchName: string;
+}
+
+export interface SectionKey extends DraftKey {
+  sectionId: string;
+}
+
+export interface StoredSectionDraft {
+  baseBlobHash: string | null;
+  state: Uint8Array;
+  compactedThrough: number;
+  /** Log entries after the compacted state, in order. */
+  updates: Array<{ id: number; update: Uint8Array }>;
+}
+
+export interface NewDraftUpdate extends SectionKey {
+  update: Uint8Array;
+  authorId: string | null;
+}
+
+const draftIs = (key: DraftKey) => and(eq(drafts.documentId, key.documentId), eq(drafts.branchName, key.branchName));
+const sectionRowIs = (key: SectionKey) =>
+  and(
+    eq(draftSections.documentId, key.documentId),
+    eq(draftSections.branchName, key.branchName),
+    eq(draftSections.sectionId, key.sectionId),
+  );
+const updatesOfSection = (key: SectionKey) =>
+  and(eq(draftUpdates.documentId, key.documentId), eq(draftUpdates.branchName, key.branchName), eq(draftUpdates.sectionId, key.sectionId));
+const updatesOfDraft = (key: DraftKey) => and(eq(draftUpdates.documentId, key.documentId), eq(draftUpdates.branchName, key.branchName));
+
+export async function findDraft(tx: Tx, key: DraftKey): Promise<DraftRow | undefined> {
+  const [row] = await tx.select().from(drafts).where(draftIs(key));
+  return row;
+}
+
+/** The branch's draft, created on `headCommitId` if it has none (whoever creates it first wins). */
+export async function ensureDraft(tx: Tx, key: DraftKey, headCommitId: string): Promise<DraftRow> {
+  await tx
+    .insert(drafts)
+    .values({ ...key, baseCommitId: headCommitId })
+    .onConflictDoNothing();
+  return (await findDraft(tx, key))!;
+}
+
+export async function findSectionDraft(tx: Tx, key: SectionKey): Promise<StoredSectionDraft | undefined> {
+  const [row] = await tx.select().from(draftSections).where(sectionRowIs(key));
+  if (!row) return undefined;
+  const updates = await tx
+    .select({ id: draftUpdates.id, update: draftUpdates.update })
+    .from(draftUpdates)
+    .where(and(updatesOfSection(key), gt(draftUpdates.id, row.compactedThrough)))
+    .orderBy(draftUpdates.id);
+  return { baseBlobHash: row.baseBlobHash, state: row.state, compactedThrough: row.compactedThrough, updates };
+}
+
+/**
+ * Stores a section's first state unless another room (in any process) stored
+ * one first; returns what is stored. The first state is never written over:
+ * applying initial content to a draft that already has some is how content
+ * gets duplicated.
+ */
+export async function createSectionDraft(
+  tx: Tx,
+  key: SectionKey,
+  first: { baseBlobHash: string | null; state: Uint8Array },
+): Promise<StoredSectionDraft> {
+  await tx
+    .insert(draftSections)
+    .values({ ...key, ...first })
+    .onConflictDoNothing();
+  return (await findSectionDraft(tx, key))!;
+}
+
+/** Sections of the draft that have live state. */
+export async function listSectionDrafts(tx: Tx, key: DraftKey): Promise<Array<{ sectionId: string; baseBlobHash: string | null }>> {
+  return tx
+    .select({ sectionId: draftSections.sectionId, baseBlobHash: draftSections.baseBlobHash })
+    .from(draftSections)
+    .where(and(eq(draftSections.documentId, key.documentId), eq(draftSections.branchName, key.branchName)));
+}
+
+/** Appends updates in one statement; resolves with their log ids, in order. */
+export async function appendDraftUpdates(tx: Tx, updates: readonly NewDraftUpdate[]): Promise<number[]> {
+  if (updates.length === 0) return [];
+  const rows = await tx
+    .insert(draftUpdates)
+    .values([...updates])
+    .returning({ id: draftUpdates.id });
+  return rows.map((r) => r.id).sort((a, b) => a - b);
+}
+
+/**
+ * Replaces a section's compacted state with one that includes the log up to
+ * `through`, crediting the authors of the folded updates to the draft, and
+ * drops those log entries. A compaction that lost a race (a later one
+ * already landed) changes nothing.
+ */
+export async function compactSectionDraft(tx: Tx, key: SectionKey, state: Uint8Array, through: number): Promise<boolean> {
+  return tx.transaction(async (t) => {
+    const moved = await t
+      .update(draftSections)
+      .set({ state, compactedThrough: through })
+      .where(and(sectionRowIs(key), sql`${draftSections.compactedThrough} < ${through}`))
+      .returning({ sectionId: draftSections.sectionId });
+    if (moved.length === 0) return false;
+    await t
+      .update(drafts)
+      .set({
+        editorIds: sql`array(select distinct e from unnest(${drafts.editorIds} || array(
+          select ${draftUpdates.authorId} from ${draftUpdates}
+          where ${updatesOfSection(key)} and ${draftUpdates.id} <= ${through}
+            and ${draftUpdates.id} > ${drafts.settledThrough} and ${isNotNull(draftUpdates.authorId)})) e)`,
+      })
+      .where(draftIs(key));
+    await t.delete(draftUpdates).where(and(updatesOfSection(key), lte(draftUpdates.id, through)));
+    return true;
+  });
+}
+
+/** Records the committed version a section draft is now based on (after a committed change was applied into it). */
+export async function rebaseSectionDraft(tx: Tx, key: SectionKey, baseBlobHash: string | null): Promise<void> {
+  await tx.update(draftSections).set({ baseBlobHash }).where(sectionRowIs(key));
+}
+
+export async function deleteSectionDraft(tx: Tx, key: SectionKey): Promise<void> {
+  await tx.delete(draftUpdates).where(updatesOfSection(key));
+  await tx.delete(draftSections).where(sectionRowIs(key));
+}
+
+export async function setDraftBase(tx: Tx, key: DraftKey, baseCommitId: string): Promise<void> {
+  await tx.update(drafts).set({ baseCommitId, updatedAt: new Date() }).where(draftIs(key));
+}
+
+/** The newest log id of the draft (0 when the log is empty). */
+export async function lastDraftUpdateId(tx: Tx, key: DraftKey): Promise<number> {
+  const [row] = await tx
+    .select({ last: sql<string | null>`max(${draftUpdates.id})` })
+    .from(draftUpdates)
+    .where(updatesOfDraft(key));
+  return Number(row?.last ?? 0);
+}
+
+/** Everyone who edited the draft since its last commit or discard. */
+export async function draftEditors(tx: Tx, key: DraftKey): Promise<string[]> {
+  const draft = await findDraft(tx, key);
+  if (!draft) return [];
+  const logged = await tx
+    .selectDistinct({ authorId: draftUpdates.authorId })
+    .from(draftUpdates)
+    .where(and(updatesOfDraft(key), gt(draftUpdates.id, draft.settledThrough), isNotNull(draftUpdates.authorId)));
+  return [...new Set([...draft.editorIds, ...logged.map((r) => r.authorId!)])].sort();
+}
+
+/** After a commit or discard: the draft is based on `baseCommitId` and nobody edited it since log id `through`. */
+export async function settleDraft(tx: Tx, key: DraftKey, baseCommitId: string, through: number): Promise<void> {
+  await tx.update(drafts).set({ baseCommitId, settledThrough: through, editorIds: [], updatedAt: new Date() }).where(draftIs(key));
+}
+
+/** Branches of a document whose drafts have editors since their last commit or discard. */
+export async function branchesWithDraftEdits(tx: Tx, documentId: string): Promise<Set<string>> {
+  const rows = await tx
+    .select({ branchName: drafts.branchName })
+    .from(drafts)
+    .where(
+      and(
+        eq(drafts.documentId, documentId),
+        sql`(cardinality(${drafts.editorIds}) > 0 or exists (
+          select 1 from ${draftUpdates} where ${draftUpdates.documentId} = ${drafts.documentId}
+            and ${draftUpdates.branchName} = ${drafts.branchName} and ${draftUpdates.id} > ${drafts.settledThrough}
+            and ${isNotNull(draftUpdates.authorId)}))`,
+      ),
+    );
+  return new Set(rows.map((r) => r.branchName));
+}
+
+/** Other Quire processes re-check the heads of the rooms they have open when this is notified. */
+export const HEAD_MOVED_CHANNEL = "quire_head_moved";
+
+export async function notifyHeadMoved(tx: Tx): Promise<void> {
+  await tx.execute(sql`select pg_notify(${HEAD_MOVED_CHANNEL}, '')`);
+}

@@ -1,0 +1,247 @@
+/**
+ * Drafts: commit and discard on tRPC and MCP, `read` with includeDraft, the
+ * draft status of branches, and the failure modes of Yjs servers — edits
+ * lost on shutdown, a room unloaded while a save is pending, content
+ * duplicated after a restart — across restarts and kill -9 of a real process.
+ */
+import { and, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { draftUpdates } from "@/db/schema";
+import { addUser, issueApiToken } from "@/server/auth/accounts";
+import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../helpers/database";
+import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
+import { startQuireProcess } from "../helpers/quire-process";
+
+const text = (t: string) => ({ blockType: "text" as const, text: t });
+const clients: LiveClient[] = [];
+const track = (client: LiveClient) => {
+  clients.push(client);
+  return client;
+};
+
+afterAll(() => {
+  for (const c of clients) c.close();
+});
+
+describe("commit and discard", () => {
+  let server: TestServer;
+  let owner: TestUser;
+  let member: TestUser;
+  let documentId: string;
+  let sectionId: string;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    owner = await server.createUser("owner@example.test", "Olive Owner");
+    member = await server.createUser("member@example.test", "Mo Member");
+    const doc = await server.callTool("documents", owner.userId, {
+      action: "create",
+      path: "drafts/plan",
+      sections: [{ name: "Plan", content: [text("Ship it")] }],
+    });
+    documentId = doc.documentId;
+    sectionId = doc.sectionIds[0]!;
+  });
+  afterAll(async () => {
+    for (const c of clients.splice(0)) c.close();
+    await server.close();
+  });
+
+  test("an empty draft commits nothing and says so", async () => {
+    const result = await server.trpcCaller(owner).documents({ action: "commit", documentId, branchName: "main" });
+    expect(result).toMatchObject({ changed: false });
+    expect((result as { message: string }).message).toMatch(/Nothing to commit/);
+  });
+
+  test("live edits are the draft: read with includeDraft, uncommitted changes and who is connected; commit credits every editor", async () => {
+    const a = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token }));
+    const b = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: member.token }));
+    a.text().insert(a.text().length, " today");
+    await waitFor(() => b.text().toString() === "Ship it today");
+    b.text().insert(0, "Please: ");
+    await waitFor(() => a.text().toString() === "Please: Ship it today");
+    await b.provider.synced;
+
+    const head = await server.callTool("read", owner.userId, { documentId });
+    expect(head.sections[0]!.content).toEqual([text("Ship it")]);
+    const draft = await server.callTool("read", owner.userId, { documentId, includeDraft: true });
+    expect(draft.sections[0]!.content).toEqual([text("Please: Ship it today")]);
+    const branches = await server.callTool("documents", owner.userId, { action: "list_branches", documentId });
+    expect(branches.branches[0]!.draft.uncommittedChanges).toBe(true);
+    expect([...branches.branches[0]!.draft.connectedUserIds].sort()).toEqual([owner.userId, member.userId].sort());
+
+    const mcp = await server.mcpClient(owner.token);
+    const committed = await callMcp<{ changed: boolean; message: string; commitId: string; coAuthorIds: string[] }>(mcp, "documents", {
+      action: "commit",
+      documentId,
+      branchName: "main",
+      commitMessage: "Say please",
+    });
+    await mcp.close();
+    expect(committed.changed).toBe(true);
+    expect(committed.message).toBe("Say please\n\nCo-authored-by: Mo Member <member@example.test>");
+    expect(committed.coAuthorIds).toEqual([member.userId]);
+    const after = await server.callTool("read", owner.userId, { documentId });
+    expect(after.headCommitId).toBe(committed.commitId);
+    expect(after.sections[0]!.content).toEqual([text("Please: Ship it today")]);
+    const got = await server.callTool("documents", owner.userId, { action: "get", documentId });
+    expect(got.draft.uncommittedChanges).toBe(false);
+    // The editors keep their text: nothing was applied twice.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(a.text().toString()).toBe("Please: Ship it today");
+    expect(await server.trpcCaller(owner).documents({ action: "commit", documentId, branchName: "main" })).toMatchObject({
+      changed: false,
+    });
+  });
+
+  test("discard resets the draft to the head for every open editor", async () => {
+    const a = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token }));
+    const b = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: member.token }));
+    a.text().insert(0, "DRAFT ");
+    await waitFor(() => b.text().toString().startsWith("DRAFT "));
+    const discarded = await server.trpcCaller(member).documents({ action: "discard", documentId, branchName: "main" });
+    expect(discarded).toMatchObject({ discardedSections: 1 });
+    await waitFor(() => a.text().toString() === "Please: Ship it today" && b.text().toString() === "Please: Ship it today");
+    const draft = await server.callTool("read", owner.userId, { documentId, includeDraft: true });
+    expect(draft.sections[0]!.content).toEqual([text("Please: Ship it today")]);
+  });
+
+  test("when a section's last editor leaves, its log is compacted into its state, and nothing changes for the next editor", async () => {
+    for (const c of clients.splice(0)) c.close();
+    const editor = await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token });
+    editor.text().insert(0, "compact me: ");
+    const watcher = await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token });
+    await waitFor(() => watcher.text().toString().startsWith("compact me: "));
+    const expected = watcher.text().toString();
+    editor.close();
+    watcher.close();
+    const logRows = () =>
+      server.db.$count(draftUpdates, and(eq(draftUpdates.documentId, documentId), eq(draftUpdates.sectionId, sectionId)));
+    for (let i = 0; i < 200 && (await logRows()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await logRows()).toBe(0);
+    const again = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token }));
+    expect(again.text().toString()).toBe(expected);
+    await server.trpcCaller(owner).documents({ action: "discard", documentId, branchName: "main" });
+  });
+
+  test("a draft whose room was closed takes in a commit made meanwhile when it opens again", async () => {
+    for (const c of clients.splice(0)) c.close();
+    const head = await server.callTool("read", owner.userId, { documentId });
+    const committedText = (head.sections[0]!.content[0] as { text: string }).text;
+    const editor = await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token });
+    editor.text().insert(0, "DRAFT: ");
+    const watcher = await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token });
+    await waitFor(() => watcher.text().toString().startsWith("DRAFT: "));
+    editor.close();
+    watcher.close();
+    await new Promise((r) => setTimeout(r, 100));
+    await server.callTool("sections", owner.userId, {
+      action: "update",
+      documentId,
+      branchName: "main",
+      sectionId,
+      newContent: [text(`${committedText} (committed while closed)`)],
+    });
+    const reopened = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token }));
+    expect(reopened.text().toString()).toBe(`DRAFT: ${committedText} (committed while closed)`);
+    await server.trpcCaller(owner).documents({ action: "discard", documentId, branchName: "main" });
+    await waitFor(() => reopened.text().toString() === `${committedText} (committed while closed)`);
+  });
+
+  test("a reader may not commit or discard", async () => {
+    await server.callTool("documents", owner.userId, { action: "set_permissions", documentId, defaultPermission: "read" });
+    const reader = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token }));
+    reader.text().insert(0, "x");
+    await new Promise((r) => setTimeout(r, 100));
+    await expect(server.trpcCaller(member).documents({ action: "discard", documentId, branchName: "main" })).rejects.toThrow(/read/);
+    await expect(server.trpcCaller(member).documents({ action: "commit", documentId, branchName: "main" })).rejects.toThrow(
+      /not allowed|read/,
+    );
+    await server.callTool("documents", owner.userId, { action: "set_permissions", documentId, defaultPermission: "edit" });
+  });
+});
+
+describe.skipIf(!testDatabaseUrl())("durability: a real Quire process restarted, killed, unloaded mid-save", () => {
+  let database: TestDatabase;
+  let token: string;
+  let documentId: string;
+  let sectionId: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    await addUser(database.db, { email: "owner@example.test", name: "Olive", password: "correct horse battery" }, new Date());
+    ({ token } = await issueApiToken(database.db, { email: "owner@example.test", label: "t" }, new Date()));
+  });
+  afterAll(async () => {
+    await database.close();
+  });
+
+  async function createDocument(url: string, content: string): Promise<void> {
+    const response = await fetch(`${url}/api/trpc/documents`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ action: "create", path: `durable/${Date.now()}`, sections: [{ name: "Log", content: [text(content)] }] }),
+    });
+    const body = (await response.json()) as { result: { data: { documentId: string; sectionIds: string[] } } };
+    documentId = body.result.data.documentId;
+    sectionId = body.result.data.sectionIds[0]!;
+  }
+
+  /** Types `keys` one at a time, each acknowledged: seen by a second client, which the server only does after storing it. */
+  async function typeAcknowledged(writer: LiveClient, watcher: LiveClient, keys: string): Promise<void> {
+    for (const key of keys) {
+      writer.text().insert(writer.text().length, key);
+      const expected = writer.text().toString();
+      await waitFor(() => watcher.text().toString() === expected, 5_000, "acknowledgement");
+    }
+  }
+
+  test("kill -9 mid-typing loses nothing acknowledged, and a restart applies no initial content again", async () => {
+    let quire = await startQuireProcess({ databaseUrl: database.url! });
+    await createDocument(quire.url, "start:");
+    const room = roomName(documentId, "main", sectionId);
+    const writer = track(await connectLive(quire.url, room, { token }));
+    const watcher = track(await connectLive(quire.url, room, { token }));
+    await typeAcknowledged(writer, watcher, "abcdefghij");
+    // Unacknowledged keystrokes in flight as the process dies.
+    writer.text().insert(writer.text().length, "XYZ");
+    await quire.stop("SIGKILL");
+    writer.close();
+    watcher.close();
+
+    quire = await startQuireProcess({ databaseUrl: database.url! });
+    const reader = track(await connectLive(quire.url, room, { token }));
+    const after = reader.text().toString();
+    expect(after.startsWith("start:abcdefghij")).toBe(true);
+    // Exactly once: the stored draft is loaded, the initial content is not applied to it again.
+    expect(after.split("start:").length).toBe(2);
+    reader.close();
+    await quire.stop("SIGTERM");
+  });
+
+  test("the last edits before a graceful shutdown are kept, and a room unloaded with a save pending keeps it", async () => {
+    let quire = await startQuireProcess({ databaseUrl: database.url! });
+    await createDocument(quire.url, "");
+    const room = roomName(documentId, "main", sectionId);
+    const writer = track(await connectLive(quire.url, room, { token }));
+    // Typed and disconnected at once: the room unloads while the update is on its way into storage.
+    writer.text().insert(0, "last words");
+    await new Promise((r) => setTimeout(r, 20));
+    writer.close();
+    const late = track(await connectLive(quire.url, room, { token }));
+    await waitFor(() => late.text().toString() === "last words", 2_000, "unloaded room's update");
+    late.text().insert(late.text().length, "!");
+    const watcher = track(await connectLive(quire.url, room, { token }));
+    await waitFor(() => watcher.text().toString() === "last words!");
+    // SIGTERM right after the acknowledgement: no debounce window to lose.
+    await quire.stop("SIGTERM");
+    late.close();
+    watcher.close();
+    quire = await startQuireProcess({ databaseUrl: database.url! });
+    const reader = track(await connectLive(quire.url, room, { token }));
+    expect(reader.text().toString()).toBe("last words!");
+    reader.close();
+    await quire.stop("SIGTERM");
+  });
+});

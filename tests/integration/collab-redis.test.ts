@@ -1,0 +1,109 @@
+/**
+ * Two Quire processes on one PostgreSQL and one Redis (QUIRE_REDIS_URL):
+ * clients connected to different processes edit one section and converge,
+ * see each other's presence, and an API write to one process reaches an
+ * editor on the other.
+ */
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { addUser, issueApiToken } from "@/server/auth/accounts";
+import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
+import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../helpers/database";
+import { type QuireProcess, startQuireProcess } from "../helpers/quire-process";
+
+const REDIS_URL = "redis://127.0.0.1:6379";
+const text = (t: string) => ({ blockType: "text" as const, text: t });
+
+let database: TestDatabase;
+let token: string;
+const processes: QuireProcess[] = [];
+const clients: LiveClient[] = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  await addUser(database.db, { email: "owner@example.test", name: "Olive", password: "correct horse battery" }, new Date());
+  ({ token } = await issueApiToken(database.db, { email: "owner@example.test", label: "t" }, new Date()));
+  processes.push(await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL }));
+  processes.push(await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL }));
+}, 60_000);
+
+afterAll(async () => {
+  for (const c of clients) c.close();
+  for (const p of processes) await p.stop("SIGTERM");
+  await database?.close();
+});
+
+async function trpc(url: string, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const response = await fetch(`${url}/api/trpc/${input.tool}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ ...input, tool: undefined }),
+  });
+  return ((await response.json()) as { result: { data: Record<string, unknown> } }).result.data;
+}
+
+test.skipIf(!testDatabaseUrl())(
+  "clients on two processes converge, see each other, and see API writes made on either",
+  async () => {
+    const [one, two] = processes as [QuireProcess, QuireProcess];
+    const created = await trpc(one.url, {
+      tool: "documents",
+      action: "create",
+      path: "shared/notes",
+      sections: [{ name: "Notes", content: [text("base")] }],
+    });
+    const documentId = created.documentId as string;
+    const sectionId = (created.sectionIds as string[])[0]!;
+    const room = roomName(documentId, "main", sectionId);
+    const a = await connectLive(one.url, room, { token });
+    const b = await connectLive(two.url, room, { token });
+    clients.push(a, b);
+    expect(a.text().toString()).toBe("base");
+    expect(b.text().toString()).toBe("base");
+
+    for (let i = 0; i < 20; i++) {
+      a.text().insert(0, "a");
+      b.text().insert(b.text().length, "b");
+    }
+    await waitFor(
+      () => a.text().toString() === b.text().toString() && a.text().length === 44,
+      5_000,
+      `convergence: ${a.text().toString()} / ${b.text().toString()}`,
+    );
+    expect(a.text().toString()).toBe(`${"a".repeat(20)}base${"b".repeat(20)}`);
+
+    a.provider.awareness.setLocalStateField("user", { name: "Ann on one" });
+    await waitFor(
+      () => [...b.provider.awareness.getStates().values()].some((s) => (s.user as { name?: string } | undefined)?.name === "Ann on one"),
+      5_000,
+      "presence across processes",
+    );
+
+    // A write through process one reaches the editor connected to process two.
+    await trpc(one.url, {
+      tool: "sections",
+      action: "update",
+      documentId,
+      branchName: "main",
+      sectionId,
+      newContent: [text("base, rewritten by the API")],
+    });
+    await waitFor(() => b.text().toString().includes("rewritten by the API"), 3_000, "API write on the other process");
+    await waitFor(() => a.text().toString() === b.text().toString());
+    expect(b.text().toString()).toBe(`${"a".repeat(20)}base, rewritten by the API${"b".repeat(20)}`);
+
+    // Who is connected counts every process: with b gone, process two still reports a, connected to process one.
+    b.close();
+    const connected = async () =>
+      (
+        (await trpc(two.url, { tool: "documents", action: "list_branches", documentId })) as {
+          branches: Array<{ draft: { connectedUserIds: string[] } }>;
+        }
+      ).branches[0]!.draft.connectedUserIds;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await connected()).toHaveLength(1);
+    a.close();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await connected()).toEqual([]);
+  },
+  60_000,
+);

@@ -1,0 +1,258 @@
+/**
+ * Live rooms with real y-websocket providers: convergence, authentication at
+ * the upgrade, read-only principals, hidden sections at the byte level, and
+ * API writes reaching open editors while they type.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { encode } from "next-auth/jwt";
+import { ensureAuthSecret, issueApiToken } from "@/server/auth/accounts";
+import { sessionCookieName } from "@/server/auth/web-session";
+import { liveRoomsFor } from "@/server/collab/rooms";
+import { revokeApiToken } from "@/server/store/api-tokens";
+import { connectLive, type LiveClient, roomName, upgradeStatus, waitFor } from "../helpers/collab";
+import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
+
+const SECRET_NAME = "Acquisition target";
+const SECRET_TEXT = "We are buying Initech";
+
+let server: TestServer;
+let owner: TestUser;
+let member: TestUser;
+let documentId: string;
+let publicId: string;
+let secretId: string;
+let aiHiddenId: string;
+const clients: LiveClient[] = [];
+
+const text = (t: string) => ({ blockType: "text", text: t });
+const asOwner = <T = Record<string, unknown>>(tool: "documents" | "sections" | "merge_requests", args: Record<string, unknown>) =>
+  server.callTool(tool, owner.userId, args as never) as Promise<T>;
+
+let overrideRound = 0;
+/** Section overrides change on a branch and reach main by a merge request, as they must. */
+async function setOverrides(sectionId: string, overrides: Record<string, unknown>): Promise<void> {
+  overrideRound += 1;
+  const branchName = `overrides-${overrideRound}`;
+  await asOwner("documents", { action: "create_branch", documentId, branchName });
+  await asOwner("sections", { action: "update", documentId, branchName, sectionId, ...overrides });
+  const request = await asOwner<{ mergeRequestId: string }>("merge_requests", {
+    action: "create",
+    documentId,
+    sourceBranch: branchName,
+    targetBranch: "main",
+    title: "Overrides",
+  });
+  await asOwner("merge_requests", { action: "execute", mergeRequestId: request.mergeRequestId });
+}
+async function live(room: string, params: Record<string, string>, options?: Parameters<typeof connectLive>[3]) {
+  const client = await connectLive(server.url, room, params, options);
+  clients.push(client);
+  return client;
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  owner = await server.createUser("owner@example.test", "Olive Owner");
+  member = await server.createUser("member@example.test", "Mo Member");
+  const doc = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
+    action: "create",
+    path: "live/plans",
+    sections: [
+      { name: "Public", content: [text("Everyone may read this")] },
+      { name: SECRET_NAME, content: [text(SECRET_TEXT)] },
+      { name: "Model notes", content: [text("Not for the AI")] },
+    ],
+  });
+  documentId = doc.documentId;
+  [publicId, secretId, aiHiddenId] = doc.sectionIds as [string, string, string];
+  await setOverrides(secretId, { defaultPermission: "none" });
+  await setOverrides(aiHiddenId, { aiAccess: "none" });
+});
+
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await server.close();
+});
+
+describe("who may connect", () => {
+  test("an upgrade without a credential gets 401 before any Yjs byte", async () => {
+    const refused = await upgradeStatus(server.url, roomName(documentId, "main", publicId));
+    expect(refused.status).toBe(401);
+    expect(JSON.parse(refused.body).error.code).toBe("UNAUTHENTICATED");
+    expect((await upgradeStatus(server.url, `${roomName(documentId, "main", publicId)}?token=quire_nonsense`)).status).toBe(401);
+  });
+
+  test("an API token as a query parameter or an Authorization header is accepted", async () => {
+    expect((await upgradeStatus(server.url, `${roomName(documentId, "main", publicId)}?token=${owner.token}`)).status).toBe(101);
+    expect(
+      (await upgradeStatus(server.url, roomName(documentId, "main", publicId), { authorization: `Bearer ${owner.token}` })).status,
+    ).toBe(101);
+  });
+
+  test("a section the principal may not see is refused like a missing one", async () => {
+    const hidden = await upgradeStatus(server.url, `${roomName(documentId, "main", secretId)}?token=${member.token}`);
+    expect(hidden.status).toBe(404);
+    expect(hidden.body).not.toContain(SECRET_NAME);
+    const aiHidden = await upgradeStatus(server.url, `${roomName(documentId, "main", aiHiddenId)}?token=${owner.token}`);
+    expect(aiHidden.status).toBe(404);
+  });
+});
+
+describe("credentials and their revocation", () => {
+  /** Resolves when the client's socket is closed by the server (it stops reconnecting). */
+  function closedByServer(client: LiveClient): Promise<number> {
+    return new Promise((resolve) => {
+      client.provider.on("connection-close", (event: { code: number } | null) => {
+        client.provider.shouldConnect = false;
+        resolve(event?.code ?? 0);
+      });
+    });
+  }
+
+  test("a browser session cookie makes the person, who edits", async () => {
+    const secret = await ensureAuthSecret(server.db, undefined);
+    const session = await encode({ token: { sub: owner.userId }, secret });
+    const cookie = `${sessionCookieName(false)}=${session}`;
+    const person = await live(roomName(documentId, "main", aiHiddenId), {}, { headers: { cookie } });
+    const agent = await live(roomName(documentId, "main"), { token: owner.token });
+    // The person sees the section hidden from agents; the owner's own token does not.
+    expect(person.section().name).toBe("Model notes");
+    expect(agent.doc.getArray("outline").toArray()).not.toContain(aiHiddenId);
+    person.text().insert(0, "person: ");
+    const other = await live(roomName(documentId, "main", aiHiddenId), {}, { headers: { cookie } });
+    await waitFor(() => other.text().toString().startsWith("person: "));
+  });
+
+  test("a read share link connects read only, and revoking it closes the socket at once", async () => {
+    const shared = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
+      action: "create",
+      path: "live/shared",
+      sections: [{ name: "Shared", content: [text("shared")] }],
+    });
+    const link = (await asOwner("documents", { action: "create_share_link", documentId: shared.documentId, permission: "read" })) as {
+      shareLinkId: string;
+      path: string;
+    };
+    const share = link.path.split("/").at(-1)!;
+    const room = roomName(shared.documentId, "main", shared.sectionIds[0]);
+    const visitor = await live(room, { share });
+    const writer = await live(room, { token: owner.token });
+    visitor.text().insert(0, "VISITOR ");
+    writer.text().insert(writer.text().length, "!");
+    await waitFor(() => visitor.text().toString().endsWith("shared!"));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(writer.text().toString()).toBe("shared!");
+    const closed = closedByServer(visitor);
+    await asOwner("documents", { action: "revoke_share_link", documentId: shared.documentId, shareLinkId: link.shareLinkId });
+    expect(await closed).toBe(4403);
+  });
+
+  test("a revoked API token's socket is closed at once", async () => {
+    const { token, tokenId } = await issueApiToken(server.db, { email: owner.email, label: "short-lived" }, new Date());
+    const client = await live(roomName(documentId, "main"), { token });
+    const closed = closedByServer(client);
+    await revokeApiToken(server.db, tokenId, new Date());
+    expect(await closed).toBe(4403);
+  });
+});
+
+describe("editing together", () => {
+  test("two clients converge, character by character", async () => {
+    const a = await live(roomName(documentId, "main", publicId), { token: owner.token });
+    const b = await live(roomName(documentId, "main", publicId), { token: owner.token });
+    expect(a.section()).toEqual({ name: "Public", content: [text("Everyone may read this")] });
+    a.text().insert(0, "A: ");
+    b.text().insert(b.text().length, " (B)");
+    await waitFor(() => a.text().toString() === b.text().toString() && a.text().toString().includes("(B)"));
+    expect(a.text().toString()).toBe("A: Everyone may read this (B)");
+  });
+
+  test("a read-only principal's edits go nowhere and are counted", async () => {
+    await asOwner("documents", { action: "set_permissions", documentId, defaultPermission: "read" });
+    const reader = await live(roomName(documentId, "main", publicId), { token: member.token });
+    const writer = await live(roomName(documentId, "main", publicId), { token: owner.token });
+    const before = writer.text().toString();
+    reader.text().insert(0, "VANDAL ");
+    writer.text().insert(writer.text().length, "!");
+    await waitFor(() => reader.text().toString().endsWith("!"));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(writer.text().toString()).toBe(`${before}!`);
+    reader.close();
+    await waitFor(() => liveRoomsFor(server.db)!.droppedUpdates > 0);
+    await asOwner("documents", { action: "set_permissions", documentId, defaultPermission: "edit" });
+  });
+});
+
+describe("hidden sections never leave the server", () => {
+  test("no frame a member or a capped agent receives holds a hidden section's text, name or id", async () => {
+    const ownerEditor = await live(roomName(documentId, "main", secretId), { token: owner.token }, {});
+    const memberOutline = await live(roomName(documentId, "main"), { token: member.token });
+    const memberPublic = await live(roomName(documentId, "main", publicId), { token: member.token });
+    const agentOutline = await live(roomName(documentId, "main"), { token: owner.token });
+    // The member's token makes an agent: the team override hides one section, aiAccess the other.
+    expect(memberOutline.doc.getArray("outline").toArray()).toEqual([publicId]);
+    expect(agentOutline.doc.getArray("outline").toArray()).toEqual([publicId, secretId]);
+    ownerEditor.provider.awareness.setLocalStateField("user", { name: "Olive", typing: SECRET_TEXT });
+    ownerEditor.text().insert(0, `${SECRET_TEXT} again: `);
+    memberPublic.text().insert(0, "x");
+    await waitFor(() => ownerEditor.provider.synced);
+    await new Promise((r) => setTimeout(r, 200));
+    for (const [who, client] of Object.entries({ memberOutline, memberPublic })) {
+      const bytes = Buffer.concat(client.frames);
+      expect([who, bytes.includes(SECRET_TEXT), bytes.includes(SECRET_NAME), bytes.includes(secretId), bytes.includes(aiHiddenId)]).toEqual(
+        [who, false, false, false, false],
+      );
+      expect(bytes.includes(SECRET_TEXT)).toBe(false);
+      expect(bytes.includes(SECRET_NAME)).toBe(false);
+      expect(bytes.includes(secretId)).toBe(false);
+    }
+    // The owner's agent sees the team-hidden section (managers do) but not the one hidden from agents.
+    expect(Buffer.concat(agentOutline.frames).includes(aiHiddenId)).toBe(false);
+  });
+
+  test("hiding a section while connected closes its room and takes it out of the outline at once", async () => {
+    const outline = await live(roomName(documentId, "main"), { token: member.token });
+    const editing = await live(roomName(documentId, "main", publicId), { token: member.token });
+    let closed = 0;
+    editing.provider.ws?.addEventListener("close", () => {
+      closed += 1;
+    });
+    editing.provider.shouldConnect = false;
+    await setOverrides(publicId, { defaultPermission: "none" });
+    await waitFor(() => !outline.doc.getArray("outline").toArray().includes(publicId), 2_000, "outline update");
+    await waitFor(() => closed > 0, 2_000, "section room closed");
+    await setOverrides(publicId, { defaultPermission: null });
+  });
+});
+
+describe("every writer is seen live", () => {
+  test("an API write reaches an open provider within 200 ms while it types in the same text", async () => {
+    const fresh = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
+      action: "create",
+      path: "live/fresh",
+      sections: [{ name: "Notes", content: [text("Public")] }],
+    });
+    const notesId = fresh.sectionIds[0]!;
+    const editor = await live(roomName(fresh.documentId, "main", notesId), { token: owner.token }, {});
+    const typed: Promise<void> = (async () => {
+      for (let i = 0; i < 10; i++) {
+        editor.text().insert(0, "k");
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    const started = Date.now();
+    await asOwner("sections", {
+      action: "update",
+      documentId: fresh.documentId,
+      branchName: "main",
+      sectionId: notesId,
+      newContent: [text("Public, said the API")],
+    });
+    await waitFor(() => editor.text().toString().includes("said the API"), 1_000, `API write in the editor: ${editor.text().toString()}`);
+    const latency = Date.now() - started;
+    await typed;
+    await waitFor(() => editor.text().toString().startsWith("kkkkkkkkkk"));
+    expect(editor.text().toString()).toBe("kkkkkkkkkkPublic, said the API");
+    expect(latency).toBeLessThan(200);
+  });
+});

@@ -1,0 +1,156 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import * as Y from "yjs";
+import type { Block } from "@/server/core/blocks";
+import {
+  applyOutline,
+  applySectionChange,
+  applyTextChange,
+  type LiveSection,
+  outlineFromYDoc,
+  sectionFromYDoc,
+  sectionIntoYDoc,
+} from "@/server/collab/codec";
+
+const text = fc.string({ unit: "grapheme", maxLength: 40 });
+const commentedText = fc
+  .tuple(text, text, text, fc.uuid())
+  .map(([before, inside, after, id]) => `${before}<svc:comment id="${id}">${inside}</svc:comment>${after}`);
+const mediaType = fc.constantFrom("image/png", "application/pdf", "text/csv");
+const url = fc.webUrl();
+
+/** Every block variant of server/core/blocks.ts. */
+const block: fc.Arbitrary<Block> = fc.oneof(
+  fc.record({ blockType: fc.constant("text" as const), text: fc.oneof(text, commentedText) }),
+  fc.record(
+    { blockType: fc.constant("image" as const), type: fc.constant("url" as const), mediaType, url, alt: text },
+    { requiredKeys: ["blockType", "type", "mediaType", "url"] },
+  ),
+  fc.record({ blockType: fc.constant("image" as const), type: fc.constant("base64" as const), mediaType, data: fc.base64String() }),
+  fc.record({ blockType: fc.constant("image" as const), type: fc.constant("storage" as const), mediaType, key: text }),
+  fc.record({ blockType: fc.constant("image" as const), type: fc.constant("file" as const), path: text }),
+  fc.record({ blockType: fc.constant("document" as const), type: fc.constant("url" as const), mediaType, url, filename: text }),
+  fc.record({
+    blockType: fc.constant("csv" as const),
+    type: fc.constant("storage" as const),
+    mediaType,
+    key: text,
+    filename: text,
+    headers: fc.array(text, { maxLength: 5 }),
+    rowCount: fc.nat(),
+  }),
+  fc.record({ blockType: fc.constant("file" as const), type: fc.constant("storage" as const), mediaType, key: text, filename: text }),
+  fc.record({ blockType: fc.constant("database_embed" as const), databaseId: fc.uuid() }),
+) as fc.Arbitrary<Block>;
+
+const section: fc.Arbitrary<LiveSection> = fc.record({ name: text, content: fc.array(block, { maxLength: 6 }) });
+
+function docOf(s: LiveSection): Y.Doc {
+  const doc = new Y.Doc();
+  sectionIntoYDoc(doc, s);
+  return doc;
+}
+
+/** A doc's state as another replica receives it. */
+function replica(doc: Y.Doc): Y.Doc {
+  const copy = new Y.Doc();
+  Y.applyUpdate(copy, Y.encodeStateAsUpdate(doc));
+  return copy;
+}
+
+describe("section codec", () => {
+  it("round-trips every block type, through the wire too", () => {
+    fc.assert(
+      fc.property(section, (s) => {
+        const doc = docOf(s);
+        expect(sectionFromYDoc(doc)).toEqual(s);
+        expect(sectionFromYDoc(replica(doc))).toEqual(s);
+      }),
+    );
+  });
+
+  it("applying a committed change gives the next version, whatever the two versions are", () => {
+    fc.assert(
+      fc.property(section, section, (base, next) => {
+        const doc = docOf(base);
+        applySectionChange(doc, base, next);
+        expect(sectionFromYDoc(doc)).toEqual(next);
+      }),
+    );
+  });
+
+  it("keeps text blocks that did not change as the same Y.Text (edits, not replacement)", () => {
+    const base: LiveSection = { name: "Intro", content: [{ blockType: "text", text: "hello world" }] };
+    const doc = docOf(base);
+    const before = (doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text");
+    applySectionChange(doc, base, { name: "Intro", content: [{ blockType: "text", text: "hello brave world" }] });
+    const after = (doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text");
+    expect(after).toBe(before);
+  });
+});
+
+describe("applying a commit while someone types", () => {
+  it("keeps a concurrent local edit (replica edits merged after the server applied the commit)", () => {
+    const base: LiveSection = { name: "S", content: [{ blockType: "text", text: "The quick fox jumps." }] };
+    const server = docOf(base);
+    const typist = replica(server);
+    const typed = (typist.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text;
+    typed.insert("The quick".length, " brown");
+    applySectionChange(server, base, { name: "S", content: [{ blockType: "text", text: "The quick fox jumps high." }] });
+    Y.applyUpdate(server, Y.encodeStateAsUpdate(typist));
+    Y.applyUpdate(typist, Y.encodeStateAsUpdate(server));
+    expect(sectionFromYDoc(server).content).toEqual([{ blockType: "text", text: "The quick brown fox jumps high." }]);
+    expect(sectionFromYDoc(typist)).toEqual(sectionFromYDoc(server));
+  });
+
+  it("keeps local edits already in the doc (a closed draft brought up to date)", () => {
+    // Typed text from another alphabet than the committed text, and a middle between it and the commit's change, so where each goes is unambiguous.
+    const lower = (minLength: number) => fc.string({ unit: fc.constantFrom(..."abcdefghij "), minLength, maxLength: 20 });
+    const upper = fc.string({ unit: fc.constantFrom(..."ABCDEFGHIJ"), minLength: 1, maxLength: 10 });
+    fc.assert(
+      fc.property(lower(0), lower(1), lower(0), upper, (prefix, middle, suffix, typed) => {
+        const base = `${prefix}${middle}${suffix}`;
+        const doc = new Y.Doc();
+        const ytext = doc.getText("t");
+        ytext.insert(0, base);
+        // Local typing at the end of the prefix; the commit changes only the suffix.
+        ytext.insert(prefix.length, typed);
+        const nextSuffix = `${suffix}!`;
+        applyTextChange(ytext, base, `${prefix}${middle}${nextSuffix}`);
+        expect(ytext.toString()).toBe(`${prefix}${typed}${middle}${nextSuffix}`);
+      }),
+    );
+  });
+
+  it("puts committed text before what the draft appended to the same place", () => {
+    const doc = new Y.Doc();
+    const ytext = doc.getText("t");
+    ytext.insert(0, "Everyone may read this");
+    ytext.insert(0, "A: ");
+    ytext.insert(ytext.length, " (B)");
+    applyTextChange(ytext, "Everyone may read this", "Public, said the API");
+    expect(ytext.toString()).toBe("A: Public, said the API (B)");
+  });
+
+  it("deletes only the committed-away characters that the draft still has", () => {
+    const doc = new Y.Doc();
+    const ytext = doc.getText("t");
+    ytext.insert(0, "alpha beta gamma");
+    ytext.delete(6, 2); // draft: "alpha ta gamma"
+    applyTextChange(ytext, "alpha beta gamma", "alpha gamma");
+    expect(ytext.toString()).toBe("alpha gamma");
+  });
+});
+
+describe("outline", () => {
+  it("becomes any order of section ids by minimal edits", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.uuid(), { maxLength: 8 }), fc.uniqueArray(fc.uuid(), { maxLength: 8 }), (a, b) => {
+        const doc = new Y.Doc();
+        applyOutline(doc, a);
+        applyOutline(doc, b);
+        expect(outlineFromYDoc(replica(doc))).toEqual(b);
+      }),
+    );
+  });
+});

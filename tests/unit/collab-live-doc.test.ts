@@ -1,0 +1,117 @@
+/** The sync core alone, with its storage hook in the test's hands: stored before broadcast, batched, read-only dropped. */
+import * as encoding from "lib0/encoding";
+import * as syncProtocol from "y-protocols/sync";
+import { describe, expect, it } from "vitest";
+import * as Y from "yjs";
+import { type LiveConnection, LiveDoc, type PendingUpdate } from "@/server/collab/live-doc";
+
+function connection(readOnly = false): LiveConnection & { received: Uint8Array[] } {
+  const received: Uint8Array[] = [];
+  return { received, readOnly, authorId: readOnly ? "reader" : "writer", droppedUpdates: 0, send: (m) => received.push(m) };
+}
+
+/** A y-websocket sync "update" message carrying one edit of a fresh doc. */
+function updateMessage(text: string): Uint8Array {
+  const doc = new Y.Doc();
+  let update: Uint8Array = new Uint8Array();
+  doc.on("update", (u: Uint8Array) => {
+    update = u;
+  });
+  doc.getText("t").insert(0, text);
+  const encoder = encoding.createEncoder();
+  encoding.writeVarUint(encoder, 0);
+  syncProtocol.writeUpdate(encoder, update);
+  return encoding.toUint8Array(encoder);
+}
+
+function controlledStore() {
+  const batches: PendingUpdate[][] = [];
+  const releases: Array<() => void> = [];
+  return {
+    batches,
+    release: () => releases.shift()?.(),
+    store: (updates: readonly PendingUpdate[]) =>
+      new Promise<void>((resolve) => {
+        batches.push([...updates]);
+        releases.push(resolve);
+      }),
+  };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+describe("LiveDoc", () => {
+  it("stores an update before applying or broadcasting it, and stores what arrives meanwhile as one batch", async () => {
+    const storage = controlledStore();
+    const live = new LiveDoc([], { store: storage.store });
+    const writer = connection();
+    const peer = connection();
+    live.connect(writer);
+    live.connect(peer);
+    const greeted = peer.received.length;
+    live.receive(writer, updateMessage("a"));
+    await tick();
+    live.receive(writer, updateMessage("b"));
+    live.receive(writer, updateMessage("c"));
+    await tick();
+    expect(storage.batches.map((b) => b.length)).toEqual([1]);
+    expect(peer.received.length).toBe(greeted);
+    expect(live.doc.getText("t").length).toBe(0);
+    storage.release();
+    await tick();
+    expect(peer.received.length).toBe(greeted + 1);
+    expect(storage.batches.map((b) => b.length)).toEqual([1, 2]);
+    storage.release();
+    await live.settled();
+    expect(peer.received.length).toBe(greeted + 3);
+    expect(live.doc.getText("t").length).toBe(3);
+    expect(storage.batches.flat().every((u) => u.authorId === "writer")).toBe(true);
+  });
+
+  it("drops and counts a read-only connection's updates, storing and broadcasting nothing", async () => {
+    const storage = controlledStore();
+    const live = new LiveDoc([], { store: storage.store });
+    const reader = connection(true);
+    const peer = connection();
+    live.connect(reader);
+    live.connect(peer);
+    const greeted = peer.received.length;
+    live.receive(reader, updateMessage("vandal"));
+    await live.settled();
+    expect(reader.droppedUpdates).toBe(1);
+    expect(storage.batches).toEqual([]);
+    expect(peer.received.length).toBe(greeted);
+    expect(live.doc.getText("t").length).toBe(0);
+  });
+
+  it("applies several updates handed over in one tick (another process's burst) without storing them again", async () => {
+    const storage = controlledStore();
+    const live = new LiveDoc([], { store: storage.store });
+    const source = new Y.Doc();
+    const updates: Uint8Array[] = [];
+    source.on("update", (u: Uint8Array) => updates.push(u));
+    for (const ch of "xyz") source.getText("t").insert(0, ch);
+    for (const u of updates) live.applyRemote(u);
+    await live.settled();
+    expect(live.doc.getText("t").toString()).toBe("zyx");
+    expect(storage.batches).toEqual([]);
+  });
+
+  it("applies and broadcasts nothing whose store failed, and tells its owner", async () => {
+    const failures: unknown[] = [];
+    const live = new LiveDoc([], {
+      store: () => Promise.reject(new Error("database down")),
+      failed: (error) => failures.push(error),
+    });
+    const writer = connection();
+    const peer = connection();
+    live.connect(writer);
+    live.connect(peer);
+    const greeted = peer.received.length;
+    live.receive(writer, updateMessage("lost"));
+    await expect(live.settled()).rejects.toThrow("database down");
+    expect(failures).toHaveLength(1);
+    expect(peer.received.length).toBe(greeted);
+    expect(live.doc.getText("t").length).toBe(0);
+  });
+});
