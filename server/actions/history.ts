@@ -58,11 +58,28 @@ async function touchedSectionVersions(
   for (const hash of new Set(relevant.flatMap((c) => [c.treeHash, ...c.parentIds.map((id) => parentTree.get(id)!)]))) {
     trees.set(hash, await loadTree(tx, hash));
   }
+  // Each tree indexed once by section id, so a commit costs its own sections, not the trees' sizes.
+  const indexes = new Map<DocumentTree, Map<string, string>>();
+  const indexOf = (tree: DocumentTree) => {
+    let index = indexes.get(tree);
+    if (!index) {
+      index = new Map(tree.sections.map((e) => [e.sectionId, e.blobHash]));
+      indexes.set(tree, index);
+    }
+    return index;
+  };
   const hashesByCommit = new Map<string, string[]>();
   for (const c of relevant) {
-    const ids = new Set(c.sectionIds);
     const involved = [trees.get(c.treeHash)!, ...c.parentIds.map((id) => trees.get(parentTree.get(id)!)!), ...alsoIn];
-    hashesByCommit.set(c.id, [...new Set(involved.flatMap((t) => t.sections.filter((e) => ids.has(e.sectionId)).map((e) => e.blobHash)))]);
+    const hashes = new Set<string>();
+    for (const tree of involved) {
+      const index = indexOf(tree);
+      for (const id of c.sectionIds) {
+        const hash = index.get(id);
+        if (hash !== undefined) hashes.add(hash);
+      }
+    }
+    hashesByCommit.set(c.id, [...hashes]);
   }
   const versions = await loadSections(tx, new Set([...hashesByCommit.values()].flat()));
   return new Map([...hashesByCommit].map(([id, hashes]) => [id, hashes.map((h) => versions.get(h)!)]));

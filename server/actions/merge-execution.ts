@@ -26,6 +26,7 @@ import { MAX_COMMIT_MESSAGE_CHARS } from "@/server/core/names";
 import { assertSectionContentAllowed } from "@/server/core/section-rules";
 import { type ProposedSectionMerge, proposeSectionMerge } from "@/server/core/section-three-way";
 import { buildVirtualBase } from "@/server/core/virtual-base";
+import { createCache } from "@/server/store/caches";
 import { commitToBranch } from "@/server/store/commit-to-branch";
 import { CommitGraph, type CommitRecord, commitsOnlyIn, mergeBases, newCommitRecord } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
@@ -199,12 +200,29 @@ function view(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
   };
 }
 
+/**
+ * The message `analyze` proposes, by branch names and heads: it is the same
+ * for every reader, and the commits and trees it is made from never change.
+ */
+const proposedMessages = createCache<string, string>({
+  name: "proposed merge messages",
+  keptTrueBy:
+    "keyed by both branch names and both head commits, whose commits and trees are immutable; quoting depends only on those section versions",
+  max: 2_000,
+});
+
 export async function analyzeMergeRequest(tx: Tx, request: MergeRequestRow, access: DocumentAccess): Promise<MergeAnalysisView> {
   const state = await loadMergeState(tx, request, access, { lockTarget: false });
   const current = view(request, state);
   if (current.fastForward || current.upToDate) return current;
-  // Before resolutions are known, the merged tree is judged by the source's: the message quotes the same commits either way.
-  return { ...current, generatedCommitMessage: (await generatedMessage(tx, request, state, state.sourceTree)).message };
+  const key = JSON.stringify([request.sourceBranch, request.targetBranch, state.sourceHead.id, state.targetHead.id]);
+  let message = proposedMessages.get(key);
+  if (message === undefined) {
+    // Before resolutions are known, the merged tree is judged by the source's: the message quotes the same commits either way.
+    message = (await generatedMessage(tx, request, state, state.sourceTree)).message;
+    proposedMessages.set(key, message);
+  }
+  return { ...current, generatedCommitMessage: message };
 }
 
 /** The generated merge message: the source commits since the merge base, never quoting one that touched a section some reader may not see. */

@@ -147,9 +147,24 @@ export class CollabRooms {
     }
   }
 
-  /** Tells other processes a head moved here (they re-check their open rooms). */
+  /** Head moves not yet announced to other processes, and whether an announcement is being sent. */
+  private headMovesUnannounced = false;
+  private announcingHeadMoves = false;
+
+  /**
+   * Tells other processes a head moved here (they re-check their open rooms).
+   * The notice carries nothing, so moves that happen while one is being sent
+   * share the next: at most one statement in flight, not one per write.
+   */
   private async announceHeadMoved(): Promise<void> {
-    await notifyHeadMoved(this.db).catch((error: unknown) => console.error("[quire] head-move notification failed", error));
+    this.headMovesUnannounced = true;
+    if (this.announcingHeadMoves) return;
+    this.announcingHeadMoves = true;
+    while (this.headMovesUnannounced) {
+      this.headMovesUnannounced = false;
+      await notifyHeadMoved(this.db).catch((error: unknown) => console.error("[quire] head-move notification failed", error));
+    }
+    this.announcingHeadMoves = false;
   }
 
   /** Users connected to a document's rooms, per branch: in every process with Redis, else in this one. */

@@ -16,7 +16,8 @@
  * objects.ts (trees and section versions by hash), commits.ts (commits by id,
  * merge bases by commit pair), access-cache.ts (live API tokens, documents'
  * permissions and grants), group-commit.ts (branch tips while a branch's
- * queue runs), auth/rate-limit-guard.ts (exhausted and clear addresses).
+ * queue runs), auth/rate-limit-guard.ts (exhausted and clear addresses),
+ * actions/merge-execution.ts (the merge message `analyze` proposes, by heads).
  * Not here: core/document-model.ts remembers each section version's hash in
  * a WeakMap keyed by the version object itself (core stays free of the
  * store), kept true because versions are read-only and frozen once shared,

@@ -3,7 +3,7 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { cache, type ReactNode } from "react";
 import { AppShell } from "@/app/_components/app-shell";
-import { ErrorPanel } from "@/app/_components/error-panel";
+import { failedPage } from "@/app/_components/error-panel";
 import { shortId } from "@/app/_lib/format";
 import {
   attempt,
@@ -59,14 +59,7 @@ export default async function DocumentPage({ params, searchParams }: Props) {
     attempt(() => listBranches(user.id, documentId)),
     loadDocumentAccess(user.id, documentId),
   ]);
-  if (!read.ok) {
-    if (read.code === "NOT_FOUND") notFound();
-    return (
-      <AppShell user={user}>
-        <ErrorPanel title="Could not open this document" code={read.code} message={read.message} />
-      </AppShell>
-    );
-  }
+  if (!read.ok) return failedPage(user, "Could not open this document", read);
   const doc = read.value;
   // Reading a commit is branch-less: the branch is the one the visitor came from, else the default.
   const branchName = doc.branchName ?? branch ?? (branches.ok ? branches.value.find((b) => b.isDefault)?.name : undefined) ?? null;

@@ -3,7 +3,7 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { cache } from "react";
 import { AppShell } from "@/app/_components/app-shell";
-import { ErrorPanel } from "@/app/_components/error-panel";
+import { ErrorPanel, failedPage } from "@/app/_components/error-panel";
 import { TimeAgo } from "@/app/_components/time-ago";
 import { attempt, type DocumentRead, type MergeAnalysisView, type MergeRequestView, UUID_PATTERN } from "@/app/_lib/quire";
 import { getSessionUser, requireUser } from "@/app/_lib/session";
@@ -46,14 +46,7 @@ export default async function MergeRequestPage({ params }: Props) {
   const user = await requireUser(`/merge-requests/${encodeURIComponent(mergeRequestId)}`);
   if (!UUID_PATTERN.test(mergeRequestId)) notFound();
   const found = await getOnce(user.id, mergeRequestId);
-  if (!found.ok) {
-    if (found.code === "NOT_FOUND") notFound();
-    return (
-      <AppShell user={user}>
-        <ErrorPanel title="Could not open this merge request" code={found.code} message={found.message} />
-      </AppShell>
-    );
-  }
+  if (!found.ok) return failedPage(user, "Could not open this merge request", found);
   const request = found.value;
   const bridge = getBridge();
   const [analysis, document, authorMatch] = await Promise.all([

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { AppShell } from "@/app/_components/app-shell";
-import { ErrorPanel } from "@/app/_components/error-panel";
+import { failedPage } from "@/app/_components/error-panel";
 import { PageHeading } from "@/app/_components/page-parts";
 import { attempt, type BranchSummary, type CommitLog, commitLog, listBranches, UUID_PATTERN } from "@/app/_lib/quire";
 import { firstParam, type SearchParams, withQuery } from "@/app/_lib/search-params";
@@ -17,14 +17,7 @@ export default async function NewMergeRequestPage({ searchParams }: { searchPara
   const user = await requireUser(withQuery("/merge-requests/new", { documentId, source: firstParam(query.source) }));
   if (!documentId || !UUID_PATTERN.test(documentId)) notFound();
   const branches = await attempt(() => listBranches(user.id, documentId));
-  if (!branches.ok) {
-    if (branches.code === "NOT_FOUND") notFound();
-    return (
-      <AppShell user={user}>
-        <ErrorPanel title="Could not list the document's branches" code={branches.code} message={branches.message} />
-      </AppShell>
-    );
-  }
+  if (!branches.ok) return failedPage(user, "Could not list the document's branches", branches);
   const main = branches.value.find((b) => b.isDefault)?.name ?? "main";
   const others = branches.value.filter((b) => !b.isDefault);
   const source = firstParam(query.source) ?? others[0]?.name ?? main;

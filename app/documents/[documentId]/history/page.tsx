@@ -7,7 +7,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { AppShell } from "@/app/_components/app-shell";
-import { ErrorPanel } from "@/app/_components/error-panel";
+import { ErrorPanel, failedPage } from "@/app/_components/error-panel";
 import { SectionDiff } from "@/app/_components/section-diff";
 import { TimeAgo } from "@/app/_components/time-ago";
 import { shortId } from "@/app/_lib/format";
@@ -41,25 +41,11 @@ export default async function HistoryPage({ params, searchParams }: Props) {
     attempt(() => getBridge().callTool("documents", user.id, { action: "get", documentId })),
     attempt(() => listBranches(user.id, documentId)),
   ]);
-  if (!document.ok) {
-    if (document.code === "NOT_FOUND") notFound();
-    return (
-      <AppShell user={user}>
-        <ErrorPanel title="Could not open this document" code={document.code} message={document.message} />
-      </AppShell>
-    );
-  }
+  if (!document.ok) return failedPage(user, "Could not open this document", document);
   const doc = document.value;
   const branchName = requestedBranch ?? doc.defaultBranch;
   const log = await attempt(() => commitLog(user.id, documentId, branchName, cursor));
-  if (!log.ok) {
-    if (log.code === "NOT_FOUND") notFound();
-    return (
-      <AppShell user={user}>
-        <ErrorPanel title="Could not load the history" code={log.code} message={log.message} />
-      </AppShell>
-    );
-  }
+  if (!log.ok) return failedPage(user, "Could not load the history", log);
   const commitId = selected ?? log.value.commits[0]?.commitId;
   const shown = commitId
     ? await attempt(() => getBridge().callTool("documents", user.id, { action: "show", documentId, commitId }))

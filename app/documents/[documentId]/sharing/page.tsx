@@ -4,7 +4,7 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { cache } from "react";
 import { AppShell } from "@/app/_components/app-shell";
-import { ErrorPanel } from "@/app/_components/error-panel";
+import { ErrorPanel, failedPage } from "@/app/_components/error-panel";
 import { DataTable, PageHeading, Person, SettingsSection } from "@/app/_components/page-parts";
 import { TimeAgo } from "@/app/_components/time-ago";
 import { absoluteTime, toDate } from "@/app/_lib/format";
@@ -64,14 +64,7 @@ export default async function SharingPage({ params }: Props) {
   if (!UUID_PATTERN.test(documentId)) notFound();
 
   const doc = await getOnce(user.id, documentId);
-  if (!doc.ok) {
-    if (doc.code === "NOT_FOUND") notFound();
-    return (
-      <AppShell user={user}>
-        <ErrorPanel title="Could not open this document" code={doc.code} message={doc.message} />
-      </AppShell>
-    );
-  }
+  if (!doc.ok) return failedPage(user, "Could not open this document", doc);
   const document = doc.value;
 
   if (!document.canManage) {

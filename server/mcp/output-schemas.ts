@@ -1,0 +1,436 @@
+/**
+ * What each MCP tool returns, as the `outputSchema` it advertises. McpServer
+ * validates every result's structuredContent against it, and so does the SDK
+ * client. A tool with several actions has one object: the union of its
+ * actions' result fields (mergeActionOutputs).
+ *
+ * These schemas cannot drift from the code: `OutputSchemasCoverResults` at the
+ * end fails to compile when any action's result type (ToolOutput in the
+ * registry) has a field the schema lacks, at any depth, or a type it does not
+ * allow, and
+ * tests/integration/mcp-output-schemas.test.ts calls every action over a real
+ * MCP client, which rejects a result its outputSchema does not describe.
+ */
+import { z } from "zod";
+import type { ToolInput, ToolName, ToolOutput } from "@/server/actions/registry";
+import { contentSchema } from "@/server/core/blocks";
+import { PERMISSIONS } from "@/server/core/document-model";
+import { ERROR_CODES } from "@/server/core/errors";
+import { mergeActionOutputs } from "./flatten";
+
+const id = (what: string) => z.string().describe(what);
+const timestamp = (what: string) => z.string().describe(`${what} (ISO 8601).`);
+const nextCursor = z.string().nullable().describe("Pass as `cursor` to get the next page; null on the last page.");
+const permission = z.enum(PERMISSIONS);
+const propertyValue = z.union([z.string(), z.number(), z.boolean()]);
+
+const writeResult = {
+  documentId: id("The document."),
+  branchName: z.string().describe("The branch the commit is on."),
+  commitId: id("The branch head after the write: the new commit, or the unchanged head when nothing changed."),
+  changed: z.boolean().describe("False when the write changed nothing, so no commit was made."),
+};
+
+const documentSummary = {
+  documentId: id("The document."),
+  path: z.string().describe("The document's path, unique among live documents."),
+  name: z.string(),
+  description: z.string().nullable(),
+  defaultBranch: z.string(),
+  createdAt: timestamp("When the document was created"),
+  updatedAt: timestamp("When the document last changed"),
+};
+
+const commitSummary = z.object({
+  commitId: z.string(),
+  message: z.string(),
+  authorId: z.string(),
+  authorName: z.string().nullable(),
+  createdAt: timestamp("When the commit was made"),
+  parentIds: z.array(z.string()),
+  kind: z.enum(["create", "write", "merge", "revert"]),
+});
+
+const sectionView = z.object({
+  sectionId: z.string(),
+  name: z.string(),
+  content: contentSchema,
+  contentHash: z.string().describe("Pass as `expectedContentHash` to the `sections` tool to detect concurrent edits."),
+  position: z.number().describe("0-based index among the sections the caller sees."),
+  defaultPermission: permission.nullable(),
+  aiAccess: permission.nullable(),
+  references: z.array(
+    z.object({
+      referenceId: z.string(),
+      targetDocumentId: z.string(),
+      targetSectionId: z.string().nullable(),
+      displayTitle: z.string().nullable(),
+    }),
+  ),
+  comments: z
+    .array(
+      z.object({
+        commentId: z.string(),
+        body: z.string(),
+        authorId: z.string(),
+        authorName: z.string().nullable(),
+        mentions: z.array(z.string()).describe("Mentioned user ids."),
+        branchName: z.string().describe("The branch the comment was written on."),
+        createdAt: timestamp("When the comment was written"),
+      }),
+    )
+    .describe("Comments anchored in the section's text by <svc:comment id> markup."),
+  downloads: z.record(z.string(), z.string()).describe("Storage key -> signed download URL (valid 15 minutes)."),
+});
+
+const documentView = {
+  documentId: id("The document."),
+  path: z.string().describe("The document's path in this state."),
+  name: z.string(),
+  description: z.string().nullable(),
+  deleted: z.boolean().describe("True when the document is deleted in this state (deleted on a branch, not yet merged)."),
+  branchName: z.string().nullable().describe("The branch read, or null when a commit was read directly."),
+  headCommitId: z.string().describe("The commit whose state is shown."),
+  tags: z.array(z.object({ tagId: z.string(), path: z.string(), displayName: z.string().nullable(), color: z.string().nullable() })),
+  properties: z.record(z.string(), propertyValue),
+  sections: z.array(sectionView).describe("The sections the caller may see, in order."),
+};
+
+const permissionsView = {
+  documentId: id("The document."),
+  defaultPermission: permission.describe("What workspace members get unless a grant says otherwise."),
+  aiAccess: permission.describe("The most an API token (an agent) may do on the document."),
+  grants: z.array(z.object({ userId: z.string(), name: z.string().nullable(), permission })),
+};
+
+const shareLink = {
+  shareLinkId: z.string(),
+  documentId: id("The document."),
+  permission: z.enum(["read", "edit"]),
+  createdAt: timestamp("When the link was made"),
+  expiresAt: z.string().nullable(),
+  revokedAt: z.string().nullable(),
+};
+
+const draftStatus = z.object({
+  uncommittedChanges: z.boolean().describe("Someone edited the draft since its last commit or discard."),
+  connectedUserIds: z.array(z.string()).describe("Users with a live connection to the branch."),
+});
+
+const documentsOutput = mergeActionOutputs({
+  create: z.object({
+    ...documentSummary,
+    branchName: z.string().describe("The branch the commit is on."),
+    commitId: id("The first commit."),
+    sectionIds: z.array(z.string()).describe("The new sections' ids, in order."),
+  }),
+  list: z.object({ documents: z.array(z.object(documentSummary)), nextCursor }),
+  get: z.object({
+    ...documentSummary,
+    headCommitId: z.string().describe("The default branch's head."),
+    yourPermission: permission.describe("What the caller may do on the document."),
+    canManage: z.boolean().describe("Whether the caller may change its permissions and share links."),
+    draft: draftStatus.describe("The default branch's live draft."),
+  }),
+  update: z.object(writeResult),
+  delete: z.object(writeResult),
+  create_branch: z.object({
+    documentId: id("The document."),
+    branchName: z.string().describe("The new branch."),
+    sourceBranch: z.string(),
+    headCommitId: z.string().describe("The new branch's head: the source branch's head."),
+  }),
+  list_branches: z.object({
+    documentId: id("The document."),
+    branches: z.array(
+      z.object({
+        name: z.string(),
+        headCommitId: z.string(),
+        isDefault: z.boolean(),
+        createdAt: z.string(),
+        updatedAt: z.string(),
+        draft: draftStatus.describe("The branch's live draft."),
+      }),
+    ),
+  }),
+  log: z.object({ commits: z.array(commitSummary).describe("Newest first."), nextCursor }),
+  show: z.object({
+    ...documentView,
+    commit: commitSummary.describe("The commit shown."),
+    changes: z
+      .array(
+        z.object({
+          sectionId: z.string(),
+          name: z.string().describe("The section's name after the change (before it, for a deleted section)."),
+          status: z.enum(["added", "deleted", "modified", "moved"]),
+          diff: z.string().describe("Unified diff of the section's markdown; empty for a section that only moved."),
+          moved: z.boolean().describe("True when the section also changed place among the sections both states have."),
+        }),
+      )
+      .describe("What the commit changed against its first parent, by section the caller sees."),
+  }),
+  revert: z.object(writeResult),
+  create_tag: z.object({
+    tagId: z.string(),
+    tagPath: z.string(),
+    tagDisplayName: z.string().nullable(),
+    tagDescription: z.string().nullable(),
+    tagColor: z.string().nullable(),
+  }),
+  assign_tag: z.object(writeResult),
+  remove_tag: z.object(writeResult),
+  set_property: z.object(writeResult),
+  get_permissions: z.object(permissionsView),
+  set_permissions: z.object(permissionsView),
+  create_share_link: z.object({
+    ...shareLink,
+    path: z.string().describe('The link\'s path, "/share/<token>"; the token is shown only here.'),
+  }),
+  list_share_links: z.object({ shareLinks: z.array(z.object(shareLink)) }),
+  revoke_share_link: z.object(shareLink),
+  commit: z.object({
+    ...writeResult,
+    message: z.string().describe("The commit's message."),
+    coAuthorIds: z.array(z.string()).describe("Everyone credited with `Co-authored-by:` (editors of the draft other than the committer)."),
+  }),
+  discard: z.object({
+    documentId: id("The document."),
+    branchName: z.string().describe("The branch whose draft was discarded."),
+    headCommitId: z.string().describe("The head the draft now equals."),
+    discardedSections: z.number().describe("Sections whose live edits were thrown away."),
+  }),
+});
+
+const readOutput = z.object(documentView);
+
+const sectionsOutput = mergeActionOutputs({
+  create: z.object({
+    ...writeResult,
+    sectionId: id("The section."),
+    contentHash: z.string().describe("The section's new content hash."),
+    position: z.number().describe("The section's 0-based position."),
+  }),
+  batch_create: z.object({
+    ...writeResult,
+    sectionIds: z.array(z.string()).describe("The new sections, in the given order."),
+    contentHashes: z.array(z.string()),
+    positions: z.array(z.number()),
+  }),
+  update: z.object({
+    ...writeResult,
+    sectionId: id("The section."),
+    name: z.string().describe("The section's name after the update."),
+    contentHash: z.string().describe("The section's new content hash."),
+    position: z.number().describe("The section's 0-based position."),
+  }),
+  delete: z.object({ ...writeResult, sectionId: id("The section.") }),
+  reorder: z.object({ ...writeResult, sectionOrder: z.array(z.string()).describe("The section ids in their new order.") }),
+  add_reference: z.object({
+    ...writeResult,
+    sectionId: id("The section."),
+    referenceId: z.string(),
+    contentHash: z.string().describe("The section's new content hash."),
+  }),
+  remove_reference: z.object({
+    ...writeResult,
+    sectionId: id("The section."),
+    referenceId: z.string(),
+    contentHash: z.string().describe("The section's new content hash."),
+  }),
+});
+
+const mergeRequestView = z.object({
+  mergeRequestId: id("The merge request."),
+  documentId: z.string(),
+  sourceBranch: z.string(),
+  targetBranch: z.string(),
+  title: z.string(),
+  description: z.string().nullable(),
+  status: z.enum(["open", "merged", "closed"]),
+  authorId: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  mergedAt: z.string().nullable(),
+  mergedBy: z.string().nullable(),
+  mergeCommitId: z.string().nullable(),
+  closedAt: z.string().nullable(),
+  reviewers: z.array(
+    z.object({
+      userId: z.string(),
+      name: z.string(),
+      email: z.string(),
+      state: z.enum(["pending", "approved", "changes_requested"]),
+      reviewedAt: z.string().nullable(),
+      stale: z.boolean().describe("An approval given before a section it saw changed on either branch: it no longer counts."),
+      approvedSourceHeadCommitId: z.string().nullable().describe("The source head the approval was given on (null unless approved)."),
+      approvedTargetHeadCommitId: z.string().nullable().describe("The target head the approval was given on (null unless approved)."),
+    }),
+  ),
+  requiredApprovals: z.number().describe("The document's rule: approvals needed before execute (0 = none)."),
+  approvals: z.number().describe("Approvals that count now: not stale, not the author's own."),
+});
+
+const mergeRequestsOutput = mergeActionOutputs({
+  list: z.object({ mergeRequests: z.array(mergeRequestView).describe("Newest first."), nextCursor }),
+  get: mergeRequestView,
+  create: mergeRequestView,
+  analyze: z.object({
+    mergeRequestId: id("The merge request."),
+    hasConflicts: z.boolean(),
+    hasTagConflicts: z.boolean(),
+    hasPathCollision: z.boolean(),
+    hasDocumentDeletionConflict: z.boolean(),
+    propertyConflicts: z
+      .array(
+        z.object({
+          columnId: z.string(),
+          base: propertyValue.nullable(),
+          source: propertyValue.nullable(),
+          target: propertyValue.nullable(),
+        }),
+      )
+      .describe("Scalar properties changed differently on both sides; resolve each with scalarPropertyResolutions."),
+    sections: z
+      .array(
+        z.object({
+          sectionId: z.string(),
+          name: z.string(),
+          status: z.enum(["added", "deleted", "modified", "conflict", "unchanged"]),
+          sourceDiff: z.string().describe('Unified diff base -> source; "" when the source did not change the section.'),
+          targetDiff: z.string().describe('Unified diff base -> target; "" when the target did not change the section.'),
+          proposedMerge: z
+            .object({
+              text: z.string().describe("The merged text, conflicting hunks between <<<<<<< source, ======= and >>>>>>> target lines."),
+              conflictingHunks: z.number().describe("Hunks that still carry markers (0: the three-way merge applied cleanly)."),
+            })
+            .nullable()
+            .describe("For a conflict whose versions hold only text: a line-level three-way merge, the start of a `merged` resolution."),
+        }),
+      )
+      .describe("Sections that differ between base, source and target, in merged order."),
+    hiddenConflicts: z.number().describe("Conflicting sections the caller may not see."),
+    fastForward: z.boolean().describe("The target has no commits of its own."),
+    upToDate: z.boolean().describe("The target already contains every source commit."),
+    sourceHeadCommitId: z.string(),
+    targetHeadCommitId: z.string(),
+    mergeBaseCommitIds: z.array(z.string()),
+    generatedCommitMessage: z
+      .string()
+      .nullable()
+      .describe("The message execute writes when given no commitMessage (null for a fast-forward or nothing to merge)."),
+  }),
+  execute: z.object({
+    mergeRequestId: id("The merge request."),
+    status: z.literal("merged"),
+    targetBranch: z.string(),
+    mergeCommitId: z.string().describe("The new target head: the merge commit, or the source head after a fast-forward."),
+    fastForward: z.boolean().describe("The merge moved the target to the source head."),
+    message: z.string().describe("The merge commit's message."),
+    warnings: z.array(z.string()).describe("Resolutions given for something not in conflict, and therefore not applied."),
+  }),
+  close: mergeRequestView,
+  update: mergeRequestView,
+  approve: mergeRequestView,
+  request_changes: mergeRequestView,
+  reset: mergeRequestView,
+  set_required_approvals: z.object({
+    documentId: z.string().describe("The document whose merge rule was set."),
+    requiredApprovals: z.number().describe("Approvals every merge request of the document now needs before execute."),
+  }),
+});
+
+const uploadUrlOutput = z.object({
+  uploadUrl: z.string().describe("PUT the file's bytes here, once, before expiresAt."),
+  key: z.string().describe("The storage key to put in a `storage` content block once the PUT succeeded."),
+  method: z.literal("PUT"),
+  headers: z.object({ "content-type": z.string() }).describe("Headers the PUT must send."),
+  expiresAt: z.string(),
+  maxBytes: z.number().describe("The most bytes the PUT may carry."),
+});
+
+const memberList = z.object({
+  members: z.array(
+    z.object({ userId: z.string(), name: z.string(), email: z.string(), role: z.enum(["owner", "admin", "member", "guest"]) }),
+  ),
+  nextCursor,
+});
+
+const membersOutput = mergeActionOutputs({ list: memberList, search: memberList });
+
+const errorPayload = z
+  .object({
+    code: z.enum(ERROR_CODES).describe("Stable error code."),
+    message: z.string().describe("What went wrong and what to do next."),
+    details: z.record(z.string(), z.unknown()).optional().describe("Code-specific details, e.g. field-level `issues`."),
+  })
+  .describe("Present only on isError results, and then alone.");
+
+/** A tool's result object that also admits the error envelope (see the file comment). */
+function orErrorEnvelope<T>(result: z.ZodType<T>): z.ZodType<T & { error?: z.output<typeof errorPayload> }> {
+  const object = result as unknown as z.ZodObject;
+  const { required = [] } = z.toJSONSchema(object, { io: "output", target: "draft-07" }) as { required?: string[] };
+  return object
+    .extend({ error: errorPayload.optional() })
+    .meta({ required: [], anyOf: [{ required }, { required: ["error"] }] }) as unknown as z.ZodType<
+    T & { error?: z.output<typeof errorPayload> }
+  >;
+}
+
+export const outputSchemas = {
+  documents: orErrorEnvelope(documentsOutput),
+  read: orErrorEnvelope(readOutput),
+  sections: orErrorEnvelope(sectionsOutput),
+  merge_requests: orErrorEnvelope(mergeRequestsOutput),
+  upload_url: orErrorEnvelope(uploadUrlOutput),
+  members: orErrorEnvelope(membersOutput),
+} satisfies Record<ToolName, z.ZodType>;
+
+/** The actions of a tool, or `never` for a tool without `action`. */
+type ActionOf<T extends ToolName> = ToolInput<T> extends { action: infer A extends string } ? A : never;
+
+/** The result of one action (or of the tool, when it has no actions). */
+type ResultOf<T extends ToolName, A> = [A] extends [never] ? ToolOutput<T> : ToolOutput<T, { action: A }>;
+
+/** The same value as JSON carries it: `readonly` (frozen cached values) is no part of what goes over the wire. */
+type AsSent<T> = T extends readonly (infer E)[] ? AsSent<E>[] : T extends object ? { -readonly [K in keyof T]: AsSent<T[K]> } : T;
+
+type KeysOfAny<S> = S extends unknown ? keyof S : never;
+type ValueOfAny<S, K extends PropertyKey> = S extends unknown ? (K extends keyof S ? S[K] : never) : never;
+
+/**
+ * False when the value has a field, at any depth, that the schema does not
+ * name (assignability alone lets extra fields through; the outputSchema,
+ * closed with additionalProperties false, would refuse them at run time).
+ */
+type NamesOnlyKnownFields<Value, Schema> = Value extends readonly (infer Item)[]
+  ? Schema extends readonly (infer SchemaItem)[]
+    ? NamesOnlyKnownFields<Item, SchemaItem>
+    : true
+  : Value extends object
+    ? [Exclude<keyof Value, KeysOfAny<Schema>>] extends [never]
+      ? false extends { [K in keyof Value]-?: NamesOnlyKnownFields<Value[K], ValueOfAny<Schema, K>> }[keyof Value]
+        ? false
+        : true
+      : false
+    : true;
+
+/** True when the result fits the schema: every field it has, at any depth, is in the schema, with a type the schema allows. */
+type Fits<Result, Schema> =
+  false extends NamesOnlyKnownFields<AsSent<Result>, Schema> ? false : AsSent<Result> extends Schema ? true : false;
+
+/** Per tool, per action: true, or the name of the action whose result the tool's outputSchema does not describe. */
+type Coverage = {
+  [T in ToolName]: [ActionOf<T>] extends [never]
+    ? Fits<ResultOf<T, never>, z.output<(typeof outputSchemas)[T]>> extends true
+      ? true
+      : T
+    : { [A in ActionOf<T>]: Fits<ResultOf<T, A>, z.output<(typeof outputSchemas)[T]>> extends true ? true : `${T}.${A}` }[ActionOf<T>];
+};
+
+type AssertAllTrue<T extends Record<ToolName, true>> = T;
+
+/**
+ * Fails to compile (naming the tool and action) when an action's result has
+ * drifted from its tool's outputSchema.
+ */
+export type OutputSchemasCoverResults = AssertAllTrue<Coverage>;
