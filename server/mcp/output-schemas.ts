@@ -114,6 +114,7 @@ const shareLink = {
 
 const draftStatus = z.object({
   uncommittedChanges: z.boolean().describe("Someone edited the draft since its last commit or discard."),
+  editorIds: z.array(z.string()).describe("Who edited the draft since its last commit or discard."),
   connectedUserIds: z.array(z.string()).describe("Users with a live connection to the branch."),
 });
 
