@@ -133,6 +133,9 @@ test("documents appear by path; the document page renders markdown safely, switc
   await page.waitForURL((url) => url.pathname === `/documents/${documentId}`);
   await page.getByRole("heading", { level: 2, name: "Welcome" }).waitFor();
   expect(await page.locator(".doc-title").textContent()).toBe("Onboarding");
+  // The owner edits on the branch head; the section's preview is the rendered view readers get.
+  await page.getByRole("button", { name: "Preview" }).first().click();
+  await page.getByTestId("section-preview").waitFor();
   expect(await page.locator(".markdown strong").first().textContent()).toBe("team");
   // Raw HTML from the document is inert text, never elements.
   expect(await page.evaluate(() => (window as { __pwned?: unknown }).__pwned)).toBeUndefined();

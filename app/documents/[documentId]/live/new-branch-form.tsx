@@ -4,6 +4,7 @@
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
 import { createBranch } from "./actions";
+import "./live.css";
 
 export function NewBranchForm({ documentId, sourceBranch }: { documentId: string; sourceBranch: string }) {
   const router = useRouter();
@@ -12,7 +13,7 @@ export function NewBranchForm({ documentId, sourceBranch }: { documentId: string
   const [error, setError] = useState<string | null>(null);
   if (!open) {
     return (
-      <button type="button" className="button button-small" onClick={() => setOpen(true)}>
+      <button type="button" className="button button-small new-branch-button" onClick={() => setOpen(true)}>
         New branch from {sourceBranch}
       </button>
     );
