@@ -262,6 +262,28 @@ test("a share-link visitor sees the live text and no editor", async ({ browser }
   await context.close();
 });
 
+test("an image dropped onto a section is uploaded and added to it, for everyone", async () => {
+  await Promise.all([openDocument(olivePage), openDocument(moPage)]);
+  const section = olivePage.locator(`[data-section-id="${sectionIds[2]}"]`);
+  // A 1x1 PNG, dropped as a file would be from the desktop.
+  await section.evaluate((element) => {
+    const png = Uint8Array.from(
+      atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="),
+      (c) => c.charCodeAt(0),
+    );
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([png], "dot.png", { type: "image/png" }));
+    element.dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+  });
+  const image = section.locator(".block-image img");
+  await expect(image).toBeVisible();
+  await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(1);
+  // The other editor's room takes in the commit: the block arrives there too.
+  await expect(moPage.locator(`[data-section-id="${sectionIds[2]}"]`).locator(".block-image, .block-notice")).toHaveCount(1);
+  const read = await server.callTool("read", olive.userId, { documentId, sectionIds: [sectionIds[2]!] });
+  expect(read.sections[0]!.content.at(-1)).toMatchObject({ blockType: "image", type: "storage", mediaType: "image/png" });
+});
+
 test("sections are added, moved and deleted from the page, and the outline follows", async () => {
   await openDocument(olivePage);
   await olivePage.getByRole("button", { name: "+ Add a section at the end" }).click();

@@ -9,6 +9,7 @@
 import { runAsUser, type ActionResult } from "@/app/_lib/action-result";
 import type { DocumentRead } from "@/app/_lib/quire";
 import { getBridge } from "@/server/bridge";
+import { DomainError } from "@/server/core/errors";
 
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
 
@@ -164,6 +165,57 @@ export async function moveSection(input: {
     if (from < 0 || to < 0 || to >= order.length) return undefined;
     [order[from], order[to]] = [order[to]!, order[from]!];
     await bridge.callTool("sections", userId, { action: "reorder", documentId, branchName, sectionOrder: order });
+    return undefined;
+  });
+}
+
+/** Step one of an image pasted or dropped into a section: a one-use upload URL for its bytes. */
+export async function requestImageUpload(input: {
+  filename: unknown;
+  mediaType: unknown;
+  size: unknown;
+}): Promise<ActionResult<{ uploadUrl: string; key: string; headers: Record<string, string> }>> {
+  return runAsUser("image upload", async (userId) => {
+    const upload = await getBridge().callTool("upload_url", userId, {
+      filename: text(input.filename) || "image",
+      mediaType: text(input.mediaType),
+      ...(typeof input.size === "number" ? { size: input.size } : {}),
+    });
+    return { uploadUrl: upload.uploadUrl, key: upload.key, headers: upload.headers };
+  });
+}
+
+/**
+ * Step two: the uploaded image becomes a storage block at the end of the
+ * section, as one commit on the branch (the head's content plus the block).
+ * The section's room takes the commit in like any other write, so the live
+ * text typed meanwhile stays; the key is checked by the server like any
+ * storage key (yours, uploaded, in this workspace).
+ */
+export async function appendImageBlock(input: {
+  documentId: unknown;
+  branchName: unknown;
+  sectionId: unknown;
+  key: unknown;
+  mediaType: unknown;
+}): Promise<ActionResult> {
+  return runAsUser("add image", async (userId) => {
+    const documentId = text(input.documentId);
+    const branchName = text(input.branchName);
+    const sectionId = text(input.sectionId);
+    const bridge = getBridge();
+    const doc: DocumentRead = await bridge.callTool("read", userId, { documentId, branchName, sectionIds: [sectionId] });
+    const section = doc.sections.find((s) => s.sectionId === sectionId);
+    if (!section) throw new DomainError("NOT_FOUND", "This section is no longer on the branch.", { sectionId });
+    await bridge.callTool("sections", userId, {
+      action: "update",
+      documentId,
+      branchName,
+      sectionId,
+      expectedContentHash: section.contentHash,
+      newContent: [...section.content, { blockType: "image", type: "storage", mediaType: text(input.mediaType), key: text(input.key) }],
+      commitMessage: `Add an image to section ${JSON.stringify(section.name)}`,
+    });
     return undefined;
   });
 }

@@ -6,7 +6,8 @@
  * content the page was rendered with, laid out as the live view will be, so
  * nothing jumps when the room arrives. People who may edit get the name and
  * each text block as editors (Mod-Shift-P toggles a rendered preview of the
- * whole section); everyone else gets the rendered view, kept live.
+ * whole section) and may paste or drop images onto it; everyone else gets
+ * the rendered view, kept live.
  */
 import { type KeyboardEvent, memo, type ReactNode, useEffect, useReducer, useRef, useState } from "react";
 import type { WebsocketProvider } from "y-websocket";
@@ -15,6 +16,7 @@ import type { Block } from "@/server/core/blocks";
 import { commentTagTokens } from "@/server/core/comment-markup";
 import { sectionFromYDoc } from "@/server/collab/codec";
 import { SectionBlocks } from "../section-blocks";
+import { useImageDrop } from "./image-drop";
 import { openRoom, type RoomAddress, useNearViewport } from "./live-room";
 import { SectionControls } from "./section-controls";
 import type { PresenceHub, PresentUser } from "./presence";
@@ -76,6 +78,7 @@ export const LiveSection = memo(function LiveSection({
   const [, rerender] = useReducer((n: number) => n + 1, 0);
   const [preview, setPreview] = useState(false);
   const editable = initial?.editable ?? editableByDefault;
+  const images = useImageDrop(address, sectionId);
 
   useEffect(() => {
     if (!near) return;
@@ -128,6 +131,7 @@ export const LiveSection = memo(function LiveSection({
       data-section-id={sectionId}
       data-synced={live ? "true" : "false"}
       onKeyDown={editable ? togglePreview : undefined}
+      {...(editable ? images.handlers : {})}
     >
       <div className="doc-section-heading">
         <h2 id={headingId}>
@@ -195,6 +199,15 @@ export const LiveSection = memo(function LiveSection({
           <SectionBlocks blocks={section.content} downloads={downloads} />
         </div>
       )}
+      {images.state.kind === "uploading" ? (
+        <p className="muted small" role="status">
+          Adding {images.state.count === 1 ? "the image" : `${images.state.count} images`}…
+        </p>
+      ) : images.state.kind === "error" ? (
+        <p className="inline-error" role="alert">
+          The image was not added: {images.state.message}
+        </p>
+      ) : null}
       {initial?.references ? (
         <div className="references">
           <span className="references-label">See also</span>

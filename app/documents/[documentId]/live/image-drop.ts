@@ -1,0 +1,69 @@
+/**
+ * Images pasted or dropped onto a section: each is uploaded through
+ * `upload_url` (its bytes PUT to the app's own upload route) and then added
+ * to the end of the section as a storage image block, one commit each. What
+ * is accepted (types, size, the key) is the server's decision; its refusal is
+ * shown as it is worded.
+ */
+import { useRouter } from "next/navigation";
+import { type ClipboardEvent, type DragEvent, useState } from "react";
+import { appendImageBlock, requestImageUpload } from "./actions";
+import type { RoomAddress } from "./live-room";
+
+export type ImageDropState = { kind: "idle" } | { kind: "uploading"; count: number } | { kind: "error"; message: string };
+
+const imagesIn = (files: FileList | null | undefined): File[] => [...(files ?? [])].filter((f) => f.type.startsWith("image/"));
+
+async function addImage(address: RoomAddress, sectionId: string, file: File): Promise<string | null> {
+  const upload = await requestImageUpload({ filename: file.name || "pasted-image", mediaType: file.type, size: file.size });
+  if (!upload.ok) return upload.message;
+  // The URL is the app's own route; asked for by path, so the bytes never go to another host whatever base the server names.
+  const target = new URL(upload.value.uploadUrl, window.location.href);
+  const put = await fetch(`${target.pathname}${target.search}`, { method: "PUT", headers: upload.value.headers, body: file });
+  if (!put.ok) {
+    const body = (await put.json().catch(() => null)) as { error?: { message?: string } } | null;
+    return body?.error?.message ?? `The upload failed (${put.status}).`;
+  }
+  const added = await appendImageBlock({ ...address, sectionId, key: upload.value.key, mediaType: file.type });
+  return added.ok ? null : added.message;
+}
+
+export function useImageDrop(address: RoomAddress, sectionId: string) {
+  const router = useRouter();
+  const [state, setState] = useState<ImageDropState>({ kind: "idle" });
+
+  const upload = async (files: File[]) => {
+    setState({ kind: "uploading", count: files.length });
+    for (const file of files) {
+      const error = await addImage(address, sectionId, file);
+      if (error) {
+        setState({ kind: "error", message: error });
+        return;
+      }
+    }
+    setState({ kind: "idle" });
+    // The new image's signed download link comes with the page's next read.
+    router.refresh();
+  };
+
+  return {
+    state,
+    handlers: {
+      onPaste: (event: ClipboardEvent) => {
+        const files = imagesIn(event.clipboardData?.files);
+        if (files.length === 0) return;
+        event.preventDefault();
+        void upload(files);
+      },
+      onDragOver: (event: DragEvent) => {
+        if ([...(event.dataTransfer?.items ?? [])].some((item) => item.kind === "file")) event.preventDefault();
+      },
+      onDrop: (event: DragEvent) => {
+        const files = imagesIn(event.dataTransfer?.files);
+        if (files.length === 0) return;
+        event.preventDefault();
+        void upload(files);
+      },
+    },
+  };
+}
