@@ -90,19 +90,28 @@ export const LiveSection = memo(function LiveSection({
       if (isSynced) setSynced(true);
     };
     provider.on("sync", onSync);
-    // Editors re-render on structure only (their text flows through CodeMirror); the rendered view re-renders on every change.
-    doc.on("update", rerender);
     setRoom({ doc, provider });
     return () => {
       untrack();
       provider.off("sync", onSync);
-      doc.off("update", rerender);
       provider.destroy();
       doc.destroy();
       setRoom(null);
       setSynced(false);
     };
   }, [near, address, sectionId, me, presence]);
+
+  const editing = editable && !preview;
+  useEffect(() => {
+    if (!room) return;
+    const root = room.doc.getMap("section");
+    // Editors re-render on structure only (typed text flows through CodeMirror, not React); the rendered view on every change.
+    const changed = (events: Array<Y.YEvent<Y.AbstractType<unknown>>>) => {
+      if (!editing || events.some((event) => !(event.target instanceof Y.Text))) rerender();
+    };
+    root.observeDeep(changed);
+    return () => root.unobserveDeep(changed);
+  }, [room, editing]);
 
   const live = room && synced ? room : null;
   const section = live ? sectionFromYDoc(live.doc) : initial ? { name: initial.name, content: initial.content } : null;
@@ -119,7 +128,6 @@ export const LiveSection = memo(function LiveSection({
   const root = live?.doc.getMap("section");
   const nameText = root?.get("name");
   const blocks = root?.get("blocks");
-  const editing = editable && !preview;
 
   return (
     <section
