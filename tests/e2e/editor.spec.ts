@@ -265,6 +265,8 @@ test("a share-link visitor sees the live text and no editor", async ({ browser }
 test("an image dropped onto a section is uploaded and added to it, for everyone", async () => {
   await Promise.all([openDocument(olivePage), openDocument(moPage)]);
   const section = olivePage.locator(`[data-section-id="${sectionIds[2]}"]`);
+  // Marks an open editor, to tell later whether the page's refresh remounted it (it must not: rooms and undo history stay).
+  await proseEditor(olivePage, sectionIds[0]!).evaluate((element) => element.setAttribute("data-still-mounted", "yes"));
   // A 1x1 PNG, dropped as a file would be from the desktop.
   await section.evaluate((element) => {
     const png = Uint8Array.from(
@@ -278,6 +280,8 @@ test("an image dropped onto a section is uploaded and added to it, for everyone"
   const image = section.locator(".block-image img");
   await expect(image).toBeVisible();
   await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(1);
+  // The image's download link came with a refresh of the page, which left the other editors mounted.
+  await expect(proseEditor(olivePage, sectionIds[0]!)).toHaveAttribute("data-still-mounted", "yes");
   // The other editor's room takes in the commit: the block arrives there too.
   await expect(moPage.locator(`[data-section-id="${sectionIds[2]}"]`).locator(".block-image, .block-notice")).toHaveCount(1);
   const read = await server.callTool("read", olive.userId, { documentId, sectionIds: [sectionIds[2]!] });

@@ -37,7 +37,13 @@ export function LiveDocument({ documentId, branchName, me, shareToken, canEdit, 
     () => ({ documentId, branchName, ...(shareToken ? { shareToken } : {}) }),
     [documentId, branchName, shareToken],
   );
-  const self = useMemo<PresentUser | null>(() => (me ? presentUser(me.userId, me.name) : null), [me]);
+  // Keyed on the values: a refresh of the page hands a new `me` object, which must not reopen every room.
+  const userId = me?.userId;
+  const userName = me?.name;
+  const self = useMemo<PresentUser | null>(
+    () => (userId !== undefined && userName !== undefined ? presentUser(userId, userName) : null),
+    [userId, userName],
+  );
   const presence = useMemo(() => new PresenceHub(), []);
   const order = useOutline(address, initialOrder);
   // Share-link visitors have no session for server actions: they see who is in the rooms they opened.
