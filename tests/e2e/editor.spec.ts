@@ -6,18 +6,15 @@
  * authors) and discards, structure buttons, a new branch, a section hidden on
  * a branch never reaches the page, and the page asks nothing of other hosts.
  */
-import path from "node:path";
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { signInPage } from "../helpers/browser";
-import { projectRoot, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { photograph, WIDE } from "../helpers/screenshots";
+import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 test.describe.configure({ mode: "serial" });
 
 const PASSWORD = "correct horse battery";
-const SHOTS = path.join(projectRoot, "docs/screenshots");
-const WIDE = { width: 1280, height: 900 };
-const NARROW = { width: 390, height: 844 };
 const SECRET = "Acquisition of Initech";
 
 let server: TestServer;
@@ -436,18 +433,3 @@ test("a 2,000-section document opens ready to type with editors only near the sc
 test("the editing page asks nothing of any other host", () => {
   expect(foreignRequests).toEqual([]);
 });
-
-/** Full-page photographs at both widths, from the top. */
-async function photograph(page: Page, name: string): Promise<void> {
-  for (const [suffix, viewport] of [
-    ["", WIDE],
-    ["-390", NARROW],
-  ] as const) {
-    await page.setViewportSize(viewport);
-    await page.evaluate(() => window.scrollTo(0, 0));
-    await page.screenshot({ path: path.join(SHOTS, `${name}${suffix}.png`), fullPage: true });
-    const width = await page.evaluate(() => document.documentElement.scrollWidth);
-    expect.soft(width, `${name} scrolls sideways at ${viewport.width} px`).toBeLessThanOrEqual(viewport.width);
-  }
-  await page.setViewportSize(WIDE);
-}

@@ -6,8 +6,8 @@
 import type { Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { signInPage } from "../helpers/browser";
-import path from "node:path";
-import { projectRoot, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { photograph } from "../helpers/screenshots";
+import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 test.describe.configure({ mode: "serial" });
 
@@ -102,11 +102,7 @@ test("Revert asks first, then commits the old state on the branch", async () => 
   await expect(details.locator(".diff-word-added")).toHaveText("10");
   const read = await server.callTool("read", owner.userId, { documentId, branchName: "spring" });
   expect(read.sections[0]!.content).toEqual([{ blockType: "text", text: "Plans start at 10 euros a month." }]);
-  await page.setViewportSize({ width: 390, height: 844 });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-  await page.screenshot({ path: path.join(projectRoot, "docs/screenshots/history-390.png"), fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 900 });
-  await page.screenshot({ path: path.join(projectRoot, "docs/screenshots/history.png"), fullPage: true });
+  await photograph(page, "history");
 });
 
 test("a reader sees the history but is not offered Revert", async ({ browser }) => {

@@ -8,20 +8,16 @@
  * merged and main shows the result; another request is closed. The pages are
  * photographed at 1280 and 390 px into docs/screenshots/.
  */
-import { mkdirSync } from "node:fs";
-import path from "node:path";
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { signInPage } from "../helpers/browser";
-import { projectRoot, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { photograph, WIDE } from "../helpers/screenshots";
+import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 // The tests of this file tell one story on one server, in order.
 test.describe.configure({ mode: "serial" });
 
 const PASSWORD = "correct horse battery";
-const SHOTS = path.join(projectRoot, "docs", "screenshots");
-const WIDE = { width: 1280, height: 900 };
-const NARROW = { width: 390, height: 844 };
 
 const PRICING_BASE = [
   "Plans start at 10 euros a month.",
@@ -63,23 +59,7 @@ async function signedIn(email: string): Promise<Page> {
   return signInPage(await browser.newContext({ viewport: WIDE }), server.url, { email, password: PASSWORD });
 }
 
-/** Full-page photographs at both widths, from the top. */
-async function photograph(page: Page, name: string): Promise<void> {
-  for (const [suffix, viewport] of [
-    ["", WIDE],
-    ["-390", NARROW],
-  ] as const) {
-    await page.setViewportSize(viewport);
-    await page.evaluate(() => window.scrollTo(0, 0));
-    await page.screenshot({ path: path.join(SHOTS, `${name}${suffix}.png`), fullPage: true });
-    const widths = await page.evaluate(() => document.documentElement.scrollWidth);
-    expect.soft(widths, `${name} scrolls sideways at ${viewport.width} px`).toBeLessThanOrEqual(viewport.width);
-  }
-  await page.setViewportSize(WIDE);
-}
-
 test.beforeAll(async ({ browser: sharedBrowser }) => {
-  mkdirSync(SHOTS, { recursive: true });
   server = await startTestServer({ next: true });
   olive = await server.createUser("olive@example.test", "Olive Owner", PASSWORD);
   rita = await server.createUser("rita@example.test", "Rita Reviewer", PASSWORD);
