@@ -23,7 +23,6 @@ import {
   findSectionDraft,
   lastDraftUpdateId,
   listSectionDrafts,
-  notifyHeadMoved,
   settleDraft,
 } from "@/server/store/drafts";
 import type { Tx } from "@/server/store/db";
@@ -205,7 +204,7 @@ export function commitDraft(
     await rewriteStoredDrafts(ctx.db, key, committed, (sectionId) => drafted.get(sectionId));
     await settleDraft(ctx.db, key, committed.commitId, through);
     await liveRoomsFor(ctx.db)?.settled(key, committed);
-    await notifyHeadMoved(ctx.db);
+    liveRoomsFor(ctx.db)?.announceHeadMove(key);
     return { ...key, commitId: committed.commitId, changed: true, message: written.message, coAuthorIds };
   });
 }

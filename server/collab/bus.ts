@@ -9,7 +9,8 @@ import { Redis } from "ioredis";
 import type { SectionKey } from "@/server/store/drafts";
 
 export interface BusMessage extends SectionKey {
-  kind: "update" | "awareness";
+  /** A Yjs update or awareness change of a section; or "head-moved": the branch head moved (no section, no payload). */
+  kind: "update" | "awareness" | "head-moved";
   payload: Uint8Array;
 }
 

@@ -24,8 +24,6 @@ import {
   type DraftKey,
   ensureDraft,
   findSectionDraft,
-  HEAD_MOVED_CHANNEL,
-  notifyHeadMoved,
   type SectionKey,
   setDraftBase,
 } from "@/server/store/drafts";
@@ -112,19 +110,13 @@ export class CollabRooms {
     roomsByDatabase.set(this.db, this);
     this.stops.push(
       onHeadMoved((move) => {
-        // A draft commit brings its own rooms up to date (its content is already in them).
+        // A draft commit brings its own rooms up to date (its content is already in them) and announces itself once settled.
         if (move.kind === "draft-commit") return;
         void this.followHead({ documentId: move.documentId, branchName: move.branchName });
-        void this.announceHeadMoved();
+        this.announceHeadMove({ documentId: move.documentId, branchName: move.branchName });
       }),
     );
     this.stops.push(onAccessChanged(() => void this.redecideAll()));
-    // Another process moved a head: every open room checks its branch.
-    this.stops.push(
-      await this.options.database.listen(HEAD_MOVED_CHANNEL, () => {
-        for (const room of this.rooms.values()) void this.followHead(room.key);
-      }),
-    );
     if (this.options.bus) {
       const refresh = setInterval(() => {
         for (const room of this.rooms.values()) this.sharePresence(room);
@@ -133,6 +125,8 @@ export class CollabRooms {
       this.stops.push(() => clearInterval(refresh));
       this.stops.push(
         await this.options.bus.subscribe((message) => {
+          // Another process moved a head: the open room of that branch, if any, follows it.
+          if (message.kind === "head-moved") return void this.followHead(message);
           const room = this.rooms.get(roomKey(message));
           const section = room?.sections.get(message.sectionId);
           if (!section) {
@@ -147,24 +141,15 @@ export class CollabRooms {
     }
   }
 
-  /** Head moves not yet announced to other processes, and whether an announcement is being sent. */
-  private headMovesUnannounced = false;
-  private announcingHeadMoves = false;
-
   /**
-   * Tells other processes a head moved here (they re-check their open rooms).
-   * The notice carries nothing, so moves that happen while one is being sent
-   * share the next: at most one statement in flight, not one per write.
+   * Tells the other processes (through Redis) that a branch head moved here,
+   * so their open rooms of that branch follow it. Without Redis each process
+   * works alone and there is no one to tell.
    */
-  private async announceHeadMoved(): Promise<void> {
-    this.headMovesUnannounced = true;
-    if (this.announcingHeadMoves) return;
-    this.announcingHeadMoves = true;
-    while (this.headMovesUnannounced) {
-      this.headMovesUnannounced = false;
-      await notifyHeadMoved(this.db).catch((error: unknown) => console.error("[quire] head-move notification failed", error));
-    }
-    this.announcingHeadMoves = false;
+  announceHeadMove(key: DraftKey): void {
+    void this.options.bus
+      ?.publish({ ...key, sectionId: "", kind: "head-moved", payload: new Uint8Array() })
+      .catch((error: unknown) => console.error("[quire] head-move announcement failed", error));
   }
 
   /** Users connected to a document's rooms, per branch: in every process with Redis, else in this one. */

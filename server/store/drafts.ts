@@ -189,10 +189,3 @@ export async function draftEditorsByBranch(tx: Tx, documentId: string): Promise<
     .where(eq(drafts.documentId, documentId));
   return new Map(rows.filter((r) => r.editorIds.length > 0).map((r) => [r.branchName, r.editorIds]));
 }
-
-/** Other Quire processes re-check the heads of the rooms they have open when this is notified. */
-export const HEAD_MOVED_CHANNEL = "quire_head_moved";
-
-export async function notifyHeadMoved(tx: Tx): Promise<void> {
-  await tx.execute(sql`select pg_notify(${HEAD_MOVED_CHANNEL}, '')`);
-}
