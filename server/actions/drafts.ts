@@ -28,7 +28,7 @@ import {
 import type { Tx } from "@/server/store/db";
 import { userIdentities } from "@/server/store/users";
 import { atLeast } from "@/server/policies/access";
-import { openDocument, sectionChangesRefused } from "./access";
+import { openDocument, requireDocument, sectionChangesRefused } from "./access";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField } from "./document-fields";
@@ -131,7 +131,7 @@ export function commitDraft(
 ): Promise<CommitDraftResult> {
   const key: DraftKey = { documentId: input.documentId, branchName: input.branchName };
   return onDraft(ctx.db, key, async () => {
-    await openDocument(ctx.db, ctx.actor, input.documentId, "read");
+    const opened = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
     const head = await draftAtHead(ctx.db, key);
     const through = await lastDraftUpdateId(ctx.db, key);
     const drafted = await draftContentAt(ctx.db, key, head, liveDocOf(ctx.db, key));
@@ -191,6 +191,8 @@ export function commitDraft(
       },
     );
     if (!written.changed) {
+      // A changed draft is judged section by section above; with nothing to commit, one who may not edit is told that, not "nothing to commit".
+      requireDocument(opened, "edit");
       return {
         ...key,
         commitId: head.commitId,

@@ -96,6 +96,8 @@ interface Case {
   tool: ToolName;
   action: string;
   need: Need;
+  /** Names the case when the action alone does not (a variant of a tool without actions). */
+  label?: string;
   args(f: Fixture): Promise<Args>;
   /** For list actions: whether the document shows up counts as the outcome. */
   lists?: (result: unknown, f: Fixture) => boolean;
@@ -115,6 +117,15 @@ const CASES: Case[] = [
   { tool: "documents", action: "log", need: "read", args: async (f) => ({ ...d(f), branchName: "work" }) },
   { tool: "documents", action: "show", need: "read", args: async (f) => ({ ...d(f), commitId: f.firstCommitId }) },
   { tool: "read", action: "", need: "read", args: async (f) => ({ ...d(f), branchName: "work" }) },
+  {
+    tool: "read",
+    action: "",
+    label: "read includeDraft",
+    need: "read",
+    args: async (f) => ({ ...d(f), branchName: "work", includeDraft: true }),
+  },
+  { tool: "documents", action: "commit", need: "edit", args: async (f) => ({ ...d(f), branchName: "work" }) },
+  { tool: "documents", action: "discard", need: "edit", args: async (f) => ({ ...d(f), branchName: "work" }) },
   { tool: "documents", action: "create_branch", need: "edit", args: async (f) => ({ ...d(f), branchName: `b-${++f.counter}` }) },
   {
     tool: "documents",
@@ -230,6 +241,7 @@ const CASES: Case[] = [
       return { ...d(f), sourceBranch: branchName, targetBranch: "main", title: "Proposal" };
     },
   },
+  { tool: "merge_requests", action: "set_required_approvals", need: "manage", args: async (f) => ({ ...d(f), requiredApprovals: 0 }) },
   { tool: "merge_requests", action: "execute", need: "edit", args: async (f) => ({ mergeRequestId: await freshMergeRequest(f) }) },
   { tool: "merge_requests", action: "close", need: "edit", args: async (f) => ({ mergeRequestId: await freshMergeRequest(f) }) },
   {
@@ -381,7 +393,7 @@ afterAll(async () => {
 });
 
 describe.each(Object.keys(EXPECT))("%s", (role) => {
-  test.each(CASES.map((c) => [`${c.tool}${c.action ? ` ${c.action}` : ""}`, c] as const))("%s", async (_label, c) => {
+  test.each(CASES.map((c) => [c.label ?? `${c.tool}${c.action ? ` ${c.action}` : ""}`, c] as const))("%s", async (_label, c) => {
     expect(await outcomeOf(callers.get(role)!, c)).toBe(EXPECT[role]![c.need]);
   });
 });
