@@ -6,6 +6,7 @@
 import type { Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { signInPage } from "../helpers/browser";
+import { photograph } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 test.describe.configure({ mode: "serial" });
@@ -54,6 +55,8 @@ test("documents are nested in folders by path, each folder with its count", asyn
   await engineering.locator("> summary").click();
   await expect(engineering.locator(".doc-row").first()).toBeHidden();
   expect(await rowNames(list.locator("> section"))).toEqual(["Read me"]);
+  await engineering.locator("> summary").click();
+  await photograph(page, "documents-home");
 });
 
 test("search finds documents by name or path, ignoring case", async () => {
