@@ -2,15 +2,18 @@
 
 /** "New branch" from the branch being viewed: the server checks the name and access; the page then opens the new branch. */
 import { useRouter } from "next/navigation";
-import { type FormEvent, useState } from "react";
+import { useState } from "react";
+import { useActionForm } from "@/app/_components/action-form";
 import { createBranch } from "./actions";
 import "./live.css";
 
 export function NewBranchForm({ documentId, sourceBranch }: { documentId: string; sourceBranch: string }) {
   const router = useRouter();
   const [open, setOpen] = useState(false);
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { pending, error, onSubmit } = useActionForm(
+    (data) => createBranch({ documentId, branchName: String(data.get("branchName") ?? ""), sourceBranch }),
+    (created) => router.push(`/documents/${encodeURIComponent(documentId)}?branch=${encodeURIComponent(created.branchName)}`),
+  );
   if (!open) {
     return (
       <button type="button" className="button button-small new-branch-button" onClick={() => setOpen(true)}>
@@ -18,20 +21,8 @@ export function NewBranchForm({ documentId, sourceBranch }: { documentId: string
       </button>
     );
   }
-  const submit = async (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const branchName = String(new FormData(event.currentTarget).get("branchName") ?? "");
-    setPending(true);
-    const result = await createBranch({ documentId, branchName, sourceBranch });
-    setPending(false);
-    if (!result.ok) {
-      setError(result.message);
-      return;
-    }
-    router.push(`/documents/${encodeURIComponent(documentId)}?branch=${encodeURIComponent(result.value.branchName)}`);
-  };
   return (
-    <form className="new-branch-form" onSubmit={submit}>
+    <form className="new-branch-form" onSubmit={onSubmit}>
       <label htmlFor="new-branch-name">New branch from {sourceBranch}</label>
       <div className="button-row">
         {/* biome-ignore lint/a11y/noAutofocus: the form opens on request, and the name is what comes next */}

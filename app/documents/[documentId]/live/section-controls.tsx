@@ -2,7 +2,8 @@
 
 /** The structure buttons of the live document: move and delete beside each section, add at a place. Each goes through the `sections` tool; the outline room then shows the new order to everyone. */
 import { useRouter } from "next/navigation";
-import { type FormEvent, useState } from "react";
+import { useState } from "react";
+import { useActionForm } from "@/app/_components/action-form";
 import { ConfirmButton } from "@/app/_components/confirm-button";
 import { addSection, deleteSection, moveSection } from "./actions";
 import type { RoomAddress } from "./live-room";
@@ -70,10 +71,11 @@ export function SectionControls({
 }
 
 export function AddSection({ address, position, label }: { address: RoomAddress; position: number; label: string }) {
-  const router = useRouter();
   const [open, setOpen] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [pending, setPending] = useState(false);
+  const { pending, error, onSubmit } = useActionForm(
+    (data) => addSection({ ...address, name: String(data.get("name") ?? ""), position }),
+    () => setOpen(false),
+  );
   if (!open) {
     return (
       <div className="add-section">
@@ -83,22 +85,8 @@ export function AddSection({ address, position, label }: { address: RoomAddress;
       </div>
     );
   }
-  const submit = async (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const name = String(new FormData(event.currentTarget).get("name") ?? "");
-    setPending(true);
-    const result = await addSection({ ...address, name, position });
-    setPending(false);
-    if (!result.ok) {
-      setError(result.message);
-      return;
-    }
-    setOpen(false);
-    setError(null);
-    router.refresh();
-  };
   return (
-    <form className="add-section add-section-open" onSubmit={submit}>
+    <form className="add-section add-section-open" onSubmit={onSubmit}>
       <label>
         <span className="visually-hidden">New section name</span>
         {/* biome-ignore lint/a11y/noAutofocus: the form opens on request, and typing the name is the next step */}
