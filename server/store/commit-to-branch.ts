@@ -17,10 +17,12 @@
  * The statement is built from db/schema.ts: the updates and inserts are
  * drizzle builders, and the rows to insert are typed as the tables' rows and
  * read back by json_populate_recordset over the tables' own columns, so a
- * column the schema does not have does not compile.
+ * column the schema does not have does not compile. Its text is built once
+ * per shape (move or create) and then run with values (db.ts's
+ * CompiledStatement): building it per batch cost more CPU than its round trip.
  */
 import { randomUUID } from "node:crypto";
-import { and, eq, getTableColumns, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import { afterCommit } from "@/db/commit-hooks";
 import { blobs, branches, commits, comments, documents, trees } from "@/db/schema";
@@ -36,7 +38,7 @@ import { DomainError } from "@/server/core/errors";
 import type { Frozen } from "@/server/core/frozen";
 import type { CommentRow, NewCommentRow } from "./comments";
 import { type CommitRecord, getCommit, newCommitRecord, rememberCommits } from "./commits";
-import { queryRows, type Tx } from "./db";
+import { CompiledStatement, type Tx } from "./db";
 import { branchMoved, type BranchRow, DEFAULT_BRANCH, type DocumentRow, insertDocumentRow, isPathTaken, pathTaken } from "./documents";
 import { announceHeadMoves, type HeadMove, type HeadMoveKind } from "./head-moves";
 import { rememberObjects } from "./objects";
@@ -90,58 +92,42 @@ export async function commitToBranch(tx: Tx, input: BranchCommit): Promise<void>
   if (!head) throw new DomainError("INTERNAL", "A head move needs a commit to move to.");
   if (from && !tree) throw new DomainError("INTERNAL", "Moving an existing branch needs the new head's tree.");
 
-  const moved = from
-    ? tx
-        .update(branches)
-        .set({ headCommitId: head.id, updatedAt: now })
-        .where(and(eq(branches.documentId, document.id), eq(branches.name, branchName), eq(branches.headCommitId, from.commitId)))
-        .returning({ name: branches.name })
-    : tx
-        .insert(branches)
-        .values({
-          documentId: document.id,
-          name: branchName,
-          headCommitId: head.id,
-          createdBy: input.actorId,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .onConflictDoNothing()
-        .returning({ name: branches.name });
-  const headMoved = sql`exists (select 1 from moved)`;
-  const mirror =
-    from !== null &&
-    tree !== undefined &&
-    branchName === document.defaultBranch &&
-    (from.tree.path !== tree.path ||
-      from.tree.name !== tree.name ||
-      from.tree.description !== tree.description ||
-      from.tree.deleted !== tree.deleted);
-  const mirrored = tx
-    .update(documents)
-    .set({ path: tree?.path, name: tree?.name, description: tree?.description, deleted: tree?.deleted, updatedAt: now })
-    .where(and(eq(documents.id, document.id), sql`${mirror}::boolean`, headMoved));
   const objectRows = (objects: ReadonlyMap<string, unknown>) => [...objects].map(([hash, body]) => ({ hash, body }));
   const commentRows = storing.comments.map((c): CommentRow => ({ ...c, id: c.id ?? randomUUID(), createdAt: c.createdAt ?? now }));
+  const common = {
+    documentId: document.id,
+    branchName,
+    headCommitId: head.id,
+    now: now.toISOString(),
+    blobs: rowsJson(blobs, objectRows(storing.sections)),
+    trees: rowsJson(trees, objectRows(storing.trees)),
+    commits: rowsJson(
+      commits,
+      newCommits.map((c) => c.record),
+    ),
+    comments: rowsJson(comments, commentRows),
+  };
 
   let rows: Array<{ moved: number }>;
   try {
-    rows = await queryRows<{ moved: number }>(
-      tx,
-      sql`
-        with moved as (${moved.getSQL()}),
-        mirrored as (${mirrored.getSQL()}),
-        stored_blobs as (${insertWhenMoved(tx, blobs, objectRows(storing.sections), { ignoreExisting: true })}),
-        stored_trees as (${insertWhenMoved(tx, trees, objectRows(storing.trees), { ignoreExisting: true })}),
-        stored_commits as (${insertWhenMoved(
-          tx,
-          commits,
-          newCommits.map((c) => c.record),
-        )}),
-        stored_comments as (${insertWhenMoved(tx, comments, commentRows)})
-        select (select count(*) from moved)::int as moved
-      `,
-    );
+    rows =
+      from && tree
+        ? await MOVE_HEAD.rows(tx, {
+            ...common,
+            fromCommitId: from.commitId,
+            // The document row mirrors the default branch's path, name, description and deletion.
+            mirror:
+              branchName === document.defaultBranch &&
+              (from.tree.path !== tree.path ||
+                from.tree.name !== tree.name ||
+                from.tree.description !== tree.description ||
+                from.tree.deleted !== tree.deleted),
+            path: tree.path,
+            name: tree.name,
+            description: tree.description,
+            deleted: tree.deleted,
+          })
+        : await CREATE_BRANCH.rows(tx, { ...common, actorId: input.actorId });
   } catch (error) {
     // Only the mirror can take a path, and it moves only with a tree.
     if (tree && isPathTaken(error)) throw pathTaken(tree.path);
@@ -175,34 +161,109 @@ function headMoves(input: BranchCommit, newCommits: readonly NewBranchCommit[], 
   });
 }
 
+/** The values every head move stores: where, to which commit, when, and the new rows as JSON (`rowsJson`). */
+type HeadMoveValues = {
+  documentId: string;
+  branchName: string;
+  headCommitId: string;
+  /** ISO 8601. */
+  now: string;
+  blobs: string;
+  trees: string;
+  commits: string;
+  comments: string;
+};
+
+/** Moves an existing branch by compare-and-swap on `fromCommitId`, mirroring the default branch into the document row when `mirror`. */
+export const MOVE_HEAD = new CompiledStatement<
+  HeadMoveValues & {
+    fromCommitId: string;
+    mirror: boolean;
+    path: string;
+    name: string;
+    description: string | null;
+    deleted: boolean;
+  }
+>((tx, value) => {
+  const moved = tx
+    .update(branches)
+    .set({ headCommitId: value("headCommitId"), updatedAt: value("now") })
+    .where(
+      and(
+        eq(branches.documentId, value("documentId")),
+        eq(branches.name, value("branchName")),
+        eq(branches.headCommitId, value("fromCommitId")),
+      ),
+    )
+    .returning({ name: branches.name });
+  const mirrored = tx
+    .update(documents)
+    .set({
+      path: value("path"),
+      name: value("name"),
+      description: value("description"),
+      deleted: value("deleted"),
+      updatedAt: value("now"),
+    })
+    .where(and(eq(documents.id, value("documentId")), sql`${value("mirror")}::boolean`, sql`exists (select 1 from moved)`));
+  return sql`with moved as (${moved.getSQL()}), mirrored as (${mirrored.getSQL()}), ${storedWhenMoved(tx, value)}`;
+});
+
+/** Creates a branch at the head commit (stored with it when new); nothing happens if the branch exists. */
+export const CREATE_BRANCH = new CompiledStatement<HeadMoveValues & { actorId: string }>((tx, value) => {
+  const moved = tx
+    .insert(branches)
+    .values({
+      documentId: value("documentId"),
+      name: value("branchName"),
+      headCommitId: value("headCommitId"),
+      createdBy: value("actorId"),
+      createdAt: value("now"),
+      updatedAt: value("now"),
+    })
+    .onConflictDoNothing()
+    .returning({ name: branches.name });
+  return sql`with moved as (${moved.getSQL()}), ${storedWhenMoved(tx, value)}`;
+});
+
+/** The rest of a head move's statement, after its `moved` CTE: the new objects, commits and comments, inserted only if the head moved. */
+function storedWhenMoved(tx: Tx, value: (name: keyof HeadMoveValues) => SQL): SQL {
+  return sql`
+    stored_blobs as (${insertWhenMoved(tx, blobs, value("blobs"), { ignoreExisting: true })}),
+    stored_trees as (${insertWhenMoved(tx, trees, value("trees"), { ignoreExisting: true })}),
+    stored_commits as (${insertWhenMoved(tx, commits, value("commits"))}),
+    stored_comments as (${insertWhenMoved(tx, comments, value("comments"))})
+    select (select count(*) from moved)::int as moved`;
+}
+
 /**
  * `insert into <table> (<every column>) select <every column> from
  * json_populate_recordset(null::<table>, $rows) where exists (select 1 from
- * moved)`: the rows travel as one JSON parameter (so the statement text is the
- * same for any number of rows and stays prepared), keyed by the columns' SQL
- * names, and are inserted only if the head moved.
+ * moved)`: the rows travel as one JSON parameter (`rowsJson`), keyed by the
+ * columns' SQL names, and are inserted only if the head moved.
  */
-function insertWhenMoved<T extends PgTable>(
-  tx: Tx,
-  table: T,
-  rows: ReadonlyArray<Frozen<T["$inferSelect"]>>,
-  options: { ignoreExisting?: boolean } = {},
-) {
-  const columns = Object.entries(getTableColumns(table));
-  const records = rows.map((row) =>
-    Object.fromEntries(
-      columns.map(([key, column]) => {
-        const value = (row as Record<string, unknown>)[key];
-        return [column.name, value instanceof Date ? value.toISOString() : value];
-      }),
-    ),
-  );
+function insertWhenMoved(tx: Tx, table: PgTable, rowsParameter: SQL, options: { ignoreExisting?: boolean } = {}): SQL {
   const select = sql`select ${sql.join(
-    columns.map(([, column]) => sql.identifier(column.name)),
+    Object.values(getTableColumns(table)).map((column) => sql.identifier(column.name)),
     sql`, `,
-  )} from json_populate_recordset(null::${table}, ${JSON.stringify(records)}::json) where exists (select 1 from moved)`;
+  )} from json_populate_recordset(null::${table}, ${rowsParameter}::json) where exists (select 1 from moved)`;
   const insert = tx.insert(table).select(select);
   return (options.ignoreExisting ? insert.onConflictDoNothing() : insert).getSQL();
+}
+
+/** Rows typed as the table's rows, as the JSON text insertWhenMoved reads: keyed by column name, dates in ISO 8601. */
+function rowsJson<T extends PgTable>(table: T, rows: ReadonlyArray<Frozen<T["$inferSelect"]>>): string {
+  const columns = Object.entries(getTableColumns(table));
+  return JSON.stringify(
+    rows.map((row) => {
+      const record: Record<string, unknown> = {};
+      for (const [key, column] of columns) {
+        const value = (row as Record<string, unknown>)[key];
+        record[column.name] = value instanceof Date ? value.toISOString() : value;
+      }
+      return record;
+    }),
+  );
 }
 
 export interface CreateDocumentInput {
