@@ -13,7 +13,7 @@ import { CREATE_BRANCH, MOVE_HEAD } from "@/server/store/commit-to-branch";
 
 const db = drizzle.mock({ schema }) as unknown as Tx;
 
-const rows = JSON.stringify([{ hash: "h1", body: { name: "Caf\u00e9 \"quoted\" \\ ' $1", blocks: [] } }]);
+const rows = JSON.stringify([{ hash: "h1", body: { name: 'Caf\u00e9 "quoted" \\ \' $1', blocks: [] } }]);
 const common = {
   documentId: "0b7d3a52-1f7e-4d8e-9a51-5a3f9c2f4d10",
   branchName: "agent/it's-mine",
