@@ -5,7 +5,7 @@
  */
 import type { Block } from "./blocks";
 import type { Frozen } from "./frozen";
-import { canonicalHash, canonicalJsonAndHash } from "./hashing";
+import { canonicalHash, canonicalJsonAndHash, sha256Hex } from "./hashing";
 
 export const PERMISSIONS = ["edit", "read", "none"] as const;
 export type Permission = (typeof PERMISSIONS)[number];
@@ -79,7 +79,62 @@ export function normalizeTree(tree: DocumentTree): DocumentTree {
 }
 
 export function hashTree(tree: DocumentTree): string {
-  return canonicalHash(normalizeTree(tree));
+  const normalized = normalizeTree(tree);
+  const json = treeCanonicalJson(normalized);
+  return json === undefined ? canonicalHash(normalized) : sha256Hex(json);
+}
+
+const TREE_KEYS = 7;
+const ENTRY_KEYS = 2;
+const string = (value: unknown): string | undefined =>
+  typeof value === "string" && value.isWellFormed() ? JSON.stringify(value) : undefined;
+
+/**
+ * A tree's RFC 8785 canonical JSON, written for the tree's own shape: keys in
+ * their sorted order, strings and numbers as JSON.stringify writes them (which
+ * is what RFC 8785 prescribes). `canonicalize`'s generic walk of the tree was
+ * the largest CPU cost of a section write (one tree per commit). Anything
+ * outside that shape (another key, a lone surrogate, a number that is not
+ * finite) answers undefined and is hashed by `canonicalize` itself;
+ * tests/unit/tree-hash.test.ts holds the two equal over generated trees.
+ */
+export function treeCanonicalJson(tree: DocumentTree): string | undefined {
+  if (Object.keys(tree).length !== TREE_KEYS || typeof tree.deleted !== "boolean") return undefined;
+  const description = tree.description === null ? "null" : string(tree.description);
+  const name = string(tree.name);
+  const path = string(tree.path);
+  if (description === undefined || name === undefined || path === undefined) return undefined;
+  if (!Array.isArray(tree.tagIds) || !Array.isArray(tree.sections) || typeof tree.properties !== "object" || tree.properties === null)
+    return undefined;
+
+  const properties: string[] = [];
+  for (const key of Object.keys(tree.properties).sort()) {
+    const value: unknown = tree.properties[key];
+    const json =
+      typeof value === "string"
+        ? string(value)
+        : typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))
+          ? JSON.stringify(value)
+          : undefined;
+    const keyJson = string(key);
+    if (json === undefined || keyJson === undefined) return undefined;
+    properties.push(`${keyJson}:${json}`);
+  }
+  const sections: string[] = [];
+  for (const entry of tree.sections) {
+    if (typeof entry !== "object" || entry === null || Object.keys(entry).length !== ENTRY_KEYS) return undefined;
+    const blobHash = string(entry.blobHash);
+    const sectionId = string(entry.sectionId);
+    if (blobHash === undefined || sectionId === undefined) return undefined;
+    sections.push(`{"blobHash":${blobHash},"sectionId":${sectionId}}`);
+  }
+  const tagIds: string[] = [];
+  for (const tagId of tree.tagIds) {
+    const json = string(tagId);
+    if (json === undefined) return undefined;
+    tagIds.push(json);
+  }
+  return `{"deleted":${tree.deleted},"description":${description},"name":${name},"path":${path},"properties":{${properties.join(",")}},"sections":[${sections.join(",")}],"tagIds":[${tagIds.join(",")}]}`;
 }
 
 export function newSectionVersion(name: string, content: readonly Block[]): SectionVersion {
