@@ -4,7 +4,7 @@
  * the merge base, the source and the target. Clean hunks are applied; each
  * conflicting hunk is kept between git-style markers for the reviewer to edit.
  */
-import { diff3Merge, merge } from "node-diff3";
+import { diff3Merge } from "node-diff3";
 import type { Block } from "./blocks";
 import type { SectionVersion } from "./document-model";
 
@@ -43,7 +43,15 @@ export function proposeSectionMerge(
   const [o, a, b] = [sectionText(base), sectionText(source), sectionText(target)];
   if (o === null || a === null || b === null) return null;
   const lines = (text: string) => (text === "" ? [] : text.split("\n"));
-  const merged = merge(lines(a), lines(o), lines(b), { label: { a: "source", b: "target" } });
-  const conflictingHunks = diff3Merge(lines(a), lines(o), lines(b), { excludeFalseConflicts: true }).filter((r) => r.conflict).length;
-  return { text: merged.result.join("\n"), conflictingHunks };
+  // One three-way pass gives both the text and the count (node-diff3's `merge` would make its own pass).
+  const merged: string[] = [];
+  let conflictingHunks = 0;
+  for (const region of diff3Merge(lines(a), lines(o), lines(b), { excludeFalseConflicts: true })) {
+    if (region.ok) merged.push(...region.ok);
+    else if (region.conflict) {
+      conflictingHunks++;
+      merged.push("<<<<<<< source", ...region.conflict.a, "=======", ...region.conflict.b, ">>>>>>> target");
+    }
+  }
+  return { text: merged.join("\n"), conflictingHunks };
 }

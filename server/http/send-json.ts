@@ -11,6 +11,8 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 
 /** Sends already serialized JSON. */
 export function sendJsonText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)), ...headers });
-  res.end(text);
+  // Encoded once: its length and the bytes sent come from the same pass over a possibly large text.
+  const body = Buffer.from(text, "utf8");
+  res.writeHead(status, { "content-type": "application/json", "content-length": String(body.length), ...headers });
+  res.end(body);
 }
