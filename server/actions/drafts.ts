@@ -101,7 +101,7 @@ async function rewriteStoredDrafts(
     const update = await rebaseSection(db, sectionKey, doc, baseBlobHash, next, fromContent?.(sectionId, doc));
     if (update) {
       changed += 1;
-      if (live) await live.applyStored(update);
+      if (live) live.applyStored(update);
     }
     if (!live) doc.destroy();
   }
@@ -133,6 +133,7 @@ export function commitDraft(
   return onDraft(ctx.db, key, async () => {
     const opened = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
     const head = await draftAtHead(ctx.db, key);
+    await liveRoomsFor(ctx.db)?.storedSoFar(key);
     const through = await lastDraftUpdateId(ctx.db, key);
     const drafted = await draftContentAt(ctx.db, key, head, liveDocOf(ctx.db, key));
     const coAuthorIds = (await draftEditors(ctx.db, key)).filter((id) => id !== ctx.actor.userId);
@@ -216,6 +217,7 @@ export function discardDraft(ctx: ActionContext, input: { documentId: string; br
   return onDraft(ctx.db, key, async () => {
     await openDocument(ctx.db, ctx.actor, input.documentId, "edit");
     const head = await draftAtHead(ctx.db, key);
+    await liveRoomsFor(ctx.db)?.storedSoFar(key);
     const through = await lastDraftUpdateId(ctx.db, key);
     // From the draft as it is to the head's version: every live edit undone, for every open editor.
     const discardedSections = await rewriteStoredDrafts(ctx.db, key, head, (_sectionId, doc) => sectionFromYDoc(doc));

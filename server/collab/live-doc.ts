@@ -1,10 +1,14 @@
 /**
  * The sync core: one Y.Doc with its awareness, spoken to by any number of
  * connections in the y-websocket protocol (sync + awareness). It knows nothing
- * of auth or storage; both arrive as hooks. Every update — a client's, or one
- * the server computed — is handed to `store` first and applied and broadcast
- * only once that resolved, in arrival order; updates that arrive while a
- * store runs are stored together in the next one (group commit).
+ * of auth or storage; both arrive as hooks. A connection's update is applied
+ * and broadcast on arrival and handed to `store` in the background, in
+ * arrival order; updates that arrive while a store runs are stored together
+ * in the next one (group commit). Between arrival and store (the durability
+ * window, measured by the rooms) an update lives in this process and in every
+ * client that has it: y-websocket clients keep their edits and hand the
+ * server whatever it lacks when they reconnect, so a server killed inside the
+ * window loses an edit only if every client holding it went away too.
  */
 import * as decoding from "lib0/decoding";
 import * as encoding from "lib0/encoding";
@@ -27,19 +31,21 @@ export interface LiveConnection {
   droppedUpdates: number;
 }
 
-/** An update on its way into the doc: from a connection, from another process, or computed by the server. */
+/** An update applied to the doc: from a connection, or computed by the server (and stored by it). */
 export interface PendingUpdate {
   update: Uint8Array;
   authorId: string | null;
-  origin: LiveConnection | "server" | "remote";
+  origin: LiveConnection | "server";
+  /** performance.now() when it arrived: its durability window starts here. */
+  receivedAt: number;
 }
 
 export interface LiveDocHooks {
-  /** Makes the connections' updates durable; they are applied and broadcast only after this resolves. "server" and "remote" updates arrive stored. */
+  /** Makes connections' updates durable, in the background: they were applied and broadcast when they arrived. */
   store(updates: readonly PendingUpdate[]): Promise<void>;
-  /** Called after updates were applied (to publish them to other processes, count log growth, …). */
-  applied?(updates: readonly PendingUpdate[]): void;
-  /** Storing failed: nothing unstored was applied, and this doc takes no more updates (its owner closes the room). */
+  /** Called with updates once they are durable (a connection's after `store`, a server-computed one at once): to publish them to other processes. Updates from other processes are never handed back. */
+  stored?(updates: readonly PendingUpdate[]): void;
+  /** Storing failed: this doc holds updates that are not stored and takes no more; its owner closes the room, so clients reconnect and hand them over again. */
   failed?(error: unknown): void;
   /** Called with this doc's awareness changes made here (to publish to other processes). */
   awarenessChanged?(update: Uint8Array): void;
@@ -128,7 +134,8 @@ export class LiveDoc {
           if (update.length > EMPTY_UPDATE_BYTES) connection.droppedUpdates += 1;
           return;
         }
-        if (update.length > EMPTY_UPDATE_BYTES) this.enqueue({ update, authorId: connection.authorId, origin: connection });
+        if (update.length > EMPTY_UPDATE_BYTES)
+          this.accept({ update, authorId: connection.authorId, origin: connection, receivedAt: performance.now() });
       } else throw new Error(`unknown sync message type ${syncType}`);
     } else if (type === MESSAGE_AWARENESS) {
       awarenessProtocol.applyAwarenessUpdate(this.awareness, decoding.readVarUint8Array(decoder), connection);
@@ -140,20 +147,21 @@ export class LiveDoc {
 
   /** An update another process stored and published: applied and broadcast here without storing again. */
   applyRemote(update: Uint8Array): void {
-    this.enqueue({ update, authorId: null, origin: "remote" });
+    if (!this.failed) Y.applyUpdate(this.doc, update, "remote");
   }
 
   applyRemoteAwareness(update: Uint8Array): void {
     awarenessProtocol.applyAwarenessUpdate(this.awareness, update, "remote");
   }
 
-  /** An update the server computed and already stored (a committed change applied into the draft): applied and broadcast once earlier updates are. */
-  applyStored(update: Uint8Array): Promise<void> {
-    this.enqueue({ update, authorId: null, origin: "server" });
-    return this.settled();
+  /** An update the server computed and already stored (a committed change applied into the draft): applied, broadcast and published. */
+  applyStored(update: Uint8Array): void {
+    if (this.failed) return;
+    Y.applyUpdate(this.doc, update, "server");
+    this.hooks.stored?.([{ update, authorId: null, origin: "server", receivedAt: performance.now() }]);
   }
 
-  /** Resolves when every update received so far is stored and applied (rejects if storing failed). */
+  /** Resolves when every update received so far is stored (rejects if storing failed). */
   async settled(): Promise<void> {
     while (this.flushing) await this.flushing;
     if (this.failed) throw this.failed;
@@ -166,26 +174,26 @@ export class LiveDoc {
     this.doc.destroy();
   }
 
-  private enqueue(pending: PendingUpdate): void {
+  /** A connection's update: applied (which broadcasts it to the other connections) and queued to be stored. */
+  private accept(pending: PendingUpdate): void {
     if (this.failed) return;
+    Y.applyUpdate(this.doc, pending.update, pending.origin);
     this.queue.push(pending);
     if (!this.flushing) this.flushing = this.flush();
   }
 
   private async flush(): Promise<void> {
-    // Nothing runs before `enqueue` has recorded this run, so updates enqueued meanwhile join its queue.
+    // Nothing runs before `accept` has recorded this run, so updates accepted meanwhile join its queue.
     await null;
     try {
       while (this.queue.length > 0) {
         const batch = this.queue;
         this.queue = [];
-        const toStore = batch.filter((p) => p.origin !== "remote" && p.origin !== "server");
-        if (toStore.length > 0) await this.hooks.store(toStore);
-        for (const pending of batch) Y.applyUpdate(this.doc, pending.update, pending.origin);
-        this.hooks.applied?.(batch);
+        await this.hooks.store(batch);
+        this.hooks.stored?.(batch);
       }
     } catch (error) {
-      // Nothing unstored is applied; the room is closed by its owner and reopened from storage.
+      // The owner closes the room; clients reconnect to a doc loaded from storage and hand over what it lacks.
       this.failed = error;
       this.queue = [];
       this.hooks.failed?.(error);

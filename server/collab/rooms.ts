@@ -101,6 +101,8 @@ export class CollabRooms {
   private readonly arrivedWhileLoading = new Map<string, Uint8Array[]>();
   /** Updates read-only connections sent, dropped (for the operator's and the tests' eyes). */
   droppedUpdates = 0;
+  /** How long stored updates were applied and broadcast but not yet stored (ms): the window a kill -9 could lose them in, were every client holding them gone too. */
+  readonly durabilityWindows = new RecentDurations(10_000);
 
   constructor(private readonly options: CollabOptions) {
     this.db = options.database.db;
@@ -370,7 +372,7 @@ export class CollabRooms {
     const section: SectionRoom = {
       live: new LiveDoc([stored.state, ...stored.updates.map((u) => u.update)], {
         store: (updates) => this.store(key, section, updates),
-        applied: (updates) => this.publish(key, updates),
+        stored: (updates) => this.publish(key, updates),
         awarenessChanged: (update) => void this.options.bus?.publish({ ...key, kind: "awareness", payload: update }),
         failed: (error) => {
           // Clients reconnect and resync from storage: what they saw acknowledged is there, the rest they still hold.
@@ -396,6 +398,8 @@ export class CollabRooms {
       this.db,
       updates.map((u) => ({ ...key, update: u.update, authorId: u.authorId })),
     );
+    const storedAt = performance.now();
+    for (const u of updates) this.durabilityWindows.record(storedAt - u.receivedAt);
     section.updatesSinceCompaction += updates.length;
     if (section.updatesSinceCompaction >= COMPACT_AFTER_UPDATES) {
       section.updatesSinceCompaction = 0;
@@ -406,7 +410,7 @@ export class CollabRooms {
   private publish(key: SectionKey, updates: readonly PendingUpdate[]): void {
     const bus = this.options.bus;
     if (!bus) return;
-    for (const u of updates) if (u.origin !== "remote") void bus.publish({ ...key, kind: "update", payload: u.update });
+    for (const u of updates) void bus.publish({ ...key, kind: "update", payload: u.update });
   }
 
   /**
@@ -452,7 +456,7 @@ export class CollabRooms {
     await section.live.settled();
     const update = await rebaseSection(this.db, { ...room.key, sectionId }, section.live.doc, section.baseBlobHash, next);
     section.baseBlobHash = next;
-    if (update) await section.live.applyStored(update);
+    if (update) section.live.applyStored(update);
   }
 
   /** A branch head moved: the open room of that branch takes the new head into every open section and outline. */
@@ -477,6 +481,18 @@ export class CollabRooms {
     room.head = head;
     for (const [sectionId, section] of room.sections) section.baseBlobHash = blobHashIn(head.tree, sectionId);
     await this.redecideRoom(room);
+  }
+
+  /**
+   * Resolves once every update the branch's open sections in this process
+   * have applied is stored: a commit or discard then finds in the log every
+   * edit it takes in (its authors, its position). A section whose storing
+   * failed is closed by then and read from storage instead.
+   */
+  async storedSoFar(key: DraftKey): Promise<void> {
+    const room = this.rooms.get(roomKey(key));
+    if (!room) return;
+    await Promise.all([...room.sections.values()].map((section) => section.live.settled().catch(() => undefined)));
   }
 
   /** The open live doc of a section in this process, if any. */
@@ -588,4 +604,27 @@ export function parseRoomPath(pathname: string): RoomAddress | null {
     return null;
   }
   return { documentId: match[1]!.toLowerCase(), branchName, sectionId: match[3]?.toLowerCase() ?? null };
+}
+
+/** The last `capacity` durations (ms) recorded, for percentiles, and the longest ever. */
+export class RecentDurations {
+  private readonly samples: number[] = [];
+  private next = 0;
+  max = 0;
+  count = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  record(ms: number): void {
+    if (this.samples.length < this.capacity) this.samples.push(ms);
+    else this.samples[this.next] = ms;
+    this.next = (this.next + 1) % this.capacity;
+    this.count += 1;
+    this.max = Math.max(this.max, ms);
+  }
+
+  /** The recorded durations, shortest first. */
+  sorted(): number[] {
+    return [...this.samples].sort((a, b) => a - b);
+  }
 }

@@ -5,9 +5,13 @@
  * duplicated after a restart — across restarts and kill -9 of a real process.
  */
 import { and, eq } from "drizzle-orm";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { draftUpdates } from "@/db/schema";
 import { addUser, issueApiToken } from "@/server/auth/accounts";
+import { sectionFromYDoc } from "@/server/collab/codec";
+import { docFromStored } from "@/server/collab/drafts-engine";
+import { findSectionDraft } from "@/server/store/drafts";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../helpers/database";
 import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
@@ -190,35 +194,70 @@ describe.skipIf(!testDatabaseUrl())("durability: a real Quire process restarted,
     sectionId = body.result.data.sectionIds[0]!;
   }
 
-  /** Types `keys` one at a time, each acknowledged: seen by a second client, which the server only does after storing it. */
-  async function typeAcknowledged(writer: LiveClient, watcher: LiveClient, keys: string): Promise<void> {
+  /** The text of the section's stored draft (state and log), as a server loading it would see it. */
+  async function storedContent(): Promise<string | undefined> {
+    const stored = await findSectionDraft(database.db, { documentId, branchName: "main", sectionId });
+    if (!stored) return undefined;
+    const doc = docFromStored(stored);
+    const [block] = sectionFromYDoc(doc).content;
+    doc.destroy();
+    return block?.blockType === "text" ? block.text : undefined;
+  }
+
+  /** Types `keys` one at a time, each seen by a second client before the next. */
+  async function typeSeen(writer: LiveClient, watcher: LiveClient, keys: string): Promise<void> {
     for (const key of keys) {
       writer.text().insert(writer.text().length, key);
       const expected = writer.text().toString();
-      await waitFor(() => watcher.text().toString() === expected, 5_000, "acknowledgement");
+      await waitFor(() => watcher.text().toString() === expected, 5_000, "the watcher's copy");
     }
   }
 
-  test("kill -9 mid-typing loses nothing acknowledged, and a restart applies no initial content again", async () => {
+  test("kill -9 inside the durability window loses no edit the clients hold: they hand it over on reconnect; a restart applies no initial content again", async () => {
     let quire = await startQuireProcess({ databaseUrl: database.url! });
+    const port = Number(new URL(quire.url).port);
     await createDocument(quire.url, "start:");
     const room = roomName(documentId, "main", sectionId);
     const writer = track(await connectLive(quire.url, room, { token }));
     const watcher = track(await connectLive(quire.url, room, { token }));
-    await typeAcknowledged(writer, watcher, "abcdefghij");
-    // Unacknowledged keystrokes in flight as the process dies.
-    writer.text().insert(writer.text().length, "XYZ");
+    await typeSeen(writer, watcher, "abcdefghij");
+    // Stored behind the broadcast, within milliseconds.
+    for (let tries = 0; (await storedContent()) !== "start:abcdefghij"; tries++) {
+      if (tries > 200) throw new Error("the typing was not stored");
+      await new Promise((r) => setTimeout(r, 10));
+    }
+
+    // Hold the durability window open: the draft log is locked, so what is typed now is broadcast but cannot be stored.
+    const blocker = postgres(database.url!, { max: 1, onnotice: () => {} });
+    await blocker.unsafe("begin");
+    await blocker.unsafe("lock table draft_updates in access exclusive mode");
+    await typeSeen(writer, watcher, "XYZ");
     await quire.stop("SIGKILL");
+    // The killed server's store never happens: its waiting statement is cut off before the lock goes.
+    await blocker.unsafe(
+      "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
+    );
+    await blocker.unsafe("rollback");
+    await blocker.end();
+    // What storage holds now: the typing from before the window, not the keystrokes typed inside it.
+    expect(await storedContent()).toBe("start:abcdefghij");
+
+    // The same address again: both providers reconnect by themselves and sync, handing over what the server lacks.
+    quire = await startQuireProcess({ databaseUrl: database.url!, port });
+    await waitFor(() => writer.provider.wsconnected && watcher.provider.wsconnected && writer.provider.synced, 10_000, "reconnection");
     writer.close();
     watcher.close();
-
-    quire = await startQuireProcess({ databaseUrl: database.url! });
     const reader = track(await connectLive(quire.url, room, { token }));
-    const after = reader.text().toString();
-    expect(after.startsWith("start:abcdefghij")).toBe(true);
+    await waitFor(() => reader.text().toString() === "start:abcdefghijXYZ", 5_000, "the handed-over edits");
     // Exactly once: the stored draft is loaded, the initial content is not applied to it again.
-    expect(after.split("start:").length).toBe(2);
+    expect(reader.text().toString().split("start:").length).toBe(2);
     reader.close();
+    await quire.stop("SIGTERM");
+    // Stored this time: a later server has them without any client.
+    quire = await startQuireProcess({ databaseUrl: database.url! });
+    const later = track(await connectLive(quire.url, room, { token }));
+    expect(later.text().toString()).toBe("start:abcdefghijXYZ");
+    later.close();
     await quire.stop("SIGTERM");
   });
 

@@ -1,4 +1,4 @@
-/** The sync core alone, with its storage hook in the test's hands: stored before broadcast, batched, read-only dropped. */
+/** The sync core alone, with its storage hook in the test's hands: broadcast on arrival, stored behind it in batches, read-only dropped. */
 import * as encoding from "lib0/encoding";
 import * as syncProtocol from "y-protocols/sync";
 import { describe, expect, it } from "vitest";
@@ -41,31 +41,61 @@ function controlledStore() {
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 describe("LiveDoc", () => {
-  it("stores an update before applying or broadcasting it, and stores what arrives meanwhile as one batch", async () => {
+  it("applies and broadcasts an update on arrival, stores it behind, and stores what arrives meanwhile as one batch", async () => {
     const storage = controlledStore();
-    const live = new LiveDoc([], { store: storage.store });
+    const durable: number[] = [];
+    const live = new LiveDoc([], { store: storage.store, stored: (updates) => durable.push(updates.length) });
     const writer = connection();
     const peer = connection();
     live.connect(writer);
     live.connect(peer);
     const greeted = peer.received.length;
     live.receive(writer, updateMessage("a"));
+    // Broadcast before any store was even asked for.
+    expect(peer.received.length).toBe(greeted + 1);
+    expect(live.doc.getText("t").length).toBe(1);
     await tick();
     live.receive(writer, updateMessage("b"));
     live.receive(writer, updateMessage("c"));
+    expect(peer.received.length).toBe(greeted + 3);
     await tick();
     expect(storage.batches.map((b) => b.length)).toEqual([1]);
-    expect(peer.received.length).toBe(greeted);
-    expect(live.doc.getText("t").length).toBe(0);
+    expect(durable).toEqual([]);
+    let settled = false;
+    const settling = live.settled().then(() => {
+      settled = true;
+    });
     storage.release();
     await tick();
-    expect(peer.received.length).toBe(greeted + 1);
+    expect(durable).toEqual([1]);
     expect(storage.batches.map((b) => b.length)).toEqual([1, 2]);
+    expect(settled).toBe(false);
     storage.release();
-    await live.settled();
-    expect(peer.received.length).toBe(greeted + 3);
-    expect(live.doc.getText("t").length).toBe(3);
+    await settling;
+    expect(durable).toEqual([1, 2]);
     expect(storage.batches.flat().every((u) => u.authorId === "writer")).toBe(true);
+    // The writer never gets its own update back.
+    expect(writer.received.length).toBe(1);
+  });
+
+  it("applies an update the server stored itself at once and hands it on as durable, without storing it again", () => {
+    const storage = controlledStore();
+    const durable: string[] = [];
+    const live = new LiveDoc([], { store: storage.store, stored: (updates) => durable.push(...updates.map((u) => String(u.origin))) });
+    const peer = connection();
+    live.connect(peer);
+    const greeted = peer.received.length;
+    const source = new Y.Doc();
+    let update: Uint8Array = new Uint8Array();
+    source.on("update", (u: Uint8Array) => {
+      update = u;
+    });
+    source.getText("t").insert(0, "rebased");
+    live.applyStored(update);
+    expect(live.doc.getText("t").toString()).toBe("rebased");
+    expect(peer.received.length).toBe(greeted + 1);
+    expect(durable).toEqual(["server"]);
+    expect(storage.batches).toEqual([]);
   });
 
   it("drops and counts a read-only connection's updates, storing and broadcasting nothing", async () => {
@@ -97,7 +127,7 @@ describe("LiveDoc", () => {
     expect(storage.batches).toEqual([]);
   });
 
-  it("applies and broadcasts nothing whose store failed, and tells its owner", async () => {
+  it("tells its owner when a store fails and takes no more updates (the owner closes the room; clients hand their edits over again)", async () => {
     const failures: unknown[] = [];
     const live = new LiveDoc([], {
       store: () => Promise.reject(new Error("database down")),
@@ -108,10 +138,11 @@ describe("LiveDoc", () => {
     live.connect(writer);
     live.connect(peer);
     const greeted = peer.received.length;
-    live.receive(writer, updateMessage("lost"));
+    live.receive(writer, updateMessage("kept by the clients"));
     await expect(live.settled()).rejects.toThrow("database down");
     expect(failures).toHaveLength(1);
-    expect(peer.received.length).toBe(greeted);
-    expect(live.doc.getText("t").length).toBe(0);
+    expect(peer.received.length).toBe(greeted + 1);
+    live.receive(writer, updateMessage("after the failure"));
+    expect(peer.received.length).toBe(greeted + 1);
   });
 });
