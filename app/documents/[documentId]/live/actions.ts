@@ -152,27 +152,58 @@ export async function deleteSection(input: {
   });
 }
 
-/** Moves a section one place up or down among the sections this person sees (hidden ones keep their slots, as `reorder` does). */
+/** Sets a new order of the sections this person sees (hidden ones keep their slots, as `reorder` does); `place` returns null to leave it. */
+async function reorderSections(
+  input: { documentId: unknown; branchName: unknown },
+  userId: string,
+  place: (order: string[]) => string[] | null,
+): Promise<undefined> {
+  const documentId = text(input.documentId);
+  const branchName = text(input.branchName);
+  const bridge = getBridge();
+  const doc: DocumentRead = await bridge.callTool("read", userId, { documentId, branchName });
+  const order = place([...doc.sections].sort((a, b) => a.position - b.position).map((s) => s.sectionId));
+  if (order) await bridge.callTool("sections", userId, { action: "reorder", documentId, branchName, sectionOrder: order });
+  return undefined;
+}
+
+/** Moves a section one place up or down (the keyboard way). */
 export async function moveSection(input: {
   documentId: unknown;
   branchName: unknown;
   sectionId: unknown;
   direction: unknown;
 }): Promise<ActionResult> {
-  return runAsUser("move section", async (userId) => {
-    const documentId = text(input.documentId);
-    const branchName = text(input.branchName);
-    const sectionId = text(input.sectionId);
-    const bridge = getBridge();
-    const doc: DocumentRead = await bridge.callTool("read", userId, { documentId, branchName });
-    const order = [...doc.sections].sort((a, b) => a.position - b.position).map((s) => s.sectionId);
-    const from = order.indexOf(sectionId);
-    const to = from + (input.direction === "up" ? -1 : 1);
-    if (from < 0 || to < 0 || to >= order.length) return undefined;
-    [order[from], order[to]] = [order[to]!, order[from]!];
-    await bridge.callTool("sections", userId, { action: "reorder", documentId, branchName, sectionOrder: order });
-    return undefined;
-  });
+  return runAsUser("move section", (userId) =>
+    reorderSections(input, userId, (order) => {
+      const from = order.indexOf(text(input.sectionId));
+      const to = from + (input.direction === "up" ? -1 : 1);
+      if (from < 0 || to < 0 || to >= order.length) return null;
+      [order[from], order[to]] = [order[to]!, order[from]!];
+      return order;
+    }),
+  );
+}
+
+/** Puts a section just before another (a dragged section dropped), or at the end when `beforeSectionId` is empty; one reorder commit. */
+export async function placeSection(input: {
+  documentId: unknown;
+  branchName: unknown;
+  sectionId: unknown;
+  beforeSectionId: unknown;
+}): Promise<ActionResult> {
+  return runAsUser("move section", (userId) =>
+    reorderSections(input, userId, (order) => {
+      const moved = text(input.sectionId);
+      const before = text(input.beforeSectionId);
+      if (moved === before || !order.includes(moved)) return null;
+      const rest = order.filter((id) => id !== moved);
+      const at = before ? rest.indexOf(before) : rest.length;
+      if (at < 0) throw new DomainError("NOT_FOUND", "The place to move to is no longer on the branch.", { sectionId: before });
+      rest.splice(at, 0, moved);
+      return rest.join() === order.join() ? null : rest;
+    }),
+  );
 }
 
 /** Step one of a file added to a section (an image pasted or dropped, or any file from the block menu): a one-use upload URL for its bytes. */
