@@ -260,7 +260,7 @@ export async function insertBlock(input: {
       sectionId,
       expectedContentHash: section.contentHash,
       newContent: [...section.content.slice(0, at), block, ...section.content.slice(at)],
-      commitMessage: `Add a ${kind} block to section ${JSON.stringify(section.name)}`,
+      commitMessage: `Add ${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind} block to section ${JSON.stringify(section.name)}`,
     });
     return undefined;
   });
