@@ -11,7 +11,7 @@
  */
 import Papa from "papaparse";
 import { useRouter } from "next/navigation";
-import { type KeyboardEvent, useRef, useState } from "react";
+import { type KeyboardEvent, useEffect, useRef, useState } from "react";
 import { useActionForm } from "@/app/_components/action-form";
 import type { Block } from "@/server/core/blocks";
 import { insertBlock } from "./actions";
@@ -57,6 +57,11 @@ export function BlockMenu({ address, sectionId }: { address: RoomAddress; sectio
   const fileInput = useRef<HTMLInputElement>(null);
   const toggle = useRef<HTMLButtonElement>(null);
   const menu = useRef<HTMLDivElement>(null);
+
+  // Opening the menu puts focus on its first item (once: a re-render while it is open leaves focus where the keys moved it).
+  useEffect(() => {
+    if (open) menu.current?.querySelector<HTMLButtonElement>("[role=menuitem]")?.focus();
+  }, [open]);
 
   const finish = (error: string | null) => {
     setState(error ? { kind: "error", message: error } : { kind: "idle" });
@@ -117,10 +122,7 @@ export function BlockMenu({ address, sectionId }: { address: RoomAddress; sectio
       </button>
       {open ? (
         <div
-          ref={(element) => {
-            menu.current = element;
-            element?.querySelector<HTMLButtonElement>("[role=menuitem]")?.focus();
-          }}
+          ref={menu}
           className="block-menu-list"
           role="menu"
           aria-label="Insert block"
