@@ -9,6 +9,7 @@ import type { ComponentPropsWithoutRef, ReactNode } from "react";
 import Markdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
 import type { Block } from "@/server/core/blocks";
+import { CsvPreview } from "./csv-preview";
 import { markCommentRanges, rehypeCommentMarks } from "./comment-markup";
 
 /** `downloads` maps storage keys to signed download URLs; a reader without them (a share-link visitor) sees the file named only. */
@@ -106,15 +107,20 @@ function BlockView({ block, downloads }: { block: Block; downloads: Readonly<Rec
       );
     case "file":
       return <StoredFile kind="File" filename={block.filename} meta={block.mediaType} url={downloads[block.key]} />;
-    case "csv":
+    case "csv": {
+      const url = downloads[block.key];
       return (
-        <StoredFile
-          kind="CSV"
-          filename={block.filename}
-          meta={`${block.rowCount} row${block.rowCount === 1 ? "" : "s"} · columns: ${block.headers.join(", ") || "none"}`}
-          url={downloads[block.key]}
-        />
+        <div className="block-csv">
+          <StoredFile
+            kind="CSV"
+            filename={block.filename}
+            meta={`${block.rowCount} row${block.rowCount === 1 ? "" : "s"} · columns: ${block.headers.join(", ") || "none"}`}
+            url={url}
+          />
+          {url && block.headers.length > 0 ? <CsvPreview url={url} headers={block.headers} /> : null}
+        </div>
       );
+    }
     case "database_embed":
       return <BlockNotice kind="Database" detail={<code>{block.databaseId}</code>} note="embedded database (shown by id)" />;
     default:

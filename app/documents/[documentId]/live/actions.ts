@@ -9,6 +9,7 @@
 import { runAsUser, type ActionResult } from "@/app/_lib/action-result";
 import type { DocumentRead } from "@/app/_lib/quire";
 import { getBridge } from "@/server/bridge";
+import type { Block } from "@/server/core/blocks";
 import { DomainError } from "@/server/core/errors";
 
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
@@ -134,50 +135,86 @@ export async function addSection(input: {
   });
 }
 
-export async function deleteSection(input: { documentId: unknown; branchName: unknown; sectionId: unknown }): Promise<ActionResult> {
+/** Deletes a section at once (one commit); the commit id is what Undo hands back to `undoDeleteSection`. */
+export async function deleteSection(input: {
+  documentId: unknown;
+  branchName: unknown;
+  sectionId: unknown;
+}): Promise<ActionResult<{ commitId: string }>> {
   return runAsUser("delete section", async (userId) => {
-    await getBridge().callTool("sections", userId, {
+    const deleted = await getBridge().callTool("sections", userId, {
       action: "delete",
       documentId: text(input.documentId),
       branchName: text(input.branchName),
       sectionId: text(input.sectionId),
     });
-    return undefined;
+    return { commitId: deleted.commitId };
   });
 }
 
-/** Moves a section one place up or down among the sections this person sees (hidden ones keep their slots, as `reorder` does). */
+/** Sets a new order of the sections this person sees (hidden ones keep their slots, as `reorder` does); `place` returns null to leave it. */
+async function reorderSections(
+  input: { documentId: unknown; branchName: unknown },
+  userId: string,
+  place: (order: string[]) => string[] | null,
+): Promise<undefined> {
+  const documentId = text(input.documentId);
+  const branchName = text(input.branchName);
+  const bridge = getBridge();
+  const doc: DocumentRead = await bridge.callTool("read", userId, { documentId, branchName });
+  const order = place([...doc.sections].sort((a, b) => a.position - b.position).map((s) => s.sectionId));
+  if (order) await bridge.callTool("sections", userId, { action: "reorder", documentId, branchName, sectionOrder: order });
+  return undefined;
+}
+
+/** Moves a section one place up or down (the keyboard way). */
 export async function moveSection(input: {
   documentId: unknown;
   branchName: unknown;
   sectionId: unknown;
   direction: unknown;
 }): Promise<ActionResult> {
-  return runAsUser("move section", async (userId) => {
-    const documentId = text(input.documentId);
-    const branchName = text(input.branchName);
-    const sectionId = text(input.sectionId);
-    const bridge = getBridge();
-    const doc: DocumentRead = await bridge.callTool("read", userId, { documentId, branchName });
-    const order = [...doc.sections].sort((a, b) => a.position - b.position).map((s) => s.sectionId);
-    const from = order.indexOf(sectionId);
-    const to = from + (input.direction === "up" ? -1 : 1);
-    if (from < 0 || to < 0 || to >= order.length) return undefined;
-    [order[from], order[to]] = [order[to]!, order[from]!];
-    await bridge.callTool("sections", userId, { action: "reorder", documentId, branchName, sectionOrder: order });
-    return undefined;
-  });
+  return runAsUser("move section", (userId) =>
+    reorderSections(input, userId, (order) => {
+      const from = order.indexOf(text(input.sectionId));
+      const to = from + (input.direction === "up" ? -1 : 1);
+      if (from < 0 || to < 0 || to >= order.length) return null;
+      [order[from], order[to]] = [order[to]!, order[from]!];
+      return order;
+    }),
+  );
 }
 
-/** Step one of an image pasted or dropped into a section: a one-use upload URL for its bytes. */
-export async function requestImageUpload(input: {
+/** Puts a section just before another (a dragged section dropped), or at the end when `beforeSectionId` is empty; one reorder commit. */
+export async function placeSection(input: {
+  documentId: unknown;
+  branchName: unknown;
+  sectionId: unknown;
+  beforeSectionId: unknown;
+}): Promise<ActionResult> {
+  return runAsUser("move section", (userId) =>
+    reorderSections(input, userId, (order) => {
+      const moved = text(input.sectionId);
+      const before = text(input.beforeSectionId);
+      if (moved === before || !order.includes(moved)) return null;
+      const rest = order.filter((id) => id !== moved);
+      const at = before ? rest.indexOf(before) : rest.length;
+      if (at < 0) throw new DomainError("NOT_FOUND", "The place to move to is no longer on the branch.", { sectionId: before });
+      rest.splice(at, 0, moved);
+      return rest.join() === order.join() ? null : rest;
+    }),
+  );
+}
+
+/** Step one of a file added to a section (an image pasted or dropped, or any file from the block menu): a one-use upload URL for its bytes. */
+export async function requestUpload(input: {
   filename: unknown;
   mediaType: unknown;
   size: unknown;
 }): Promise<ActionResult<{ uploadUrl: string; key: string; headers: Record<string, string> }>> {
-  return runAsUser("image upload", async (userId) => {
+  return runAsUser("upload", async (userId) => {
     const upload = await getBridge().callTool("upload_url", userId, {
-      filename: text(input.filename) || "image",
+      filename: text(input.filename) || "file",
       mediaType: text(input.mediaType),
       ...(typeof input.size === "number" ? { size: input.size } : {}),
     });
@@ -186,20 +223,22 @@ export async function requestImageUpload(input: {
 }
 
 /**
- * Step two: the uploaded image becomes a storage block at the end of the
- * section, as one commit on the branch (the head's content plus the block).
- * The section's room takes the commit in like any other write, so the live
- * text typed meanwhile stays; the key is checked by the server like any
- * storage key (yours, uploaded, in this workspace).
+ * Step two (or the only step for a block without a file): the block joins
+ * the section after the block at `afterIndex` (at the end without it), as
+ * one commit on the branch (the head's content plus the block). The
+ * section's room takes the commit in like any other write, so the live text
+ * typed meanwhile stays. The block is checked by the server like any
+ * content (its schema, a storage key that is yours, uploaded, in this
+ * workspace), and a refusal comes back with its code's message.
  */
-export async function appendImageBlock(input: {
+export async function insertBlock(input: {
   documentId: unknown;
   branchName: unknown;
   sectionId: unknown;
-  key: unknown;
-  mediaType: unknown;
+  block: unknown;
+  afterIndex?: unknown;
 }): Promise<ActionResult> {
-  return runAsUser("add image", async (userId) => {
+  return runAsUser("add block", async (userId) => {
     const documentId = text(input.documentId);
     const branchName = text(input.branchName);
     const sectionId = text(input.sectionId);
@@ -207,15 +246,61 @@ export async function appendImageBlock(input: {
     const doc: DocumentRead = await bridge.callTool("read", userId, { documentId, branchName, sectionIds: [sectionId] });
     const section = doc.sections.find((s) => s.sectionId === sectionId);
     if (!section) throw new DomainError("NOT_FOUND", "This section is no longer on the branch.", { sectionId });
+    const at =
+      typeof input.afterIndex === "number" && Number.isInteger(input.afterIndex)
+        ? Math.min(Math.max(input.afterIndex + 1, 0), section.content.length)
+        : section.content.length;
+    // The block is checked whole by the `sections` tool's schema below; the cast only names what it will accept.
+    const block = input.block as Block;
+    const kind = typeof block?.blockType === "string" ? block.blockType.replace("_", " ") : "new";
     await bridge.callTool("sections", userId, {
       action: "update",
       documentId,
       branchName,
       sectionId,
       expectedContentHash: section.contentHash,
-      newContent: [...section.content, { blockType: "image", type: "storage", mediaType: text(input.mediaType), key: text(input.key) }],
-      commitMessage: `Add an image to section ${JSON.stringify(section.name)}`,
+      newContent: [...section.content.slice(0, at), block, ...section.content.slice(at)],
+      commitMessage: `Add ${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind} block to section ${JSON.stringify(section.name)}`,
     });
     return undefined;
+  });
+}
+
+/**
+ * Undoes a section deletion: the section comes back at its old place with
+ * its id, name and content, so its history, comments and references stay
+ * whole (a re-created section would be a new one). It is the `documents`
+ * revert the history page uses, to the deleting commit's parent, and only
+ * while that commit is still the branch head: a revert restores the whole
+ * document, so anything committed since would be lost with it.
+ */
+export async function undoDeleteSection(input: {
+  documentId: unknown;
+  branchName: unknown;
+  commitId: unknown;
+}): Promise<ActionResult<{ commitId: string }>> {
+  return runAsUser("undo delete", async (userId) => {
+    const documentId = text(input.documentId);
+    const branchName = text(input.branchName);
+    const commitId = text(input.commitId);
+    const bridge = getBridge();
+    const { branches } = await bridge.callTool("documents", userId, { action: "list_branches", documentId });
+    const branch = branches.find((b: { name: string }) => b.name === branchName);
+    if (branch?.headCommitId !== commitId) {
+      throw new DomainError("BRANCH_MOVED", "The branch has changed since the delete; restore the section from its history instead.", {
+        commitId,
+      });
+    }
+    const shown = await bridge.callTool("documents", userId, { action: "show", documentId, commitId });
+    const parentId: string | undefined = shown.commit.parentIds[0];
+    if (!parentId) throw new DomainError("NOT_FOUND", "There is nothing before this commit to restore.", { commitId });
+    const reverted = await bridge.callTool("documents", userId, {
+      action: "revert",
+      documentId,
+      branchName,
+      commitId: parentId,
+      commitMessage: "Undo: restore the deleted section",
+    });
+    return { commitId: reverted.commitId };
   });
 }

@@ -1,21 +1,37 @@
 /**
- * Images pasted or dropped onto a section: each is uploaded through
- * `upload_url` (its bytes PUT to the app's own upload route) and then added
- * to the end of the section as a storage image block, one commit each. What
+ * Files added to a section. Images pasted or dropped onto it, and any file
+ * from the block menu: each is uploaded through `upload_url` (its bytes PUT
+ * to the app's own upload route) and then added to the section as a storage
+ * block, one commit each. What
  * is accepted (types, size, the key) is the server's decision; its refusal is
  * shown as it is worded.
  */
 import { useRouter } from "next/navigation";
 import { type ClipboardEvent, type DragEvent, useState } from "react";
-import { appendImageBlock, requestImageUpload } from "./actions";
+import type { Block } from "@/server/core/blocks";
+import { insertBlock, requestUpload } from "./actions";
 import type { RoomAddress } from "./live-room";
 
 export type ImageDropState = { kind: "idle" } | { kind: "uploading"; count: number } | { kind: "error"; message: string };
 
 const imagesIn = (files: FileList | null | undefined): File[] => [...(files ?? [])].filter((f) => f.type.startsWith("image/"));
 
-async function addImage(address: RoomAddress, sectionId: string, file: File): Promise<string | null> {
-  const upload = await requestImageUpload({ filename: file.name || "pasted-image", mediaType: file.type, size: file.size });
+/** A file's media type as the browser knows it, or the generic one (a file with no known type is still a file). */
+export const mediaTypeOf = (file: File): string => file.type || "application/octet-stream";
+
+/**
+ * Uploads a file through `upload_url` and adds the block `toBlock` makes of
+ * its storage key to the section, one commit. Shared by image paste/drop and
+ * the block menu. Returns the refusal's message, or null when it was added.
+ */
+export async function uploadAsBlock(
+  address: RoomAddress,
+  sectionId: string,
+  file: File,
+  toBlock: (key: string) => Block,
+  afterIndex?: number,
+): Promise<string | null> {
+  const upload = await requestUpload({ filename: file.name || "pasted-file", mediaType: mediaTypeOf(file), size: file.size });
   if (!upload.ok) return upload.message;
   // The URL is the app's own route; asked for by path, so the bytes never go to another host whatever base the server names.
   const target = new URL(upload.value.uploadUrl, window.location.href);
@@ -24,9 +40,12 @@ async function addImage(address: RoomAddress, sectionId: string, file: File): Pr
     const body = (await put.json().catch(() => null)) as { error?: { message?: string } } | null;
     return body?.error?.message ?? `The upload failed (${put.status}).`;
   }
-  const added = await appendImageBlock({ ...address, sectionId, key: upload.value.key, mediaType: file.type });
+  const added = await insertBlock({ ...address, sectionId, block: toBlock(upload.value.key), afterIndex });
   return added.ok ? null : added.message;
 }
+
+const addImage = (address: RoomAddress, sectionId: string, file: File) =>
+  uploadAsBlock(address, sectionId, file, (key) => ({ blockType: "image", type: "storage", mediaType: file.type, key }));
 
 export function useImageDrop(address: RoomAddress, sectionId: string) {
   const router = useRouter();

@@ -15,7 +15,7 @@ import { outlineFromYDoc } from "@/server/collab/codec";
 import type { Person } from "./actions";
 import { CommitBar, useDraftStatus } from "./commit-bar";
 import { type InitialSection, LiveSection } from "./live-section";
-import { AddSection } from "./section-controls";
+import { AddSection, SectionArrangement } from "./section-controls";
 import { openRoom, type RoomAddress } from "./live-room";
 import { PresenceHub, type PresentUser, presentUser } from "./presence";
 
@@ -52,7 +52,9 @@ export function LiveDocument({ documentId, branchName, me, shareToken, canEdit, 
   return (
     <div className="live-document" data-testid="live-document">
       <PresenceBar presence={presence} connected={status?.connected ?? []} />
-      <SectionList address={address} order={order} sections={sections} canEdit={canEdit} self={self} presence={presence} />
+      <SectionArrangement address={address}>
+        <SectionList address={address} order={order} sections={sections} canEdit={canEdit} self={self} presence={presence} />
+      </SectionArrangement>
       {/* Last in the column and stuck to the bottom of the screen: when it appears nothing above it moves. */}
       {canEdit ? <CommitBar documentId={documentId} branchName={branchName} status={status} refresh={refresh} /> : null}
     </div>

@@ -16,6 +16,7 @@ import type { Block } from "@/server/core/blocks";
 import { commentTagTokens } from "@/server/core/comment-markup";
 import { sectionFromYDoc } from "@/server/collab/codec";
 import { SectionBlocks } from "../section-blocks";
+import { BlockMenu } from "./block-menu";
 import { useImageDrop } from "./image-drop";
 import { openRoom, type RoomAddress, useNearViewport } from "./live-room";
 import { SectionControls } from "./section-controls";
@@ -207,6 +208,7 @@ export const LiveSection = memo(function LiveSection({
           <SectionBlocks blocks={section.content} downloads={downloads} />
         </div>
       )}
+      {editing ? <BlockMenu address={address} sectionId={sectionId} /> : null}
       {images.state.kind === "uploading" ? (
         <p className="muted small" role="status">
           Adding {images.state.count === 1 ? "the image" : `${images.state.count} images`}…

@@ -1,12 +1,77 @@
 "use client";
 
-/** The structure buttons of the live document: move and delete beside each section, add at a place. Each goes through the `sections` tool; the outline room then shows the new order to everyone. */
+/**
+ * The structure controls of the live document: beside each section a drag
+ * handle, move up/down (the keyboard way to reorder), delete (at once, with
+ * an Undo toast) and "Add section below"; add at the top and the end. Each
+ * goes through the `sections` tool; the outline room then shows the new
+ * order to everyone.
+ */
 import { useRouter } from "next/navigation";
-import { useState } from "react";
+import { type DragEvent, type ReactNode, useState } from "react";
 import { useActionForm } from "@/app/_components/action-form";
-import { ConfirmButton } from "@/app/_components/confirm-button";
-import { addSection, deleteSection, moveSection } from "./actions";
+import { ToastProvider, useToast } from "@/app/_components/toast";
+import { addSection, deleteSection, moveSection, placeSection, undoDeleteSection } from "./actions";
 import type { RoomAddress } from "./live-room";
+
+/** The drag payload of a section being moved (not a file, so image drop ignores it). */
+const SECTION_DRAG_TYPE = "application/x-quire-section";
+
+/**
+ * Where a dragged section lands, for the element holding all sections: the
+ * section under the pointer, before it when in its upper half, after it when
+ * in its lower half. Sections far off screen are in the DOM as frames, so
+ * every one is a target whether or not its editor is mounted.
+ */
+function useSectionDrop(address: RoomAddress) {
+  const router = useRouter();
+  const [error, setError] = useState<string | null>(null);
+  const targetOf = (event: DragEvent<HTMLElement>): { before: string } | null => {
+    const section = (event.target as HTMLElement).closest<HTMLElement>("section[data-section-id]");
+    if (!section) return null;
+    const box = section.getBoundingClientRect();
+    if (event.clientY < box.top + box.height / 2) return { before: section.dataset.sectionId! };
+    const all = [...event.currentTarget.querySelectorAll<HTMLElement>("section[data-section-id]")];
+    return { before: all[all.indexOf(section) + 1]?.dataset.sectionId ?? "" };
+  };
+  return {
+    error,
+    handlers: {
+      onDragOver: (event: DragEvent<HTMLElement>) => {
+        if (event.dataTransfer.types.includes(SECTION_DRAG_TYPE)) {
+          event.preventDefault();
+          event.dataTransfer.dropEffect = "move";
+        }
+      },
+      onDrop: async (event: DragEvent<HTMLElement>) => {
+        const sectionId = event.dataTransfer.getData(SECTION_DRAG_TYPE);
+        const target = sectionId ? targetOf(event) : null;
+        if (!target) return;
+        event.preventDefault();
+        const result = await placeSection({ ...address, sectionId, beforeSectionId: target.before });
+        setError(result.ok ? null : result.message);
+        if (result.ok) router.refresh();
+      },
+    },
+  };
+}
+
+/** Around the section list: where dragged sections drop, and the toast the structure controls speak through (Undo after a delete). */
+export function SectionArrangement({ address, children }: { address: RoomAddress; children: ReactNode }) {
+  const drop = useSectionDrop(address);
+  return (
+    <ToastProvider>
+      <div className="section-list" {...drop.handlers}>
+        {children}
+      </div>
+      {drop.error ? (
+        <p className="inline-error" role="alert">
+          The section was not moved: {drop.error}
+        </p>
+      ) : null}
+    </ToastProvider>
+  );
+}
 
 export function SectionControls({
   address,
@@ -22,6 +87,7 @@ export function SectionControls({
   const router = useRouter();
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
+  const toast = useToast();
   const move = async (direction: "up" | "down") => {
     setPending(true);
     const result = await moveSection({ ...address, sectionId, direction });
@@ -29,8 +95,43 @@ export function SectionControls({
     setError(result.ok ? null : result.message);
     if (result.ok) router.refresh();
   };
+  const remove = async () => {
+    setPending(true);
+    const result = await deleteSection({ ...address, sectionId });
+    setPending(false);
+    setError(result.ok ? null : result.message);
+    if (!result.ok) return;
+    router.refresh();
+    toast({
+      message: "Section deleted",
+      action: {
+        label: "Undo",
+        run: async () => {
+          const undone = await undoDeleteSection({ ...address, commitId: result.value.commitId });
+          if (!undone.ok) return undone.message;
+          router.refresh();
+          return null;
+        },
+      },
+    });
+  };
   return (
     <>
+      <span
+        className="drag-handle"
+        draggable
+        title="Drag to move (or use ↑ ↓)"
+        aria-hidden="true"
+        data-testid="drag-handle"
+        onDragStart={(event) => {
+          event.dataTransfer.setData(SECTION_DRAG_TYPE, sectionId);
+          event.dataTransfer.effectAllowed = "move";
+          const section = event.currentTarget.closest("[data-section-id]");
+          if (section) event.dataTransfer.setDragImage(section, 16, 16);
+        }}
+      >
+        ⠿
+      </span>
       <button
         type="button"
         className="button button-small button-quiet"
@@ -49,18 +150,10 @@ export function SectionControls({
       >
         ↓
       </button>
-      <ConfirmButton
-        label="Delete"
-        question="Delete this section on this branch? It stays in history."
-        confirmLabel="Delete section"
-        pendingLabel="Deleting…"
-        onConfirm={async () => {
-          const result = await deleteSection({ ...address, sectionId });
-          if (!result.ok) return result.message;
-          router.refresh();
-          return null;
-        }}
-      />
+      <button type="button" className="button button-small button-danger-quiet" disabled={pending} onClick={remove}>
+        Delete
+      </button>
+      <AddSection address={address} position={index + 1} label="Add section below" />
       {error ? (
         <p className="inline-error" role="alert">
           {error}

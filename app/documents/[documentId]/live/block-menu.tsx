@@ -1,0 +1,230 @@
+"use client";
+
+/**
+ * "Insert block" under each editable section: a menu of every block kind of
+ * the spec's block table. Text is added at once; image, file and CSV ask for
+ * a file (uploaded through `upload_url`, then one commit, as image drop does);
+ * a document link asks for its URL and name; a database embed for the
+ * database's id. Each is one commit adding the block at the end of the
+ * section; the section's room then shows it to every open page. The server
+ * checks each block, and its refusal is shown here as it is worded.
+ */
+import Papa from "papaparse";
+import { useRouter } from "next/navigation";
+import { type KeyboardEvent, useEffect, useRef, useState } from "react";
+import { useActionForm } from "@/app/_components/action-form";
+import type { Block } from "@/server/core/blocks";
+import { insertBlock } from "./actions";
+import { mediaTypeOf, uploadAsBlock } from "./image-drop";
+import type { RoomAddress } from "./live-room";
+
+type FileKind = "image" | "file" | "csv";
+type FormKind = "document" | "database";
+
+const KINDS: ReadonlyArray<{ kind: "text" | FileKind | FormKind; label: string }> = [
+  { kind: "text", label: "Text" },
+  { kind: "image", label: "Image…" },
+  { kind: "file", label: "File…" },
+  { kind: "csv", label: "CSV table…" },
+  { kind: "document", label: "Document link…" },
+  { kind: "database", label: "Database embed…" },
+];
+
+const ACCEPT: Record<FileKind, string> = { image: "image/*", file: "", csv: ".csv,text/csv" };
+
+/** A CSV file's header row and number of data rows, as papaparse reads it (quotes, embedded newlines, BOM). */
+async function csvShape(file: File): Promise<{ headers: string[]; rowCount: number }> {
+  const parsed = Papa.parse<string[]>(await file.text(), { skipEmptyLines: true });
+  const [headers = [], ...rows] = parsed.data;
+  return { headers, rowCount: rows.length };
+}
+
+async function fileBlock(kind: FileKind, file: File): Promise<(key: string) => Block> {
+  const mediaType = mediaTypeOf(file);
+  const filename = file.name || "file";
+  if (kind === "image") return (key) => ({ blockType: "image", type: "storage", mediaType, key });
+  if (kind === "file") return (key) => ({ blockType: "file", type: "storage", mediaType, key, filename });
+  const shape = await csvShape(file);
+  return (key) => ({ blockType: "csv", type: "storage", mediaType: "text/csv", key, filename, ...shape });
+}
+
+export function BlockMenu({ address, sectionId }: { address: RoomAddress; sectionId: string }) {
+  const router = useRouter();
+  const [open, setOpen] = useState(false);
+  const [form, setForm] = useState<FormKind | null>(null);
+  const [state, setState] = useState<{ kind: "idle" } | { kind: "pending" } | { kind: "error"; message: string }>({ kind: "idle" });
+  const fileKind = useRef<FileKind>("file");
+  const fileInput = useRef<HTMLInputElement>(null);
+  const toggle = useRef<HTMLButtonElement>(null);
+  const menu = useRef<HTMLDivElement>(null);
+
+  // Opening the menu puts focus on its first item (once: a re-render while it is open leaves focus where the keys moved it).
+  useEffect(() => {
+    if (open) menu.current?.querySelector<HTMLButtonElement>("[role=menuitem]")?.focus();
+  }, [open]);
+
+  const finish = (error: string | null) => {
+    setState(error ? { kind: "error", message: error } : { kind: "idle" });
+    if (!error) router.refresh();
+  };
+  const add = async (block: Block) => {
+    setState({ kind: "pending" });
+    const result = await insertBlock({ ...address, sectionId, block });
+    finish(result.ok ? null : result.message);
+  };
+  const close = () => {
+    setOpen(false);
+    toggle.current?.focus();
+  };
+  const choose = (kind: (typeof KINDS)[number]["kind"]) => {
+    setOpen(false);
+    if (kind === "text") void add({ blockType: "text", text: "" });
+    else if (kind === "document" || kind === "database") setForm(kind);
+    else {
+      fileKind.current = kind;
+      const input = fileInput.current!;
+      input.accept = ACCEPT[kind];
+      input.click();
+    }
+  };
+  const onMenuKey = (event: KeyboardEvent) => {
+    const items = [...(menu.current?.querySelectorAll<HTMLButtonElement>("[role=menuitem]") ?? [])];
+    const at = items.indexOf(document.activeElement as HTMLButtonElement);
+    const go = (index: number) => items[(index + items.length) % items.length]?.focus();
+    if (event.key === "ArrowDown") go(at + 1);
+    else if (event.key === "ArrowUp") go(at - 1);
+    else if (event.key === "Home") go(0);
+    else if (event.key === "End") go(items.length - 1);
+    else if (event.key === "Escape") close();
+    else return;
+    event.preventDefault();
+    event.stopPropagation();
+  };
+
+  return (
+    <div className="block-menu">
+      <button
+        ref={toggle}
+        type="button"
+        className="button button-small button-quiet"
+        aria-haspopup="menu"
+        aria-expanded={open}
+        disabled={state.kind === "pending"}
+        onClick={() => setOpen((shown) => !shown)}
+        onKeyDown={(event) => {
+          if (event.key === "ArrowDown" && !open) {
+            event.preventDefault();
+            setOpen(true);
+          }
+        }}
+      >
+        {state.kind === "pending" ? "Adding…" : "+ Insert block"}
+      </button>
+      {open ? (
+        <div
+          ref={menu}
+          className="block-menu-list"
+          role="menu"
+          aria-label="Insert block"
+          tabIndex={-1}
+          onKeyDown={onMenuKey}
+          onBlur={(event) => {
+            if (!event.currentTarget.contains(event.relatedTarget as Node | null) && event.relatedTarget !== toggle.current) setOpen(false);
+          }}
+        >
+          {KINDS.map(({ kind, label }) => (
+            <button key={kind} type="button" role="menuitem" tabIndex={-1} onClick={() => choose(kind)}>
+              {label}
+            </button>
+          ))}
+        </div>
+      ) : null}
+      <input
+        ref={fileInput}
+        type="file"
+        className="visually-hidden"
+        tabIndex={-1}
+        aria-hidden="true"
+        data-testid="block-file-input"
+        onChange={async (event) => {
+          const file = event.currentTarget.files?.[0];
+          event.currentTarget.value = "";
+          if (!file) return;
+          setState({ kind: "pending" });
+          finish(await uploadAsBlock(address, sectionId, file, await fileBlock(fileKind.current, file)));
+        }}
+      />
+      {form ? <BlockFields kind={form} onClose={() => setForm(null)} address={address} sectionId={sectionId} /> : null}
+      {state.kind === "error" ? (
+        <p className="inline-error" role="alert">
+          The block was not added: {state.message}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/** The few fields a document link or a database embed needs, submitted as one block. */
+function BlockFields({
+  kind,
+  address,
+  sectionId,
+  onClose,
+}: {
+  kind: FormKind;
+  address: RoomAddress;
+  sectionId: string;
+  onClose: () => void;
+}) {
+  const router = useRouter();
+  const { pending, error, onSubmit } = useActionForm(
+    (data) => {
+      const field = (name: string) => String(data.get(name) ?? "").trim();
+      const block: Block =
+        kind === "database"
+          ? { blockType: "database_embed", databaseId: field("databaseId") }
+          : { blockType: "document", type: "url", mediaType: "text/html", url: field("url"), filename: field("filename") || field("url") };
+      return insertBlock({ ...address, sectionId, block });
+    },
+    () => {
+      onClose();
+      router.refresh();
+    },
+  );
+  return (
+    <form className="block-fields" onSubmit={onSubmit} aria-label={kind === "database" ? "Embed a database" : "Link a document"}>
+      {kind === "database" ? (
+        <label className="field">
+          Database id
+          {/* biome-ignore lint/a11y/noAutofocus: the form opens on request, and the id is the next thing to type */}
+          <input name="databaseId" type="text" required placeholder="00000000-0000-0000-0000-000000000000" autoFocus />
+        </label>
+      ) : (
+        <>
+          <label className="field">
+            Document URL
+            {/* biome-ignore lint/a11y/noAutofocus: as above */}
+            <input name="url" type="url" required placeholder="https://…" autoFocus />
+          </label>
+          <label className="field">
+            Name shown
+            <input name="filename" type="text" maxLength={255} placeholder="Quarterly report" />
+          </label>
+        </>
+      )}
+      <div className="button-row">
+        <button type="submit" className="button button-small button-primary" disabled={pending}>
+          {pending ? "Adding…" : "Add block"}
+        </button>
+        <button type="button" className="button button-small button-quiet" onClick={onClose} disabled={pending}>
+          Cancel
+        </button>
+      </div>
+      {error ? (
+        <p className="inline-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </form>
+  );
+}

@@ -1,0 +1,167 @@
+/**
+ * The editor's blocks and section structure in a real Chromium: the Insert
+ * block menu adds every block kind (a CSV shows its first rows, a bad
+ * database id is refused in place), also with keys only; a section is added
+ * in the middle; a deleted section comes back with Undo, same id, same
+ * place; a section dragged by its handle keeps its new place after a reload.
+ */
+import type { Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { text } from "../helpers/blocks";
+import { signInPage } from "../helpers/browser";
+import { photograph, WIDE } from "../helpers/screenshots";
+import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
+
+test.describe.configure({ mode: "serial" });
+
+const PASSWORD = "correct horse battery";
+const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "base64");
+
+let server: TestServer;
+let olive: TestUser;
+let documentId: string;
+let sectionIds: string[];
+let page: Page;
+
+const section = (id: string) => page.locator(`[data-section-id="${id}"]`);
+const names = () => page.locator('[data-testid="live-section"] h2');
+
+async function openDocument(): Promise<void> {
+  await page.goto(`${server.url}/documents/${documentId}`);
+  await expect(section(sectionIds[0]!)).toHaveAttribute("data-synced", "true");
+}
+
+async function headContent(sectionId: string) {
+  const read = await server.callTool("read", olive.userId, { documentId, sectionIds: [sectionId] });
+  return read.sections[0]!.content;
+}
+
+/** Chooses a file kind from the section's menu and hands the file chooser a file. */
+async function insertFile(sectionId: string, item: string, file: { name: string; mimeType: string; buffer: Buffer }) {
+  await section(sectionId).getByRole("button", { name: "+ Insert block" }).click();
+  const chooser = page.waitForEvent("filechooser");
+  await section(sectionId).getByRole("menuitem", { name: item }).click();
+  await (await chooser).setFiles(file);
+}
+
+test.beforeAll(async ({ browser }) => {
+  server = await startTestServer({ next: true });
+  olive = await server.createUser("olive@example.test", "Olive Owner", PASSWORD);
+  const created = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "handbook/blocks",
+    name: "Blocks plan",
+    sections: [
+      { name: "Goals", content: [text("We launch in spring.")] },
+      { name: "Risks", content: [text("Suppliers may be late.")] },
+      { name: "Budget", content: [text("Ten thousand euros.")] },
+    ],
+  });
+  documentId = created.documentId;
+  sectionIds = created.sectionIds;
+  const context = await browser.newContext({ viewport: WIDE });
+  page = await signInPage(context, server.url, { email: olive.email, password: PASSWORD });
+});
+
+test.afterAll(async () => {
+  await server?.close();
+});
+
+test("the Insert block menu adds each block kind to the section, one commit each, and shows it", async () => {
+  await openDocument();
+  const goals = sectionIds[0]!;
+  await section(goals).getByRole("button", { name: "+ Insert block" }).click();
+  await expect(section(goals).getByRole("menu", { name: "Insert block" })).toBeVisible();
+  await photograph(page, "editor-block-menu");
+  await section(goals).getByRole("menuitem", { name: "Text" }).click();
+  await expect(section(goals).getByTestId("editor-prose")).toHaveCount(2);
+
+  await insertFile(goals, "Image…", { name: "dot.png", mimeType: "image/png", buffer: PNG });
+  await expect(section(goals).locator("figure.block-image img")).toBeVisible();
+
+  await insertFile(goals, "File…", { name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("plain notes") });
+  await expect(section(goals).getByRole("link", { name: "notes.txt" })).toBeVisible();
+
+  const csv = 'city,people\nLyon,"522,000"\nGhent,265000\nPorto,232000\n';
+  await insertFile(goals, "CSV table…", { name: "cities.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
+  const preview = section(goals).getByTestId("csv-preview");
+  await expect(preview.locator("th")).toHaveText(["city", "people"]);
+  await expect(preview.locator("tbody tr").first().locator("td")).toHaveText(["Lyon", "522,000"]);
+  await expect(preview.locator("tbody tr")).toHaveCount(3);
+
+  await section(goals).getByRole("button", { name: "+ Insert block" }).click();
+  await section(goals).getByRole("menuitem", { name: "Document link…" }).click();
+  await section(goals).getByLabel("Document URL").fill("https://example.org/report.pdf");
+  await section(goals).getByLabel("Name shown").fill("Annual report");
+  await section(goals).getByRole("button", { name: "Add block" }).click();
+  await expect(section(goals).getByRole("link", { name: "Annual report" })).toBeVisible();
+
+  await section(goals).getByRole("button", { name: "+ Insert block" }).click();
+  await section(goals).getByRole("menuitem", { name: "Database embed…" }).click();
+  await section(goals).getByLabel("Database id").fill("not-a-uuid");
+  await section(goals).getByRole("button", { name: "Add block" }).click();
+  await expect(section(goals).getByRole("alert")).toContainText(/uuid|id/i);
+  const databaseId = "2f1c7a52-6d1b-4f55-9d5e-1f5b0c3a7e11";
+  await section(goals).getByLabel("Database id").fill(databaseId);
+  await section(goals).getByRole("button", { name: "Add block" }).click();
+  await expect(section(goals).getByText(databaseId)).toBeVisible();
+
+  const content = await headContent(goals);
+  expect(content.map((b) => b.blockType)).toEqual(["text", "text", "image", "file", "csv", "document", "database_embed"]);
+  expect(content[4]).toMatchObject({ filename: "cities.csv", headers: ["city", "people"], rowCount: 3 });
+});
+
+test("the menu opens and inserts with keys only", async () => {
+  await openDocument();
+  const risks = sectionIds[1]!;
+  const toggle = section(risks).getByRole("button", { name: "+ Insert block" });
+  await toggle.focus();
+  await page.keyboard.press("Enter");
+  await expect(section(risks).getByRole("menuitem", { name: "Text" })).toBeFocused();
+  await page.keyboard.press("ArrowDown");
+  await expect(section(risks).getByRole("menuitem", { name: "Image…" })).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(toggle).toBeFocused();
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("End");
+  await expect(section(risks).getByRole("menuitem", { name: "Database embed…" })).toBeFocused();
+  await page.keyboard.press("Home");
+  await page.keyboard.press("Enter");
+  await expect(section(risks).getByTestId("editor-prose")).toHaveCount(2);
+  expect((await headContent(risks)).length).toBe(2);
+});
+
+test("a section is added in the middle with Add section below", async () => {
+  await openDocument();
+  await section(sectionIds[0]!).getByRole("button", { name: "+ Add section below" }).click();
+  await page.getByLabel("New section name").fill("Timeline");
+  await page.getByRole("button", { name: "Add section", exact: true }).click();
+  await expect(names()).toHaveText(["Goals", "Timeline", "Risks", "Budget"]);
+});
+
+test("a deleted section comes back with Undo at its place with its id, name and content", async () => {
+  await openDocument();
+  const risks = sectionIds[1]!;
+  await section(risks).getByRole("button", { name: "Delete" }).click();
+  await expect(names()).toHaveText(["Goals", "Timeline", "Budget"]);
+  const toast = page.getByTestId("toast");
+  await expect(toast).toContainText("Section deleted");
+  await photograph(page, "editor-block-menu-undo");
+  await toast.getByRole("button", { name: "Undo" }).click();
+  await expect(names()).toHaveText(["Goals", "Timeline", "Risks", "Budget"]);
+  await expect(section(risks)).toBeVisible();
+  const content = await headContent(risks);
+  expect(content[0]).toEqual(text("Suppliers may be late."));
+});
+
+test("a section dragged by its handle to a new place keeps it after a reload", async () => {
+  await openDocument();
+  const budget = section(sectionIds[2]!);
+  const timeline = page.locator('[data-testid="live-section"]').nth(1);
+  await expect(timeline.locator("h2")).toHaveText("Timeline");
+  // Its upper half: the drop lands before Timeline.
+  await budget.getByTestId("drag-handle").dragTo(timeline, { targetPosition: { x: 40, y: 10 } });
+  await expect(names()).toHaveText(["Goals", "Budget", "Timeline", "Risks"]);
+  await page.reload();
+  await expect(names()).toHaveText(["Goals", "Budget", "Timeline", "Risks"]);
+});
