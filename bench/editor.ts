@@ -1,0 +1,178 @@
+/**
+ * The editor in the browser (issue 14): how long a 2,000-section document
+ * takes to open on its branch in Chromium until it is readable and ready to
+ * type, beside the rendered commit view (no live layer) of the same document;
+ * where the opening's time goes (server time to first byte, transfer size,
+ * load event); and keystroke-to-paint in an editor while a peer types in the
+ * same section, beside a plain textarea on the same page.
+ *
+ *   npx next build && node --import tsx bench/editor.ts
+ *
+ * Environment (all optional):
+ *   TEST_DATABASE_URL / DATABASE_URL  PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres);
+ *                                     the bench creates and drops its own database there.
+ *   CHROMIUM_PATH=/usr/bin/chromium   the browser (headless)
+ *   BENCH_OPENS=7                     measured opens of each page (after one warm-up each); medians are reported
+ *   BENCH_SECTIONS=2000               sections in the long document
+ *
+ * Times are wall-clock from `page.goto` in the bench process; the page's own
+ * Navigation Timing gives time to first byte and the transfer size. Typing is
+ * measured by the browser's Event Timing: a key's `duration` runs from the key
+ * event to the paint after it, in 8 ms steps, and only keys of 16 ms or more
+ * are reported, so the others count as 0.
+ */
+import os from "node:os";
+import type { Page } from "playwright-core";
+import { launchChromium, signInPage } from "../tests/helpers/browser";
+import { WIDE } from "../tests/helpers/screenshots";
+import { startTestServer } from "../tests/helpers/server";
+
+process.env.TEST_DATABASE_URL ??= process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const OPENS = Number(process.env.BENCH_OPENS ?? 7);
+const SECTIONS = Number(process.env.BENCH_SECTIONS ?? 2_000);
+const PASSWORD = "correct horse battery";
+
+const log = (...args: unknown[]) => console.log(...args);
+const text = (t: string) => ({ blockType: "text" as const, text: t });
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+const range = (values: number[]) => `${Math.min(...values)}-${Math.max(...values)}`;
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+
+/** The page's own Navigation Timing for the last load: time to first byte and bytes of the HTML document. */
+const navigation = (page: Page) =>
+  page.evaluate(() => {
+    const entry = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;
+    return { ttfbMs: Math.round(entry.responseStart), htmlKb: Math.round(entry.encodedBodySize / 1024) };
+  });
+
+const server = await startTestServer({ next: true });
+try {
+  const olive = await server.createUser("olive@example.test", "Olive Owner", PASSWORD);
+  const mo = await server.createUser("mo@example.test", "Mo Member", PASSWORD);
+  const big = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "bench/long",
+    name: "Long document",
+    sections: Array.from({ length: SECTIONS }, (_, i) => ({
+      name: `Part ${i + 1}`,
+      content: [text(`Paragraph ${i + 1} of a long document.`)],
+    })),
+  });
+  await server.callTool("documents", olive.userId, {
+    action: "set_permissions",
+    documentId: big.documentId,
+    grants: [{ userId: mo.userId, permission: "edit" }],
+  });
+  const firstSection = `[data-section-id="${big.sectionIds[0]}"]`;
+  const firstEditor = `${firstSection} [data-testid="editor-prose"] .cm-content`;
+
+  const browser = await launchChromium();
+  const signIn = async (email: string) =>
+    signInPage(await browser.newContext({ viewport: WIDE }), server.url, { email, password: PASSWORD });
+  const page = await signIn(olive.email);
+  page.setDefaultTimeout(60_000);
+
+  log(`editor bench: ${SECTIONS} sections, ${OPENS} opens each, load average before ${load()}`);
+  const commitView = `${server.url}/documents/${big.documentId}?commit=${big.commitId}`;
+  const livePage = `${server.url}/documents/${big.documentId}?branch=main`;
+  const rendered = { loadMs: [] as number[], ttfbMs: [] as number[], htmlKb: [] as number[] };
+  const live = {
+    loadMs: [] as number[],
+    ttfbMs: [] as number[],
+    htmlKb: [] as number[],
+    syncedMs: [] as number[],
+    readyMs: [] as number[],
+    editors: [] as number[],
+  };
+  await page.goto(commitView);
+  await page.goto(livePage);
+  await page.waitForSelector(`${firstEditor}[contenteditable="true"]`);
+  for (let i = 0; i < OPENS; i++) {
+    let started = Date.now();
+    await page.goto(commitView);
+    rendered.loadMs.push(Date.now() - started);
+    const renderedNav = await navigation(page);
+    rendered.ttfbMs.push(renderedNav.ttfbMs);
+    rendered.htmlKb.push(renderedNav.htmlKb);
+
+    started = Date.now();
+    await page.goto(livePage);
+    live.loadMs.push(Date.now() - started);
+    await page.waitForSelector(`${firstSection}[data-synced="true"]`);
+    live.syncedMs.push(Date.now() - started);
+    await page.waitForSelector(`${firstEditor}[contenteditable="true"]`);
+    live.readyMs.push(Date.now() - started);
+    live.editors.push(await page.locator(".cm-editor").count());
+    const liveNav = await navigation(page);
+    live.ttfbMs.push(liveNav.ttfbMs);
+    live.htmlKb.push(liveNav.htmlKb);
+  }
+  const row = (what: string, values: number[], unit = "ms") =>
+    log(`  ${what.padEnd(44)} median ${median(values)} ${unit} (${range(values)})`);
+  log("rendered commit view (no live layer):");
+  row("time to first byte", rendered.ttfbMs);
+  row("HTML transferred", rendered.htmlKb, "KiB");
+  row("load event", rendered.loadMs);
+  log("live page on its branch:");
+  row("time to first byte", live.ttfbMs);
+  row("HTML transferred", live.htmlKb, "KiB");
+  row("load event (readable)", live.loadMs);
+  row("first section's room synced", live.syncedMs);
+  row("ready to type (first editor mounted)", live.readyMs);
+  row("editors mounted", live.editors, "");
+
+  // Typing: Mo types at the end of the first section while Olive types at its start; then a plain textarea on Olive's page.
+  const peer = await signIn(mo.email);
+  peer.setDefaultTimeout(60_000);
+  await peer.goto(livePage);
+  await peer.locator(firstEditor).click();
+  await peer.keyboard.press("End");
+  await page.evaluate(() => {
+    const timings = { keys: 0, slow: [] as number[] };
+    (window as { keyTimings?: typeof timings }).keyTimings = timings;
+    document.addEventListener("keydown", () => timings.keys++, true);
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) if (entry.name === "keydown") timings.slow.push(entry.duration);
+    }).observe({ type: "event", durationThreshold: 16 } as PerformanceObserverInit);
+    const plain = document.createElement("textarea");
+    plain.id = "plain-textarea";
+    plain.setAttribute("aria-label", "Plain textarea");
+    document.body.prepend(plain);
+  });
+  /** Typed keys' median and slowest time to paint (keys under 16 ms count as 0), from the timings gathered since the last call. */
+  const measure = async (type: () => Promise<unknown>) => {
+    await type();
+    await page.waitForTimeout(300);
+    const taken = await page.evaluate(() => {
+      const timings = (window as { keyTimings?: { keys: number; slow: number[] } }).keyTimings!;
+      const copy = { keys: timings.keys, slow: [...timings.slow] };
+      timings.keys = 0;
+      timings.slow = [];
+      return copy;
+    });
+    const all = [...taken.slow, ...Array<number>(Math.max(0, taken.keys - taken.slow.length)).fill(0)];
+    return { keys: taken.keys, median: median(all), max: Math.max(...all) };
+  };
+  const sentence = "Measured typing while a peer types in the same section. ";
+  await page.locator("#plain-textarea").click();
+  const plain = await measure(() => page.keyboard.type(sentence, { delay: 30 }));
+  await page.locator(firstEditor).click();
+  await page.keyboard.press("Home");
+  const editor = await measure(() =>
+    Promise.all([
+      peer.keyboard.type(" The peer keeps typing through all of this.", { delay: 30 }),
+      page.keyboard.type(sentence, { delay: 30 }),
+    ]),
+  );
+  log("keystroke to paint (Event Timing duration):");
+  log(`  editor, peer typing in the same section       median ${editor.median} ms, max ${editor.max} ms over ${editor.keys} keys`);
+  log(`  plain textarea on the same page               median ${plain.median} ms, max ${plain.max} ms over ${plain.keys} keys`);
+  log(`load average after ${load()}`);
+  await browser.close();
+} finally {
+  await server.close();
+}
