@@ -124,6 +124,7 @@ export function BlockMenu({ address, sectionId }: { address: RoomAddress; sectio
         <div
           ref={menu}
           className="block-menu-list"
+          data-overlay=""
           role="menu"
           aria-label="Insert block"
           tabIndex={-1}
