@@ -19,6 +19,7 @@ import { SectionBlocks } from "../section-blocks";
 import { useImageDrop } from "./image-drop";
 import { openRoom, type RoomAddress, useNearViewport } from "./live-room";
 import { SectionControls } from "./section-controls";
+import { SectionPermissions } from "./section-permissions";
 import type { PresenceHub, PresentUser } from "./presence";
 import { TextEditor } from "./text-editor";
 
@@ -167,6 +168,7 @@ export const LiveSection = memo(function LiveSection({
               {preview ? "Edit" : "Preview"}
             </button>
             <SectionControls address={address} sectionId={sectionId} index={index} count={count} />
+            <SectionPermissions address={address} sectionId={sectionId} />
           </div>
         ) : null}
       </div>
