@@ -102,6 +102,11 @@ test("on the default branch the form is read only and gives the spec's reason; n
   await expect(form).toContainText('cannot be changed directly on the default branch "main"');
   await expect(form.getByRole("button", { name: "Save permissions" })).toHaveCount(0);
   await photograph(page, "section-permissions-main");
+  const read = await server.callTool("read", olive.userId, { documentId, branchName: "main" });
+  expect(read.sections.map((s) => [s.defaultPermission, s.aiAccess])).toEqual([
+    [null, null],
+    [null, null],
+  ]);
   await page.context().close();
 });
 
