@@ -1,6 +1,7 @@
 /**
  * Drafts: commit and discard on tRPC and MCP, `read` with includeDraft, the
- * draft status of branches, and the failure modes of Yjs servers — edits
+ * draft status of branches, a comment-new tag typed live becoming a stored
+ * comment on commit, and the failure modes of Yjs servers — edits
  * lost on shutdown, a room unloaded while a save is pending, content
  * duplicated after a restart — across restarts and kill -9 of a real process.
  */
@@ -165,6 +166,31 @@ describe("commit and discard", () => {
       /not allowed|read/,
     );
     await server.callTool("documents", owner.userId, { action: "set_permissions", documentId, defaultPermission: "edit" });
+  });
+
+  test("a comment-new tag typed into the draft becomes a stored comment on commit, and the draft gets its anchor", async () => {
+    const a = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: member.token }));
+    const before = a.text().toString();
+    a.text().delete(0, before.length);
+    a.text().insert(0, `<svc:comment-new body="Too &quot;soon&quot;?" mentions="${owner.userId}">${before}</svc:comment-new>`);
+    await a.provider.synced;
+    await expect
+      .poll(async () => (await server.callTool("documents", owner.userId, { action: "get", documentId })).draft.uncommittedChanges)
+      .toBe(true);
+
+    const committed = await server.trpcCaller(member).documents({ action: "commit", documentId, branchName: "main" });
+    expect(committed).toMatchObject({ changed: true });
+    const read = await server.callTool("read", owner.userId, { documentId });
+    const [comment] = read.sections[0]!.comments;
+    expect(comment).toMatchObject({
+      body: 'Too "soon"?',
+      authorId: member.userId,
+      authorName: "Mo Member",
+      mentions: [owner.userId],
+      branchName: "main",
+    });
+    expect(read.sections[0]!.content).toEqual([text(`<svc:comment id="${comment!.commentId}">${before}</svc:comment>`)]);
+    await waitFor(() => a.text().toString() === `<svc:comment id="${comment!.commentId}">${before}</svc:comment>`);
   });
 });
 

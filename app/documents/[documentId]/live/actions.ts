@@ -304,3 +304,70 @@ export async function undoDeleteSection(input: {
     return { commitId: reverted.commitId };
   });
 }
+
+export type PermissionChoice = "edit" | "read" | "none" | null;
+
+export interface SectionPermissionsView {
+  defaultPermission: PermissionChoice;
+  aiAccess: PermissionChoice;
+  /** Set when the overrides cannot be changed here: the default branch, where a change goes through a merge request. */
+  lockedReason: string | null;
+}
+
+/** A section's permission overrides as the server reads them for this person, and whether this branch lets them change. */
+export async function readSectionPermissions(input: {
+  documentId: unknown;
+  branchName: unknown;
+  sectionId: unknown;
+}): Promise<ActionResult<SectionPermissionsView>> {
+  return runAsUser("section permissions", async (userId) => {
+    const documentId = text(input.documentId);
+    const branchName = text(input.branchName);
+    const sectionId = text(input.sectionId);
+    const bridge = getBridge();
+    const [document, doc] = await Promise.all([
+      bridge.callTool("documents", userId, { action: "get", documentId }) as Promise<{ defaultBranch: string }>,
+      bridge.callTool("read", userId, { documentId, branchName, sectionIds: [sectionId] }) as Promise<DocumentRead>,
+    ]);
+    const section = doc.sections.find((s) => s.sectionId === sectionId);
+    if (!section) throw new DomainError("NOT_FOUND", "This section is no longer on the branch.", { sectionId });
+    return {
+      defaultPermission: section.defaultPermission,
+      aiAccess: section.aiAccess,
+      lockedReason:
+        branchName === document.defaultBranch
+          ? `Section permissions cannot be changed directly on the default branch "${document.defaultBranch}": change them on another branch and merge it with a merge request, so the change is reviewed.`
+          : null,
+    };
+  });
+}
+
+/** Sets a section's team and AI overrides on this branch ("" = inherit from the document); the server checks who may. */
+export async function setSectionPermissions(input: {
+  documentId: unknown;
+  branchName: unknown;
+  sectionId: unknown;
+  defaultPermission: unknown;
+  aiAccess: unknown;
+}): Promise<ActionResult> {
+  const choice = (field: string, value: unknown): PermissionChoice => {
+    const given = text(value);
+    if (given === "") return null;
+    if (given === "edit" || given === "read" || given === "none") return given;
+    throw new DomainError("VALIDATION_FAILED", `${field} must be edit, read, none or empty (inherit).`, {
+      issues: [{ path: field, message: "must be edit | read | none | empty" }],
+    });
+  };
+  return runAsUser("section permissions", async (userId) => {
+    await getBridge().callTool("sections", userId, {
+      action: "update",
+      documentId: text(input.documentId),
+      branchName: text(input.branchName),
+      sectionId: text(input.sectionId),
+      defaultPermission: choice("defaultPermission", input.defaultPermission),
+      aiAccess: choice("aiAccess", input.aiAccess),
+      commitMessage: "Change section permissions",
+    });
+    return undefined;
+  });
+}

@@ -20,6 +20,7 @@ import { BlockMenu } from "./block-menu";
 import { useImageDrop } from "./image-drop";
 import { openRoom, type RoomAddress, useNearViewport } from "./live-room";
 import { SectionControls } from "./section-controls";
+import { SectionPermissions } from "./section-permissions";
 import type { PresenceHub, PresentUser } from "./presence";
 import { TextEditor } from "./text-editor";
 
@@ -168,6 +169,7 @@ export const LiveSection = memo(function LiveSection({
               {preview ? "Edit" : "Preview"}
             </button>
             <SectionControls address={address} sectionId={sectionId} index={index} count={count} />
+            <SectionPermissions address={address} sectionId={sectionId} />
           </div>
         ) : null}
       </div>
