@@ -375,7 +375,7 @@ export class CollabRooms {
         stored: (updates) => this.publish(key, updates),
         awarenessChanged: (update) => void this.options.bus?.publish({ ...key, kind: "awareness", payload: update }),
         failed: (error) => {
-          // Clients reconnect and resync from storage: what they saw acknowledged is there, the rest they still hold.
+          // Clients reconnect to the stored draft and hand over whatever it lacks, the unstored edits included.
           console.error("[quire] storing a draft update failed; closing the section's room", error);
           if (room.sections.get(sectionId) === section) room.sections.delete(sectionId);
           for (const connection of section.connections) connection.socket.close(CLOSE_INTERNAL, "storage failed");
