@@ -15,6 +15,8 @@ export interface ExistingCommentTag {
   id: string;
   /** The whole element as written, which an edit must keep intact. */
   raw: string;
+  /** The commented text between the tags. */
+  text: string;
 }
 
 export interface NewCommentTag {
@@ -51,7 +53,20 @@ export const MAX_COMMENT_BODY_CHARS = 10_000;
 const USER_ID = z.guid();
 
 export function existingCommentTags(text: string): ExistingCommentTag[] {
-  return [...text.matchAll(EXISTING)].map((m) => ({ id: m[1]!, raw: m[0] }));
+  return [...text.matchAll(EXISTING)].map((m) => ({ id: m[1]!, raw: m[0], text: m[2]! }));
+}
+
+const escapeAttribute = (value: string) => value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/** The tags that make `text` a new comment: written here so they read back exactly as `newCommentTags` parses them. */
+export function newCommentMarkup(body: string, mentions: readonly string[]): { open: string; close: string } {
+  const mentioned = mentions.length > 0 ? ` mentions="${escapeAttribute(mentions.join(","))}"` : "";
+  return { open: `<svc:comment-new body="${escapeAttribute(body)}"${mentioned}>`, close: "</svc:comment-new>" };
+}
+
+/** Whether any comment tag lies in or across [from, to]: a new comment there would overlap another. */
+export function commentTagWithin(text: string, from: number, to: number): boolean {
+  return commentTagTokens(text).some((tag) => tag.index < to && tag.index + tag.raw.length > from);
 }
 
 /**

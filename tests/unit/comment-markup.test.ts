@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { markCommentRanges } from "@/app/documents/[documentId]/comment-markup";
-import { commentTagTokens, newCommentTags } from "@/server/core/comment-markup";
+import { commentTagTokens, commentTagWithin, newCommentMarkup, newCommentTags } from "@/server/core/comment-markup";
 
 const MENTION = "0b7c5a2e-8f1d-4c3a-9e6b-2d4f6a8c0e1b";
 const OPEN = "\uE000";
@@ -62,5 +62,35 @@ describe("server and app agree", () => {
         expect(marked.replace(/[\uE000\uE001]/g, "")).toBe(markdown.replace(/<[^>]*>/g, ""));
       }),
     );
+  });
+});
+
+describe("newCommentMarkup", () => {
+  test("writes tags that read back as the same body and mentions, for any body", () => {
+    const mention = "0b7d3a52-1f7e-4d8e-9a51-5a3f9c2f4d10";
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 80 }).filter((b) => b.trim() !== "" && !/[\u0000]/.test(b)),
+        fc.boolean(),
+        (body, mentioned) => {
+          const { open, close } = newCommentMarkup(body, mentioned ? [mention] : []);
+          const [tag] = newCommentTags(`before ${open}commented${close} after`, "test");
+          expect(tag).toEqual({ body: body.trim(), mentions: mentioned ? [mention] : [], text: "commented" });
+        },
+      ),
+    );
+  });
+});
+
+describe("commentTagWithin", () => {
+  const text = 'a <svc:comment id="c1">bc</svc:comment> d';
+  const open = text.indexOf("<svc:comment");
+  const close = text.indexOf("</svc:comment>");
+  test("finds a tag inside or across the range, and none outside it", () => {
+    expect(commentTagWithin(text, 0, 1)).toBe(false);
+    expect(commentTagWithin(text, 0, open + 1)).toBe(true);
+    expect(commentTagWithin(text, open + '<svc:comment id="c1">'.length, close)).toBe(false);
+    expect(commentTagWithin(text, close - 1, close + 2)).toBe(true);
+    expect(commentTagWithin(text, text.length - 1, text.length)).toBe(false);
   });
 });

@@ -13,6 +13,7 @@ import { memo, useEffect, useMemo, useState, useSyncExternalStore } from "react"
 import * as Y from "yjs";
 import { outlineFromYDoc } from "@/server/collab/codec";
 import type { Person } from "./actions";
+import { CommentsPanel } from "./comments-panel";
 import { CommitBar, useDraftStatus } from "./commit-bar";
 import { type InitialSection, LiveSection } from "./live-section";
 import { AddSection, SectionArrangement } from "./section-controls";
@@ -52,6 +53,8 @@ export function LiveDocument({ documentId, branchName, me, shareToken, canEdit, 
   return (
     <div className="live-document" data-testid="live-document">
       <PresenceBar presence={presence} connected={status?.connected ?? []} />
+      {/* Share-link visitors have no session for server actions, so no comment list. */}
+      {me ? <CommentsPanel documentId={documentId} branchName={branchName} /> : null}
       <SectionArrangement address={address}>
         <SectionList address={address} order={order} sections={sections} canEdit={canEdit} self={self} presence={presence} />
       </SectionArrangement>

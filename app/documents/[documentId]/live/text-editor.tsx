@@ -11,10 +11,11 @@ import { defaultKeymap } from "@codemirror/commands";
 import { markdown } from "@codemirror/lang-markdown";
 import { EditorState, type Extension } from "@codemirror/state";
 import { EditorView, keymap, placeholder as placeholderText } from "@codemirror/view";
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
 import { yCollab, yUndoManagerKeymap } from "y-codemirror.next";
 import type { Awareness } from "y-protocols/awareness";
 import * as Y from "yjs";
+import { CommentComposer, type TextRange } from "./comment-composer";
 import { commentMarkupExtension, proseHighlighting, proseTheme } from "./editor-extensions";
 
 /** A section name is one line: a typed or pasted line break is dropped. */
@@ -36,6 +37,10 @@ export function TextEditor({
   placeholder?: string;
 }) {
   const host = useRef<HTMLDivElement>(null);
+  // A prose editor offers Comment while text is selected; the range is read at the moment the comment is added.
+  const selection = useRef<TextRange | null>(null);
+  const [selecting, setSelecting] = useState(false);
+  const [composing, setComposing] = useState(false);
 
   useEffect(() => {
     const parent = host.current;
@@ -48,7 +53,31 @@ export function TextEditor({
       proseTheme,
       EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": kind === "prose" ? "true" : "false" }),
       placeholder ? placeholderText(placeholder) : [],
-      kind === "prose" ? [markdown(), proseHighlighting, EditorView.lineWrapping, commentMarkupExtension] : oneLine,
+      kind === "prose"
+        ? [
+            markdown(),
+            proseHighlighting,
+            EditorView.lineWrapping,
+            commentMarkupExtension,
+            keymap.of([
+              {
+                key: "Mod-Alt-m",
+                run: () => {
+                  if (selection.current === null) return false;
+                  setComposing(true);
+                  return true;
+                },
+              },
+            ]),
+            EditorView.updateListener.of((update) => {
+              if (!update.selectionSet && !update.docChanged) return;
+              const { from, to, empty } = update.state.selection.main;
+              selection.current = empty ? null : { from, to };
+              // Only a change between "something selected" and "nothing" renders: typing does not.
+              setSelecting(!empty);
+            }),
+          ]
+        : oneLine,
     ];
     const view = new EditorView({ parent, state: EditorState.create({ doc: text.toString(), extensions }) });
     return () => {
@@ -57,5 +86,12 @@ export function TextEditor({
     };
   }, [text, awareness, label, kind, placeholder]);
 
-  return <div ref={host} className={kind === "prose" ? "live-text-editor" : "live-name-editor"} data-testid={`editor-${kind}`} />;
+  return (
+    <>
+      <div ref={host} className={kind === "prose" ? "live-text-editor" : "live-name-editor"} data-testid={`editor-${kind}`} />
+      {kind === "prose" && (selecting || composing) ? (
+        <CommentComposer text={text} selection={() => selection.current} open={composing} setOpen={setComposing} />
+      ) : null}
+    </>
+  );
 }

@@ -1,0 +1,112 @@
+"use client";
+
+/**
+ * Commenting on a selection in a text block: with text selected the editor
+ * offers **Comment** (or Ctrl/⌘+Alt+M); the form takes the comment and whom
+ * it mentions, and wraps the selection in the shared text with
+ * `<svc:comment-new …>` tags. Everyone in the room sees it highlighted at
+ * once; the commit stores it as a comment (spec §2.3).
+ */
+import { useEffect, useState, type FormEvent } from "react";
+import type * as Y from "yjs";
+import { commentTagWithin, MAX_COMMENT_BODY_CHARS, newCommentMarkup } from "@/server/core/comment-markup";
+import type { Person } from "./actions";
+import { readMentionable } from "./comment-actions";
+
+export interface TextRange {
+  from: number;
+  to: number;
+}
+
+export function CommentComposer({
+  text,
+  selection,
+  open,
+  setOpen,
+}: {
+  text: Y.Text;
+  /** The editor's selection now (null when nothing is selected). */
+  selection: () => TextRange | null;
+  open: boolean;
+  setOpen: (open: boolean) => void;
+}) {
+  const [people, setPeople] = useState<Person[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    if (!open || people) return;
+    void readMentionable().then((result) => (result.ok ? setPeople(result.value) : setError(result.message)));
+  }, [open, people]);
+
+  if (!open) {
+    return (
+      <div className="comment-composer">
+        <button
+          type="button"
+          className="button button-small button-quiet"
+          aria-keyshortcuts="Control+Alt+M Meta+Alt+M"
+          title="Comment on the selection (Ctrl/⌘ + Alt + M)"
+          onMouseDown={(event) => event.preventDefault()}
+          onClick={() => setOpen(true)}
+        >
+          Comment
+        </button>
+      </div>
+    );
+  }
+
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget);
+    const body = String(data.get("body") ?? "").trim();
+    const range = selection();
+    if (body === "") return setError("Write the comment first.");
+    if (!range) return setError("Select the text to comment on, then try again.");
+    if (commentTagWithin(text.toString(), range.from, range.to)) {
+      return setError("A comment cannot overlap another comment: select text outside the highlighted parts.");
+    }
+    const { open: openTag, close } = newCommentMarkup(body, data.getAll("mentions").map(String));
+    // The closing tag first, so the selection's start is still where it was.
+    text.doc?.transact(() => {
+      text.insert(range.to, close);
+      text.insert(range.from, openTag);
+    });
+    setError(null);
+    setOpen(false);
+  };
+
+  return (
+    <form className="comment-composer comment-composer-open" aria-label="New comment" onSubmit={submit}>
+      <label className="comment-composer-body">
+        <span>Comment</span>
+        {/* biome-ignore lint/a11y/noAutofocus: the form opens on request, and writing the comment is the next step */}
+        <textarea name="body" required maxLength={MAX_COMMENT_BODY_CHARS} rows={3} autoFocus />
+      </label>
+      <fieldset className="comment-composer-mentions">
+        <legend>Mention</legend>
+        {people === null ? (
+          <p className="muted">Loading people…</p>
+        ) : (
+          people.map((person) => (
+            <label key={person.userId}>
+              <input type="checkbox" name="mentions" value={person.userId} /> {person.name}
+            </label>
+          ))
+        )}
+      </fieldset>
+      <div className="comment-composer-actions">
+        <button type="submit" className="button button-small button-primary">
+          Add comment
+        </button>
+        <button type="button" className="button button-small button-quiet" onClick={() => setOpen(false)}>
+          Cancel
+        </button>
+      </div>
+      {error ? (
+        <p className="inline-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </form>
+  );
+}
