@@ -44,6 +44,15 @@ export function FormError({ error }: { error: string | null }) {
   ) : null;
 }
 
+/** An error beside the control it is about (a small form or a button in a row). */
+export function InlineError({ error }: { error: string | null | undefined }) {
+  return error ? (
+    <p className="inline-error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
 /** A select saved as soon as it changes; on failure it goes back to `initial` and shows why. */
 export function AutoSaveSelect<T extends string>({
   label,
@@ -85,11 +94,7 @@ export function AutoSaveSelect<T extends string>({
         {children}
       </select>
       {pending ? <span className="muted small">Saving…</span> : null}
-      {error ? (
-        <p className="inline-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <InlineError error={error} />
     </div>
   );
 }

@@ -12,7 +12,7 @@
 import Papa from "papaparse";
 import { useRouter } from "next/navigation";
 import { type KeyboardEvent, useEffect, useRef, useState } from "react";
-import { useActionForm } from "@/app/_components/action-form";
+import { useActionForm, InlineError } from "@/app/_components/action-form";
 import type { Block } from "@/server/core/blocks";
 import { insertBlock } from "./actions";
 import { mediaTypeOf, uploadAsBlock } from "./image-drop";
@@ -221,11 +221,7 @@ function BlockFields({
           Cancel
         </button>
       </div>
-      {error ? (
-        <p className="inline-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <InlineError error={error} />
     </form>
   );
 }

@@ -7,6 +7,7 @@
  * `<svc:comment-new …>` tags. Everyone in the room sees it highlighted at
  * once; the commit stores it as a comment (spec §2.3).
  */
+import { InlineError } from "@/app/_components/action-form";
 import { useEffect, useState, type FormEvent } from "react";
 import type * as Y from "yjs";
 import { commentTagWithin, MAX_COMMENT_BODY_CHARS, newCommentMarkup } from "@/server/core/comment-markup";
@@ -102,11 +103,7 @@ export function CommentComposer({
           Cancel
         </button>
       </div>
-      {error ? (
-        <p className="inline-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <InlineError error={error} />
     </form>
   );
 }

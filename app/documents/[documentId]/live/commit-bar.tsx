@@ -7,6 +7,7 @@
  * suggested message, Discard with a confirmation. A commit or discard by
  * anyone clears the bar on every page at the next poll.
  */
+import { InlineError } from "@/app/_components/action-form";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { ConfirmButton } from "@/app/_components/confirm-button";
@@ -137,11 +138,7 @@ export function CommitBar({
             }}
           />
         </div>
-        {error ? (
-          <p className="inline-error" role="alert">
-            {error}
-          </p>
-        ) : null}
+        <InlineError error={error} />
       </form>
     </div>
   );

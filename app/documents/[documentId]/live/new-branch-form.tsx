@@ -3,7 +3,7 @@
 /** "New branch" from the branch being viewed: the server checks the name and access; the page then opens the new branch. */
 import { useRouter } from "next/navigation";
 import { useState } from "react";
-import { useActionForm } from "@/app/_components/action-form";
+import { useActionForm, InlineError } from "@/app/_components/action-form";
 import { createBranch } from "./actions";
 import "./live.css";
 
@@ -34,11 +34,7 @@ export function NewBranchForm({ documentId, sourceBranch }: { documentId: string
           Cancel
         </button>
       </div>
-      {error ? (
-        <p className="inline-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <InlineError error={error} />
     </form>
   );
 }

@@ -9,7 +9,7 @@
  */
 import { useRouter } from "next/navigation";
 import { type DragEvent, type ReactNode, useState } from "react";
-import { useActionForm } from "@/app/_components/action-form";
+import { useActionForm, InlineError } from "@/app/_components/action-form";
 import { ToastProvider, useToast } from "@/app/_components/toast";
 import { addSection, deleteSection, moveSection, placeSection, undoDeleteSection } from "./actions";
 import type { RoomAddress } from "./live-room";
@@ -154,11 +154,7 @@ export function SectionControls({
         Delete
       </button>
       <AddSection address={address} position={index + 1} label="Add section below" />
-      {error ? (
-        <p className="inline-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <InlineError error={error} />
     </>
   );
 }
@@ -191,11 +187,7 @@ export function AddSection({ address, position, label }: { address: RoomAddress;
       <button type="button" className="button button-small button-quiet" onClick={() => setOpen(false)} disabled={pending}>
         Cancel
       </button>
-      {error ? (
-        <p className="inline-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <InlineError error={error} />
     </form>
   );
 }
