@@ -8,7 +8,7 @@
 import type { Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { text } from "../helpers/blocks";
-import { signInPage } from "../helpers/browser";
+import { signInPage, openLiveDocument } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -26,10 +26,7 @@ let page: Page;
 const section = (id: string) => page.locator(`[data-section-id="${id}"]`);
 const names = () => page.locator('[data-testid="live-section"] h2');
 
-async function openDocument(): Promise<void> {
-  await page.goto(`${server.url}/documents/${documentId}`);
-  await expect(section(sectionIds[0]!)).toHaveAttribute("data-synced", "true");
-}
+const openDocument = () => openLiveDocument(page, server.url, { documentId, firstSectionId: sectionIds[0]! });
 
 async function headContent(sectionId: string) {
   const read = await server.callTool("read", olive.userId, { documentId, sectionIds: [sectionId] });

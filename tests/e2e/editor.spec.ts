@@ -8,7 +8,7 @@
  */
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { signInPage } from "../helpers/browser";
+import { signInPage, openLiveDocument } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -55,10 +55,8 @@ function editorText(page: Page, sectionId: string): Promise<string> {
 
 const typedText = (page: Page, sectionId: string, timeout = 1_000) => expect.poll(() => editorText(page, sectionId), { timeout });
 
-async function openDocument(page: Page, branch = "main"): Promise<void> {
-  await page.goto(`${server.url}/documents/${documentId}?branch=${encodeURIComponent(branch)}`);
-  await expect(page.locator(`[data-section-id="${sectionIds[0]}"]`)).toHaveAttribute("data-synced", "true");
-}
+const openDocument = (page: Page, branch = "main") =>
+  openLiveDocument(page, server.url, { documentId, firstSectionId: sectionIds[0]!, branch });
 
 test.beforeAll(async ({ browser }) => {
   server = await startTestServer({ next: true });

@@ -6,7 +6,7 @@
  */
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { signInPage } from "../helpers/browser";
+import { signInPage, openLiveDocument } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -27,10 +27,8 @@ async function signedIn(browser: Browser, email: string): Promise<Page> {
   return signInPage(context, server.url, { email, password: PASSWORD });
 }
 
-async function openDocument(page: Page, branch: string): Promise<void> {
-  await page.goto(`${server.url}/documents/${documentId}?branch=${encodeURIComponent(branch)}`);
-  await expect(page.locator(`[data-section-id="${sectionIds[0]}"]`)).toHaveAttribute("data-synced", "true");
-}
+const openDocument = (page: Page, branch: string) =>
+  openLiveDocument(page, server.url, { documentId, firstSectionId: sectionIds[0]!, branch });
 
 const sectionOf = (page: Page, index: number) => page.locator(`[data-section-id="${sectionIds[index]}"]`);
 

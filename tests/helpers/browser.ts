@@ -44,3 +44,13 @@ export async function signInPage(
   await page.waitForURL((url) => url.pathname === "/");
   return page;
 }
+
+/** Opens a document's live page on a branch and waits until the room of its first section (`firstSectionId`) has synced. */
+export async function openLiveDocument(
+  page: import("playwright-core").Page,
+  origin: string,
+  document: { documentId: string; firstSectionId: string; branch?: string },
+): Promise<void> {
+  await page.goto(`${origin}/documents/${document.documentId}?branch=${encodeURIComponent(document.branch ?? "main")}`);
+  await page.locator(`[data-section-id="${document.firstSectionId}"][data-synced="true"]`).waitFor();
+}
