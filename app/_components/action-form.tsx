@@ -35,10 +35,10 @@ export function useActionForm<T>(submit: (data: FormData) => Promise<ActionResul
   return { pending, error, onSubmit };
 }
 
-/** A form's error message, under the form. */
-export function FormError({ error }: { error: string | null }) {
+/** A form's error message, under the form (`spaced`: with room above it, where the settings pages put it). */
+export function FormError({ error, spaced = true }: { error: string | null; spaced?: boolean }) {
   return error ? (
-    <p className="form-error form-error-spaced" role="alert">
+    <p className={spaced ? "form-error form-error-spaced" : "form-error"} role="alert">
       {error}
     </p>
   ) : null;

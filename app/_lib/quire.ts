@@ -23,6 +23,18 @@ export interface DocumentListOptions {
   orderBy?: "path" | "updated";
 }
 
+/** Someone in the workspace, by id and name. */
+export interface WorkspacePerson {
+  userId: string;
+  name: string;
+}
+
+/** Everyone in the workspace (the first 200), as the `members` tool lists them to this user. */
+export async function listMembers(userId: string): Promise<WorkspacePerson[]> {
+  const { members }: { members: WorkspacePerson[] } = await getBridge().callTool("members", userId, { action: "list", limit: 200 });
+  return members.map(({ userId: id, name }) => ({ userId: id, name }));
+}
+
 export async function listDocuments(userId: string, options: DocumentListOptions = {}): Promise<DocumentList> {
   const result: DocumentList = await getBridge().callTool("documents", userId, {
     action: "list",

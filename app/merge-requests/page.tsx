@@ -4,7 +4,7 @@ import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel } from "@/app/_components/error-panel";
 import { PageHeading } from "@/app/_components/page-parts";
 import { TimeAgo } from "@/app/_components/time-ago";
-import { attempt, type MergeAnalysisView, type MergeRequestView, UUID_PATTERN } from "@/app/_lib/quire";
+import { attempt, listMembers, type MergeAnalysisView, type MergeRequestView, UUID_PATTERN } from "@/app/_lib/quire";
 import { firstParam, type SearchParams, withQuery } from "@/app/_lib/search-params";
 import { requireUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
@@ -43,10 +43,7 @@ export default async function MergeRequestsPage({ searchParams }: { searchParams
           limit: PAGE_SIZE,
         }),
     ),
-    attempt(
-      async (): Promise<{ members: Array<{ userId: string; name: string }> }> =>
-        bridge.callTool("members", user.id, { action: "list", limit: 200 }),
-    ),
+    attempt(async () => ({ members: await listMembers(user.id) })),
     documentId && UUID_PATTERN.test(documentId)
       ? attempt(async (): Promise<{ name: string }> => bridge.callTool("documents", user.id, { action: "get", documentId }))
       : Promise.resolve(null),

@@ -5,7 +5,7 @@ import { cache } from "react";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel, failedPage } from "@/app/_components/error-panel";
 import { TimeAgo } from "@/app/_components/time-ago";
-import { attempt, type DocumentRead, type MergeAnalysisView, type MergeRequestView, UUID_PATTERN } from "@/app/_lib/quire";
+import { attempt, type DocumentRead, listMembers, type MergeAnalysisView, type MergeRequestView, UUID_PATTERN } from "@/app/_lib/quire";
 import { getSessionUser, requireUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
 import { ReviewerStates, StatusBadge } from "../parts";
@@ -57,10 +57,7 @@ export default async function MergeRequestPage({ params }: Props) {
       async (): Promise<{ name: string; path: string }> =>
         bridge.callTool("documents", user.id, { action: "get", documentId: request.documentId }),
     ),
-    attempt(
-      async (): Promise<{ members: Array<{ userId: string; name: string }> }> =>
-        bridge.callTool("members", user.id, { action: "list", limit: 200 }),
-    ),
+    attempt(async () => ({ members: await listMembers(user.id) })),
   ]);
   const conflictIds = analysis?.ok ? analysis.value.sections.filter((s) => s.status === "conflict").map((s) => s.sectionId) : [];
   const [sourceTexts, targetTexts] = await Promise.all([

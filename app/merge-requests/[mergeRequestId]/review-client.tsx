@@ -1,5 +1,6 @@
 "use client";
 
+import { FormError } from "@/app/_components/action-form";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useEffect, useState } from "react";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
@@ -57,11 +58,7 @@ export function HeaderEditor({
           <span>Description (markdown)</span>
           <textarea name="description" defaultValue={description ?? ""} rows={5} />
         </label>
-        {error ? (
-          <p className="form-error" role="alert">
-            {error}
-          </p>
-        ) : null}
+        <FormError error={error} spaced={false} />
         <div className="button-row">
           <button type="submit" className="button button-primary">
             Save
@@ -170,11 +167,7 @@ export function ReviewActions({
           </button>
         ) : null}
       </div>
-      {error ? (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <FormError error={error} spaced={false} />
     </div>
   );
 }

@@ -1,5 +1,6 @@
 "use client";
 
+import { FormError } from "@/app/_components/action-form";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useEffect, useState } from "react";
 import { createMergeRequest, type PickedMember, searchMembers } from "../actions";
@@ -151,11 +152,7 @@ export function CreateForm({
           </ul>
         ) : null}
       </div>
-      {error ? (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <FormError error={error} spaced={false} />
       <div className="button-row">
         <button type="submit" className="button button-primary" disabled={empty || pending}>
           {pending ? "Opening…" : "Open merge request"}

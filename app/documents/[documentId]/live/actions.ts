@@ -7,17 +7,14 @@
  * bridge as the signed-in person; the server decides what is allowed.
  */
 import { runAsUser, type ActionResult } from "@/app/_lib/action-result";
-import type { DocumentRead } from "@/app/_lib/quire";
+import { type DocumentRead, listMembers, type WorkspacePerson as Person } from "@/app/_lib/quire";
 import { getBridge } from "@/server/bridge";
 import type { Block } from "@/server/core/blocks";
 import { DomainError } from "@/server/core/errors";
 
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
 
-export interface Person {
-  userId: string;
-  name: string;
-}
+export type { WorkspacePerson as Person } from "@/app/_lib/quire";
 
 export interface DraftView {
   /** The branch head the status was read at. */
@@ -32,8 +29,7 @@ export interface DraftView {
 /** Names for user ids; someone the workspace list does not show (a removed member) reads as "Someone". */
 async function namesOf(userId: string, ids: readonly string[]): Promise<Person[]> {
   if (ids.length === 0) return [];
-  const { members }: { members: Person[] } = await getBridge().callTool("members", userId, { action: "list", limit: 200 });
-  const byId = new Map(members.map((m) => [m.userId, m.name]));
+  const byId = new Map((await listMembers(userId)).map((m) => [m.userId, m.name]));
   return ids.map((id) => ({ userId: id, name: byId.get(id) ?? "Someone" }));
 }
 

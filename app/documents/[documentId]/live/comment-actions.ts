@@ -8,7 +8,7 @@
  * the person may not see brings no comment with it.
  */
 import { type ActionResult, runAsUser } from "@/app/_lib/action-result";
-import type { DocumentRead } from "@/app/_lib/quire";
+import { type DocumentRead, listMembers } from "@/app/_lib/quire";
 import { getBridge } from "@/server/bridge";
 import { existingCommentTags, newCommentTags } from "@/server/core/comment-markup";
 import type { Person } from "./actions";
@@ -69,8 +69,5 @@ export async function readCommentThreads(input: { documentId: unknown; branchNam
 
 /** Everyone in the workspace, for a comment's mentions. */
 export async function readMentionable(): Promise<ActionResult<Person[]>> {
-  return runAsUser("members", async (userId) => {
-    const { members }: { members: Person[] } = await getBridge().callTool("members", userId, { action: "list", limit: 200 });
-    return members.map((m) => ({ userId: m.userId, name: m.name }));
-  });
+  return runAsUser("members", listMembers);
 }
