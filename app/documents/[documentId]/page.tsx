@@ -151,6 +151,7 @@ export default async function DocumentPage({ params, searchParams }: Props) {
               canEdit={canEdit}
               order={sections.map((s) => s.sectionId)}
               sections={initialSections(sections, {
+                editsByDefault: canEdit,
                 editable: (section) => editsSection(section, canEdit, access.ok && access.value.canManage),
                 references: (section) => <SectionReferences section={section} />,
               })}
