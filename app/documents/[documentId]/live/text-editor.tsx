@@ -11,7 +11,7 @@ import { defaultKeymap } from "@codemirror/commands";
 import { markdown } from "@codemirror/lang-markdown";
 import { EditorState, type Extension } from "@codemirror/state";
 import { EditorView, keymap, placeholder as placeholderText } from "@codemirror/view";
-import { useEffect, useRef, useState } from "react";
+import { useLayoutEffect, useRef, useState } from "react";
 import { yCollab, yUndoManagerKeymap } from "y-codemirror.next";
 import type { Awareness } from "y-protocols/awareness";
 import * as Y from "yjs";
@@ -42,7 +42,8 @@ export function TextEditor({
   const [selecting, setSelecting] = useState(false);
   const [composing, setComposing] = useState(false);
 
-  useEffect(() => {
+  // Before the browser paints: an editor's host is empty until CodeMirror fills it, and painting it empty would make the page jump.
+  useLayoutEffect(() => {
     const parent = host.current;
     if (!parent) return;
     const undoManager = new Y.UndoManager(text);
