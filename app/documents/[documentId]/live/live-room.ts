@@ -4,7 +4,7 @@
  * cookie (or a share link's token, read only). `useNearViewport` tells a
  * section when it comes near the screen and when it is far away again, so a
  * long document opens a room and mounts editors only for what is on screen:
- * all sections share two IntersectionObservers.
+ * all sections share one IntersectionObserver.
  */
 import { type RefObject, useEffect, useState } from "react";
 import { WebsocketProvider } from "y-websocket";
@@ -37,28 +37,55 @@ export function openRoom(address: RoomAddress, doc: Y.Doc, sectionId?: string): 
 
 type Watcher = (near: boolean) => void;
 
-/** Two observers for the whole page: one says "near" (mount), the other "far" (unmount); between them nothing changes, so scrolling back and forth does not churn rooms. */
+/** How far off screen a section counts as near: its room opens this much before it scrolls into view. */
+const NEAR_MARGIN = "400px 0px";
+/** How long a section stays mounted after it went out of reach, so scrolling back and forth does not churn rooms. */
+const FAR_AFTER_MS = 5_000;
+
+/**
+ * One observer for the whole page: a section is near as soon as it comes
+ * within NEAR_MARGIN of the screen, and far once it has stayed out of reach
+ * for FAR_AFTER_MS. One observer rather than two (near, and a wider one for
+ * far): every target costs the browser work on every frame, and the page's
+ * content-visibility already has the browser track each section once.
+ */
 class ViewportWatch {
   private readonly watchers = new Map<Element, Watcher>();
-  private readonly near = new IntersectionObserver((entries) => this.report(entries, true), { rootMargin: "400px 0px" });
-  private readonly far = new IntersectionObserver((entries) => this.report(entries, false), { rootMargin: "2400px 0px" });
+  private readonly near = new Set<Element>();
+  private readonly leaving = new Map<Element, ReturnType<typeof setTimeout>>();
+  private readonly observer = new IntersectionObserver((entries) => this.report(entries), { rootMargin: NEAR_MARGIN });
 
-  private report(entries: IntersectionObserverEntry[], near: boolean) {
-    for (const entry of entries) {
-      // "near" reports arrivals, "far" reports departures.
-      if (near && entry.isIntersecting) this.watchers.get(entry.target)?.(true);
-      if (!near && !entry.isIntersecting) this.watchers.get(entry.target)?.(false);
+  private report(entries: IntersectionObserverEntry[]) {
+    for (const { target, isIntersecting } of entries) {
+      const watcher = this.watchers.get(target);
+      if (!watcher) continue;
+      clearTimeout(this.leaving.get(target));
+      this.leaving.delete(target);
+      if (isIntersecting) {
+        this.near.add(target);
+        watcher(true);
+      } else if (this.near.has(target)) {
+        this.leaving.set(
+          target,
+          setTimeout(() => {
+            this.leaving.delete(target);
+            this.near.delete(target);
+            watcher(false);
+          }, FAR_AFTER_MS),
+        );
+      }
     }
   }
 
   watch(element: Element, watcher: Watcher): () => void {
     this.watchers.set(element, watcher);
-    this.near.observe(element);
-    this.far.observe(element);
+    this.observer.observe(element);
     return () => {
       this.watchers.delete(element);
-      this.near.unobserve(element);
-      this.far.unobserve(element);
+      this.near.delete(element);
+      clearTimeout(this.leaving.get(element));
+      this.leaving.delete(element);
+      this.observer.unobserve(element);
     };
   }
 }
