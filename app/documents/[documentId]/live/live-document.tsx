@@ -9,7 +9,7 @@
  * follows the branch head.
  */
 import "./live.css";
-import { memo, useEffect, useMemo, useState, useSyncExternalStore } from "react";
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import * as Y from "yjs";
 import { outlineFromYDoc } from "@/server/collab/codec";
 import type { Person } from "./actions";
@@ -47,6 +47,7 @@ export function LiveDocument({ documentId, branchName, me, shareToken, canEdit, 
   );
   const presence = useMemo(() => new PresenceHub(), []);
   const order = useOutline(address, initialOrder);
+  const adoptsServerHtml = useServerHtmlAdoption();
   // Share-link visitors have no session for server actions: they see who is in the rooms they opened.
   const { status, refresh } = useDraftStatus(documentId, branchName, me !== null);
 
@@ -56,7 +57,15 @@ export function LiveDocument({ documentId, branchName, me, shareToken, canEdit, 
       {/* Share-link visitors have no session for server actions, so no comment list. */}
       {me ? <CommentsPanel documentId={documentId} branchName={branchName} /> : null}
       <SectionArrangement address={address}>
-        <SectionList address={address} order={order} sections={sections} canEdit={canEdit} self={self} presence={presence} />
+        <SectionList
+          address={address}
+          order={order}
+          sections={sections}
+          canEdit={canEdit}
+          self={self}
+          presence={presence}
+          adoptsServerHtml={adoptsServerHtml}
+        />
       </SectionArrangement>
       {/* Last in the column and stuck to the bottom of the screen: when it appears nothing above it moves. */}
       {canEdit ? <CommitBar documentId={documentId} branchName={branchName} status={status} refresh={refresh} /> : null}
@@ -76,6 +85,7 @@ const SectionList = memo(function SectionList({
   canEdit,
   self,
   presence,
+  adoptsServerHtml,
 }: {
   address: RoomAddress;
   order: string[];
@@ -83,6 +93,7 @@ const SectionList = memo(function SectionList({
   canEdit: boolean;
   self: PresentUser | null;
   presence: PresenceHub;
+  adoptsServerHtml: () => boolean;
 }) {
   return (
     <>
@@ -99,6 +110,7 @@ const SectionList = memo(function SectionList({
           presence={presence}
           index={index}
           count={order.length}
+          adoptsServerHtml={adoptsServerHtml}
         />
       ))}
       {canEdit && order.length > 0 ? <AddSection address={address} position={order.length} label="Add a section at the end" /> : null}
@@ -106,14 +118,39 @@ const SectionList = memo(function SectionList({
   );
 });
 
+const subscribeToNothing = () => () => {};
+
+/**
+ * Whether a section mounting now is being hydrated over the server's HTML:
+ * true for the sections of the page's first render in the browser when that
+ * render hydrates (React reads the server snapshot only while hydrating),
+ * false for a page rendered in the browser (a client navigation) and for
+ * every section mounted after the first commit. Sections ask once, at mount.
+ */
+function useServerHtmlAdoption(): () => boolean {
+  const hydrating = useSyncExternalStore(
+    subscribeToNothing,
+    () => false,
+    () => true,
+  );
+  const firstRenderHydrates = useRef(hydrating);
+  useLayoutEffect(() => {
+    firstRenderHydrates.current = false;
+  }, []);
+  return useCallback(() => firstRenderHydrates.current, []);
+}
+
 /** The branch outline: the section ids this person may see, in order, kept by the server. */
 function useOutline(address: RoomAddress, initial: string[]): string[] {
   const [order, setOrder] = useState(initial);
   useEffect(() => {
     const doc = new Y.Doc();
     const provider = openRoom(address, doc);
+    // The same ids in the same order keep the same array, so the section list does not re-render for nothing.
     const update = () => {
-      if (provider.synced) setOrder(outlineFromYDoc(doc));
+      if (!provider.synced) return;
+      const next = outlineFromYDoc(doc);
+      setOrder((shown) => (shown.length === next.length && shown.every((id, i) => id === next[i]) ? shown : next));
     };
     provider.on("sync", update);
     doc.on("update", update);
