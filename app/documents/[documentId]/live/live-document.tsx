@@ -17,6 +17,7 @@ import { CommentsPanel } from "./comments-panel";
 import { CommitBar, useDraftStatus } from "./commit-bar";
 import { type InitialSection, LiveSection } from "./live-section";
 import { AddSection, SectionArrangement } from "./section-controls";
+import { sectionChunks } from "./section-chunks";
 import { openRoom, type RoomAddress } from "./live-room";
 import { PresenceHub, type PresentUser, presentUser } from "./presence";
 
@@ -95,28 +96,41 @@ const SectionList = memo(function SectionList({
   presence: PresenceHub;
   adoptsServerHtml: () => boolean;
 }) {
+  const chunks = useMemo(() => sectionChunks(order), [order]);
   return (
     <>
       {order.length === 0 ? <p className="muted empty-section">This document has no sections yet.</p> : null}
       {canEdit ? <AddSection address={address} position={0} label="Add a section at the top" /> : null}
-      {order.map((sectionId, index) => (
-        <LiveSection
-          key={sectionId}
-          address={address}
-          sectionId={sectionId}
-          initial={sections[sectionId]}
-          editableByDefault={canEdit}
-          me={self}
-          presence={presence}
-          index={index}
-          count={order.length}
-          adoptsServerHtml={adoptsServerHtml}
-        />
+      {chunks.map((chunk) => (
+        <div
+          key={chunk.key}
+          className="section-chunk"
+          // Until the browser has rendered a chunk once it takes this height, a guess from its sections; then the height it had.
+          style={{ containIntrinsicSize: `auto ${chunk.sections.length * GUESSED_SECTION_HEIGHT}px` }}
+        >
+          {chunk.sections.map(({ sectionId, index }) => (
+            <LiveSection
+              key={sectionId}
+              address={address}
+              sectionId={sectionId}
+              initial={sections[sectionId]}
+              editableByDefault={canEdit}
+              me={self}
+              presence={presence}
+              index={index}
+              count={order.length}
+              adoptsServerHtml={adoptsServerHtml}
+            />
+          ))}
+        </div>
       ))}
       {canEdit && order.length > 0 ? <AddSection address={address} position={order.length} label="Add a section at the end" /> : null}
     </>
   );
 });
+
+/** Height of a section the browser has not laid out yet, for the chunk's placeholder size. */
+const GUESSED_SECTION_HEIGHT = 120;
 
 const subscribeToNothing = () => () => {};
 
