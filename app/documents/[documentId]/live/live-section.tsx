@@ -9,7 +9,21 @@
  * whole section) and may paste or drop images onto it; everyone else gets
  * the rendered view, kept live.
  */
-import { type KeyboardEvent, memo, type ReactNode, useEffect, useReducer, useRef, useState } from "react";
+import {
+  type DragEvent,
+  type FocusEvent,
+  type KeyboardEvent,
+  type MouseEvent,
+  memo,
+  type PointerEvent,
+  type SyntheticEvent,
+  type ReactNode,
+  useEffect,
+  useReducer,
+  useRef,
+  useState,
+} from "react";
+import { flushSync } from "react-dom";
 import type { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
 import type { Block } from "@/server/core/blocks";
@@ -19,7 +33,7 @@ import { SectionBlocks } from "../section-blocks";
 import { BlockMenu } from "./block-menu";
 import { useImageDrop } from "./image-drop";
 import { openRoom, type RoomAddress, useNearViewport } from "./live-room";
-import { SectionControls } from "./section-controls";
+import { SectionControls, startSectionDrag } from "./section-controls";
 import { SectionPermissions } from "./section-permissions";
 import type { PresenceHub, PresentUser } from "./presence";
 import { TextEditor } from "./text-editor";
@@ -136,6 +150,53 @@ export const LiveSection = memo(function LiveSection({
   const downloads = initial?.downloads ?? {};
   const headingId = `heading-${sectionId}`;
 
+  /**
+   * A press, click or focus that reaches the server's HTML before the section
+   * came near (a jump to it, Tab, a quick click) wakes it: the section
+   * renders itself at once, the same markup, and the focus or click is handed
+   * to the same control in it, found by its place among the section's
+   * controls. A press replaces the control under the pointer, and the
+   * browser then sends no click (or one beside the control): the click is
+   * handed on when the press ends, unless one arrives.
+   */
+  const pressedControl = useRef<number | null>(null);
+  const controlAt = (at: number) => (at >= 0 ? frame.current?.querySelectorAll<HTMLElement>(CONTROLS)[at] : undefined);
+  const wake = (event: SyntheticEvent): number => {
+    const at = [...(frame.current?.querySelectorAll(CONTROLS) ?? [])].findIndex((control) => control.contains(event.target as Node));
+    flushSync(() => setKeepsServerHtml(false));
+    return at;
+  };
+  const serverHtmlEvents = {
+    onPointerDownCapture: (event: PointerEvent) => {
+      // A drag handle is left as it is: replacing it would cancel the drag it starts, which the section carries (below).
+      if (!(event.target as Element).closest('[draggable="true"]')) pressedControl.current = wake(event);
+    },
+    onDragStart: (event: DragEvent<HTMLElement>) => {
+      if ((event.target as Element).closest('[data-testid="drag-handle"]')) startSectionDrag(event, sectionId);
+    },
+    onFocusCapture: (event: FocusEvent) => controlAt(wake(event))?.focus(),
+  };
+  const onPointerUpCapture = () => {
+    const pressed = pressedControl.current;
+    if (pressed === null) return;
+    setTimeout(() => {
+      if (pressedControl.current !== pressed) return;
+      pressedControl.current = null;
+      controlAt(pressed)?.click();
+    });
+  };
+  const onClickCapture = (event: MouseEvent) => {
+    const pressed = pressedControl.current;
+    pressedControl.current = null;
+    const at = keepsServerHtml ? wake(event) : pressed;
+    if (at === null) return;
+    const control = controlAt(at);
+    if (!control || control.contains(event.target as Node)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    control.click();
+  };
+
   const togglePreview = (event: KeyboardEvent) => {
     if ((event.metaKey || event.ctrlKey) && event.shiftKey && event.key.toLowerCase() === "p") {
       event.preventDefault();
@@ -157,6 +218,9 @@ export const LiveSection = memo(function LiveSection({
       data-section-id={sectionId}
       data-synced={live ? "true" : "false"}
       onKeyDown={editable ? togglePreview : undefined}
+      onClickCapture={onClickCapture}
+      onPointerUpCapture={onPointerUpCapture}
+      {...(keepsServerHtml ? serverHtmlEvents : {})}
       {...(editable ? images.handlers : {})}
     >
       <ServerHtmlUntilNear keep={keepsServerHtml}>
@@ -247,6 +311,9 @@ export const LiveSection = memo(function LiveSection({
     </section>
   );
 });
+
+/** What a person can click or focus in a section, in document order: the same list in the server's HTML and in the section's own render. */
+const CONTROLS = "a[href], button, input, select, textarea, summary, [tabindex], [contenteditable]";
 
 const NO_HTML = { __html: "" };
 
