@@ -356,8 +356,24 @@ test("a 2,000-section document opens ready to type with editors only near the sc
   await page.keyboard.press("Home");
   await page.keyboard.type("Typed. ");
   await typedText(page, big.sectionIds[0]!).toBe("Typed. Paragraph 1 of a long document.");
+  // Far sections are in the page as the server rendered them (readable, found by the browser's find), without a room or editor.
+  const far = page.locator(`[data-section-id="${big.sectionIds[999]}"]`);
+  await expect(far).toContainText("Paragraph 1000 of a long document.");
+  await expect(far).toHaveAttribute("data-synced", "false");
+  await expect(far.locator(".cm-editor")).toHaveCount(0);
+  // Tab or a click reaching one before it came near wakes it and keeps the focus on the same control, now a working one.
+  await far.getByRole("button", { name: "Move section up" }).focus();
+  await expect(far.getByRole("button", { name: "Move section up" })).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(page.locator('[data-testid="live-section"] h2').nth(998)).toHaveText("Part 1000");
+  await expect(page.locator('[data-testid="live-section"] h2').nth(999)).toHaveText("Part 999");
+  // "On this page" lists the first sections and finds any by name.
+  const outline = page.getByRole("navigation", { name: "Sections" });
+  await expect(outline.getByRole("link")).toHaveCount(30);
+  await outline.getByLabel("Find a section by name").fill("Part 1501");
+  await expect(outline.getByRole("link")).toHaveText(["Part 1501"]);
   // Far down, sections mount as they come near, and the ones left far behind are let go.
-  await page.locator(`#section-${big.sectionIds[1_500]}`).scrollIntoViewIfNeeded();
+  await outline.getByRole("link", { name: "Part 1501" }).click();
   await expect(page.locator(`[data-section-id="${big.sectionIds[1_500]}"] [data-testid="editor-prose"] .cm-content`)).toHaveCount(1);
   await expect(page.locator(`[data-section-id="${big.sectionIds[0]}"] .cm-content`)).toHaveCount(0);
   await page.context().close();
