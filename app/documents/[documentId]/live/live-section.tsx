@@ -97,7 +97,9 @@ export const LiveSection = memo(function LiveSection({
   const near = useNearViewport(frame);
   const [keepsServerHtml, setKeepsServerHtml] = useState(adoptsServerHtml);
   // Once near, the section renders itself for good (its room, editors, tools); the server's copy is not needed again.
-  if (near && keepsServerHtml) setKeepsServerHtml(false);
+  // A press on the server's drag handle holds the server's HTML until it ends: replacing the handle would cancel its drag.
+  const [handleHeld, setHandleHeld] = useState(false);
+  if (near && keepsServerHtml && !handleHeld) setKeepsServerHtml(false);
   const [room, setRoom] = useState<Room | null>(null);
   const [synced, setSynced] = useState(false);
   const [lastSeen, setLastSeen] = useState<{ name: string; content: readonly Block[] } | null>(null);
@@ -168,8 +170,19 @@ export const LiveSection = memo(function LiveSection({
   };
   const serverHtmlEvents = {
     onPointerDownCapture: (event: PointerEvent) => {
-      // A drag handle is left as it is: replacing it would cancel the drag it starts, which the section carries (below).
-      if (!(event.target as Element).closest('[draggable="true"]')) pressedControl.current = wake(event);
+      if (!(event.target as Element).closest('[draggable="true"]')) {
+        pressedControl.current = wake(event);
+        return;
+      }
+      // The drag it starts is the section's to carry (below); the section wakes when the press or the drag ends.
+      setHandleHeld(true);
+      const release = () => {
+        window.removeEventListener("pointerup", release, true);
+        window.removeEventListener("dragend", release, true);
+        setHandleHeld(false);
+      };
+      window.addEventListener("pointerup", release, true);
+      window.addEventListener("dragend", release, true);
     },
     onDragStart: (event: DragEvent<HTMLElement>) => {
       if ((event.target as Element).closest('[data-testid="drag-handle"]')) startSectionDrag(event, sectionId);
