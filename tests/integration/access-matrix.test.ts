@@ -34,6 +34,8 @@ interface Fixture {
   tagId: string;
   otherDocumentId: string;
   counter: number;
+  /** The comment the last comment case made. */
+  commentId?: string;
 }
 
 const asOwner = <T = Record<string, unknown>>(tool: string, args: Args) => callMcpHuman<T>(tool, args);
@@ -56,6 +58,7 @@ async function makeFixture(settings: {
     ],
   });
   await asOwner("documents", { action: "create_branch", documentId: doc.documentId, branchName: "work" });
+  await asOwner("documents", { action: "create_branch", documentId: doc.documentId, branchName: "threads" });
   await asOwner("documents", { action: "set_permissions", documentId: doc.documentId, ...settings });
   const tag = await asOwner<{ tagId: string }>("documents", { action: "create_tag", tagPath: `matrix/${crypto.randomUUID()}` });
   const other = await asOwner<{ documentId: string }>("documents", { action: "create", path: `matrix/other-${crypto.randomUUID()}` });
@@ -91,6 +94,27 @@ async function freshMergeRequest(f: Fixture): Promise<string> {
   });
   return mr.mergeRequestId;
 }
+
+/** A new section on branch "threads" holding a new comment (the owner's); its id becomes the fixture's commentId. */
+async function freshComment(f: Fixture, resolved = false): Promise<string> {
+  const created = await asOwner<{ sectionId: string }>("sections", {
+    action: "create",
+    documentId: f.documentId,
+    branchName: "threads",
+    name: `Comment ${++f.counter}`,
+    content: [text('<svc:comment-new body="Why?">This</svc:comment-new>')],
+  });
+  const view = await asOwner<{ sections: Array<{ comments: Array<{ commentId: string }> }> }>("read", {
+    documentId: f.documentId,
+    branchName: "threads",
+    sectionIds: [created.sectionId],
+  });
+  f.commentId = view.sections[0]!.comments[0]!.commentId;
+  if (resolved) await asOwner("comments", { action: "resolve", ...thread(f) });
+  return f.commentId;
+}
+
+const thread = (f: Fixture) => ({ documentId: f.documentId, branchName: "threads", commentId: f.commentId });
 
 interface Case {
   tool: ToolName;
@@ -249,6 +273,43 @@ const CASES: Case[] = [
     action: "update",
     need: "edit",
     args: async (f) => ({ mergeRequestId: await freshMergeRequest(f), newTitle: "Retitled" }),
+  },
+  {
+    tool: "comments",
+    action: "list",
+    need: "read",
+    args: async (f) => {
+      await freshComment(f);
+      return { ...d(f), branchName: "threads" };
+    },
+    lists: (r, f) => (r as { threads: Array<{ commentId: string }> }).threads.some((t) => t.commentId === f.commentId),
+  },
+  {
+    tool: "comments",
+    action: "reply",
+    need: "edit",
+    args: async (f) => {
+      await freshComment(f);
+      return { ...thread(f), body: "Because." };
+    },
+  },
+  {
+    tool: "comments",
+    action: "resolve",
+    need: "edit",
+    args: async (f) => {
+      await freshComment(f);
+      return thread(f);
+    },
+  },
+  {
+    tool: "comments",
+    action: "reopen",
+    need: "edit",
+    args: async (f) => {
+      await freshComment(f, true);
+      return thread(f);
+    },
   },
   { tool: "members", action: "list", need: "workspace", args: async () => ({}) },
   { tool: "members", action: "search", need: "workspace", args: async () => ({ query: "ol" }) },
