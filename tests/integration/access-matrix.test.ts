@@ -95,8 +95,8 @@ async function freshMergeRequest(f: Fixture): Promise<string> {
   return mr.mergeRequestId;
 }
 
-/** A new section on branch "threads" holding a new comment (the owner's); its id becomes the fixture's commentId. */
-async function freshComment(f: Fixture, resolved = false): Promise<string> {
+/** A new section on branch "threads" holding a new comment (the owner's, resolved when asked): the thread's address. */
+async function freshThread(f: Fixture, resolved = false): Promise<Args> {
   const created = await asOwner<{ sectionId: string }>("sections", {
     action: "create",
     documentId: f.documentId,
@@ -110,11 +110,10 @@ async function freshComment(f: Fixture, resolved = false): Promise<string> {
     sectionIds: [created.sectionId],
   });
   f.commentId = view.sections[0]!.comments[0]!.commentId;
-  if (resolved) await asOwner("comments", { action: "resolve", ...thread(f) });
-  return f.commentId;
+  const thread = { documentId: f.documentId, branchName: "threads", commentId: f.commentId };
+  if (resolved) await asOwner("comments", { action: "resolve", ...thread });
+  return thread;
 }
-
-const thread = (f: Fixture) => ({ documentId: f.documentId, branchName: "threads", commentId: f.commentId });
 
 interface Case {
   tool: ToolName;
@@ -279,38 +278,14 @@ const CASES: Case[] = [
     action: "list",
     need: "read",
     args: async (f) => {
-      await freshComment(f);
-      return { ...d(f), branchName: "threads" };
+      const { commentId: _, ...branch } = await freshThread(f);
+      return branch;
     },
     lists: (r, f) => (r as { threads: Array<{ commentId: string }> }).threads.some((t) => t.commentId === f.commentId),
   },
-  {
-    tool: "comments",
-    action: "reply",
-    need: "edit",
-    args: async (f) => {
-      await freshComment(f);
-      return { ...thread(f), body: "Because." };
-    },
-  },
-  {
-    tool: "comments",
-    action: "resolve",
-    need: "edit",
-    args: async (f) => {
-      await freshComment(f);
-      return thread(f);
-    },
-  },
-  {
-    tool: "comments",
-    action: "reopen",
-    need: "edit",
-    args: async (f) => {
-      await freshComment(f, true);
-      return thread(f);
-    },
-  },
+  { tool: "comments", action: "reply", need: "edit", args: async (f) => ({ ...(await freshThread(f)), body: "Because." }) },
+  { tool: "comments", action: "resolve", need: "edit", args: (f) => freshThread(f) },
+  { tool: "comments", action: "reopen", need: "edit", args: (f) => freshThread(f, true) },
   { tool: "members", action: "list", need: "workspace", args: async () => ({}) },
   { tool: "members", action: "search", need: "workspace", args: async () => ({ query: "ol" }) },
   { tool: "upload_url", action: "", need: "workspace", args: async () => ({ filename: "notes.txt", mediaType: "text/plain", size: 10 }) },

@@ -9,7 +9,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { memberships, users, workspaces } from "@/db/schema";
+import { memberships } from "@/db/schema";
 import type { ThreadView } from "@/server/actions/comments";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { MAX_COMMENT_BODY_CHARS } from "@/server/core/comment-markup";
@@ -152,13 +152,7 @@ beforeAll(async () => {
   const other = await server.callTool("documents", owner.userId, { action: "create", path: "threads/other" });
   otherDocumentComment = (await commentedSection(other.documentId, "main", "Elsewhere", "Another document")).commentId;
 
-  const [elsewhere] = await server.db.insert(workspaces).values({ name: "Elsewhere" }).returning();
-  const [outsider] = await server.db
-    .insert(users)
-    .values({ email: "otto@elsewhere.test", name: "Otto Outsider", passwordHash: "x" })
-    .returning();
-  outsiderId = outsider!.id;
-  await server.db.insert(memberships).values({ workspaceId: elsewhere!.id, userId: outsiderId, role: "owner" });
+  outsiderId = await server.createOutsider("otto@elsewhere.test", "Otto Outsider");
 }, 120_000);
 
 afterAll(async () => {
