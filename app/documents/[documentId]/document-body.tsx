@@ -7,6 +7,7 @@
 import type { CSSProperties, ReactNode } from "react";
 import type { DocumentRead, DocumentSection } from "@/app/_lib/quire";
 import { SectionBlocks } from "./section-blocks";
+import { SectionOutline } from "./section-outline";
 
 /** The sections in reading order. */
 export function sortedSections(doc: DocumentRead): DocumentSection[] {
@@ -81,16 +82,7 @@ export function DocumentBody({
       <aside className="doc-sidebar">
         {asideTop}
         {sections.length > 1 ? (
-          <nav className="panel" aria-label="Sections">
-            <h2 className="panel-title">On this page</h2>
-            <ol className="toc">
-              {sections.map((section) => (
-                <li key={section.sectionId}>
-                  <a href={`#section-${section.sectionId}`}>{section.name}</a>
-                </li>
-              ))}
-            </ol>
-          </nav>
+          <SectionOutline ids={sections.map((section) => section.sectionId)} names={sections.map((section) => section.name)} />
         ) : null}
         {asideBottom}
       </aside>

@@ -67,7 +67,11 @@ export function SharedDocument({
             shareToken={shareToken}
             canEdit={false}
             order={sections.map((s) => s.sectionId)}
-            sections={initialSections(sections, { editable: () => false, references: (section) => <PlainReferences section={section} /> })}
+            sections={initialSections(sections, {
+              editsByDefault: false,
+              editable: () => false,
+              references: (section) => <PlainReferences section={section} />,
+            })}
           />
         ) : undefined
       }

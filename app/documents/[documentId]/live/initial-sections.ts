@@ -16,19 +16,23 @@ export function sectionBadges(section: DocumentSection): string[] {
 
 export function initialSections(
   sections: readonly DocumentSection[],
-  options: { editable: (section: DocumentSection) => boolean; references: (section: DocumentSection) => ReactNode },
+  options: {
+    /** Whether this person edits the branch: sections that follow it leave `editable` out. */
+    editsByDefault: boolean;
+    editable: (section: DocumentSection) => boolean;
+    references: (section: DocumentSection) => ReactNode;
+  },
 ): Record<string, InitialSection> {
   return Object.fromEntries(
-    sections.map((section) => [
-      section.sectionId,
-      {
-        name: section.name,
-        content: section.content,
-        downloads: section.downloads,
-        badges: sectionBadges(section),
-        references: section.references.length > 0 ? options.references(section) : undefined,
-        editable: options.editable(section),
-      },
-    ]),
+    sections.map((section) => {
+      const initial: InitialSection = { name: section.name, content: section.content };
+      if (Object.keys(section.downloads).length > 0) initial.downloads = section.downloads;
+      const badges = sectionBadges(section);
+      if (badges.length > 0) initial.badges = badges;
+      if (section.references.length > 0) initial.references = options.references(section);
+      const editable = options.editable(section);
+      if (editable !== options.editsByDefault) initial.editable = editable;
+      return [section.sectionId, initial];
+    }),
   );
 }

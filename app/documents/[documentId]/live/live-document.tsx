@@ -9,7 +9,7 @@
  * follows the branch head.
  */
 import "./live.css";
-import { memo, useEffect, useMemo, useState, useSyncExternalStore } from "react";
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import * as Y from "yjs";
 import { outlineFromYDoc } from "@/server/collab/codec";
 import type { Person } from "./actions";
@@ -18,6 +18,7 @@ import { CommentsPanel } from "./comments-panel";
 import { CommitBar, useDraftStatus } from "./commit-bar";
 import { type InitialSection, LiveSection } from "./live-section";
 import { AddSection, SectionArrangement } from "./section-controls";
+import { sectionChunks } from "./section-chunks";
 import { openRoom, type RoomAddress } from "./live-room";
 import { PresenceHub, type PresentUser, presentUser } from "./presence";
 
@@ -61,6 +62,7 @@ export function LiveDocument({
   // Made once per page: the panel keeps it current, editors restyle from it.
   const [resolvedComments] = useState(() => new ResolvedComments(resolvedCommentIds ?? []));
   const order = useOutline(address, initialOrder);
+  const adoptsServerHtml = useServerHtmlAdoption();
   // Share-link visitors have no session for server actions: they see who is in the rooms they opened.
   const { status, refresh } = useDraftStatus(documentId, branchName, me !== null);
 
@@ -71,7 +73,15 @@ export function LiveDocument({
         {/* Share-link visitors have no session for server actions, so no comment list. */}
         {me ? <CommentsPanel documentId={documentId} branchName={branchName} resolvedComments={resolvedComments} /> : null}
         <SectionArrangement address={address}>
-          <SectionList address={address} order={order} sections={sections} canEdit={canEdit} self={self} presence={presence} />
+          <SectionList
+            address={address}
+            order={order}
+            sections={sections}
+            canEdit={canEdit}
+            self={self}
+            presence={presence}
+            adoptsServerHtml={adoptsServerHtml}
+          />
         </SectionArrangement>
         {/* Last in the column and stuck to the bottom of the screen: when it appears nothing above it moves. */}
         {canEdit ? <CommitBar documentId={documentId} branchName={branchName} status={status} refresh={refresh} /> : null}
@@ -92,6 +102,7 @@ const SectionList = memo(function SectionList({
   canEdit,
   self,
   presence,
+  adoptsServerHtml,
 }: {
   address: RoomAddress;
   order: string[];
@@ -99,28 +110,65 @@ const SectionList = memo(function SectionList({
   canEdit: boolean;
   self: PresentUser | null;
   presence: PresenceHub;
+  adoptsServerHtml: () => boolean;
 }) {
+  const chunks = useMemo(() => sectionChunks(order), [order]);
   return (
     <>
       {order.length === 0 ? <p className="muted empty-section">This document has no sections yet.</p> : null}
       {canEdit ? <AddSection address={address} position={0} label="Add a section at the top" /> : null}
-      {order.map((sectionId, index) => (
-        <LiveSection
-          key={sectionId}
-          address={address}
-          sectionId={sectionId}
-          initial={sections[sectionId]}
-          editableByDefault={canEdit}
-          me={self}
-          presence={presence}
-          index={index}
-          count={order.length}
-        />
+      {chunks.map((chunk) => (
+        <div
+          key={chunk.key}
+          className="section-chunk"
+          // Until the browser has rendered a chunk once it takes this height, a guess from its sections; then the height it had.
+          style={{ containIntrinsicSize: `auto ${chunk.sections.length * GUESSED_SECTION_HEIGHT}px` }}
+        >
+          {chunk.sections.map(({ sectionId, index }) => (
+            <LiveSection
+              key={sectionId}
+              address={address}
+              sectionId={sectionId}
+              initial={sections[sectionId]}
+              editableByDefault={canEdit}
+              me={self}
+              presence={presence}
+              index={index}
+              count={order.length}
+              adoptsServerHtml={adoptsServerHtml}
+            />
+          ))}
+        </div>
       ))}
       {canEdit && order.length > 0 ? <AddSection address={address} position={order.length} label="Add a section at the end" /> : null}
     </>
   );
 });
+
+/** Height of a section the browser has not laid out yet, for the chunk's placeholder size. */
+const GUESSED_SECTION_HEIGHT = 120;
+
+const subscribeToNothing = () => () => {};
+
+/**
+ * Whether a section mounting now is being hydrated over the server's HTML:
+ * true for the sections of the page's first render in the browser when that
+ * render hydrates (React reads the server snapshot only while hydrating),
+ * false for a page rendered in the browser (a client navigation) and for
+ * every section mounted after the first commit. Sections ask once, at mount.
+ */
+function useServerHtmlAdoption(): () => boolean {
+  const hydrating = useSyncExternalStore(
+    subscribeToNothing,
+    () => false,
+    () => true,
+  );
+  const firstRenderHydrates = useRef(hydrating);
+  useLayoutEffect(() => {
+    firstRenderHydrates.current = false;
+  }, []);
+  return useCallback(() => firstRenderHydrates.current, []);
+}
 
 /** The branch outline: the section ids this person may see, in order, kept by the server. */
 function useOutline(address: RoomAddress, initial: string[]): string[] {
@@ -128,8 +176,11 @@ function useOutline(address: RoomAddress, initial: string[]): string[] {
   useEffect(() => {
     const doc = new Y.Doc();
     const provider = openRoom(address, doc);
+    // The same ids in the same order keep the same array, so the section list does not re-render for nothing.
     const update = () => {
-      if (provider.synced) setOrder(outlineFromYDoc(doc));
+      if (!provider.synced) return;
+      const next = outlineFromYDoc(doc);
+      setOrder((shown) => (shown.length === next.length && shown.every((id, i) => id === next[i]) ? shown : next));
     };
     provider.on("sync", update);
     doc.on("update", update);

@@ -3,8 +3,8 @@
  * y-websocket providers on the app's own origin, authenticated by the session
  * cookie (or a share link's token, read only). `useNearViewport` tells a
  * section when it comes near the screen and when it is far away again, so a
- * long document opens a room and mounts editors only for what is on screen:
- * all sections share two IntersectionObservers.
+ * long document opens a room and mounts editors only for what is on screen
+ * (see ViewportWatch).
  */
 import { type RefObject, useEffect, useState } from "react";
 import { WebsocketProvider } from "y-websocket";
@@ -37,30 +37,108 @@ export function openRoom(address: RoomAddress, doc: Y.Doc, sectionId?: string): 
 
 type Watcher = (near: boolean) => void;
 
-/** Two observers for the whole page: one says "near" (mount), the other "far" (unmount); between them nothing changes, so scrolling back and forth does not churn rooms. */
+/** How far off screen a section counts as near: its room opens this much before it scrolls into view. */
+const NEAR_MARGIN_PX = 400;
+const NEAR_MARGIN = `${NEAR_MARGIN_PX}px 0px`;
+/** How long a section stays mounted after it went out of reach, so scrolling back and forth does not churn rooms. */
+const FAR_AFTER_MS = 5_000;
+
+/**
+ * Which sections are near the screen, for the whole page, with one
+ * IntersectionObserver: a section is near as soon as it comes within
+ * NEAR_MARGIN of the screen, and far once it has stayed out of reach for
+ * FAR_AFTER_MS. Every target costs the browser work on every frame, so the
+ * observer watches the sections' chunks (section-chunks.ts), a few dozen,
+ * and the sections only of the chunks within reach; a chunk going out of
+ * reach takes its sections with it.
+ */
 class ViewportWatch {
   private readonly watchers = new Map<Element, Watcher>();
-  private readonly near = new IntersectionObserver((entries) => this.report(entries, true), { rootMargin: "400px 0px" });
-  private readonly far = new IntersectionObserver((entries) => this.report(entries, false), { rootMargin: "2400px 0px" });
+  /** The watched sections of each chunk, and whether the chunk is within reach. */
+  private readonly chunks = new Map<Element, { sections: Set<Element>; reachable: boolean }>();
+  private readonly near = new Set<Element>();
+  private readonly leaving = new Map<Element, ReturnType<typeof setTimeout>>();
+  private readonly observer = new IntersectionObserver(
+    (entries) => {
+      for (const { target, isIntersecting } of entries) {
+        const chunk = this.chunks.get(target);
+        if (chunk) this.chunkReach(chunk, isIntersecting);
+        else this.report(target, isIntersecting);
+      }
+    },
+    { rootMargin: NEAR_MARGIN },
+  );
 
-  private report(entries: IntersectionObserverEntry[], near: boolean) {
-    for (const entry of entries) {
-      // "near" reports arrivals, "far" reports departures.
-      if (near && entry.isIntersecting) this.watchers.get(entry.target)?.(true);
-      if (!near && !entry.isIntersecting) this.watchers.get(entry.target)?.(false);
+  private chunkReach(chunk: { sections: Set<Element>; reachable: boolean }, reachable: boolean) {
+    if (chunk.reachable === reachable) return;
+    chunk.reachable = reachable;
+    for (const section of chunk.sections) {
+      if (reachable) this.observer.observe(section);
+      else {
+        this.observer.unobserve(section);
+        this.report(section, false);
+      }
     }
   }
 
-  watch(element: Element, watcher: Watcher): () => void {
-    this.watchers.set(element, watcher);
-    this.near.observe(element);
-    this.far.observe(element);
+  private report(target: Element, reachable: boolean) {
+    const watcher = this.watchers.get(target);
+    if (!watcher) return;
+    clearTimeout(this.leaving.get(target));
+    this.leaving.delete(target);
+    if (reachable) {
+      this.near.add(target);
+      watcher(true);
+    } else if (this.near.has(target)) {
+      this.leaving.set(
+        target,
+        setTimeout(() => {
+          this.leaving.delete(target);
+          this.near.delete(target);
+          watcher(false);
+        }, FAR_AFTER_MS),
+      );
+    }
+  }
+
+  watch(section: Element, watcher: Watcher): () => void {
+    this.watchers.set(section, watcher);
+    const chunkElement = section.parentElement?.closest(".section-chunk") ?? null;
+    let chunk = chunkElement ? this.chunks.get(chunkElement) : undefined;
+    if (chunkElement && !chunk) {
+      // Asked of the chunk's box, never of a section in a chunk the browser skips: that would make it lay the chunk out.
+      chunk = { sections: new Set(), reachable: withinReach(chunkElement) };
+      this.chunks.set(chunkElement, chunk);
+      this.observer.observe(chunkElement);
+    }
+    chunk?.sections.add(section);
+    // Outside a chunk, or in one within reach, the section itself is watched; and told at once where it is, not a frame or two
+    // later when the observer first reports, so the sections on screen when the page starts render themselves at once.
+    if (!chunk || chunk.reachable) {
+      this.observer.observe(section);
+      if (withinReach(section)) this.report(section, true);
+    }
     return () => {
-      this.watchers.delete(element);
-      this.near.unobserve(element);
-      this.far.unobserve(element);
+      this.watchers.delete(section);
+      this.near.delete(section);
+      clearTimeout(this.leaving.get(section));
+      this.leaving.delete(section);
+      this.observer.unobserve(section);
+      if (chunkElement && chunk) {
+        chunk.sections.delete(section);
+        if (chunk.sections.size === 0) {
+          this.chunks.delete(chunkElement);
+          this.observer.unobserve(chunkElement);
+        }
+      }
     };
   }
+}
+
+/** Whether an element is within NEAR_MARGIN of the screen now (read from layout, which is clean once the page has rendered). */
+function withinReach(element: Element): boolean {
+  const box = element.getBoundingClientRect();
+  return box.bottom >= -NEAR_MARGIN_PX && box.top <= window.innerHeight + NEAR_MARGIN_PX;
 }
 
 let viewportWatch: ViewportWatch | undefined;

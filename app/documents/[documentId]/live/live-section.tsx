@@ -9,7 +9,21 @@
  * whole section) and may paste or drop images onto it; everyone else gets
  * the rendered view, kept live.
  */
-import { type KeyboardEvent, memo, type ReactNode, useEffect, useReducer, useRef, useState } from "react";
+import {
+  type DragEvent,
+  type FocusEvent,
+  type KeyboardEvent,
+  type MouseEvent,
+  memo,
+  type PointerEvent,
+  type SyntheticEvent,
+  type ReactNode,
+  useEffect,
+  useReducer,
+  useRef,
+  useState,
+} from "react";
+import { flushSync } from "react-dom";
 import type { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
 import type { Block } from "@/server/core/blocks";
@@ -19,19 +33,22 @@ import { SectionBlocks } from "../section-blocks";
 import { BlockMenu } from "./block-menu";
 import { useImageDrop } from "./image-drop";
 import { openRoom, type RoomAddress, useNearViewport } from "./live-room";
-import { SectionControls } from "./section-controls";
+import { SectionControls, startSectionDrag } from "./section-controls";
 import { SectionPermissions } from "./section-permissions";
 import type { PresenceHub, PresentUser } from "./presence";
 import { TextEditor } from "./text-editor";
 
+/** What the page was rendered with, per section; fields at their usual value are left out, as 2,000 sections carry them to the browser. */
 export interface InitialSection {
   name: string;
   content: readonly Block[];
-  downloads: Readonly<Record<string, string>>;
-  /** Section permission overrides, shown as badges. */
-  badges: string[];
+  /** Signed download URLs by storage key (absent: none). */
+  downloads?: Readonly<Record<string, string>>;
+  /** Section permission overrides, shown as badges (absent: none). */
+  badges?: string[];
   references?: ReactNode;
-  editable: boolean;
+  /** Absent: as the page's default (whether this person edits the branch). */
+  editable?: boolean;
 }
 
 interface Room {
@@ -59,6 +76,7 @@ export const LiveSection = memo(function LiveSection({
   presence,
   index,
   count,
+  adoptsServerHtml,
 }: {
   address: RoomAddress;
   sectionId: string;
@@ -72,11 +90,17 @@ export const LiveSection = memo(function LiveSection({
   /** Where the section is among those shown, for the move buttons (numbers, so the memo holds while nothing moves). */
   index: number;
   count: number;
+  /** Asked once, when the section mounts: whether it is being hydrated over the server's HTML (see ServerHtmlUntilNear). */
+  adoptsServerHtml: () => boolean;
 }) {
   const frame = useRef<HTMLElement>(null);
   const near = useNearViewport(frame);
+  const [keepsServerHtml, setKeepsServerHtml] = useState(adoptsServerHtml);
+  // Once near, the section renders itself for good (its room, editors, tools); the server's copy is not needed again.
+  if (near && keepsServerHtml) setKeepsServerHtml(false);
   const [room, setRoom] = useState<Room | null>(null);
   const [synced, setSynced] = useState(false);
+  const [lastSeen, setLastSeen] = useState<{ name: string; content: readonly Block[] } | null>(null);
   const [, rerender] = useReducer((n: number) => n + 1, 0);
   const [preview, setPreview] = useState(false);
   const editable = initial?.editable ?? editableByDefault;
@@ -88,12 +112,18 @@ export const LiveSection = memo(function LiveSection({
     const provider = openRoom(address, doc, sectionId);
     if (me) provider.awareness.setLocalStateField("user", me);
     const untrack = presence.track(sectionId, provider.awareness);
+    let everSynced = false;
     const onSync = (isSynced: boolean) => {
-      if (isSynced) setSynced(true);
+      if (isSynced) {
+        everSynced = true;
+        setSynced(true);
+      }
     };
     provider.on("sync", onSync);
     setRoom({ doc, provider });
     return () => {
+      // Far off screen the section shows what its room last held, not what the page was first rendered with.
+      if (everSynced) setLastSeen(sectionFromYDoc(doc));
       untrack();
       provider.off("sync", onSync);
       provider.destroy();
@@ -116,9 +146,56 @@ export const LiveSection = memo(function LiveSection({
   }, [room, editing]);
 
   const live = room && synced ? room : null;
-  const section = live ? sectionFromYDoc(live.doc) : initial ? { name: initial.name, content: initial.content } : null;
+  const section = live ? sectionFromYDoc(live.doc) : (lastSeen ?? (initial ? { name: initial.name, content: initial.content } : null));
   const downloads = initial?.downloads ?? {};
   const headingId = `heading-${sectionId}`;
+
+  /**
+   * A press, click or focus that reaches the server's HTML before the section
+   * came near (a jump to it, Tab, a quick click) wakes it: the section
+   * renders itself at once, the same markup, and the focus or click is handed
+   * to the same control in it, found by its place among the section's
+   * controls. A press replaces the control under the pointer, and the
+   * browser then sends no click (or one beside the control): the click is
+   * handed on when the press ends, unless one arrives.
+   */
+  const pressedControl = useRef<number | null>(null);
+  const controlAt = (at: number) => (at >= 0 ? frame.current?.querySelectorAll<HTMLElement>(CONTROLS)[at] : undefined);
+  const wake = (event: SyntheticEvent): number => {
+    const at = [...(frame.current?.querySelectorAll(CONTROLS) ?? [])].findIndex((control) => control.contains(event.target as Node));
+    flushSync(() => setKeepsServerHtml(false));
+    return at;
+  };
+  const serverHtmlEvents = {
+    onPointerDownCapture: (event: PointerEvent) => {
+      // A drag handle is left as it is: replacing it would cancel the drag it starts, which the section carries (below).
+      if (!(event.target as Element).closest('[draggable="true"]')) pressedControl.current = wake(event);
+    },
+    onDragStart: (event: DragEvent<HTMLElement>) => {
+      if ((event.target as Element).closest('[data-testid="drag-handle"]')) startSectionDrag(event, sectionId);
+    },
+    onFocusCapture: (event: FocusEvent) => controlAt(wake(event))?.focus(),
+  };
+  const onPointerUpCapture = () => {
+    const pressed = pressedControl.current;
+    if (pressed === null) return;
+    setTimeout(() => {
+      if (pressedControl.current !== pressed) return;
+      pressedControl.current = null;
+      controlAt(pressed)?.click();
+    });
+  };
+  const onClickCapture = (event: MouseEvent) => {
+    const pressed = pressedControl.current;
+    pressedControl.current = null;
+    const at = keepsServerHtml ? wake(event) : pressed;
+    if (at === null) return;
+    const control = controlAt(at);
+    if (!control || control.contains(event.target as Node)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    control.click();
+  };
 
   const togglePreview = (event: KeyboardEvent) => {
     if ((event.metaKey || event.ctrlKey) && event.shiftKey && event.key.toLowerCase() === "p") {
@@ -141,94 +218,128 @@ export const LiveSection = memo(function LiveSection({
       data-section-id={sectionId}
       data-synced={live ? "true" : "false"}
       onKeyDown={editable ? togglePreview : undefined}
+      onClickCapture={onClickCapture}
+      onPointerUpCapture={onPointerUpCapture}
+      {...(keepsServerHtml ? serverHtmlEvents : {})}
       {...(editable ? images.handlers : {})}
     >
-      <div className="doc-section-heading">
-        <h2 id={headingId}>
-          {editing && live && nameText instanceof Y.Text ? (
-            <TextEditor text={nameText} awareness={live.provider.awareness} label="Section name" kind="name" placeholder="Section name" />
-          ) : (
-            <span className={editable ? "live-name-editor" : undefined}>{section?.name ?? "Loading section…"}</span>
-          )}
-        </h2>
-        {initial?.badges.map((badge) => (
-          <span key={badge} className="badge" title="Section permission override">
-            {badge}
-          </span>
-        ))}
-        {editable ? (
-          <div className="section-tools">
-            <button
-              type="button"
-              className="button button-small button-quiet"
-              aria-pressed={preview}
-              aria-keyshortcuts="Control+Shift+P Meta+Shift+P"
-              title="Preview (Ctrl/⌘ + Shift + P)"
-              onClick={() => setPreview((shown) => !shown)}
-            >
-              {preview ? "Edit" : "Preview"}
-            </button>
-            <SectionControls address={address} sectionId={sectionId} index={index} count={count} />
-            <SectionPermissions address={address} sectionId={sectionId} />
+      <ServerHtmlUntilNear keep={keepsServerHtml}>
+        <div className="doc-section-heading">
+          <h2 id={headingId}>
+            {editing && live && nameText instanceof Y.Text ? (
+              <TextEditor text={nameText} awareness={live.provider.awareness} label="Section name" kind="name" placeholder="Section name" />
+            ) : (
+              <span className={editable ? "live-name-editor" : undefined}>{section?.name ?? "Loading section…"}</span>
+            )}
+          </h2>
+          {initial?.badges?.map((badge) => (
+            <span key={badge} className="badge" title="Section permission override">
+              {badge}
+            </span>
+          ))}
+          {editable ? (
+            <div className="section-tools">
+              <button
+                type="button"
+                className="button button-small button-quiet"
+                aria-pressed={preview}
+                aria-keyshortcuts="Control+Shift+P Meta+Shift+P"
+                title="Preview (Ctrl/⌘ + Shift + P)"
+                onClick={() => setPreview((shown) => !shown)}
+              >
+                {preview ? "Edit" : "Preview"}
+              </button>
+              <SectionControls address={address} sectionId={sectionId} index={index} count={count} />
+              <SectionPermissions address={address} sectionId={sectionId} />
+            </div>
+          ) : null}
+        </div>
+        {!section ? (
+          <p className="muted empty-section">Loading section…</p>
+        ) : editing ? (
+          <div className="blocks live-blocks">
+            {live && blocks instanceof Y.Array
+              ? (blocks.toArray() as Y.Map<unknown>[]).map((block, index) => {
+                  const text = block.get("text");
+                  return text instanceof Y.Text ? (
+                    <TextEditor
+                      key={blockKey(block)}
+                      text={text}
+                      awareness={live.provider.awareness}
+                      label="Section text"
+                      kind="prose"
+                      placeholder="Write here…"
+                    />
+                  ) : (
+                    <SectionBlocks key={blockKey(block)} blocks={[section.content[index]!]} downloads={downloads} />
+                  );
+                })
+              : section.content.map((block, index) =>
+                  block.blockType === "text" ? (
+                    // biome-ignore lint/suspicious/noArrayIndexKey: the pre-sync view is replaced whole once the room syncs
+                    <div key={index} className="live-text-editor live-text-placeholder">
+                      {withoutCommentTags(block.text)}
+                    </div>
+                  ) : (
+                    // biome-ignore lint/suspicious/noArrayIndexKey: as above
+                    <SectionBlocks key={index} blocks={[block]} downloads={downloads} />
+                  ),
+                )}
+          </div>
+        ) : (
+          <div data-testid={preview ? "section-preview" : undefined}>
+            <SectionBlocks blocks={section.content} downloads={downloads} />
+          </div>
+        )}
+        {editing ? <BlockMenu address={address} sectionId={sectionId} /> : null}
+        {images.state.kind === "uploading" ? (
+          <p className="muted small" role="status">
+            Adding {images.state.count === 1 ? "the image" : `${images.state.count} images`}…
+          </p>
+        ) : images.state.kind === "error" ? (
+          <p className="inline-error" role="alert">
+            The image was not added: {images.state.message}
+          </p>
+        ) : null}
+        {initial?.references ? (
+          <div className="references">
+            <span className="references-label">See also</span>
+            {initial.references}
           </div>
         ) : null}
-      </div>
-      {!section ? (
-        <p className="muted empty-section">Loading section…</p>
-      ) : editing ? (
-        <div className="blocks live-blocks">
-          {live && blocks instanceof Y.Array
-            ? (blocks.toArray() as Y.Map<unknown>[]).map((block, index) => {
-                const text = block.get("text");
-                return text instanceof Y.Text ? (
-                  <TextEditor
-                    key={blockKey(block)}
-                    text={text}
-                    awareness={live.provider.awareness}
-                    label="Section text"
-                    kind="prose"
-                    placeholder="Write here…"
-                  />
-                ) : (
-                  <SectionBlocks key={blockKey(block)} blocks={[section.content[index]!]} downloads={downloads} />
-                );
-              })
-            : section.content.map((block, index) =>
-                block.blockType === "text" ? (
-                  // biome-ignore lint/suspicious/noArrayIndexKey: the pre-sync view is replaced whole once the room syncs
-                  <div key={index} className="live-text-editor live-text-placeholder">
-                    {withoutCommentTags(block.text)}
-                  </div>
-                ) : (
-                  // biome-ignore lint/suspicious/noArrayIndexKey: as above
-                  <SectionBlocks key={index} blocks={[block]} downloads={downloads} />
-                ),
-              )}
-        </div>
-      ) : (
-        <div data-testid={preview ? "section-preview" : undefined}>
-          <SectionBlocks blocks={section.content} downloads={downloads} />
-        </div>
-      )}
-      {editing ? <BlockMenu address={address} sectionId={sectionId} /> : null}
-      {images.state.kind === "uploading" ? (
-        <p className="muted small" role="status">
-          Adding {images.state.count === 1 ? "the image" : `${images.state.count} images`}…
-        </p>
-      ) : images.state.kind === "error" ? (
-        <p className="inline-error" role="alert">
-          The image was not added: {images.state.message}
-        </p>
-      ) : null}
-      {initial?.references ? (
-        <div className="references">
-          <span className="references-label">See also</span>
-          {initial.references}
-        </div>
-      ) : null}
+      </ServerHtmlUntilNear>
     </section>
   );
 });
+
+/** What a person can click or focus in a section, in document order: the same list in the server's HTML and in the section's own render. */
+const CONTROLS = "a[href], button, input, select, textarea, summary, [tabindex], [contenteditable]";
+
+const NO_HTML = { __html: "" };
+
+/**
+ * The inside of a section, or, while `keep` holds, the HTML the server
+ * rendered for it, left as it is: an element with `dangerouslySetInnerHTML`
+ * is a leaf to React, so hydration neither builds nor checks what it holds.
+ * A 2,000-section page thus hydrates 2,000 section frames rather than every
+ * heading, block and tool in them (bench/README, "The editor in the
+ * browser"); a section renders its inside on the client once it comes near
+ * the screen, the same markup, so nothing moves. On the server, and for a
+ * section mounted after hydration, `keep` is false or moot: the children are
+ * rendered. The keys make the switch a replacement, not an update that
+ * would leave the server's nodes beside the new ones.
+ */
+function ServerHtmlUntilNear({ keep, children }: { keep: boolean; children: ReactNode }) {
+  if (keep && typeof window !== "undefined") {
+    // biome-ignore lint/security/noDangerouslySetInnerHtml: always the empty string; the point is that React leaves the server's nodes alone
+    return <div key="server" className="live-section-body" dangerouslySetInnerHTML={NO_HTML} suppressHydrationWarning />;
+  }
+  return (
+    <div key="client" className="live-section-body">
+      {children}
+    </div>
+  );
+}
 
 /** A stable React key per Y.Map block: its Yjs item id, the same for everyone and for the block's whole life. */
 function blockKey(block: Y.Map<unknown>): string {

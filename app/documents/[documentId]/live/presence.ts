@@ -6,6 +6,7 @@
  * it is the same on every screen.
  */
 import type { Awareness } from "y-protocols/awareness";
+import { fnv1a } from "@/app/_lib/fnv1a";
 
 export interface PresentUser {
   userId: string;
@@ -17,9 +18,7 @@ export interface PresentUser {
 
 /** A hue spread over the whole circle by an FNV-1a hash of the id; saturation and lightness keep white name labels readable. */
 export function userColor(userId: string): { color: string; colorLight: string } {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < userId.length; i++) hash = Math.imul(hash ^ userId.charCodeAt(i), 0x01000193) >>> 0;
-  const hue = hash % 360;
+  const hue = fnv1a(userId) % 360;
   return { color: `hsl(${hue} 62% 38%)`, colorLight: `hsl(${hue} 62% 38% / 0.2)` };
 }
 

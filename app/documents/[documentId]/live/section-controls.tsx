@@ -17,6 +17,14 @@ import type { RoomAddress } from "./live-room";
 /** The drag payload of a section being moved (not a file, so image drop ignores it). */
 const SECTION_DRAG_TYPE = "application/x-quire-section";
 
+/** A section's drag, from its handle: the section id as the payload, the section as the picture. */
+export function startSectionDrag(event: DragEvent<HTMLElement>, sectionId: string) {
+  event.dataTransfer.setData(SECTION_DRAG_TYPE, sectionId);
+  event.dataTransfer.effectAllowed = "move";
+  const section = (event.target as HTMLElement).closest("[data-section-id]");
+  if (section) event.dataTransfer.setDragImage(section, 16, 16);
+}
+
 /**
  * Where a dragged section lands, for the element holding all sections: the
  * section under the pointer, before it when in its upper half, after it when
@@ -123,12 +131,7 @@ export function SectionControls({
         title="Drag to move (or use ↑ ↓)"
         aria-hidden="true"
         data-testid="drag-handle"
-        onDragStart={(event) => {
-          event.dataTransfer.setData(SECTION_DRAG_TYPE, sectionId);
-          event.dataTransfer.effectAllowed = "move";
-          const section = event.currentTarget.closest("[data-section-id]");
-          if (section) event.dataTransfer.setDragImage(section, 16, 16);
-        }}
+        onDragStart={(event) => startSectionDrag(event, sectionId)}
       >
         ⠿
       </span>

@@ -11,7 +11,7 @@ import { defaultKeymap } from "@codemirror/commands";
 import { markdown } from "@codemirror/lang-markdown";
 import { EditorState, type Extension } from "@codemirror/state";
 import { EditorView, keymap, placeholder as placeholderText } from "@codemirror/view";
-import { useContext, useEffect, useRef, useState } from "react";
+import { useContext, useLayoutEffect, useRef, useState } from "react";
 import { yCollab, yUndoManagerKeymap } from "y-codemirror.next";
 import type { Awareness } from "y-protocols/awareness";
 import * as Y from "yjs";
@@ -44,7 +44,8 @@ export function TextEditor({
   const [composing, setComposing] = useState(false);
   const resolvedComments = useContext(ResolvedCommentsContext);
 
-  useEffect(() => {
+  // Before the browser paints: an editor's host is empty until CodeMirror fills it, and painting it empty would make the page jump.
+  useLayoutEffect(() => {
     const parent = host.current;
     if (!parent) return;
     const undoManager = new Y.UndoManager(text);
