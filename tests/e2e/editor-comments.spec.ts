@@ -239,7 +239,9 @@ test("a thread is answered, resolved (its highlight muted), shown under Show res
   await server.callTool("comments", olive.userId, { action: "reopen", documentId, commentId });
 });
 
-test("a reader sees the replies but is offered no reply box, Resolve or Reopen", async ({ browser }) => {
+test("a reader sees the replies but is offered no reply box, Resolve or Reopen; the quote takes them to the rendered highlight", async ({
+  browser,
+}) => {
   const page = await signedIn(browser, rex.email);
   await openDocument(page);
   await page.getByRole("button", { name: /^Comments/ }).click();
@@ -247,6 +249,10 @@ test("a reader sees the replies but is offered no reply box, Resolve or Reopen",
   await expect(thread.getByTestId("comment-reply")).toContainText("Finance confirmed: May.");
   await expect(thread.getByRole("textbox", { name: "Reply" })).toHaveCount(0);
   await expect(thread.getByRole("button", { name: /^(Resolve|Reopen)$/ })).toHaveCount(0);
+  await thread.getByRole("button", { name: /^spring/ }).click();
+  const mark = sectionOf(page, 0).locator("mark.comment-mark");
+  await expect(mark).toBeFocused();
+  await expect(mark).toHaveClass(/comment-flash/);
   await page.context().close();
 });
 

@@ -70,18 +70,41 @@ function showInEditor(section: HTMLElement, commentId: string): boolean {
 }
 
 /**
- * Brings a comment's highlighted text into view, focused in its editor. When
- * the section has no editor yet, scrolls to the section and shows the text
- * once its room has synced and the editor is there; where no editor comes
- * (the section is only read), the section stays in view. Returns a function
- * that stops waiting.
+ * Shows the comment's text where the section is rendered rather than edited
+ * (for readers, or in Preview): the rendered highlights carry no id, so the
+ * first one whose text is part of the comment's quoted text is taken. It is
+ * scrolled into the middle of the screen, focused and flashed.
  */
-export function revealComment(sectionId: string, commentId: string): () => void {
+function showRendered(section: HTMLElement, quote: string): boolean {
+  const mark = [...section.querySelectorAll<HTMLElement>("mark.comment-mark")].find((m) => {
+    const shown = m.textContent?.trim() ?? "";
+    return shown !== "" && quote.includes(shown);
+  });
+  if (!mark) return false;
+  mark.tabIndex = -1;
+  mark.scrollIntoView({ block: "center" });
+  mark.focus({ preventScroll: true });
+  mark.classList.remove("comment-flash");
+  void mark.offsetWidth;
+  mark.classList.add("comment-flash");
+  window.setTimeout(() => mark.classList.remove("comment-flash"), FLASH_MS);
+  return true;
+}
+
+/**
+ * Brings a comment's highlighted text (`quote`: the text between its tags)
+ * into view and focus: in its editor, else where the section is rendered.
+ * When the section shows neither yet (a far section waits for its room),
+ * scrolls to the section and shows the text once it is there. Returns a
+ * function that stops waiting.
+ */
+export function revealComment(sectionId: string, commentId: string, quote: string): () => void {
   const section = document.getElementById(`section-${sectionId}`);
-  if (!section || showInEditor(section, commentId)) return () => {};
+  const show = () => section !== null && (showInEditor(section, commentId) || showRendered(section, quote));
+  if (!section || show()) return () => {};
   section.scrollIntoView({ block: "start" });
   const observer = new MutationObserver(() => {
-    if (showInEditor(section, commentId)) stop();
+    if (show()) stop();
   });
   const timer = window.setTimeout(() => observer.disconnect(), MOUNT_WAIT_MS);
   const stop = () => {

@@ -213,7 +213,7 @@ function ThreadItem({
             type="button"
             className="comment-thread-quote"
             title="Show in the document"
-            onClick={() => revealComment(thread.sectionId, commentId)}
+            onClick={() => revealComment(thread.sectionId, commentId, thread.text)}
           >
             {thread.text}
             <span className="visually-hidden"> (show in the document)</span>
