@@ -119,14 +119,13 @@ interface OpenThread {
 
 /**
  * Finds a comment anchored on the branch in a section the caller may see, and
- * checks the caller may `need` that section. Everything short of that reads
- * as a comment that does not exist.
+ * checks the caller may edit that section (PERMISSION_DENIED when it may only
+ * read it). Everything short of seeing it reads as a comment that does not exist.
  */
 async function openThread(
   tx: Tx,
   ctx: ActionContext,
   input: { documentId: string; branchName?: string; commentId: string },
-  need: "edit",
 ): Promise<OpenThread> {
   const access = await openDocument(tx, ctx.actor, input.documentId, "read");
   const branchName = input.branchName ?? access.document.defaultBranch;
@@ -146,7 +145,7 @@ async function openThread(
   if (access.section(version) === "none" || (await sectionsHiddenNow(tx, access, commit.id)).has(entry.sectionId)) throw missing();
   const anchored = version.content.some((b) => b.blockType === "text" && existingCommentTags(b.text).some((tag) => tag.id === comment.id));
   if (!anchored) throw missing();
-  requireSection(access, entry.sectionId, [version], need, branchName);
+  requireSection(access, entry.sectionId, [version], "edit", branchName);
   return { access, branchName, commentId: comment.id, sectionId: entry.sectionId, version };
 }
 
@@ -163,7 +162,7 @@ async function threadView(tx: Tx, open: OpenThread): Promise<ThreadView> {
 
 async function reply(ctx: ActionContext, input: ActionInput<"reply">) {
   return ctx.db.transaction(async (tx) => {
-    const open = await openThread(tx, ctx, input, "edit");
+    const open = await openThread(tx, ctx, input);
     const mentions = [...new Set(input.mentions ?? [])];
     const strangers = await nonMembers(tx, ctx.actor.workspaceId, mentions);
     if (strangers.length > 0) {
@@ -195,7 +194,7 @@ async function reply(ctx: ActionContext, input: ActionInput<"reply">) {
 function setResolution(resolve: boolean) {
   return (ctx: ActionContext, input: ActionInput<"resolve" | "reopen">) =>
     ctx.db.transaction(async (tx) => {
-      const open = await openThread(tx, ctx, input, "edit");
+      const open = await openThread(tx, ctx, input);
       const changed = await setCommentResolution(tx, open.commentId, resolve ? { by: ctx.actor.userId, at: ctx.clock() } : null);
       return { documentId: open.access.document.id, branchName: open.branchName, changed, thread: await threadView(tx, open) };
     });
