@@ -316,8 +316,33 @@ export const comments = pgTable(
     body: text("body").notNull(),
     mentions: uuid("mentions").array().notNull(),
     createdAt: createdAt(),
+    /**
+     * Set while the thread is resolved (null when open or reopened). Like the
+     * body and the replies, not versioned with the section: one state on
+     * every branch where the comment is anchored.
+     */
+    resolvedAt: timestamp("resolved_at", { withTimezone: true, mode: "date" }),
+    resolvedBy: uuid("resolved_by").references(() => users.id),
   },
   (t) => [index("comments_document_idx").on(t.documentId, t.sectionId)],
+);
+
+/** Replies to a comment, oldest first; the thread is the comment and its replies. Not versioned, like the comment. */
+export const commentReplies = pgTable(
+  "comment_replies",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    commentId: uuid("comment_id")
+      .notNull()
+      .references(() => comments.id),
+    authorId: uuid("author_id")
+      .notNull()
+      .references(() => users.id),
+    body: text("body").notNull(),
+    mentions: uuid("mentions").array().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("comment_replies_comment_idx").on(t.commentId, t.createdAt)],
 );
 
 /**

@@ -11,6 +11,8 @@ import { getBridge } from "@/server/bridge";
 export type { Permission, SectionReference } from "@/server/core/document-model";
 export type { DocumentSummary } from "@/server/actions/documents";
 export type { CommitSummary } from "@/server/actions/history";
+export type { ThreadView } from "@/server/actions/comments";
+export type { CommentReplyView } from "@/server/actions/read";
 export type { DocumentView as DocumentRead, SectionView as DocumentSection, TagView as DocumentTag } from "@/server/actions/read";
 export type DocumentList = DocumentsResults["list"];
 export type BranchSummary = DocumentsResults["list_branches"]["branches"][number];

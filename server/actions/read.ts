@@ -17,7 +17,7 @@ import { CommitGraph, type CommitRecord } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import { getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { getComments } from "@/server/store/comments";
+import { getComments, getReplies } from "@/server/store/comments";
 import { getTags } from "@/server/store/tags";
 import { userNames } from "@/server/store/users";
 import { type DocumentAccess, openDocument, sectionsHiddenNow, visibleEntries } from "./access";
@@ -73,6 +73,23 @@ export interface CommentView {
   /** The branch the comment was written on. */
   branchName: string;
   createdAt: string;
+  /** `resolved` once someone resolved the thread (until it is reopened). */
+  status: "open" | "resolved";
+  resolvedAt: string | null;
+  resolvedById: string | null;
+  resolvedByName: string | null;
+  /** Answers to the comment, oldest first. */
+  replies: CommentReplyView[];
+}
+
+export interface CommentReplyView {
+  replyId: string;
+  body: string;
+  authorId: string;
+  authorName: string | null;
+  /** Mentioned user ids. */
+  mentions: string[];
+  createdAt: string;
 }
 
 export interface TagView {
@@ -98,16 +115,23 @@ export interface DocumentView {
   sections: SectionView[];
 }
 
-/** The stored comments anchored in the given section versions, by comment id. */
-async function commentsOf(tx: Tx, documentId: string, versions: SectionVersion[]): Promise<Map<string, CommentView>> {
-  const ids = versions.flatMap((v) =>
-    v.content.flatMap((b) => (b.blockType === "text" ? existingCommentTags(b.text).map((t) => t.id) : [])),
-  );
+/** The threads (comment, replies, resolution) of these comments of a document, by comment id; ids of other documents are absent. */
+export async function commentViews(tx: Tx, documentId: string, ids: readonly string[]): Promise<Map<string, CommentView>> {
   const rows = await getComments(tx, documentId, ids);
-  const names = await userNames(
+  const replies = await getReplies(
     tx,
-    rows.map((r) => r.authorId),
+    rows.map((r) => r.id),
   );
+  const names = await userNames(tx, [
+    ...rows.flatMap((r) => (r.resolvedBy ? [r.authorId, r.resolvedBy] : [r.authorId])),
+    ...replies.map((r) => r.authorId),
+  ]);
+  const repliesOf = new Map<string, typeof replies>();
+  for (const reply of replies) {
+    const thread = repliesOf.get(reply.commentId);
+    if (thread) thread.push(reply);
+    else repliesOf.set(reply.commentId, [reply]);
+  }
   return new Map(
     rows.map((r) => [
       r.id,
@@ -119,9 +143,29 @@ async function commentsOf(tx: Tx, documentId: string, versions: SectionVersion[]
         mentions: r.mentions,
         branchName: r.branchName,
         createdAt: r.createdAt.toISOString(),
+        status: r.resolvedAt ? "resolved" : "open",
+        resolvedAt: r.resolvedAt?.toISOString() ?? null,
+        resolvedById: r.resolvedBy,
+        resolvedByName: r.resolvedBy ? (names.get(r.resolvedBy) ?? null) : null,
+        replies: (repliesOf.get(r.id) ?? []).map((reply) => ({
+          replyId: reply.id,
+          body: reply.body,
+          authorId: reply.authorId,
+          authorName: names.get(reply.authorId) ?? null,
+          mentions: reply.mentions,
+          createdAt: reply.createdAt.toISOString(),
+        })),
       },
     ]),
   );
+}
+
+/** The stored comments anchored in the given section versions, by comment id. */
+function commentsOf(tx: Tx, documentId: string, versions: SectionVersion[]): Promise<Map<string, CommentView>> {
+  const ids = versions.flatMap((v) =>
+    v.content.flatMap((b) => (b.blockType === "text" ? existingCommentTags(b.text).map((t) => t.id) : [])),
+  );
+  return commentViews(tx, documentId, ids);
 }
 
 /** Builds the view of one commit of a document; shared by `read` and `documents` `show`. */

@@ -1,5 +1,6 @@
 /** Every tool Quire offers agents and scripts, by name; both transport faces are generated from this map. */
 import type { z } from "zod";
+import { commentsTool } from "./comments";
 import { documentsTool } from "./documents";
 import { membersTool } from "./members";
 import { mergeRequestsTool } from "./merge-requests";
@@ -16,6 +17,7 @@ export const tools = {
   merge_requests: mergeRequestsTool,
   upload_url: uploadUrlTool,
   members: membersTool,
+  comments: commentsTool,
 } as const;
 
 export type ToolName = keyof typeof tools;

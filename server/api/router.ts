@@ -104,6 +104,7 @@ export const appRouter = t.router({
   sections: toolMutation(tools.sections),
   uploadUrl: toolMutation(tools.upload_url),
   members: toolQuery(tools.members),
+  comments: toolMutation(tools.comments),
   /** Workspace administration (members, roles, invites); not an MCP tool. */
   workspace: toolMutation(workspaceTool),
   /** The caller's own API tokens; not an MCP tool. */

@@ -51,6 +51,25 @@ const commitSummary = z.object({
   kind: z.enum(["create", "write", "merge", "revert"]),
 });
 
+const commentFields = {
+  body: z.string(),
+  authorId: z.string(),
+  authorName: z.string().nullable(),
+  mentions: z.array(z.string()).describe("Mentioned user ids."),
+  createdAt: timestamp("When it was written"),
+};
+
+const commentView = z.object({
+  commentId: z.string().describe('The comment: the id in <svc:comment id="…"> and the thread\'s id for the `comments` tool.'),
+  ...commentFields,
+  branchName: z.string().describe("The branch the comment was written on."),
+  status: z.enum(["open", "resolved"]),
+  resolvedAt: z.string().nullable().describe("When the thread was resolved (ISO 8601); null while open."),
+  resolvedById: z.string().nullable(),
+  resolvedByName: z.string().nullable(),
+  replies: z.array(z.object({ replyId: z.string(), ...commentFields })).describe("Replies, oldest first."),
+});
+
 const sectionView = z.object({
   sectionId: z.string(),
   name: z.string(),
@@ -67,19 +86,7 @@ const sectionView = z.object({
       displayTitle: z.string().nullable(),
     }),
   ),
-  comments: z
-    .array(
-      z.object({
-        commentId: z.string(),
-        body: z.string(),
-        authorId: z.string(),
-        authorName: z.string().nullable(),
-        mentions: z.array(z.string()).describe("Mentioned user ids."),
-        branchName: z.string().describe("The branch the comment was written on."),
-        createdAt: timestamp("When the comment was written"),
-      }),
-    )
-    .describe("Comments anchored in the section's text by <svc:comment id> markup."),
+  comments: z.array(commentView).describe("Comments anchored in the section's text by <svc:comment id> markup, with their threads."),
   downloads: z.record(z.string(), z.string()).describe("Storage key -> signed download URL (valid 15 minutes)."),
 });
 
@@ -358,6 +365,34 @@ const memberList = z.object({
 
 const membersOutput = mergeActionOutputs({ list: memberList, search: memberList });
 
+const threadView = commentView.extend({
+  sectionId: z.string(),
+  sectionName: z.string(),
+  commentedText: z.string().describe("The text the comment is on, on the branch read."),
+  yourPermission: permission.describe("edit: you may reply, resolve and reopen; read: you may only read the thread."),
+});
+
+const threadWrite = {
+  documentId: id("The document."),
+  branchName: z.string().describe("The branch the comment was found on."),
+  thread: threadView.describe("The thread as it is now."),
+};
+
+const commentsOutput = mergeActionOutputs({
+  list: z.object({
+    documentId: id("The document."),
+    branchName: z.string().describe("The branch read."),
+    threads: z.array(threadView).describe("The threads in sections you may see, in document order."),
+  }),
+  reply: z.object({
+    ...threadWrite,
+    replyId: id("The new reply."),
+    reopened: z.boolean().describe("True when the thread was resolved and the reply opened it again."),
+  }),
+  resolve: z.object({ ...threadWrite, changed: z.boolean().describe("False when the thread already was resolved.") }),
+  reopen: z.object({ ...threadWrite, changed: z.boolean().describe("False when the thread already was open.") }),
+});
+
 const errorPayload = z
   .object({
     code: z.enum(ERROR_CODES).describe("Stable error code."),
@@ -384,6 +419,7 @@ export const outputSchemas = {
   merge_requests: orErrorEnvelope(mergeRequestsOutput),
   upload_url: orErrorEnvelope(uploadUrlOutput),
   members: orErrorEnvelope(membersOutput),
+  comments: orErrorEnvelope(commentsOutput),
 } satisfies Record<ToolName, z.ZodType>;
 
 /** The actions of a tool, or `never` for a tool without `action`. */

@@ -1,10 +1,16 @@
-/** Stored comments; their anchors live in section text as <svc:comment id="…"> markup. */
-import { and, eq } from "drizzle-orm";
-import { comments } from "@/db/schema";
+/**
+ * Stored comments and their threads; their anchors live in section text as
+ * <svc:comment id="…"> markup. A thread (the comment, its replies, whether it
+ * is resolved) is not versioned with the section: one state on every branch
+ * where the comment is anchored.
+ */
+import { and, asc, eq, isNotNull, isNull } from "drizzle-orm";
+import { commentReplies, comments } from "@/db/schema";
 import { anyOf, type Tx } from "./db";
 
 export type CommentRow = typeof comments.$inferSelect;
 export type NewCommentRow = typeof comments.$inferInsert;
+export type CommentReplyRow = typeof commentReplies.$inferSelect;
 
 export async function insertComments(tx: Tx, rows: readonly NewCommentRow[]): Promise<CommentRow[]> {
   if (rows.length === 0) return [];
@@ -21,4 +27,38 @@ export async function getComments(tx: Tx, documentId: string, ids: readonly stri
     .select()
     .from(comments)
     .where(and(eq(comments.documentId, documentId), anyOf(comments.id, [...new Set(ids)])));
+}
+
+/** The replies to these comments, oldest first. */
+export async function getReplies(tx: Tx, commentIds: readonly string[]): Promise<CommentReplyRow[]> {
+  if (commentIds.length === 0) return [];
+  return tx
+    .select()
+    .from(commentReplies)
+    .where(anyOf(commentReplies.commentId, [...new Set(commentIds)]))
+    .orderBy(asc(commentReplies.createdAt), asc(commentReplies.id));
+}
+
+export async function insertReply(
+  tx: Tx,
+  row: { commentId: string; authorId: string; body: string; mentions: readonly string[]; createdAt: Date },
+): Promise<CommentReplyRow> {
+  const [inserted] = await tx
+    .insert(commentReplies)
+    .values({ ...row, mentions: [...row.mentions] })
+    .returning();
+  return inserted!;
+}
+
+/**
+ * Marks a comment resolved, or open again (`resolution` null). Returns whether
+ * the state changed: resolving a resolved thread keeps who resolved it and when.
+ */
+export async function setCommentResolution(tx: Tx, commentId: string, resolution: { by: string; at: Date } | null): Promise<boolean> {
+  const changed = await tx
+    .update(comments)
+    .set(resolution ? { resolvedAt: resolution.at, resolvedBy: resolution.by } : { resolvedAt: null, resolvedBy: null })
+    .where(and(eq(comments.id, commentId), resolution ? isNull(comments.resolvedAt) : isNotNull(comments.resolvedAt)))
+    .returning({ id: comments.id });
+  return changed.length > 0;
 }

@@ -93,7 +93,15 @@ export async function commitToBranch(tx: Tx, input: BranchCommit): Promise<void>
   if (from && !tree) throw new DomainError("INTERNAL", "Moving an existing branch needs the new head's tree.");
 
   const objectRows = (objects: ReadonlyMap<string, unknown>) => [...objects].map(([hash, body]) => ({ hash, body }));
-  const commentRows = storing.comments.map((c): CommentRow => ({ ...c, id: c.id ?? randomUUID(), createdAt: c.createdAt ?? now }));
+  const commentRows = storing.comments.map(
+    (c): CommentRow => ({
+      ...c,
+      id: c.id ?? randomUUID(),
+      createdAt: c.createdAt ?? now,
+      resolvedAt: c.resolvedAt ?? null,
+      resolvedBy: c.resolvedBy ?? null,
+    }),
+  );
   const common = {
     documentId: document.id,
     branchName,

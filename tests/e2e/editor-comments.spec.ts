@@ -4,7 +4,11 @@
  * committed; Commit stores it as a comment with its author and mentions. A
  * comment may not overlap another; Ctrl/⌘+Alt+M opens the form; a reader
  * sees the panel and no Comment; a hidden section's comment never reaches the
- * panel of someone who may not see it.
+ * panel of someone who may not see it. Threads: a reply, Resolve (the
+ * highlight muted), Show resolved, Reopen, from the keyboard; a reader gets
+ * no reply box; a refused reply says why; clicking a thread's quote brings
+ * the highlighted span itself into view and focus, even in a section whose
+ * editor had not mounted yet.
  */
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
@@ -166,5 +170,142 @@ test("a comment in a section hidden from someone never reaches their comment pan
   await olivePage.getByRole("button", { name: /^Comments/ }).click();
   await expect(olivePage.getByTestId("comment-thread")).toHaveCount(2);
   await expect(olivePage.getByTestId("comment-thread").nth(1)).toContainText("Cut these");
+  await page.context().close();
+});
+
+/** The comment on "spring" in Goals, committed by the first test. */
+async function springComment(): Promise<string> {
+  const goals = (await server.callTool("read", olive.userId, { documentId, sectionIds: [sectionIds[0]!] })).sections[0]!;
+  return goals.comments[0]!.commentId;
+}
+
+test("a thread is answered, resolved (its highlight muted), shown under Show resolved and reopened, all from the keyboard", async () => {
+  const commentId = await springComment();
+  await openDocument(olivePage);
+  const mark = sectionOf(olivePage, 0).locator(`[data-comment-id="${commentId}"]`);
+  await expect(mark).toHaveText("spring");
+  await expect(mark).not.toHaveClass(/cm-comment-mark-resolved/);
+  await olivePage.getByRole("button", { name: /^Comments/ }).click();
+  const panel = olivePage.getByRole("complementary", { name: "Comments" });
+  const thread = panel.getByTestId("comment-thread");
+  await expect(thread).toHaveCount(1);
+
+  await thread.getByRole("textbox", { name: "Reply" }).focus();
+  await olivePage.keyboard.type("Finance confirmed: May.");
+  await olivePage.keyboard.press("Tab");
+  await expect(thread.getByRole("button", { name: "Reply" })).toBeFocused();
+  await olivePage.keyboard.press("Enter");
+  const reply = thread.getByTestId("comment-reply");
+  await expect(reply).toHaveCount(1);
+  await expect(reply).toContainText("Finance confirmed: May.");
+  await expect(reply).toContainText("Olive Owner");
+  await expect(thread.getByRole("textbox", { name: "Reply" })).toHaveValue("");
+  await photograph(olivePage, "editor-comment-thread");
+
+  await thread.getByRole("button", { name: "Resolve" }).focus();
+  await olivePage.keyboard.press("Enter");
+  const toggle = panel.getByRole("button", { name: "Show resolved (1)" });
+  await expect(toggle).toBeFocused();
+  await expect(thread).toHaveCount(0);
+  await expect(olivePage.getByRole("button", { name: "Comments (0)" })).toBeVisible();
+  await expect(mark).toHaveClass(/cm-comment-mark-resolved/);
+  let listed = await server.callTool("comments", olive.userId, { action: "list", documentId });
+  expect(listed.threads[0]).toMatchObject({
+    status: "resolved",
+    resolvedByName: "Olive Owner",
+    replies: [{ body: "Finance confirmed: May." }],
+  });
+
+  await olivePage.keyboard.press("Enter");
+  await expect(panel.getByRole("button", { name: "Hide resolved (1)" })).toHaveAttribute("aria-expanded", "true");
+  const resolved = panel.getByRole("list", { name: "Resolved threads" }).getByTestId("comment-thread");
+  await expect(resolved).toContainText("Resolved by Olive Owner");
+  await expect(resolved.getByTestId("comment-reply")).toContainText("Finance confirmed: May.");
+  await expect(resolved.getByRole("textbox", { name: "Reply" })).toHaveCount(0);
+  await photograph(olivePage, "editor-comment-thread-resolved");
+
+  await resolved.getByRole("button", { name: "Reopen" }).focus();
+  await olivePage.keyboard.press("Enter");
+  await expect(panel.getByTestId("comment-thread")).toHaveCount(1);
+  await expect(panel.getByRole("button", { name: /resolved \(/ })).toHaveCount(0);
+  await expect(mark).not.toHaveClass(/cm-comment-mark-resolved/);
+  listed = await server.callTool("comments", olive.userId, { action: "list", documentId });
+  expect(listed.threads[0]).toMatchObject({ status: "open", resolvedAt: null });
+
+  // A resolved comment opens muted on a fresh page too.
+  await server.callTool("comments", olive.userId, { action: "resolve", documentId, commentId });
+  await openDocument(olivePage);
+  await expect(sectionOf(olivePage, 0).locator(`[data-comment-id="${commentId}"]`)).toHaveClass(/cm-comment-mark-resolved/);
+  await server.callTool("comments", olive.userId, { action: "reopen", documentId, commentId });
+});
+
+test("a reader sees the replies but is offered no reply box, Resolve or Reopen; the quote takes them to the rendered highlight", async ({
+  browser,
+}) => {
+  const page = await signedIn(browser, rex.email);
+  await openDocument(page);
+  await page.getByRole("button", { name: /^Comments/ }).click();
+  const thread = page.getByTestId("comment-thread");
+  await expect(thread.getByTestId("comment-reply")).toContainText("Finance confirmed: May.");
+  await expect(thread.getByRole("textbox", { name: "Reply" })).toHaveCount(0);
+  await expect(thread.getByRole("button", { name: /^(Resolve|Reopen)$/ })).toHaveCount(0);
+  await thread.getByRole("button", { name: /^spring/ }).click();
+  const mark = sectionOf(page, 0).locator("mark.comment-mark");
+  await expect(mark).toBeFocused();
+  await expect(mark).toHaveClass(/comment-flash/);
+  await page.context().close();
+});
+
+test("a failed reply says why and keeps what was typed", async () => {
+  await openDocument(olivePage);
+  await olivePage.getByRole("button", { name: /^Comments/ }).click();
+  const thread = olivePage.getByTestId("comment-thread");
+  await expect(thread).toHaveCount(1);
+  // The comment's section is deleted on the branch while the panel shows its thread.
+  const branch = "threads-gone";
+  await server.callTool("documents", olive.userId, { action: "create_branch", documentId, branchName: branch, sourceBranch: "main" });
+  await openDocument(olivePage, branch);
+  await olivePage.getByRole("button", { name: /^Comments/ }).click();
+  await expect(thread).toHaveCount(1);
+  await server.callTool("sections", olive.userId, { action: "delete", documentId, branchName: branch, sectionId: sectionIds[0]! });
+  await thread.getByRole("textbox", { name: "Reply" }).fill("Too late");
+  await thread.getByRole("button", { name: "Reply" }).click();
+  await expect(thread.getByRole("alert")).toContainText("not anchored in a section you can see");
+  await expect(thread.getByRole("textbox", { name: "Reply" })).toHaveValue("Too late");
+});
+
+test("clicking a thread's quote brings the highlighted text itself into view and focus, in a section whose editor was not mounted", async ({
+  browser,
+}) => {
+  const filler = Array.from({ length: 40 }, (_, i) => `Paragraph ${i + 1} of a long section, long enough to fill the screen.`).join("\n\n");
+  const long = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "handbook/long",
+    sections: [
+      ...Array.from({ length: 12 }, (_, i) => ({ name: `Part ${i + 1}`, content: [text(filler)] })),
+      { name: "Appendix", content: [text(`${filler}\n\nThe <svc:comment-new body="Check this">very last line</svc:comment-new> of it.`)] },
+    ],
+  });
+  const last = long.sectionIds.at(-1)!;
+  const commentId = (await server.callTool("read", olive.userId, { documentId: long.documentId, sectionIds: [last] })).sections[0]!
+    .comments[0]!.commentId;
+  const page = await signedIn(browser, mo.email);
+  await server.callTool("documents", olive.userId, {
+    action: "set_permissions",
+    documentId: long.documentId,
+    grants: [{ userId: mo.userId, permission: "edit" }],
+  });
+  await openLiveDocument(page, server.url, { documentId: long.documentId, firstSectionId: long.sectionIds[0]! });
+  const appendix = page.locator(`[data-section-id="${last}"]`);
+  await expect(appendix).toHaveAttribute("data-synced", "false");
+  await page.getByRole("button", { name: /^Comments/ }).click();
+  await page
+    .getByTestId("comment-thread")
+    .getByRole("button", { name: /very last line/ })
+    .click();
+  const mark = appendix.locator(`[data-comment-id="${commentId}"]`);
+  await expect(mark).toHaveClass(/comment-flash/);
+  await expect(mark).toBeInViewport();
+  await expect(appendix.getByTestId("editor-prose").locator(".cm-content")).toBeFocused();
   await page.context().close();
 });

@@ -6,6 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createTRPCClient, httpLink } from "@trpc/client";
 import type { DatabaseHandle } from "@/db/client";
+import { memberships, users, workspaces } from "@/db/schema";
 import type { Actor } from "@/server/actions/context";
 import { type ToolInput, type ToolName, type ToolOutput, toolsByName } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/tool";
@@ -67,6 +68,13 @@ export async function startTestServer(
       const { token } = await issueApiToken(db, { email: address, label: "test" }, new Date());
       const actor = (await actorForUser(db, created.user.id, "agent"))!;
       return { userId: created.user.id, email: address, token, actor };
+    },
+    /** A user who owns another workspace of the same instance: someone the first workspace must never see. Returns their id. */
+    async createOutsider(email: string, name: string): Promise<string> {
+      const [workspace] = await db.insert(workspaces).values({ name: "Elsewhere" }).returning();
+      const [outsider] = await db.insert(users).values({ email, name, passwordHash: "x" }).returning();
+      await db.insert(memberships).values({ workspaceId: workspace!.id, userId: outsider!.id, role: "owner" });
+      return outsider!.id;
     },
     /** Calls a tool in-process as a user, as the web app does. */
     async callTool<T extends ToolName, const I extends ToolInput<T>>(tool: T, userId: string, input: I): Promise<ToolOutput<T, I>> {

@@ -34,6 +34,8 @@ interface Fixture {
   tagId: string;
   otherDocumentId: string;
   counter: number;
+  /** The comment the last comment case made. */
+  commentId?: string;
 }
 
 const asOwner = <T = Record<string, unknown>>(tool: string, args: Args) => callMcpHuman<T>(tool, args);
@@ -56,6 +58,7 @@ async function makeFixture(settings: {
     ],
   });
   await asOwner("documents", { action: "create_branch", documentId: doc.documentId, branchName: "work" });
+  await asOwner("documents", { action: "create_branch", documentId: doc.documentId, branchName: "threads" });
   await asOwner("documents", { action: "set_permissions", documentId: doc.documentId, ...settings });
   const tag = await asOwner<{ tagId: string }>("documents", { action: "create_tag", tagPath: `matrix/${crypto.randomUUID()}` });
   const other = await asOwner<{ documentId: string }>("documents", { action: "create", path: `matrix/other-${crypto.randomUUID()}` });
@@ -90,6 +93,26 @@ async function freshMergeRequest(f: Fixture): Promise<string> {
     title: branchName,
   });
   return mr.mergeRequestId;
+}
+
+/** A new section on branch "threads" holding a new comment (the owner's, resolved when asked): the thread's address. */
+async function freshThread(f: Fixture, resolved = false): Promise<Args> {
+  const created = await asOwner<{ sectionId: string }>("sections", {
+    action: "create",
+    documentId: f.documentId,
+    branchName: "threads",
+    name: `Comment ${++f.counter}`,
+    content: [text('<svc:comment-new body="Why?">This</svc:comment-new>')],
+  });
+  const view = await asOwner<{ sections: Array<{ comments: Array<{ commentId: string }> }> }>("read", {
+    documentId: f.documentId,
+    branchName: "threads",
+    sectionIds: [created.sectionId],
+  });
+  f.commentId = view.sections[0]!.comments[0]!.commentId;
+  const thread = { documentId: f.documentId, branchName: "threads", commentId: f.commentId };
+  if (resolved) await asOwner("comments", { action: "resolve", ...thread });
+  return thread;
 }
 
 interface Case {
@@ -250,6 +273,19 @@ const CASES: Case[] = [
     need: "edit",
     args: async (f) => ({ mergeRequestId: await freshMergeRequest(f), newTitle: "Retitled" }),
   },
+  {
+    tool: "comments",
+    action: "list",
+    need: "read",
+    args: async (f) => {
+      const { commentId: _, ...branch } = await freshThread(f);
+      return branch;
+    },
+    lists: (r, f) => (r as { threads: Array<{ commentId: string }> }).threads.some((t) => t.commentId === f.commentId),
+  },
+  { tool: "comments", action: "reply", need: "edit", args: async (f) => ({ ...(await freshThread(f)), body: "Because." }) },
+  { tool: "comments", action: "resolve", need: "edit", args: (f) => freshThread(f) },
+  { tool: "comments", action: "reopen", need: "edit", args: (f) => freshThread(f, true) },
   { tool: "members", action: "list", need: "workspace", args: async () => ({}) },
   { tool: "members", action: "search", need: "workspace", args: async () => ({ query: "ol" }) },
   { tool: "upload_url", action: "", need: "workspace", args: async () => ({ filename: "notes.txt", mediaType: "text/plain", size: 10 }) },

@@ -171,6 +171,31 @@ describe("every action's result matches its tool's outputSchema", () => {
     await call(ownerMcp, "upload_url", { filename: "notes.txt", mediaType: "text/plain", size: 10 });
   });
 
+  test("comments: a thread with a reply, resolved and reopened", async () => {
+    const doc = await call<{ documentId: string; sectionIds: string[] }>(ownerMcp, "documents", {
+      action: "create",
+      path: "schemas/threads",
+      sections: [{ name: "Notes", content: [text(`<svc:comment-new body="look" mentions="${reviewer.userId}">here</svc:comment-new>`)] }],
+    });
+    const { documentId } = doc;
+    const listed = await call<{ threads: Array<{ commentId: string }> }>(ownerMcp, "comments", { action: "list", documentId });
+    const commentId = listed.threads[0]!.commentId;
+    await call(ownerMcp, "comments", { action: "reply", documentId, commentId, body: "seen", mentions: [reviewer.userId] });
+    await call(ownerMcp, "comments", { action: "resolve", documentId, commentId });
+    // A resolved thread with a reply, in every shape that carries threads.
+    const resolved = await call<{ threads: Array<{ status: string; replies: unknown[]; resolvedByName: string | null }> }>(
+      ownerMcp,
+      "comments",
+      { action: "list", documentId, status: "resolved" },
+    );
+    expect(resolved.threads).toMatchObject([{ status: "resolved", replies: [{}], resolvedByName: "Olive Owner" }]);
+    const read = await call<{ sections: Array<{ comments: Array<{ status: string; replies: unknown[] }> }> }>(ownerMcp, "read", {
+      documentId,
+    });
+    expect(read.sections[0]!.comments).toMatchObject([{ status: "resolved", replies: [{}] }]);
+    await call(ownerMcp, "comments", { action: "reopen", documentId, commentId });
+  });
+
   test("merge_requests, with a conflict and a property conflict", async () => {
     const doc = await call<{ documentId: string; sectionIds: string[] }>(ownerMcp, "documents", {
       action: "create",

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { encode } from "next-auth/jwt";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { invites, memberships, users, workspaces } from "@/db/schema";
+import { invites } from "@/db/schema";
 import { apiTokensTool } from "@/server/actions/api-tokens";
 import { runTool } from "@/server/actions/tool";
 import { ensureAuthSecret, issueApiTokenForUser } from "@/server/auth/accounts";
@@ -71,13 +71,7 @@ beforeAll(async () => {
   grace = await server.createUser("grace.hopper@example.test", "Grace Hopper");
   percent = await server.createUser("a_b@example.test", "100% Sure");
   // Someone in another workspace of the same instance: never visible here.
-  const [other] = await server.db.insert(workspaces).values({ name: "Elsewhere" }).returning();
-  const [outsider] = await server.db
-    .insert(users)
-    .values({ email: "adalbert@elsewhere.test", name: "Adalbert Outsider", passwordHash: "x" })
-    .returning();
-  outsiderId = outsider!.id;
-  await server.db.insert(memberships).values({ workspaceId: other!.id, userId: outsiderId, role: "owner" });
+  outsiderId = await server.createOutsider("adalbert@elsewhere.test", "Adalbert Outsider");
   mcp = await server.mcpClient(owner.token);
 });
 

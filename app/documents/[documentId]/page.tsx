@@ -150,6 +150,7 @@ export default async function DocumentPage({ params, searchParams }: Props) {
               me={{ userId: user.id, name: user.name }}
               canEdit={canEdit}
               order={sections.map((s) => s.sectionId)}
+              resolvedCommentIds={sections.flatMap((s) => s.comments.filter((c) => c.status === "resolved").map((c) => c.commentId))}
               sections={initialSections(sections, {
                 editsByDefault: canEdit,
                 editable: (section) => editsSection(section, canEdit, access.ok && access.value.canManage),

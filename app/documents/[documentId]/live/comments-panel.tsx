@@ -2,28 +2,93 @@
 
 /**
  * The comment threads of the branch, beside the document: each comment with
- * the text it is on, its author and time, and a link to its section; comments
- * typed into the draft and not committed yet are marked so. Loaded when
- * opened (and again on request), through the reader's own access.
+ * the text it is on (a button that brings that text into view in the
+ * editor), its author and time, its replies, and a link to its section;
+ * comments typed into the draft and not committed yet are marked so. Those
+ * who may edit the comment's section reply, resolve and reopen; resolved
+ * threads wait behind "Show resolved". Loaded when opened (and again on
+ * request), through the reader's own access.
  */
-import { useCallback, useEffect, useState } from "react";
-import { type CommentThread, readCommentThreads } from "./comment-actions";
+import { type FormEvent, useCallback, useEffect, useRef, useState } from "react";
+import { InlineError } from "@/app/_components/action-form";
+import type { ActionResult } from "@/app/_lib/action-result";
+import { MAX_COMMENT_BODY_CHARS } from "@/server/core/comment-markup";
+import { type CommentThread, readCommentThreads, replyToComment, setCommentResolved } from "./comment-actions";
+import { type ResolvedComments, revealComment } from "./comment-highlights";
 
-export function CommentsPanel({ documentId, branchName }: { documentId: string; branchName: string }) {
+const when = (iso: string) => new Date(iso).toLocaleString("en");
+
+export function CommentsPanel({
+  documentId,
+  branchName,
+  resolvedComments,
+}: {
+  documentId: string;
+  branchName: string;
+  resolvedComments: ResolvedComments;
+}) {
   const [open, setOpen] = useState(false);
   const [threads, setThreads] = useState<CommentThread[] | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [loading, setLoading] = useState(false);
+  const [showResolved, setShowResolved] = useState(false);
+  const [announcement, setAnnouncement] = useState("");
+  // Where keyboard focus goes once a resolved or reopened thread has left the list it was in.
+  const [focusNext, setFocusNext] = useState<"resolved-toggle" | "heading" | null>(null);
+  const resolvedToggle = useRef<HTMLButtonElement>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+
+  useEffect(() => {
+    if (focusNext === null) return;
+    (focusNext === "resolved-toggle" ? resolvedToggle : heading).current?.focus();
+    setFocusNext(null);
+  }, [focusNext]);
+
   const load = useCallback(async () => {
+    setLoading(true);
     const result = await readCommentThreads({ documentId, branchName });
-    if (result.ok) {
-      setThreads(result.value);
-      setError(null);
-    } else setError(result.message);
-  }, [documentId, branchName]);
+    setLoading(false);
+    if (!result.ok) return setError(result.message);
+    setThreads(result.value);
+    setError(null);
+    for (const t of result.value) if (t.commentId) resolvedComments.set(t.commentId, t.status === "resolved");
+  }, [documentId, branchName, resolvedComments]);
 
   useEffect(() => {
     if (open) void load();
   }, [open, load]);
+
+  /** A thread as the server answered after a write; it keeps the draft's quote and place. */
+  const changed = (next: CommentThread) => {
+    setThreads(
+      (all) => all?.map((t) => (t.commentId === next.commentId ? { ...next, text: t.text, sectionName: t.sectionName } : t)) ?? all,
+    );
+    resolvedComments.set(next.commentId!, next.status === "resolved");
+  };
+  const resolvedOne = (next: CommentThread) => {
+    changed(next);
+    setAnnouncement(`Resolved: it is listed under "Show resolved".`);
+    // The thread leaves the list of open ones: keep keyboard focus in the panel.
+    setFocusNext("resolved-toggle");
+  };
+  const reopenedOne = (next: CommentThread) => {
+    changed(next);
+    setAnnouncement("Reopened: it is listed with the open threads.");
+    setFocusNext("heading");
+  };
+
+  const openThreads = threads?.filter((t) => t.status === "open") ?? [];
+  const resolvedThreads = threads?.filter((t) => t.status === "resolved") ?? [];
+  const item = (thread: CommentThread, index: number) => (
+    <ThreadItem
+      key={thread.commentId ?? `pending-${index}`}
+      thread={thread}
+      address={{ documentId, branchName }}
+      onChanged={changed}
+      onResolved={resolvedOne}
+      onReopened={reopenedOne}
+    />
+  );
 
   return (
     <div className="comments-panel">
@@ -34,49 +99,188 @@ export function CommentsPanel({ documentId, branchName }: { documentId: string; 
         aria-controls="comment-threads"
         onClick={() => setOpen(!open)}
       >
-        Comments{threads ? ` (${threads.length})` : ""}
+        Comments{threads ? ` (${openThreads.length})` : ""}
       </button>
       {open ? (
-        <aside id="comment-threads" className="comment-threads" aria-label="Comments">
+        <aside id="comment-threads" className="comment-threads" aria-label="Comments" aria-busy={loading}>
           <div className="comment-threads-head">
-            <h2>Comments</h2>
-            <button type="button" className="button button-small button-quiet" onClick={() => void load()}>
-              Refresh
+            <h2 ref={heading} tabIndex={-1}>
+              Comments
+            </h2>
+            <button type="button" className="button button-small button-quiet" disabled={loading} onClick={() => void load()}>
+              {loading && threads ? "Refreshing…" : "Refresh"}
             </button>
           </div>
+          <p className="visually-hidden" role="status">
+            {announcement}
+          </p>
           {error ? (
             <p className="inline-error" role="alert">
               {error}
             </p>
-          ) : threads === null ? (
-            <p className="muted">Loading comments…</p>
+          ) : null}
+          {threads === null ? (
+            error ? null : (
+              <p className="muted">Loading comments…</p>
+            )
           ) : threads.length === 0 ? (
             <p className="muted">No comments on this branch yet. Select text in a section and choose Comment.</p>
           ) : (
-            <ol className="comment-thread-list">
-              {threads.map((thread, index) => (
-                <li key={thread.commentId ?? `pending-${index}`} className="comment-thread" data-testid="comment-thread">
-                  <a href={`#section-${thread.sectionId}`} className="comment-thread-section">
-                    {thread.sectionName}
-                  </a>
-                  <blockquote>{thread.text}</blockquote>
-                  <p>{thread.body}</p>
-                  <p className="muted comment-thread-meta">
-                    {thread.pending ? (
-                      <span className="badge">Not committed yet</span>
-                    ) : (
-                      <>
-                        {thread.authorName ?? "Someone"}
-                        {thread.createdAt ? <> · {new Date(thread.createdAt).toLocaleString("en")}</> : null}
-                      </>
-                    )}
-                  </p>
-                </li>
-              ))}
-            </ol>
+            <>
+              {openThreads.length === 0 ? <p className="muted">No open threads: every comment here is resolved.</p> : null}
+              <ol className="comment-thread-list">{openThreads.map(item)}</ol>
+              {resolvedThreads.length > 0 ? (
+                <button
+                  ref={resolvedToggle}
+                  type="button"
+                  className="button button-small button-quiet comment-threads-resolved-toggle"
+                  aria-expanded={showResolved}
+                  aria-controls="resolved-comment-threads"
+                  onClick={() => setShowResolved(!showResolved)}
+                >
+                  {showResolved ? "Hide" : "Show"} resolved ({resolvedThreads.length})
+                </button>
+              ) : null}
+              {showResolved && resolvedThreads.length > 0 ? (
+                <ol id="resolved-comment-threads" className="comment-thread-list" aria-label="Resolved threads">
+                  {resolvedThreads.map(item)}
+                </ol>
+              ) : null}
+            </>
           )}
         </aside>
       ) : null}
     </div>
+  );
+}
+
+type Busy = "reply" | "resolve" | "reopen" | null;
+
+function ThreadItem({
+  thread,
+  address,
+  onChanged,
+  onResolved,
+  onReopened,
+}: {
+  thread: CommentThread;
+  address: { documentId: string; branchName: string };
+  onChanged: (thread: CommentThread) => void;
+  onResolved: (thread: CommentThread) => void;
+  onReopened: (thread: CommentThread) => void;
+}) {
+  const [busy, setBusy] = useState<Busy>(null);
+  const [error, setError] = useState<string | null>(null);
+  const { commentId } = thread;
+  const resolved = thread.status === "resolved";
+
+  /** Runs one write; the thread the server answers replaces this one. */
+  const run = async (what: Exclude<Busy, null>, call: () => Promise<ActionResult<CommentThread>>): Promise<CommentThread | null> => {
+    setBusy(what);
+    setError(null);
+    const result = await call();
+    setBusy(null);
+    if (!result.ok) {
+      setError(result.message);
+      return null;
+    }
+    return result.value;
+  };
+
+  const reply = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const body = String(new FormData(form).get("body") ?? "").trim();
+    if (body === "") return setError("Write the reply first.");
+    const next = await run("reply", () => replyToComment({ ...address, commentId, body }));
+    if (!next) return;
+    form.reset();
+    onChanged(next);
+  };
+  const setResolved = async (value: boolean) => {
+    const next = await run(value ? "resolve" : "reopen", () => setCommentResolved({ ...address, commentId, resolved: value }));
+    if (next) (value ? onResolved : onReopened)(next);
+  };
+
+  return (
+    <li className={`comment-thread${resolved ? " comment-thread-resolved" : ""}`} data-testid="comment-thread" aria-busy={busy !== null}>
+      <a href={`#section-${thread.sectionId}`} className="comment-thread-section">
+        {thread.sectionName}
+      </a>
+      <blockquote>
+        {commentId ? (
+          <button
+            type="button"
+            className="comment-thread-quote"
+            title="Show in the document"
+            onClick={() => revealComment(thread.sectionId, commentId, thread.text)}
+          >
+            {thread.text}
+            <span className="visually-hidden"> (show in the document)</span>
+          </button>
+        ) : (
+          thread.text
+        )}
+      </blockquote>
+      <p>{thread.body}</p>
+      <p className="muted comment-thread-meta">
+        {thread.pending ? (
+          <span className="badge">Not committed yet</span>
+        ) : (
+          <>
+            {thread.authorName ?? "Someone"}
+            {thread.createdAt ? <> · {when(thread.createdAt)}</> : null}
+          </>
+        )}
+      </p>
+      {thread.replies.length > 0 ? (
+        <ol className="comment-replies" aria-label="Replies">
+          {thread.replies.map((r) => (
+            <li key={r.replyId} data-testid="comment-reply">
+              <p>{r.body}</p>
+              <p className="muted comment-thread-meta">
+                {r.authorName ?? "Someone"} · {when(r.createdAt)}
+              </p>
+            </li>
+          ))}
+        </ol>
+      ) : null}
+      {resolved ? (
+        <p className="muted comment-thread-meta">
+          Resolved by {thread.resolvedByName ?? "someone"}
+          {thread.resolvedAt ? <> · {when(thread.resolvedAt)}</> : null}
+        </p>
+      ) : null}
+      {commentId && thread.canWrite ? (
+        resolved ? (
+          <div className="comment-thread-actions">
+            <button type="button" className="button button-small" disabled={busy !== null} onClick={() => void setResolved(false)}>
+              {busy === "reopen" ? "Reopening…" : "Reopen"}
+            </button>
+          </div>
+        ) : (
+          <form className="comment-reply-form" aria-label="Reply" onSubmit={reply}>
+            <textarea
+              name="body"
+              rows={2}
+              required
+              maxLength={MAX_COMMENT_BODY_CHARS}
+              aria-label="Reply"
+              placeholder="Reply…"
+              disabled={busy !== null}
+            />
+            <div className="comment-thread-actions">
+              <button type="submit" className="button button-small button-primary" disabled={busy !== null}>
+                {busy === "reply" ? "Replying…" : "Reply"}
+              </button>
+              <button type="button" className="button button-small" disabled={busy !== null} onClick={() => void setResolved(true)}>
+                {busy === "resolve" ? "Resolving…" : "Resolve"}
+              </button>
+            </div>
+          </form>
+        )
+      ) : null}
+      <InlineError error={error} />
+    </li>
   );
 }

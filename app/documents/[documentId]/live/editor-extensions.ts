@@ -7,10 +7,13 @@
  * marked, and local edits that would touch a tag are dropped, since the
  * server refuses a commit that loses a comment's tags. Edits arriving from
  * the room (other people, the server) always apply, or the editor and the
- * shared text would part.
+ * shared text would part. Each highlight carries its comment's id
+ * (`data-comment-id`, for the comments panel to find it), is muted while
+ * the comment is resolved (`setResolvedComments`) and flashes when the panel
+ * brings it into view (`flashComment`).
  */
 import { HighlightStyle, syntaxHighlighting } from "@codemirror/language";
-import { EditorState, type Extension, RangeSetBuilder, StateField } from "@codemirror/state";
+import { EditorState, type Extension, RangeSetBuilder, StateEffect, StateField } from "@codemirror/state";
 import { Decoration, type DecorationSet, EditorView } from "@codemirror/view";
 import { tags } from "@lezer/highlight";
 import { ySyncAnnotation } from "y-codemirror.next";
@@ -24,12 +27,36 @@ interface CommentMarkup {
   shown: DecorationSet;
   /** [from, to] of every tag, flat, for the change filter. */
   tagRanges: number[];
+  /** The resolved comment ids, whose highlights are muted. */
+  resolved: ReadonlySet<string>;
+  /** The comment whose highlight flashes now. */
+  flashing: string | null;
 }
 
-const hiddenTag = Decoration.replace({});
-const commentedText = Decoration.mark({ class: "cm-comment-mark", attributes: { title: "Commented text" } });
+/** Tells an editor which comments are resolved now. */
+export const setResolvedComments = StateEffect.define<ReadonlySet<string>>();
+/** Flashes one comment's highlight (null: stops). Part of the editor's state, so a redrawn line keeps it. */
+export const flashComment = StateEffect.define<string | null>();
 
-function commentMarkup(state: EditorState): CommentMarkup {
+const hiddenTag = Decoration.replace({});
+const newComment = Decoration.mark({ class: "cm-comment-mark", attributes: { title: "Commented text" } });
+const COMMENT_ID = /\sid="([^"]*)"/;
+
+/** The highlight of one stored comment: its id on the element, muted while resolved. */
+function commentedText(commentId: string, resolved: boolean, flashing: boolean): Decoration {
+  return Decoration.mark({
+    class: `cm-comment-mark${resolved ? " cm-comment-mark-resolved" : ""}${flashing ? " comment-flash" : ""}`,
+    attributes: { title: resolved ? "Commented text (resolved)" : "Commented text", "data-comment-id": commentId },
+  });
+}
+
+/** Where a stored comment's text starts in an editor's document (after its hidden opening tag), or null. */
+export function commentPosition(state: EditorState, commentId: string): number | null {
+  const open = commentTagTokens(state.doc.toString()).find((t) => !t.closing && COMMENT_ID.exec(t.raw)?.[1] === commentId);
+  return open ? open.index + open.raw.length : null;
+}
+
+function commentMarkup(state: EditorState, resolved: ReadonlySet<string>, flashing: string | null = null): CommentMarkup {
   const text = state.doc.toString();
   const tokens = commentTagTokens(text);
   const hidden = new RangeSetBuilder<Decoration>();
@@ -44,18 +71,26 @@ function commentMarkup(state: EditorState): CommentMarkup {
   }
   for (const { open, close } of commentTagPairs(tokens)) {
     const from = open.index + open.raw.length;
-    if (close.index > from) ranges.push({ from, to: close.index, decoration: commentedText });
+    const commentId = COMMENT_ID.exec(open.raw)?.[1];
+    const decoration = commentId === undefined ? newComment : commentedText(commentId, resolved.has(commentId), commentId === flashing);
+    if (close.index > from) ranges.push({ from, to: close.index, decoration });
   }
   const shown = Decoration.set(
     ranges.map((r) => r.decoration.range(r.from, r.to)),
     true,
   );
-  return { hidden: hidden.finish(), shown, tagRanges };
+  return { hidden: hidden.finish(), shown, tagRanges, resolved, flashing };
 }
 
 const commentMarkupField = StateField.define<CommentMarkup>({
-  create: commentMarkup,
-  update: (value, tr) => (tr.docChanged ? commentMarkup(tr.state) : value),
+  create: (state) => commentMarkup(state, new Set()),
+  update: (value, tr) => {
+    const resolved = tr.effects.findLast((e) => e.is(setResolvedComments))?.value;
+    const flashing = tr.effects.findLast((e) => e.is(flashComment));
+    return tr.docChanged || resolved || flashing
+      ? commentMarkup(tr.state, resolved ?? value.resolved, flashing ? flashing.value : value.flashing)
+      : value;
+  },
   provide: (field) => [
     EditorView.decorations.from(field, (markup) => markup.shown),
     EditorView.atomicRanges.of((view) => view.state.field(field).hidden),
@@ -69,7 +104,11 @@ const keepCommentTags = EditorState.changeFilter.of((tr) => {
   return ranges.length === 0 ? true : ranges;
 });
 
-export const commentMarkupExtension: Extension = [commentMarkupField, keepCommentTags];
+/** Comment markup hidden and highlighted, starting with these comments resolved. */
+export const commentMarkupExtension = (resolved: ReadonlySet<string>): Extension => [
+  commentMarkupField.init((state) => commentMarkup(state, resolved)),
+  keepCommentTags,
+];
 
 /** Markdown styled where it is written: headings larger, emphasis, links and code set apart. */
 export const proseHighlighting: Extension = syntaxHighlighting(

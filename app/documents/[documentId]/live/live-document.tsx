@@ -13,6 +13,7 @@ import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useStat
 import * as Y from "yjs";
 import { outlineFromYDoc } from "@/server/collab/codec";
 import type { Person } from "./actions";
+import { ResolvedComments, ResolvedCommentsContext } from "./comment-highlights";
 import { CommentsPanel } from "./comments-panel";
 import { CommitBar, useDraftStatus } from "./commit-bar";
 import { type InitialSection, LiveSection } from "./live-section";
@@ -32,9 +33,20 @@ export interface LiveDocumentProps {
   /** Section ids in the order the page was rendered with. */
   order: string[];
   sections: Record<string, InitialSection>;
+  /** The comments resolved when the page was rendered (their highlights are muted). */
+  resolvedCommentIds?: readonly string[];
 }
 
-export function LiveDocument({ documentId, branchName, me, shareToken, canEdit, order: initialOrder, sections }: LiveDocumentProps) {
+export function LiveDocument({
+  documentId,
+  branchName,
+  me,
+  shareToken,
+  canEdit,
+  order: initialOrder,
+  sections,
+  resolvedCommentIds,
+}: LiveDocumentProps) {
   const address = useMemo<RoomAddress>(
     () => ({ documentId, branchName, ...(shareToken ? { shareToken } : {}) }),
     [documentId, branchName, shareToken],
@@ -47,30 +59,34 @@ export function LiveDocument({ documentId, branchName, me, shareToken, canEdit, 
     [userId, userName],
   );
   const presence = useMemo(() => new PresenceHub(), []);
+  // Made once per page: the panel keeps it current, editors restyle from it.
+  const [resolvedComments] = useState(() => new ResolvedComments(resolvedCommentIds ?? []));
   const order = useOutline(address, initialOrder);
   const adoptsServerHtml = useServerHtmlAdoption();
   // Share-link visitors have no session for server actions: they see who is in the rooms they opened.
   const { status, refresh } = useDraftStatus(documentId, branchName, me !== null);
 
   return (
-    <div className="live-document" data-testid="live-document">
-      <PresenceBar presence={presence} connected={status?.connected ?? []} />
-      {/* Share-link visitors have no session for server actions, so no comment list. */}
-      {me ? <CommentsPanel documentId={documentId} branchName={branchName} /> : null}
-      <SectionArrangement address={address}>
-        <SectionList
-          address={address}
-          order={order}
-          sections={sections}
-          canEdit={canEdit}
-          self={self}
-          presence={presence}
-          adoptsServerHtml={adoptsServerHtml}
-        />
-      </SectionArrangement>
-      {/* Last in the column and stuck to the bottom of the screen: when it appears nothing above it moves. */}
-      {canEdit ? <CommitBar documentId={documentId} branchName={branchName} status={status} refresh={refresh} /> : null}
-    </div>
+    <ResolvedCommentsContext.Provider value={resolvedComments}>
+      <div className="live-document" data-testid="live-document">
+        <PresenceBar presence={presence} connected={status?.connected ?? []} />
+        {/* Share-link visitors have no session for server actions, so no comment list. */}
+        {me ? <CommentsPanel documentId={documentId} branchName={branchName} resolvedComments={resolvedComments} /> : null}
+        <SectionArrangement address={address}>
+          <SectionList
+            address={address}
+            order={order}
+            sections={sections}
+            canEdit={canEdit}
+            self={self}
+            presence={presence}
+            adoptsServerHtml={adoptsServerHtml}
+          />
+        </SectionArrangement>
+        {/* Last in the column and stuck to the bottom of the screen: when it appears nothing above it moves. */}
+        {canEdit ? <CommitBar documentId={documentId} branchName={branchName} status={status} refresh={refresh} /> : null}
+      </div>
+    </ResolvedCommentsContext.Provider>
   );
 }
 

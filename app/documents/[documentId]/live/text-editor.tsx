@@ -11,12 +11,13 @@ import { defaultKeymap } from "@codemirror/commands";
 import { markdown } from "@codemirror/lang-markdown";
 import { EditorState, type Extension } from "@codemirror/state";
 import { EditorView, keymap, placeholder as placeholderText } from "@codemirror/view";
-import { useLayoutEffect, useRef, useState } from "react";
+import { useContext, useLayoutEffect, useRef, useState } from "react";
 import { yCollab, yUndoManagerKeymap } from "y-codemirror.next";
 import type { Awareness } from "y-protocols/awareness";
 import * as Y from "yjs";
 import { CommentComposer, type TextRange } from "./comment-composer";
-import { commentMarkupExtension, proseHighlighting, proseTheme } from "./editor-extensions";
+import { ResolvedCommentsContext } from "./comment-highlights";
+import { commentMarkupExtension, proseHighlighting, proseTheme, setResolvedComments } from "./editor-extensions";
 
 /** A section name is one line: a typed or pasted line break is dropped. */
 const oneLine = EditorState.transactionFilter.of((tr) => (tr.newDoc.lines > 1 ? [] : tr));
@@ -41,6 +42,7 @@ export function TextEditor({
   const selection = useRef<TextRange | null>(null);
   const [selecting, setSelecting] = useState(false);
   const [composing, setComposing] = useState(false);
+  const resolvedComments = useContext(ResolvedCommentsContext);
 
   // Before the browser paints: an editor's host is empty until CodeMirror fills it, and painting it empty would make the page jump.
   useLayoutEffect(() => {
@@ -59,7 +61,7 @@ export function TextEditor({
             markdown(),
             proseHighlighting,
             EditorView.lineWrapping,
-            commentMarkupExtension,
+            commentMarkupExtension(resolvedComments?.ids ?? new Set()),
             keymap.of([
               {
                 key: "Mod-Alt-m",
@@ -81,11 +83,16 @@ export function TextEditor({
         : oneLine,
     ];
     const view = new EditorView({ parent, state: EditorState.create({ doc: text.toString(), extensions }) });
+    const unsubscribe =
+      kind === "prose" && resolvedComments
+        ? resolvedComments.subscribe(() => view.dispatch({ effects: setResolvedComments.of(resolvedComments.ids) }))
+        : () => {};
     return () => {
+      unsubscribe();
       view.destroy();
       undoManager.destroy();
     };
-  }, [text, awareness, label, kind, placeholder]);
+  }, [text, awareness, label, kind, placeholder, resolvedComments]);
 
   return (
     <>
