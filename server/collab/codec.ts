@@ -127,13 +127,21 @@ export function applyTextChange(text: Y.Text, base: string, next: string): void 
 }
 
 /** Blocks line up when they are the same kind: text blocks by type (their text merges), others by their whole value. */
-const blockIdentity = (block: Block): string => (block.blockType === "text" ? "text" : JSON.stringify(block));
+/** A block as the block list is lined up: text blocks by their text, others by all their fields. */
+const blockIdentity = (block: Block): string => (block.blockType === "text" ? `text:${block.text}` : JSON.stringify(block));
+/** Whether two block lists have the same kinds of block in the same places (text where text is). */
+const sameKinds = (a: readonly Block[], b: readonly Block[]): boolean =>
+  a.length === b.length &&
+  a.every((block, i) => (block.blockType === "text" ? b[i]!.blockType === "text" : blockIdentity(block) === blockIdentity(b[i]!)));
 
 /**
  * Applies the change from committed section `base` to committed section
  * `next` into a section doc as minimal edits, keeping live edits made since
  * `base`: the name and text blocks by text diff, the block list by a diff of
- * block identities. When live edits changed the block list itself, the next
+ * the blocks (text blocks by their text, so a block added between two others
+ * lands between them and the live text of each stays with its block; a text
+ * block removed and another added at the same place is one block whose text
+ * changed). When live edits changed the block list itself, the next
  * version's block list is lined up against the live one instead.
  */
 export function applySectionChange(doc: Y.Doc, base: LiveSection, next: LiveSection): void {
@@ -150,35 +158,54 @@ export function applySectionChange(doc: Y.Doc, base: LiveSection, next: LiveSect
       blocks = new Y.Array<Y.Map<unknown>>();
       root.set("blocks", blocks);
     }
-    const live = (blocks.toArray() as Y.Map<unknown>[]).map(blockFromY);
-    const sameShape = live.length === base.content.length && live.every((b, i) => blockIdentity(b) === blockIdentity(base.content[i]!));
+    const list = blocks;
+    const live = (list.toArray() as Y.Map<unknown>[]).map(blockFromY);
     // From `from` (a list that lines up with the live blocks index for index) to `next.content`.
-    const from = sameShape ? base.content : live;
+    const from = sameKinds(live, base.content) ? base.content : live;
     let index = 0;
     let fromIndex = 0;
     let nextIndex = 0;
-    for (const part of diffArrays(from.map(blockIdentity), next.content.map(blockIdentity))) {
-      const count = part.value.length;
-      if (part.added) {
-        blocks.insert(index, next.content.slice(nextIndex, nextIndex + count).map(blockToY));
-        index += count;
-        nextIndex += count;
-      } else if (part.removed) {
-        blocks.delete(index, count);
-        fromIndex += count;
-      } else {
-        for (let k = 0; k < count; k++) {
-          const fromBlock = from[fromIndex + k]!;
-          const nextBlock = next.content[nextIndex + k]!;
-          if (fromBlock.blockType === "text" && nextBlock.blockType === "text") {
-            const text = blocks.get(index + k).get("text");
-            if (text instanceof Y.Text) applyTextChange(text, fromBlock.text, nextBlock.text);
-          }
+    const insert = (count: number) => {
+      list.insert(index, next.content.slice(nextIndex, nextIndex + count).map(blockToY));
+      index += count;
+      nextIndex += count;
+    };
+    const remove = (count: number) => {
+      list.delete(index, count);
+      fromIndex += count;
+    };
+    /** `count` blocks of `from` become as many of `next` in place: text into text by a text diff, anything else replaced. */
+    const change = (count: number) => {
+      for (let k = 0; k < count; k++) {
+        const fromBlock = from[fromIndex]!;
+        const nextBlock = next.content[nextIndex]!;
+        const text = list.get(index).get("text");
+        if (fromBlock.blockType === "text" && nextBlock.blockType === "text" && text instanceof Y.Text) {
+          applyTextChange(text, fromBlock.text, nextBlock.text);
+          index++;
+          fromIndex++;
+          nextIndex++;
+        } else {
+          remove(1);
+          insert(1);
         }
-        index += count;
-        fromIndex += count;
-        nextIndex += count;
       }
+    };
+    const parts = diffArrays(from.map(blockIdentity), next.content.map(blockIdentity));
+    for (let p = 0; p < parts.length; p++) {
+      const part = parts[p]!;
+      const following = parts[p + 1];
+      if ((part.removed && following?.added) || (part.added && following?.removed)) {
+        const removed = part.removed ? part.value.length : following.value.length;
+        const added = part.added ? part.value.length : following.value.length;
+        const paired = Math.min(removed, added);
+        change(paired);
+        if (removed > paired) remove(removed - paired);
+        if (added > paired) insert(added - paired);
+        p++;
+      } else if (part.added) insert(part.value.length);
+      else if (part.removed) remove(part.value.length);
+      else change(part.value.length);
     }
   });
 }

@@ -90,6 +90,62 @@ describe("section codec", () => {
 });
 
 describe("applying a commit while someone types", () => {
+  it("a text block added between two others lands between them, and each block keeps its own live text", () => {
+    const base: LiveSection = {
+      name: "S",
+      content: [
+        { blockType: "text", text: "First paragraph." },
+        { blockType: "text", text: "Last paragraph." },
+      ],
+    };
+    const server = docOf(base);
+    const typist = replica(server);
+    const last = (typist.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(1).get("text") as Y.Text;
+    last.insert("Last paragraph.".length, " Mo was here.");
+    Y.applyUpdate(server, Y.encodeStateAsUpdate(typist));
+    applySectionChange(server, base, {
+      name: "S",
+      content: [
+        { blockType: "text", text: "First paragraph." },
+        { blockType: "text", text: "" },
+        { blockType: "text", text: "Last paragraph." },
+      ],
+    });
+    Y.applyUpdate(typist, Y.encodeStateAsUpdate(server));
+    expect(sectionFromYDoc(typist).content).toEqual([
+      { blockType: "text", text: "First paragraph." },
+      { blockType: "text", text: "" },
+      { blockType: "text", text: "Last paragraph. Mo was here." },
+    ]);
+    // The typist's block is still the Y.Text it was typing into.
+    expect((typist.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(2).get("text")).toBe(last);
+  });
+
+  it("a block removed between two text blocks leaves the live text of the others with them", () => {
+    const base: LiveSection = {
+      name: "S",
+      content: [
+        { blockType: "text", text: "One." },
+        { blockType: "database_embed", databaseId: "2f1c7a52-6d1b-4f55-9d5e-1f5b0c3a7e11" },
+        { blockType: "text", text: "Two." },
+      ],
+    };
+    const doc = docOf(base);
+    const two = (doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(2).get("text") as Y.Text;
+    two.insert(0, "Still ");
+    applySectionChange(doc, base, {
+      name: "S",
+      content: [
+        { blockType: "text", text: "One." },
+        { blockType: "text", text: "Two." },
+      ],
+    });
+    expect(sectionFromYDoc(doc).content).toEqual([
+      { blockType: "text", text: "One." },
+      { blockType: "text", text: "Still Two." },
+    ]);
+  });
+
   it("keeps a concurrent local edit (replica edits merged after the server applied the commit)", () => {
     const base: LiveSection = { name: "S", content: [{ blockType: "text", text: "The quick fox jumps." }] };
     const server = docOf(base);
