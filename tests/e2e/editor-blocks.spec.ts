@@ -3,7 +3,9 @@
  * block menu adds every block kind (a CSV shows its first rows, a bad
  * database id is refused in place), also with keys only; a section is added
  * in the middle; a deleted section comes back with Undo, same id, same
- * place; a section dragged by its handle keeps its new place after a reload.
+ * place; a section dragged by its handle keeps its new place after a reload;
+ * a block from the menu or a pasted image goes after the block the writer is
+ * in, while a peer's typing in the section is kept.
  */
 import type { Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
@@ -28,8 +30,8 @@ const names = () => page.locator('[data-testid="live-section"] h2');
 
 const openDocument = () => openLiveDocument(page, server.url, { documentId, firstSectionId: sectionIds[0]! });
 
-async function headContent(sectionId: string) {
-  const read = await server.callTool("read", olive.userId, { documentId, sectionIds: [sectionId] });
+async function headContent(sectionId: string, ofDocument = documentId) {
+  const read = await server.callTool("read", olive.userId, { documentId: ofDocument, sectionIds: [sectionId] });
   return read.sections[0]!.content;
 }
 
@@ -156,9 +158,68 @@ test("a section dragged by its handle to a new place keeps it after a reload", a
   const budget = section(sectionIds[2]!);
   const timeline = page.locator('[data-testid="live-section"]').nth(1);
   await expect(timeline.locator("h2")).toHaveText("Timeline");
+  await budget.scrollIntoViewIfNeeded();
+  await expect(budget).toHaveAttribute("data-synced", "true");
   // Its upper half: the drop lands before Timeline.
   await budget.getByTestId("drag-handle").dragTo(timeline, { targetPosition: { x: 40, y: 10 } });
   await expect(names()).toHaveText(["Goals", "Budget", "Timeline", "Risks"]);
   await page.reload();
   await expect(names()).toHaveText(["Goals", "Budget", "Timeline", "Risks"]);
+});
+
+test("a block from the menu, or a pasted image, goes after the block the writer is in, and a peer's typing meanwhile is kept", async ({
+  browser,
+}) => {
+  const mo = await server.createUser("mo.blocks@example.test", "Mo Member", PASSWORD);
+  const created = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "handbook/places",
+    name: "Places",
+    sections: [{ name: "Plan", content: [text("First paragraph."), text("Last paragraph.")] }],
+  });
+  await server.callTool("documents", olive.userId, {
+    action: "set_permissions",
+    documentId: created.documentId,
+    grants: [{ userId: mo.userId, permission: "edit" }],
+  });
+  const plan = created.sectionIds[0]!;
+  const peer = await signInPage(await browser.newContext({ viewport: WIDE }), server.url, { email: mo.email, password: PASSWORD });
+  await openLiveDocument(peer, server.url, { documentId: created.documentId, firstSectionId: plan });
+  await openLiveDocument(page, server.url, { documentId: created.documentId, firstSectionId: plan });
+  const prose = (p: Page) => p.locator(`[data-section-id="${plan}"] [data-testid="editor-prose"] .cm-content`);
+
+  // Mo types at the end of the last paragraph while Olive adds a text block after the first.
+  await prose(peer).last().click();
+  await peer.keyboard.press("End");
+  await peer.keyboard.type(" Mo was here.");
+  await prose(page).first().click();
+  await section(plan).getByRole("button", { name: "+ Insert block" }).click();
+  await section(plan).getByRole("menuitem", { name: "Text" }).click();
+  await expect(prose(page)).toHaveCount(3);
+  expect((await headContent(plan, created.documentId)).map((b) => (b.blockType === "text" ? b.text : b.blockType))).toEqual([
+    "First paragraph.",
+    "",
+    "Last paragraph.",
+  ]);
+  // (Contains: the other person's caret label is drawn inside the text.)
+  await expect(prose(peer).last()).toContainText("Last paragraph. Mo was here.");
+  await expect(prose(page).last()).toContainText("Last paragraph. Mo was here.");
+  await expect(prose(page).nth(1)).not.toContainText("Mo was here.");
+
+  // An image pasted into the first paragraph lands right after it.
+  await prose(page).first().click();
+  await prose(page)
+    .first()
+    .evaluate(
+      (editor, bytes) => {
+        const data = new DataTransfer();
+        data.items.add(new File([new Uint8Array(bytes)], "pasted.png", { type: "image/png" }));
+        editor.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+      },
+      [...PNG],
+    );
+  await expect
+    .poll(async () => (await headContent(plan, created.documentId)).map((b) => b.blockType))
+    .toEqual(["text", "image", "text", "text"]);
+  await peer.context().close();
 });

@@ -5,8 +5,9 @@
  * the spec's block table. Text is added at once; image, file and CSV ask for
  * a file (uploaded through `upload_url`, then one commit, as image drop does);
  * a document link asks for its URL and name; a database embed for the
- * database's id. Each is one commit adding the block at the end of the
- * section; the section's room then shows it to every open page. The server
+ * database's id. Each is one commit adding the block after the block the
+ * writer was last in (`afterIndex`; at the end when they have been in none);
+ * the section's room then shows it to every open page. The server
  * checks each block, and its refusal is shown here as it is worded.
  */
 import Papa from "papaparse";
@@ -48,7 +49,16 @@ async function fileBlock(kind: FileKind, file: File): Promise<(key: string) => B
   return (key) => ({ blockType: "csv", type: "storage", mediaType: "text/csv", key, filename, ...shape });
 }
 
-export function BlockMenu({ address, sectionId }: { address: RoomAddress; sectionId: string }) {
+export function BlockMenu({
+  address,
+  sectionId,
+  afterIndex,
+}: {
+  address: RoomAddress;
+  sectionId: string;
+  /** Where the new block goes: after this block (read when the block is added). */
+  afterIndex: () => number | undefined;
+}) {
   const router = useRouter();
   const [open, setOpen] = useState(false);
   const [form, setForm] = useState<FormKind | null>(null);
@@ -69,7 +79,7 @@ export function BlockMenu({ address, sectionId }: { address: RoomAddress; sectio
   };
   const add = async (block: Block) => {
     setState({ kind: "pending" });
-    const result = await insertBlock({ ...address, sectionId, block });
+    const result = await insertBlock({ ...address, sectionId, block, afterIndex: afterIndex() });
     finish(result.ok ? null : result.message);
   };
   const close = () => {
@@ -152,10 +162,12 @@ export function BlockMenu({ address, sectionId }: { address: RoomAddress; sectio
           event.currentTarget.value = "";
           if (!file) return;
           setState({ kind: "pending" });
-          finish(await uploadAsBlock(address, sectionId, file, await fileBlock(fileKind.current, file)));
+          finish(await uploadAsBlock(address, sectionId, file, await fileBlock(fileKind.current, file), afterIndex()));
         }}
       />
-      {form ? <BlockFields kind={form} onClose={() => setForm(null)} address={address} sectionId={sectionId} /> : null}
+      {form ? (
+        <BlockFields kind={form} onClose={() => setForm(null)} address={address} sectionId={sectionId} afterIndex={afterIndex} />
+      ) : null}
       {state.kind === "error" ? (
         <p className="inline-error" role="alert">
           The block was not added: {state.message}
@@ -170,11 +182,13 @@ function BlockFields({
   kind,
   address,
   sectionId,
+  afterIndex,
   onClose,
 }: {
   kind: FormKind;
   address: RoomAddress;
   sectionId: string;
+  afterIndex: () => number | undefined;
   onClose: () => void;
 }) {
   const router = useRouter();
@@ -185,7 +199,7 @@ function BlockFields({
         kind === "database"
           ? { blockType: "database_embed", databaseId: field("databaseId") }
           : { blockType: "document", type: "url", mediaType: "text/html", url: field("url"), filename: field("filename") || field("url") };
-      return insertBlock({ ...address, sectionId, block });
+      return insertBlock({ ...address, sectionId, block, afterIndex: afterIndex() });
     },
     () => {
       onClose();

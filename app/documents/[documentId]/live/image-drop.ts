@@ -2,7 +2,8 @@
  * Files added to a section. Images pasted or dropped onto it, and any file
  * from the block menu: each is uploaded through `upload_url` (its bytes PUT
  * to the app's own upload route) and then added to the section as a storage
- * block, one commit each. What
+ * block, one commit each: a pasted image after the block it is pasted in, a
+ * dropped one after the block it is dropped on (else at the end). What
  * is accepted (types, size, the key) is the server's decision; its refusal is
  * shown as it is worded.
  */
@@ -44,17 +45,24 @@ export async function uploadAsBlock(
   return added.ok ? null : added.message;
 }
 
-const addImage = (address: RoomAddress, sectionId: string, file: File) =>
-  uploadAsBlock(address, sectionId, file, (key) => ({ blockType: "image", type: "storage", mediaType: file.type, key }));
+const addImage = (address: RoomAddress, sectionId: string, file: File, afterIndex: number | undefined) =>
+  uploadAsBlock(address, sectionId, file, (key) => ({ blockType: "image", type: "storage", mediaType: file.type, key }), afterIndex);
+
+/** The place in its section of the block an event happened in (blocks carry `data-block-index`), if any. */
+export function blockIndexAt(target: EventTarget | null): number | undefined {
+  const block = target instanceof Element ? target.closest<HTMLElement>("[data-block-index]") : null;
+  return block ? Number(block.dataset.blockIndex) : undefined;
+}
 
 export function useImageDrop(address: RoomAddress, sectionId: string) {
   const router = useRouter();
   const [state, setState] = useState<ImageDropState>({ kind: "idle" });
 
-  const upload = async (files: File[]) => {
+  /** Adds the images after the block `afterIndex` (at the end of the section when undefined), in their order. */
+  const upload = async (files: File[], afterIndex: number | undefined) => {
     setState({ kind: "uploading", count: files.length });
-    for (const file of files) {
-      const error = await addImage(address, sectionId, file);
+    for (const [i, file] of files.entries()) {
+      const error = await addImage(address, sectionId, file, afterIndex === undefined ? undefined : afterIndex + i);
       if (error) {
         setState({ kind: "error", message: error });
         return;
@@ -72,7 +80,7 @@ export function useImageDrop(address: RoomAddress, sectionId: string) {
         const files = imagesIn(event.clipboardData?.files);
         if (files.length === 0) return;
         event.preventDefault();
-        void upload(files);
+        void upload(files, blockIndexAt(event.target));
       },
       onDragOver: (event: DragEvent) => {
         if ([...(event.dataTransfer?.items ?? [])].some((item) => item.kind === "file")) event.preventDefault();
@@ -81,7 +89,7 @@ export function useImageDrop(address: RoomAddress, sectionId: string) {
         const files = imagesIn(event.dataTransfer?.files);
         if (files.length === 0) return;
         event.preventDefault();
-        void upload(files);
+        void upload(files, blockIndexAt(event.target));
       },
     },
   };

@@ -31,7 +31,7 @@ import { commentTagTokens } from "@/server/core/comment-markup";
 import { sectionFromYDoc } from "@/server/collab/codec";
 import { SectionBlocks } from "../section-blocks";
 import { BlockMenu } from "./block-menu";
-import { useImageDrop } from "./image-drop";
+import { blockIndexAt, useImageDrop } from "./image-drop";
 import { openRoom, type RoomAddress, useNearViewport } from "./live-room";
 import { SectionControls, startSectionDrag } from "./section-controls";
 import { SectionPermissions } from "./section-permissions";
@@ -107,6 +107,8 @@ export const LiveSection = memo(function LiveSection({
   const [preview, setPreview] = useState(false);
   const editable = initial?.editable ?? editableByDefault;
   const images = useImageDrop(address, sectionId);
+  /** The block the writer was last in: new blocks from the menu go after it. */
+  const lastBlock = useRef<number | undefined>(undefined);
 
   useEffect(() => {
     if (!near) return;
@@ -231,6 +233,9 @@ export const LiveSection = memo(function LiveSection({
       data-section-id={sectionId}
       data-synced={live ? "true" : "false"}
       onKeyDown={editable ? togglePreview : undefined}
+      onFocus={(event) => {
+        lastBlock.current = blockIndexAt(event.target) ?? lastBlock.current;
+      }}
       onClickCapture={onClickCapture}
       onPointerUpCapture={onPointerUpCapture}
       {...(keepsServerHtml ? serverHtmlEvents : {})}
@@ -282,9 +287,12 @@ export const LiveSection = memo(function LiveSection({
                       label="Section text"
                       kind="prose"
                       placeholder="Write here…"
+                      blockIndex={index}
                     />
                   ) : (
-                    <SectionBlocks key={blockKey(block)} blocks={[section.content[index]!]} downloads={downloads} />
+                    <div key={blockKey(block)} data-block-index={index}>
+                      <SectionBlocks blocks={[section.content[index]!]} downloads={downloads} />
+                    </div>
                   );
                 })
               : section.content.map((block, index) =>
@@ -304,7 +312,7 @@ export const LiveSection = memo(function LiveSection({
             <SectionBlocks blocks={section.content} downloads={downloads} />
           </div>
         )}
-        {editing ? <BlockMenu address={address} sectionId={sectionId} /> : null}
+        {editing ? <BlockMenu address={address} sectionId={sectionId} afterIndex={() => lastBlock.current} /> : null}
         {images.state.kind === "uploading" ? (
           <p className="muted small" role="status">
             Adding {images.state.count === 1 ? "the image" : `${images.state.count} images`}…

@@ -28,6 +28,7 @@ export function TextEditor({
   label,
   kind,
   placeholder,
+  blockIndex,
 }: {
   text: Y.Text;
   awareness: Awareness;
@@ -35,6 +36,8 @@ export function TextEditor({
   label: string;
   /** `prose`: a markdown text block; `name`: the section's one-line name. */
   kind: "prose" | "name";
+  /** A text block's place in its section (marked on the editor, for what is inserted or dropped there). */
+  blockIndex?: number;
   placeholder?: string;
 }) {
   const host = useRef<HTMLDivElement>(null);
@@ -96,7 +99,12 @@ export function TextEditor({
 
   return (
     <>
-      <div ref={host} className={kind === "prose" ? "live-text-editor" : "live-name-editor"} data-testid={`editor-${kind}`} />
+      <div
+        ref={host}
+        className={kind === "prose" ? "live-text-editor" : "live-name-editor"}
+        data-testid={`editor-${kind}`}
+        data-block-index={blockIndex}
+      />
       {kind === "prose" && (selecting || composing) ? (
         <CommentComposer text={text} selection={() => selection.current} open={composing} setOpen={setComposing} />
       ) : null}
