@@ -3,7 +3,8 @@
  * block menu adds every block kind (a CSV shows its first rows, a bad
  * database id is refused in place), also with keys only; a section is added
  * in the middle; a deleted section comes back with Undo, same id, same
- * place; a section dragged by its handle keeps its new place after a reload;
+ * place; a section dragged by its handle is marked where it will land and
+ * keeps its new place after a reload;
  * a block from the menu or a pasted image goes after the block the writer is
  * in, while a peer's typing in the section is kept.
  */
@@ -160,9 +161,17 @@ test("a section dragged by its handle to a new place keeps it after a reload", a
   await expect(timeline.locator("h2")).toHaveText("Timeline");
   await budget.scrollIntoViewIfNeeded();
   await expect(budget).toHaveAttribute("data-synced", "true");
-  // Its upper half: the drop lands before Timeline.
-  await budget.getByTestId("drag-handle").dragTo(timeline, { targetPosition: { x: 40, y: 10 } });
+  // Its upper half: the drop lands before Timeline, and a line at Timeline's top says so while dragging.
+  await budget.getByTestId("drag-handle").hover();
+  await page.mouse.down();
+  const box = (await timeline.boundingBox())!;
+  await page.mouse.move(box.x + 40, box.y + 10, { steps: 5 });
+  await expect(timeline).toHaveAttribute("data-drop", "before");
+  await expect(page.locator("[data-drop]")).toHaveCount(1);
+  await page.mouse.up();
   await expect(names()).toHaveText(["Goals", "Budget", "Timeline", "Risks"]);
+  await expect(page.locator("[data-drop]")).toHaveCount(0);
+  await expect(page.getByTestId("structure-status")).toHaveText("Moved “Budget” before “Timeline”.");
   await page.reload();
   await expect(names()).toHaveText(["Goals", "Budget", "Timeline", "Risks"]);
 });

@@ -295,6 +295,7 @@ test("sections are added, moved and deleted from the page, and the outline follo
   const timeline = olivePage.locator('[data-testid="live-section"]').nth(3);
   await timeline.getByRole("button", { name: "Move section up" }).click();
   await expect(names()).toHaveText(["Goals", "Risks", "Timeline", "Budget"]);
+  await expect(olivePage.getByTestId("structure-status")).toHaveText("Moved “Timeline” up, to place 3 of 4.");
 
   const moved = olivePage.locator('[data-testid="live-section"]').nth(2);
   await moved.getByRole("button", { name: "Delete" }).click();

@@ -8,7 +8,7 @@
  * order to everyone.
  */
 import { useRouter } from "next/navigation";
-import { type DragEvent, type ReactNode, useState } from "react";
+import { createContext, type DragEvent, type ReactNode, useContext, useState } from "react";
 import { useActionForm, InlineError } from "@/app/_components/action-form";
 import { ToastProvider, useToast } from "@/app/_components/toast";
 import { addSection, deleteSection, moveSection, placeSection, undoDeleteSection } from "./actions";
@@ -25,53 +25,85 @@ export function startSectionDrag(event: DragEvent<HTMLElement>, sectionId: strin
   if (section) event.dataTransfer.setDragImage(section, 16, 16);
 }
 
+/** A section's name as the page shows it, for announcements. */
+const sectionName = (section: Element | null | undefined) => section?.querySelector("h2")?.textContent?.trim() || "The section";
+
+/** Says what the structure controls did, for screen readers (a polite live region beside the sections). */
+const AnnounceContext = createContext<(message: string) => void>(() => {});
+
 /**
  * Where a dragged section lands, for the element holding all sections: the
  * section under the pointer, before it when in its upper half, after it when
- * in its lower half. Sections far off screen are in the DOM as frames, so
- * every one is a target whether or not its editor is mounted.
+ * in its lower half; a line marks the place while dragging (`data-drop` on
+ * that section). Sections far off screen are in the DOM as frames, so every
+ * one is a target whether or not its editor is mounted.
  */
-function useSectionDrop(address: RoomAddress) {
+function useSectionDrop(address: RoomAddress, announce: (message: string) => void) {
   const router = useRouter();
   const [error, setError] = useState<string | null>(null);
-  const targetOf = (event: DragEvent<HTMLElement>): { before: string } | null => {
+  const targetOf = (event: DragEvent<HTMLElement>): { before: string; section: HTMLElement; edge: "before" | "after" } | null => {
     const section = (event.target as HTMLElement).closest<HTMLElement>("section[data-section-id]");
     if (!section) return null;
     const box = section.getBoundingClientRect();
-    if (event.clientY < box.top + box.height / 2) return { before: section.dataset.sectionId! };
+    if (event.clientY < box.top + box.height / 2) return { before: section.dataset.sectionId!, section, edge: "before" };
     const all = [...event.currentTarget.querySelectorAll<HTMLElement>("section[data-section-id]")];
-    return { before: all[all.indexOf(section) + 1]?.dataset.sectionId ?? "" };
+    return { before: all[all.indexOf(section) + 1]?.dataset.sectionId ?? "", section, edge: "after" };
+  };
+  const unmark = (list: HTMLElement) => {
+    for (const marked of list.querySelectorAll("[data-drop]")) marked.removeAttribute("data-drop");
+  };
+  /** Accepts a section's drag over the list and marks where it would land. */
+  const mark = (event: DragEvent<HTMLElement>) => {
+    if (!event.dataTransfer.types.includes(SECTION_DRAG_TYPE)) return;
+    event.preventDefault();
+    event.dataTransfer.dropEffect = "move";
+    const target = targetOf(event);
+    if (!target || target.section.getAttribute("data-drop") === target.edge) return;
+    unmark(event.currentTarget);
+    target.section.setAttribute("data-drop", target.edge);
   };
   return {
     error,
     handlers: {
-      onDragOver: (event: DragEvent<HTMLElement>) => {
-        if (event.dataTransfer.types.includes(SECTION_DRAG_TYPE)) {
-          event.preventDefault();
-          event.dataTransfer.dropEffect = "move";
-        }
+      onDragEnter: mark,
+      onDragOver: mark,
+      onDragLeave: (event: DragEvent<HTMLElement>) => {
+        if (!event.currentTarget.contains(event.relatedTarget as Node | null)) unmark(event.currentTarget);
       },
+      onDragEnd: (event: DragEvent<HTMLElement>) => unmark(event.currentTarget),
       onDrop: async (event: DragEvent<HTMLElement>) => {
+        const list = event.currentTarget;
+        unmark(list);
         const sectionId = event.dataTransfer.getData(SECTION_DRAG_TYPE);
         const target = sectionId ? targetOf(event) : null;
         if (!target) return;
         event.preventDefault();
+        const moved = sectionName(list.querySelector(`[data-section-id="${CSS.escape(sectionId)}"]`));
+        const before = target.before ? sectionName(list.querySelector(`[data-section-id="${CSS.escape(target.before)}"]`)) : null;
         const result = await placeSection({ ...address, sectionId, beforeSectionId: target.before });
         setError(result.ok ? null : result.message);
-        if (result.ok) router.refresh();
+        if (!result.ok) return;
+        announce(before ? `Moved “${moved}” before “${before}”.` : `Moved “${moved}” to the end.`);
+        router.refresh();
       },
     },
   };
 }
 
-/** Around the section list: where dragged sections drop, and the toast the structure controls speak through (Undo after a delete). */
+/** Around the section list: where dragged sections drop, what the structure controls say, and the toast they speak through (Undo after a delete). */
 export function SectionArrangement({ address, children }: { address: RoomAddress; children: ReactNode }) {
-  const drop = useSectionDrop(address);
+  const [announcement, setAnnouncement] = useState("");
+  const drop = useSectionDrop(address, setAnnouncement);
   return (
     <ToastProvider>
-      <div className="section-list" {...drop.handlers}>
-        {children}
-      </div>
+      <AnnounceContext.Provider value={setAnnouncement}>
+        <div className="section-list" {...drop.handlers}>
+          {children}
+        </div>
+      </AnnounceContext.Provider>
+      <p className="visually-hidden" role="status" data-testid="structure-status">
+        {announcement}
+      </p>
       {drop.error ? (
         <p className="inline-error" role="alert">
           The section was not moved: {drop.error}
@@ -96,12 +128,16 @@ export function SectionControls({
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
   const toast = useToast();
-  const move = async (direction: "up" | "down") => {
+  const announce = useContext(AnnounceContext);
+  const move = async (direction: "up" | "down", from: Element) => {
+    const name = sectionName(from.closest("section[data-section-id]"));
     setPending(true);
     const result = await moveSection({ ...address, sectionId, direction });
     setPending(false);
     setError(result.ok ? null : result.message);
-    if (result.ok) router.refresh();
+    if (!result.ok) return;
+    announce(`Moved “${name}” ${direction}, to place ${direction === "up" ? index : index + 2} of ${count}.`);
+    router.refresh();
   };
   const remove = async () => {
     setPending(true);
@@ -139,7 +175,7 @@ export function SectionControls({
         type="button"
         className="button button-small button-quiet"
         disabled={pending || index === 0}
-        onClick={() => move("up")}
+        onClick={(event) => move("up", event.currentTarget)}
         aria-label="Move section up"
       >
         ↑
@@ -148,7 +184,7 @@ export function SectionControls({
         type="button"
         className="button button-small button-quiet"
         disabled={pending || index === count - 1}
-        onClick={() => move("down")}
+        onClick={(event) => move("down", event.currentTarget)}
         aria-label="Move section down"
       >
         ↓
