@@ -3,7 +3,8 @@
  * section a compacted Yjs state; and the append log of updates, each stored
  * before the room broadcasts it. Compaction folds the log into the state.
  */
-import { and, eq, gt, isNotNull, lte, sql } from "drizzle-orm";
+import { and, eq, getTableName, gt, isNotNull, lte, sql } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { draftSections, drafts, draftUpdates } from "@/db/schema";
 import type { Tx } from "./db";
 
@@ -171,6 +172,15 @@ export async function settleDraft(tx: Tx, key: DraftKey, baseCommitId: string, t
 }
 
 /**
+ * A column named with its table, for a correlated subquery: drizzle writes a
+ * one-table query's columns unqualified, and inside a subquery over a table
+ * with a column of the same name that name means the inner one (the outer
+ * draft's document and branch were read as the update's own, so every
+ * document's editors were counted).
+ */
+const outer = (column: AnyPgColumn) => sql`${sql.identifier(getTableName(column.table))}.${sql.identifier(column.name)}`;
+
+/**
  * Per branch of a document whose draft was edited since its last commit or
  * discard, who edited it (sorted): the editors a compaction folded into the
  * draft row plus the authors of the log since it settled.
@@ -181,8 +191,8 @@ export async function draftEditorsByBranch(tx: Tx, documentId: string): Promise<
       branchName: drafts.branchName,
       editorIds: sql<string[]>`array(
         select distinct e from unnest(${drafts.editorIds} || array(
-          select ${draftUpdates.authorId} from ${draftUpdates} where ${draftUpdates.documentId} = ${drafts.documentId}
-            and ${draftUpdates.branchName} = ${drafts.branchName} and ${draftUpdates.id} > ${drafts.settledThrough}
+          select ${draftUpdates.authorId} from ${draftUpdates} where ${draftUpdates.documentId} = ${outer(drafts.documentId)}
+            and ${draftUpdates.branchName} = ${outer(drafts.branchName)} and ${draftUpdates.id} > ${outer(drafts.settledThrough)}
             and ${isNotNull(draftUpdates.authorId)})) as e order by e)::text[]`,
     })
     .from(drafts)

@@ -76,6 +76,16 @@ describe("commit and discard", () => {
     expect(branches.branches[0]!.draft.uncommittedChanges).toBe(true);
     expect(branches.branches[0]!.draft.editorIds).toEqual([owner.userId, member.userId].sort());
     expect([...branches.branches[0]!.draft.connectedUserIds].sort()).toEqual([owner.userId, member.userId].sort());
+    // Another document's draft, open but untouched, has no edits and no editors of this one.
+    const other = await server.callTool("documents", owner.userId, {
+      action: "create",
+      path: "drafts/quiet",
+      sections: [{ name: "Quiet", content: [text("Nothing here")] }],
+    });
+    const watcher = track(await connectLive(server.url, roomName(other.documentId, "main", other.sectionIds[0]!), { token: owner.token }));
+    await waitFor(() => watcher.text().toString() === "Nothing here");
+    const quiet = await server.callTool("documents", owner.userId, { action: "list_branches", documentId: other.documentId });
+    expect(quiet.branches[0]!.draft).toMatchObject({ uncommittedChanges: false, editorIds: [] });
 
     const mcp = await server.mcpClient(owner.token);
     const committed = await callMcp<{ changed: boolean; message: string; commitId: string; coAuthorIds: string[] }>(mcp, "documents", {
