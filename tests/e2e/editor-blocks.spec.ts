@@ -124,7 +124,7 @@ test("the menu opens and inserts with keys only", async () => {
   await expect(toggle).toBeFocused();
   await page.keyboard.press("ArrowDown");
   await page.keyboard.press("End");
-  await expect(section(risks).getByRole("menuitem", { name: "Database embed…" })).toBeFocused();
+  await expect(section(risks).getByRole("menuitem", { name: "Link to a Quire document…" })).toBeFocused();
   await page.keyboard.press("Home");
   await page.keyboard.press("Enter");
   await expect(section(risks).getByTestId("editor-prose")).toHaveCount(2);
@@ -231,4 +231,51 @@ test("a block from the menu, or a pasted image, goes after the block the writer 
     .poll(async () => (await headContent(plan, created.documentId)).map((b) => b.blockType))
     .toEqual(["text", "image", "text", "text"]);
   await peer.context().close();
+});
+
+test("Link to a Quire document finds only documents the writer may see, adds it to See also, and an editor removes it", async ({
+  browser,
+}) => {
+  const ana = await server.createUser("ana.links@example.test", "Ana Links", PASSWORD);
+  const own = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "handbook/links",
+    name: "Links plan",
+    sections: [{ name: "Partners", content: [text("Who we work with.")] }],
+  });
+  await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "legal/supplier-contracts",
+    name: "Supplier contracts",
+  });
+  const secret = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "legal/supplier-salaries",
+    name: "Supplier salaries",
+  });
+  await server.callTool("documents", olive.userId, { action: "set_permissions", documentId: secret.documentId, defaultPermission: "none" });
+  const anaPage = await signInPage(await browser.newContext({ viewport: WIDE }), server.url, { email: ana.email, password: PASSWORD });
+  const partners = own.sectionIds[0]!;
+  await openLiveDocument(anaPage, server.url, { documentId: own.documentId, firstSectionId: partners });
+  const inSection = anaPage.locator(`[data-section-id="${partners}"]`);
+  await inSection.getByRole("button", { name: "+ Insert block" }).click();
+  await inSection.getByRole("menuitem", { name: "Link to a Quire document…" }).click();
+  await anaPage.getByLabel("Find a document by name or path").fill("supplier");
+  const results = inSection.getByRole("list", { name: "Matching documents" }).getByRole("button");
+  await expect(results).toHaveCount(1);
+  await expect(results).toContainText("Supplier contracts");
+  await photograph(anaPage, "editor-document-link-picker");
+  // The keyboard way: down from the field to the result, Enter.
+  await anaPage.keyboard.press("ArrowDown");
+  await expect(results.first()).toBeFocused();
+  await anaPage.keyboard.press("Enter");
+  const seeAlso = inSection.locator(".references");
+  await expect(seeAlso.getByRole("link", { name: "Supplier contracts" })).toBeVisible();
+  const read = await server.callTool("read", olive.userId, { documentId: own.documentId });
+  expect(read.sections[0]!.references).toMatchObject([{ displayTitle: "Supplier contracts", targetSectionId: null }]);
+
+  await seeAlso.getByRole("button", { name: "Remove the link to Supplier contracts" }).click();
+  await expect(seeAlso).toHaveCount(0);
+  expect((await server.callTool("read", olive.userId, { documentId: own.documentId })).sections[0]!.references).toEqual([]);
+  await anaPage.context().close();
 });

@@ -23,7 +23,9 @@ import { getBridge } from "@/server/bridge";
 import { CommitList } from "./commit-list";
 import { AccessNote, loadDocumentAccess, ShareButton } from "./document-access";
 import { DocumentBody, PathBreadcrumb, referenceTitle, SectionFrame, sortedSections } from "./document-body";
+import { RemoveReferenceButton } from "./live/document-links";
 import { LiveDocument } from "./live/live-document";
+import type { RoomAddress } from "./live/live-room";
 import { initialSections, sectionBadges } from "./live/initial-sections";
 import { NewBranchForm } from "./live/new-branch-form";
 
@@ -154,7 +156,14 @@ export default async function DocumentPage({ params, searchParams }: Props) {
               sections={initialSections(sections, {
                 editsByDefault: canEdit,
                 editable: (section) => editsSection(section, canEdit, access.ok && access.value.canManage),
-                references: (section) => <SectionReferences section={section} />,
+                references: (section) => (
+                  <SectionReferences
+                    section={section}
+                    removableOn={
+                      editsSection(section, canEdit, access.ok && access.value.canManage) ? { documentId, branchName } : undefined
+                    }
+                  />
+                ),
               })}
             />
           ) : undefined
@@ -221,7 +230,8 @@ function MergeRequestsPanel({
   );
 }
 
-function SectionReferences({ section }: { section: DocumentSection }) {
+/** A section's "See also" links; with `removableOn` (the branch of a live page, for its editors) each can be removed. */
+function SectionReferences({ section, removableOn }: { section: DocumentSection; removableOn?: RoomAddress }) {
   return (
     <ul>
       {section.references.map((ref) => (
@@ -231,6 +241,7 @@ function SectionReferences({ section }: { section: DocumentSection }) {
           >
             {referenceTitle(ref)}
           </Link>
+          {removableOn ? <RemoveReferenceButton address={removableOn} referenceId={ref.referenceId} title={referenceTitle(ref)} /> : null}
         </li>
       ))}
     </ul>

@@ -7,7 +7,7 @@
  * bridge as the signed-in person; the server decides what is allowed.
  */
 import { runAsUser, type ActionResult } from "@/app/_lib/action-result";
-import { type DocumentRead, listMembers, type WorkspacePerson as Person } from "@/app/_lib/quire";
+import { type DocumentRead, type DocumentSummary, listMembers, type WorkspacePerson as Person } from "@/app/_lib/quire";
 import { getBridge } from "@/server/bridge";
 import type { Block } from "@/server/core/blocks";
 import { DomainError } from "@/server/core/errors";
@@ -363,6 +363,62 @@ export async function setSectionPermissions(input: {
       defaultPermission: choice("defaultPermission", input.defaultPermission),
       aiAccess: choice("aiAccess", input.aiAccess),
       commitMessage: "Change section permissions",
+    });
+    return undefined;
+  });
+}
+
+/** Documents this person may see whose name or path contains `search`, for the "Link to a Quire document" picker (the `documents` tool decides what is visible). */
+export async function findDocuments(input: {
+  search: unknown;
+}): Promise<ActionResult<Array<{ documentId: string; name: string; path: string }>>> {
+  return runAsUser("find documents", async (userId) => {
+    const search = text(input.search).trim();
+    if (!search) return [];
+    const found: { documents: DocumentSummary[] } = await getBridge().callTool("documents", userId, {
+      action: "list",
+      search,
+      orderBy: "updated",
+      limit: 8,
+    });
+    return found.documents.map(({ documentId, name, path }) => ({ documentId, name, path }));
+  });
+}
+
+/**
+ * A "See also" link from a section to another Quire document: one `sections
+ * add_reference` commit. Its text is the document's name when linked
+ * (`displayTitle`): a reference does not carry its target's name, which a
+ * reader of this document may not be allowed to see.
+ */
+export async function addReference(input: {
+  documentId: unknown;
+  branchName: unknown;
+  sectionId: unknown;
+  targetDocumentId: unknown;
+  displayTitle: unknown;
+}): Promise<ActionResult> {
+  return runAsUser("link document", async (userId) => {
+    await getBridge().callTool("sections", userId, {
+      action: "add_reference",
+      documentId: text(input.documentId),
+      branchName: text(input.branchName),
+      sectionId: text(input.sectionId),
+      targetDocumentId: text(input.targetDocumentId),
+      displayTitle: text(input.displayTitle).slice(0, 300) || null,
+    });
+    return undefined;
+  });
+}
+
+/** Removes a section's "See also" link: one `sections remove_reference` commit. */
+export async function removeReference(input: { documentId: unknown; branchName: unknown; referenceId: unknown }): Promise<ActionResult> {
+  return runAsUser("remove link", async (userId) => {
+    await getBridge().callTool("sections", userId, {
+      action: "remove_reference",
+      documentId: text(input.documentId),
+      branchName: text(input.branchName),
+      referenceId: text(input.referenceId),
     });
     return undefined;
   });

@@ -5,7 +5,8 @@
  * the spec's block table. Text is added at once; image, file and CSV ask for
  * a file (uploaded through `upload_url`, then one commit, as image drop does);
  * a document link asks for its URL and name; a database embed for the
- * database's id. Each is one commit adding the block after the block the
+ * database's id; a link to a Quire document is found by name and goes to the
+ * section's "See also" list (document-links.tsx). Each is one commit adding the block after the block the
  * writer was last in (`afterIndex`; at the end when they have been in none);
  * the section's room then shows it to every open page. The server
  * checks each block, and its refusal is shown here as it is worded.
@@ -16,11 +17,12 @@ import { type KeyboardEvent, useEffect, useRef, useState } from "react";
 import { useActionForm, InlineError } from "@/app/_components/action-form";
 import type { Block } from "@/server/core/blocks";
 import { insertBlock } from "./actions";
+import { DocumentLinkPicker } from "./document-links";
 import { mediaTypeOf, uploadAsBlock } from "./image-drop";
 import type { RoomAddress } from "./live-room";
 
 type FileKind = "image" | "file" | "csv";
-type FormKind = "document" | "database";
+type FormKind = "document" | "database" | "quire";
 
 const KINDS: ReadonlyArray<{ kind: "text" | FileKind | FormKind; label: string }> = [
   { kind: "text", label: "Text" },
@@ -29,6 +31,7 @@ const KINDS: ReadonlyArray<{ kind: "text" | FileKind | FormKind; label: string }
   { kind: "csv", label: "CSV table…" },
   { kind: "document", label: "Document link…" },
   { kind: "database", label: "Database embed…" },
+  { kind: "quire", label: "Link to a Quire document…" },
 ];
 
 const ACCEPT: Record<FileKind, string> = { image: "image/*", file: "", csv: ".csv,text/csv" };
@@ -89,7 +92,7 @@ export function BlockMenu({
   const choose = (kind: (typeof KINDS)[number]["kind"]) => {
     setOpen(false);
     if (kind === "text") void add({ blockType: "text", text: "" });
-    else if (kind === "document" || kind === "database") setForm(kind);
+    else if (kind === "document" || kind === "database" || kind === "quire") setForm(kind);
     else {
       fileKind.current = kind;
       const input = fileInput.current!;
@@ -165,7 +168,9 @@ export function BlockMenu({
           finish(await uploadAsBlock(address, sectionId, file, await fileBlock(fileKind.current, file), afterIndex()));
         }}
       />
-      {form ? (
+      {form === "quire" ? (
+        <DocumentLinkPicker address={address} sectionId={sectionId} onClose={() => setForm(null)} />
+      ) : form ? (
         <BlockFields kind={form} onClose={() => setForm(null)} address={address} sectionId={sectionId} afterIndex={afterIndex} />
       ) : null}
       {state.kind === "error" ? (
@@ -185,7 +190,7 @@ function BlockFields({
   afterIndex,
   onClose,
 }: {
-  kind: FormKind;
+  kind: Exclude<FormKind, "quire">;
   address: RoomAddress;
   sectionId: string;
   afterIndex: () => number | undefined;
