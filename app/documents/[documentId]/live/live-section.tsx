@@ -96,9 +96,9 @@ export const LiveSection = memo(function LiveSection({
   const frame = useRef<HTMLElement>(null);
   const near = useNearViewport(frame);
   const [keepsServerHtml, setKeepsServerHtml] = useState(adoptsServerHtml);
-  // Once near, the section renders itself for good (its room, editors, tools); the server's copy is not needed again.
   // A press on the server's drag handle holds the server's HTML until it ends: replacing the handle would cancel its drag.
   const [handleHeld, setHandleHeld] = useState(false);
+  // Once near, the section renders itself for good (its room, editors, tools); the server's copy is not needed again.
   if (near && keepsServerHtml && !handleHeld) setKeepsServerHtml(false);
   const [room, setRoom] = useState<Room | null>(null);
   const [synced, setSynced] = useState(false);
