@@ -4,8 +4,9 @@
  * stored in PostgreSQL behind it; the window between is measured too) side by
  * side with the reference y-websocket server
  * (`@y/websocket-server`, in memory) in the same run; memory per idle room
- * (500 rooms, 3 clients each) for both; and the time to open a room on a
- * 2,000-section document.
+ * (500 rooms, 3 clients each) for both; the time from an MCP write (over
+ * HTTP) to its arrival in an open editor that is typing in the same text; and
+ * the time to open a room on a 2,000-section document.
  *
  *   node --expose-gc --import tsx bench/live-edits.ts
  *
@@ -17,6 +18,7 @@
  *   BENCH_SECONDS=15       measured seconds per round (after 2 s of warm-up)
  *   BENCH_ROUNDS=2         latency rounds, each Quire then the reference
  *   BENCH_IDLE_ROOMS=500   rooms for the memory measurement (3 clients each)
+ *   BENCH_API_WRITES=40    MCP writes for the API-write-to-editor measurement
  *
  * Both servers run in this process's main thread; the typing clients, real
  * `y-websocket` providers over `ws`, run in a worker thread (one per round
@@ -30,6 +32,8 @@ import { Worker } from "node:worker_threads";
 import { createServer, type Server } from "node:http";
 import os from "node:os";
 import type { AddressInfo } from "node:net";
+import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { setupWSConnection } from "@y/websocket-server/utils";
 import postgres from "postgres";
 import WebSocket, { WebSocketServer } from "ws";
@@ -52,6 +56,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const WARMUP_SECONDS = 2;
 const IDLE_ROOMS = Number(process.env.BENCH_IDLE_ROOMS ?? 500);
 const BIG_DOCUMENT_SECTIONS = 2_000;
+const API_WRITES = Number(process.env.BENCH_API_WRITES ?? 40);
 
 const log = (...args: unknown[]) => console.log(...args);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -222,6 +227,71 @@ async function memoryPerRoom(
   return ((after - before) * 1024) / rooms.length;
 }
 
+/**
+ * An agent's `sections` update sent as MCP `tools/call` over HTTP while an open
+ * editor types into the same text (a keystroke every 10 ms); the latency is
+ * from sending the call until the editor's Y.Text holds the written words (the
+ * call's answer is not waited for). Sorted, one per write.
+ */
+async function apiWriteToEditor(
+  httpBase: string,
+  liveBase: string,
+  token: string,
+  target: { documentId: string; sectionIds: string[] },
+  textOf: (doc: Y.Doc) => Y.Text,
+): Promise<number[]> {
+  const sectionId = target.sectionIds[0]!;
+  const editor = await connect(liveBase, `${target.documentId}/main/~${sectionId}`, { token }, textOf);
+  const agent = new McpClient({ name: "quire-bench", version: "1.0.0" });
+  await agent.connect(
+    new StreamableHTTPClientTransport(new URL(`${httpBase}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
+  let typing = true;
+  const typed = (async () => {
+    while (typing) {
+      textOf(editor.doc).insert(0, "k");
+      await sleep(10);
+    }
+  })();
+  const latencies: number[] = [];
+  try {
+    for (let i = 0; i < API_WRITES; i++) {
+      const words = `Written by the agent, call ${i}.`;
+      const arrived = new Promise<number>((resolve) => {
+        const text = textOf(editor.doc);
+        const check = () => {
+          if (text.toString().includes(words)) {
+            text.unobserve(check);
+            resolve(performance.now());
+          }
+        };
+        text.observe(check);
+      });
+      const sent = performance.now();
+      const answered = agent.callTool({
+        name: "sections",
+        arguments: {
+          action: "update",
+          documentId: target.documentId,
+          branchName: "main",
+          sectionId,
+          newContent: [{ blockType: "text", text: words }],
+        },
+      });
+      latencies.push((await arrived) - sent);
+      const answer = await answered;
+      if (answer.isError) throw new Error(`the agent's write was refused: ${JSON.stringify(answer.content)}`);
+      await sleep(100);
+    }
+  } finally {
+    typing = false;
+    await typed;
+    await agent.close();
+    close([editor]);
+  }
+  return latencies.sort((a, b) => a - b);
+}
+
 async function startReference(): Promise<{ url: string; server: Server }> {
   const server = createServer((_req, res) => res.end("reference"));
   const sockets = new WebSocketServer({ server });
@@ -296,6 +366,12 @@ async function main(): Promise<void> {
     const stored = windows.sorted();
     log(
       `durability window (update applied and broadcast → stored in PostgreSQL), ${windows.count} updates: p50 ${percentile(stored, 50).toFixed(2)} ms, p99 ${percentile(stored, 99).toFixed(2)} ms, max ${windows.max.toFixed(2)} ms`,
+    );
+
+    log(`\n## MCP write to an open editor typing in the same text: ${API_WRITES} writes`);
+    const apiLatency = await apiWriteToEditor(quire.url, quireBase, token, await create("bench/api", 1), sectionText);
+    log(
+      `update (tools/call over HTTP → in the editor's Y.Text): p50 ${percentile(apiLatency, 50).toFixed(1)} ms, p99 ${percentile(apiLatency, 99).toFixed(1)} ms, max ${apiLatency.at(-1)!.toFixed(1)} ms`,
     );
 
     log(`\n## Memory per idle room: ${IDLE_ROOMS} rooms x 3 clients (process growth, clients included)`);
