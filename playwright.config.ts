@@ -13,6 +13,10 @@ export default defineConfig({
   // A spec file's first hook starts a server and the built app, which takes a while on a busy machine.
   timeout: 240_000,
   expect: { timeout: 20_000 },
+  // The built app's server code (.next/) is plain JavaScript loaded into the worker with the server: without this
+  // Playwright's require hook ran Babel over its chunks, blocking the worker's event loop for seconds on the
+  // first render of a page (a document page's first load took 5-7 s alone, 17 s beside the other worker).
+  build: { external: ["**/.next/**"] },
   reporter: [["list"]],
   outputDir: "test-results",
   use: {

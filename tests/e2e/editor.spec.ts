@@ -177,8 +177,9 @@ test("Discard asks first, then resets the draft for every open editor", async ()
   await expect(bar).toBeVisible({ timeout: 8_000 });
   await bar.getByRole("button", { name: "Discard" }).click();
   await bar.getByRole("button", { name: "Discard changes" }).click();
-  await typedText(moPage, sectionIds[0]!).not.toContain("Throwaway words.");
-  await typedText(olivePage, sectionIds[0]!).not.toContain("Throwaway words.");
+  // A server action, then the reset reaches both rooms: not bound to the one second a keystroke has.
+  await typedText(moPage, sectionIds[0]!, 10_000).not.toContain("Throwaway words.");
+  await typedText(olivePage, sectionIds[0]!, 10_000).not.toContain("Throwaway words.");
   await expect(olivePage.getByTestId("commit-bar")).toHaveCount(0);
 });
 
