@@ -70,7 +70,6 @@ export function DocumentLinkPicker({ address, sectionId, onClose }: { address: R
   };
 
   return (
-    // biome-ignore lint/a11y/noStaticElementInteractions: arrow keys between the field and the results, on top of Tab
     <fieldset className="block-fields document-link-picker" onKeyDown={moveFocus}>
       <legend className="visually-hidden">Link to a Quire document</legend>
       <label className="field" htmlFor={fieldId}>
