@@ -278,9 +278,12 @@ async function apiWriteToEditor(
           newContent: [{ blockType: "text", text: words }],
         },
       });
-      latencies.push((await arrived) - sent);
-      const answer = await answered;
-      if (answer.isError) throw new Error(`the agent's write was refused: ${JSON.stringify(answer.content)}`);
+      // A refused write never arrives: stop on the refusal instead of waiting for ever.
+      const refused = answered.then((answer) =>
+        answer.isError ? Promise.reject(new Error(`the agent's write was refused: ${JSON.stringify(answer.content)}`)) : arrived,
+      );
+      latencies.push((await Promise.race([arrived, refused])) - sent);
+      await answered;
       await sleep(100);
     }
   } finally {
