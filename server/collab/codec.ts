@@ -8,9 +8,10 @@
  *
  * Pure: no storage, no network, no auth.
  */
-import { diffArrays, diffChars } from "diff";
+import { diffArrays } from "diff";
 import * as Y from "yjs";
 import type { Block } from "@/server/core/blocks";
+import { diffCharOps, diffTokenOps } from "@/server/core/text-diff";
 
 /** What of a section is edited live: the rest of its version (permissions, references) follows the branch head. */
 export interface LiveSection {
@@ -69,19 +70,16 @@ function positionMap(base: string, current: string): { at(i: number): number; ke
   const survived = new Uint8Array(base.length);
   let b = 0;
   let c = 0;
-  for (const part of diffChars(base, current)) {
-    const length = part.value.length;
-    if (part.added) c += length;
-    else if (part.removed) {
-      for (let k = 0; k < length; k++) toCurrent[b + k] = c;
-      b += length;
+  for (const { op, count } of diffCharOps(base, current)) {
+    if (op === 2) c += count;
+    else if (op === 1) {
+      toCurrent.fill(c, b, b + count);
+      b += count;
     } else {
-      for (let k = 0; k < length; k++) {
-        toCurrent[b + k] = c + k;
-        survived[b + k] = 1;
-      }
-      b += length;
-      c += length;
+      for (let k = 0; k < count; k++) toCurrent[b + k] = c + k;
+      survived.fill(1, b, b + count);
+      b += count;
+      c += count;
     }
   }
   toCurrent[base.length] = c;
@@ -93,6 +91,14 @@ function positionMap(base: string, current: string): { at(i: number): number; ke
  * on from `base` (someone typing): the base->next text diff becomes inserts
  * and deletes at the positions those base characters have now, so characters
  * typed since `base` survive. With no local edits this is the minimal edit.
+ *
+ * Both diffs (base->next, and base->current to place it) are `diffCharOps`:
+ * linear in the texts with a bounded budget, since this runs on the event
+ * loop of a process serving every room. Where a diff is cut short it replaces
+ * a stretch whole: base->next then deletes and reinserts characters it could
+ * have kept (the text is still `next`), and base->current treats a stretch of
+ * the live text as typed over the base characters there, so next's edits
+ * inside it are inserted beside the live text rather than merged into it.
  */
 export function applyTextChange(text: Y.Text, base: string, next: string): void {
   if (base === next) return;
@@ -103,21 +109,26 @@ export function applyTextChange(text: Y.Text, base: string, next: string): void 
   // Collected in base order, applied from the end so earlier positions stay valid.
   const edits: Array<{ position: number; deleteCount: number; insert: string }> = [];
   let b = 0;
-  for (const part of diffChars(base, next)) {
-    const length = part.value.length;
+  let n = 0;
+  for (const { op, count } of diffCharOps(base, next)) {
     // An insertion sticks to the base character before it, so it lands before text the draft added there.
-    if (part.added) edits.push({ position: b > 0 && kept(b - 1) ? at(b - 1) + 1 : at(b), deleteCount: 0, insert: part.value });
-    else if (part.removed) {
+    if (op === 2) {
+      edits.push({ position: b > 0 && kept(b - 1) ? at(b - 1) + 1 : at(b), deleteCount: 0, insert: next.slice(n, n + count) });
+      n += count;
+    } else if (op === 1) {
       // Delete the removed base characters that still exist, each run of them contiguous in `current`.
       let k = 0;
-      while (k < length) {
-        while (k < length && !kept(b + k)) k++;
+      while (k < count) {
+        while (k < count && !kept(b + k)) k++;
         const start = k;
-        while (k < length && kept(b + k) && (k === start || at(b + k) === at(b + k - 1) + 1)) k++;
+        while (k < count && kept(b + k) && (k === start || at(b + k) === at(b + k - 1) + 1)) k++;
         if (k > start) edits.push({ position: at(b + start), deleteCount: k - start, insert: "" });
       }
-      b += length;
-    } else b += length;
+      b += count;
+    } else {
+      b += count;
+      n += count;
+    }
   }
   for (let i = edits.length - 1; i >= 0; i--) {
     const edit = edits[i]!;
@@ -126,7 +137,6 @@ export function applyTextChange(text: Y.Text, base: string, next: string): void 
   }
 }
 
-/** Blocks line up when they are the same kind: text blocks by type (their text merges), others by their whole value. */
 /** A block as the block list is lined up: text blocks by their text, others by all their fields. */
 const blockIdentity = (block: Block): string => (block.blockType === "text" ? `text:${block.text}` : JSON.stringify(block));
 /** Whether two block lists have the same kinds of block in the same places (text where text is). */
@@ -191,21 +201,23 @@ export function applySectionChange(doc: Y.Doc, base: LiveSection, next: LiveSect
         }
       }
     };
-    const parts = diffArrays(from.map(blockIdentity), next.content.map(blockIdentity));
-    for (let p = 0; p < parts.length; p++) {
-      const part = parts[p]!;
-      const following = parts[p + 1];
-      if ((part.removed && following?.added) || (part.added && following?.removed)) {
-        const removed = part.removed ? part.value.length : following.value.length;
-        const added = part.added ? part.value.length : following.value.length;
+    // Bounded like the text diffs: a section may have thousands of blocks.
+    const steps = diffTokenOps(from.map(blockIdentity), next.content.map(blockIdentity));
+    for (let k = 0; k < steps.length; k++) {
+      const step = steps[k]!;
+      const following = steps[k + 1];
+      if (step.op !== 0 && following && following.op !== 0) {
+        // A removal and an addition side by side (either order; the diff merges same-kind neighbours, so they alternate).
+        const removed = step.op === 1 ? step.count : following.count;
+        const added = step.op === 2 ? step.count : following.count;
         const paired = Math.min(removed, added);
         change(paired);
         if (removed > paired) remove(removed - paired);
         if (added > paired) insert(added - paired);
-        p++;
-      } else if (part.added) insert(part.value.length);
-      else if (part.removed) remove(part.value.length);
-      else change(part.value.length);
+        k++;
+      } else if (step.op === 2) insert(step.count);
+      else if (step.op === 1) remove(step.count);
+      else change(step.count);
     }
   });
 }

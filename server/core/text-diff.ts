@@ -8,7 +8,8 @@
  * 2. The common prefix and suffix lines are trimmed (linear time).
  * 3. The middle is diffed with jsdiff's Myers (`diffArrays`) bounded by
  *    `maxEditLength`. Myers costs about O((N+M)·D + D²) for D edits, so the
- *    bound caps the work of one attempt.
+ *    bound is chosen to keep (N+M)·D under a per-attempt cap, and that work
+ *    is charged to a budget for the whole diff.
  * 4. When the bound is hit, the middle is split at anchors the patience way
  *    (lines that occur exactly once on each side, longest increasing run of
  *    their positions) and each gap between anchors goes back to step 2. A gap
@@ -19,14 +20,20 @@
  * 20,000-line rewrite or a 1-line vs 13,000-line pair finish in milliseconds.
  * Everything is deterministic: no wall-clock timeouts, so the same inputs
  * always give the same patch.
+ *
+ * Lines are one kind of token: `diffTokenOps` runs the same strategy on any
+ * token list (the live rooms line up a section's blocks with it), and
+ * `diffCharOps` uses it one level up from characters (see there).
  */
-import { diffArrays, formatPatch, FILE_HEADERS_ONLY, type StructuredPatch, type StructuredPatchHunk } from "diff";
+import { diffArrays, diffChars, formatPatch, FILE_HEADERS_ONLY, type StructuredPatch, type StructuredPatchHunk } from "diff";
 
 export const DIFF_CONTEXT_LINES = 3;
 
 /** Max edit length (D) of one bounded Myers attempt. */
 const MAX_EDIT_LENGTH = 256;
-/** Total D² spent on Myers attempts (≈ 60 ns per unit) before only anchors and coarse hunks are used. */
+/** Max work, (N+M)·D, of one Myers attempt: a long range gets a smaller bound, and with few edits still succeeds. */
+const MAX_ATTEMPT_WORK = 262_144;
+/** Total (N+M)·D spent on Myers attempts before only anchors and coarse hunks are used. */
 const MYERS_BUDGET = 2_000_000;
 /** Patience recursion depth limit; deeper gaps become coarse hunks. */
 const MAX_ANCHOR_DEPTH = 32;
@@ -39,14 +46,18 @@ export interface DiffLabels {
 }
 
 /** 0 = common, 1 = removed, 2 = added. */
-export type LineOp = 0 | 1 | 2;
-type Op = LineOp;
+export type DiffOp = 0 | 1 | 2;
+/** `count` consecutive tokens (lines, chunks, blocks; UTF-16 code units for `diffCharOps`) kept, removed from the old side or added from the new. */
+export interface DiffStep {
+  op: DiffOp;
+  count: number;
+}
 
 interface DiffState {
-  a: string[];
-  b: string[];
-  /** Ops in order; each op covers `count` lines starting at the current positions. */
-  ops: Array<{ op: Op; count: number }>;
+  a: readonly string[];
+  b: readonly string[];
+  /** Steps in order; each covers `count` tokens starting at the current positions. */
+  ops: DiffStep[];
   myersBudget: number;
 }
 
@@ -66,7 +77,7 @@ export function splitLinesKeepEol(text: string): string[] {
   }
 }
 
-function push(state: DiffState, op: Op, count: number): void {
+function push(state: { ops: DiffStep[] }, op: DiffOp, count: number): void {
   if (count <= 0) return;
   const last = state.ops[state.ops.length - 1];
   if (last && last.op === op) last.count += count;
@@ -132,19 +143,36 @@ function singleLine(state: DiffState, a0: number, a1: number, b0: number, b1: nu
   }
 }
 
-function indexIn(lines: string[], line: string, from: number, to: number): number {
+function indexIn(lines: readonly string[], line: string, from: number, to: number): number {
   for (let i = from; i < to; i++) if (lines[i] === line) return i;
   return -1;
 }
 
-/** One bounded jsdiff Myers attempt; false when the bound or the budget is hit. */
+/**
+ * Runs one bounded Myers attempt (`diff`, jsdiff with `maxEditLength`) on
+ * `size` tokens within the budget, charging the work done: size × the edits
+ * found, or size × the bound when the bound is hit. Undefined when the bound is
+ * hit or the budget cannot pay for an attempt.
+ */
+function boundedMyers<T extends { added: boolean; removed: boolean; count: number }>(
+  budget: { myersBudget: number },
+  size: number,
+  diff: (maxEditLength: number) => T[] | undefined,
+): T[] | undefined {
+  const limit = Math.min(size, MAX_EDIT_LENGTH, Math.floor(Math.min(budget.myersBudget, MAX_ATTEMPT_WORK) / size));
+  if (limit < 1) return undefined;
+  const changes = diff(limit);
+  let edits = limit;
+  if (changes) edits = changes.reduce((sum, c) => (c.added || c.removed ? sum + c.count : sum), 0);
+  budget.myersBudget -= size * Math.max(edits, 1);
+  return changes;
+}
+
+/** One bounded jsdiff Myers attempt on token ranges; false when the bound or the budget is hit. */
 function myers(state: DiffState, a0: number, a1: number, b0: number, b1: number): boolean {
-  const n = a1 - a0 + (b1 - b0);
-  const limit = Math.min(n, MAX_EDIT_LENGTH);
-  const cost = limit * limit;
-  if (cost > state.myersBudget) return false;
-  state.myersBudget -= cost;
-  const changes = diffArrays(state.a.slice(a0, a1), state.b.slice(b0, b1), { maxEditLength: limit });
+  const changes = boundedMyers(state, a1 - a0 + (b1 - b0), (maxEditLength) =>
+    diffArrays(state.a.slice(a0, a1), state.b.slice(b0, b1), { maxEditLength }),
+  );
   if (!changes) return false;
   for (const c of changes) push(state, c.added ? 2 : c.removed ? 1 : 0, c.count);
   return true;
@@ -207,7 +235,7 @@ function anchored(state: DiffState, a0: number, a1: number, b0: number, b1: numb
 }
 
 /** Turns an op list into unified-diff hunks with `context` lines of context. */
-function toHunks(a: string[], b: string[], ops: DiffState["ops"], context: number): StructuredPatchHunk[] {
+function toHunks(a: string[], b: string[], ops: readonly DiffStep[], context: number): StructuredPatchHunk[] {
   // Expand ops into line-addressed segments.
   const hunks: StructuredPatchHunk[] = [];
   let ia = 0;
@@ -258,11 +286,18 @@ function toHunks(a: string[], b: string[], ops: DiffState["ops"], context: numbe
   return hunks;
 }
 
+/** The edit script from token list `a` to token list `b`, bounded as above (tokens compare by `===`). */
+export function diffTokenOps(a: readonly string[], b: readonly string[]): DiffStep[] {
+  const state: DiffState = { a, b, ops: [], myersBudget: MYERS_BUDGET };
+  diffRange(state, 0, a.length, 0, b.length, 0);
+  return state.ops;
+}
+
 /** The line-level edit script from `before` to `after` (exposed for tests and other views). */
-export function diffLineOps(before: string, after: string): { a: string[]; b: string[]; ops: Array<{ op: Op; count: number }> } {
-  const state: DiffState = { a: splitLinesKeepEol(before), b: splitLinesKeepEol(after), ops: [], myersBudget: MYERS_BUDGET };
-  diffRange(state, 0, state.a.length, 0, state.b.length, 0);
-  return { a: state.a, b: state.b, ops: state.ops };
+export function diffLineOps(before: string, after: string): { a: string[]; b: string[]; ops: DiffStep[] } {
+  const a = splitLinesKeepEol(before);
+  const b = splitLinesKeepEol(after);
+  return { a, b, ops: diffTokenOps(a, b) };
 }
 
 /**
@@ -281,4 +316,171 @@ export function unifiedDiff(before: string, after: string, labels: DiffLabels = 
     hunks: toHunks(a, b, ops, DIFF_CONTEXT_LINES),
   };
   return formatPatch(patch, FILE_HEADERS_ONLY);
+}
+
+/*
+ * Character-level diffs (the live rooms apply a committed change into a
+ * Y.Text with them, see server/collab/codec.ts). Plain Myers over characters
+ * costs O(N·D) time and memory: a 20,000-character rewrite took seconds. So
+ * the strategy above runs one level up, on chunks of text:
+ *
+ * 1. The common prefix and suffix are trimmed (linear time).
+ * 2. The middle of each side is cut into content-defined chunks: where a
+ *    rolling hash of the last 32 code units has its top 6 bits zero, at least
+ *    32 and at most 256 code units apart (about 96 on average). A cut depends
+ *    on the text just before it (and the previous cut), so text both sides
+ *    share is cut the same way on both within a chunk or two of an edit.
+ * 3. The chunk lists are diffed as tokens by the strategy above (bounded
+ *    Myers, patience anchors, coarse hunks), which finds the few chunks an
+ *    edit touched.
+ * 4. Each run of changed chunks is diffed by characters: its own common
+ *    prefix and suffix trimmed, then jsdiff's `diffChars` bounded the same
+ *    way, from the same budget. A run whose middle exceeds its bound, or comes
+ *    once the budget is spent, is replaced whole: a correct script, just a
+ *    coarser one (for the live rooms: those characters are deleted and
+ *    inserted rather than kept).
+ *
+ * Work is linear in the texts plus the budget, whatever they are; no
+ * wall-clock timeout, so the same texts always give the same script. Counts
+ * are UTF-16 code units (as `String.length` and Y.Text count), and no step
+ * boundary falls inside a surrogate pair.
+ */
+
+/** Top 6 bits of the rolling hash zero: a cut every 64 code units on average, after the minimum. */
+const CHUNK_BOUNDARY_MASK = 0xfc000000 | 0;
+const MIN_CHUNK_LENGTH = 32;
+const MAX_CHUNK_LENGTH = 256;
+/**
+ * Myers budget of one `diffCharOps`, chunk and character diffs together:
+ * smaller than a line diff's, as a character diff runs in a live room's
+ * head move, on the event loop (≈ 30 ns a unit: about 15 ms at worst).
+ */
+const CHAR_MYERS_BUDGET = 500_000;
+
+/** Gear-hash table: a fixed pseudo-random 32-bit value per byte (splitmix32), so chunks are cut the same way in every process. */
+const GEAR = (() => {
+  const table = new Int32Array(256);
+  let seed = 0;
+  for (let i = 0; i < table.length; i++) {
+    seed = (seed + 0x9e3779b9) | 0;
+    let z = seed;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+    table[i] = z ^ (z >>> 16);
+  }
+  return table;
+})();
+
+const isHighSurrogate = (unit: number) => unit >= 0xd800 && unit <= 0xdbff;
+const isLowSurrogate = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff;
+
+/** Length of the common prefix of `a` and `b`, not ending inside a surrogate pair. */
+function commonPrefixLength(a: string, b: string): number {
+  const max = Math.min(a.length, b.length);
+  let length = 0;
+  while (length < max && a.charCodeAt(length) === b.charCodeAt(length)) length++;
+  if (length > 0 && isHighSurrogate(a.charCodeAt(length - 1))) length--;
+  return length;
+}
+
+/** Length of the common suffix of `a` and `b` outside their first `prefix` code units, not starting inside a surrogate pair. */
+function commonSuffixLength(a: string, b: string, prefix: number): number {
+  const max = Math.min(a.length, b.length) - prefix;
+  let length = 0;
+  while (length < max && a.charCodeAt(a.length - 1 - length) === b.charCodeAt(b.length - 1 - length)) length++;
+  if (length > 0 && isLowSurrogate(a.charCodeAt(a.length - length))) length--;
+  return length;
+}
+
+/** Cuts text[from, to) into content-defined chunks (see above). */
+function splitChunks(text: string, from: number, to: number): string[] {
+  const chunks: string[] = [];
+  let start = from;
+  let hash = 0;
+  for (let i = from; i < to; i++) {
+    const unit = text.charCodeAt(i);
+    // Shifted left once per unit: bit k of the hash depends on the last k + 1 units only.
+    hash = ((hash << 1) + GEAR[(unit ^ (unit >>> 8)) & 0xff]!) | 0;
+    const length = i + 1 - start;
+    if (isHighSurrogate(unit) || length < MIN_CHUNK_LENGTH) continue;
+    if ((hash & CHUNK_BOUNDARY_MASK) === 0 || length >= MAX_CHUNK_LENGTH) {
+      chunks.push(text.slice(start, i + 1));
+      start = i + 1;
+    }
+  }
+  if (start < to) chunks.push(text.slice(start, to));
+  return chunks;
+}
+
+/** Appends the character-level script from `removed` to `added` (a run of changed chunks), paid from `budget`. */
+function diffChangedRun(state: { ops: DiffStep[]; myersBudget: number }, removed: string, added: string): void {
+  const prefix = commonPrefixLength(removed, added);
+  const suffix = commonSuffixLength(removed, added, prefix);
+  const from = removed.slice(prefix, removed.length - suffix);
+  const to = added.slice(prefix, added.length - suffix);
+  push(state, 0, prefix);
+  // With one side empty, removing or adding the other whole is the exact script.
+  const parts =
+    from.length > 0 && to.length > 0
+      ? boundedMyers(state, from.length + to.length, (maxEditLength) => diffChars(from, to, { maxEditLength }))
+      : undefined;
+  if (parts) for (const part of parts) push(state, part.added ? 2 : part.removed ? 1 : 0, part.value.length);
+  else {
+    push(state, 1, from.length);
+    push(state, 2, to.length);
+  }
+  push(state, 0, suffix);
+}
+
+/** The character-level edit script from `before` to `after` (counts in UTF-16 code units), in linear time plus a bounded budget. */
+export function diffCharOps(before: string, after: string): DiffStep[] {
+  const prefix = commonPrefixLength(before, after);
+  const suffix = commonSuffixLength(before, after, prefix);
+  const a = splitChunks(before, prefix, before.length - suffix);
+  const b = splitChunks(after, prefix, after.length - suffix);
+  // The chunk diff and the character diffs of its changed runs share one budget.
+  const chunkState: DiffState = { a, b, ops: [], myersBudget: CHAR_MYERS_BUDGET };
+  diffRange(chunkState, 0, a.length, 0, b.length, 0);
+  const state = { ops: [] as DiffStep[], myersBudget: chunkState.myersBudget };
+  push(state, 0, prefix);
+  const length = (chunks: readonly string[], from: number, count: number) => {
+    let sum = 0;
+    for (let i = from; i < from + count; i++) sum += chunks[i]!.length;
+    return sum;
+  };
+  let ia = 0;
+  let ib = 0;
+  let atA = prefix;
+  let atB = prefix;
+  const chunkSteps = chunkState.ops;
+  for (let k = 0; k < chunkSteps.length; ) {
+    if (chunkSteps[k]!.op === 0) {
+      const { count } = chunkSteps[k++]!;
+      const common = length(a, ia, count);
+      push(state, 0, common);
+      ia += count;
+      ib += count;
+      atA += common;
+      atB += common;
+      continue;
+    }
+    // A run of changed chunks, up to the next common one.
+    let removed = 0;
+    let added = 0;
+    for (; k < chunkSteps.length && chunkSteps[k]!.op !== 0; k++) {
+      const { op, count } = chunkSteps[k]!;
+      if (op === 1) {
+        removed += length(a, ia, count);
+        ia += count;
+      } else {
+        added += length(b, ib, count);
+        ib += count;
+      }
+    }
+    diffChangedRun(state, before.slice(atA, atA + removed), after.slice(atB, atB + added));
+    atA += removed;
+    atB += added;
+  }
+  push(state, 0, suffix);
+  return state.ops;
 }
