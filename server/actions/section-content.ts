@@ -28,6 +28,13 @@ export interface ContentTarget {
   where: string;
   /** The storage keys the caller can already see in this document (absent for a new document). */
   keysVisibleInDocument?: () => Promise<ReadonlySet<string>>;
+  /**
+   * Who new comments' `author="…"` may name: the caller only (content the
+   * caller sends), or whoever it names (a live draft, whose comments were
+   * checked against their typist when they arrived). Without the attribute
+   * the caller is the author.
+   */
+  commentAuthors?: "caller" | "as-marked";
 }
 
 /** The storage keys held by the sections of `tree` that the caller can see (leaving out `hidden` section ids). */
@@ -119,16 +126,24 @@ export async function prepareSectionContent(
   );
   const allNew = perBlock.flat();
   if (allNew.length === 0) return { content, comments: [] };
+  const othersNamed = allNew.filter((c) => c.author !== null && c.author !== ctx.actor.userId);
+  if (target.commentAuthors !== "as-marked" && othersNamed.length > 0) {
+    throw new DomainError(
+      "VALIDATION_FAILED",
+      `${target.where}: <svc:comment-new author="…"> may only name you (${ctx.actor.userId}); leave the attribute out and the comment is yours.`,
+      { issues: [{ path: target.where, message: "a new comment's author must be the caller" }] },
+    );
+  }
 
   const strangers = await nonMembers(
     tx,
     ctx.actor.workspaceId,
-    allNew.flatMap((c) => c.mentions),
+    allNew.flatMap((c) => [...c.mentions, ...(c.author ? [c.author] : [])]),
   );
   if (strangers.length > 0) {
     throw new DomainError(
       "VALIDATION_FAILED",
-      `${target.where}: mentions ${strangers.join(", ")} are not members of this workspace. Find member ids with the \`members\` tool (action \`search\`).`,
+      `${target.where}: ${strangers.join(", ")} (named by a new comment's mentions or author) ${strangers.length === 1 ? "is not a member" : "are not members"} of this workspace. Find member ids with the \`members\` tool (action \`search\`).`,
       { issues: [{ path: target.where, message: "mention of a non-member" }], userIds: strangers },
     );
   }
@@ -143,7 +158,7 @@ export async function prepareSectionContent(
       documentId: target.documentId,
       sectionId: target.sectionId,
       branchName: target.branchName,
-      authorId: ctx.actor.userId,
+      authorId: tag.author ?? ctx.actor.userId,
       body: tag.body,
       mentions: tag.mentions,
       createdAt: now,

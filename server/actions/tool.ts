@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { DomainError, isDomainError, validationError } from "@/server/core/errors";
+import { isUnstorable } from "@/server/core/limits";
 
 /** A handler as the tool sees it; each module types its own context and input. */
 type Handler = (ctx: never, input: never) => Promise<unknown>;
@@ -88,9 +89,6 @@ export async function runTool(tool: AnyTool, ctx: unknown, raw: unknown): Promis
   }
 }
 
-/** Unicode PostgreSQL and canonical JSON cannot store: NUL, and UTF-16 surrogates that are not paired. */
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 /** Deeper than any schema of ours goes; deeper input is refused before zod (which recurses) sees it. */
 export const MAX_INPUT_DEPTH = 32;
 
@@ -113,15 +111,14 @@ function shapeProblem(raw: unknown): ShapeProblem | null {
   for (let next = pending.pop(); next; next = pending.pop()) {
     const { value } = next;
     if (typeof value === "string") {
-      if (UNSTORABLE.test(value))
+      if (isUnstorable(value))
         return { path: pathOf(next), message: "contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored" };
       continue;
     }
     if (value === null || typeof value !== "object") continue;
     if (next.depth >= MAX_INPUT_DEPTH) return { path: pathOf(next), message: `nests deeper than ${MAX_INPUT_DEPTH} levels` };
     for (const key in value) {
-      if (UNSTORABLE.test(key))
-        return { path: pathOf(next, key), message: "is a key with a NUL character or an unpaired UTF-16 surrogate" };
+      if (isUnstorable(key)) return { path: pathOf(next, key), message: "is a key with a NUL character or an unpaired UTF-16 surrogate" };
       pending.push({ value: (value as Record<string, unknown>)[key], key, depth: next.depth + 1, parent: next });
     }
   }

@@ -1,7 +1,7 @@
 /**
  * Comment markup inside text blocks (spec §2.3):
  *   existing: <svc:comment id="ID">commented text</svc:comment>
- *   new:      <svc:comment-new body="…" mentions="UUID,UUID">commented text</svc:comment-new>
+ *   new:      <svc:comment-new body="…" mentions="UUID,UUID" author="UUID">commented text</svc:comment-new>
  * Attribute values use HTML entity escaping for quotes, ampersands and angle brackets.
  *
  * The one grammar for this markup: the server validates and stores it with
@@ -22,6 +22,14 @@ export interface ExistingCommentTag {
 export interface NewCommentTag {
   body: string;
   mentions: string[];
+  /**
+   * Who wrote the comment, when the markup names them: a comment typed into a
+   * live draft carries its typist (checked when it arrives), so whoever
+   * commits the draft does not become its author.
+   */
+  author: string | null;
+  /** The opening tag as written. */
+  open: string;
   text: string;
 }
 
@@ -59,9 +67,10 @@ export function existingCommentTags(text: string): ExistingCommentTag[] {
 const escapeAttribute = (value: string) => value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 /** The tags that make `text` a new comment: written here so they read back exactly as `newCommentTags` parses them. */
-export function newCommentMarkup(body: string, mentions: readonly string[]): { open: string; close: string } {
+export function newCommentMarkup(body: string, mentions: readonly string[], authorId?: string): { open: string; close: string } {
   const mentioned = mentions.length > 0 ? ` mentions="${escapeAttribute(mentions.join(","))}"` : "";
-  return { open: `<svc:comment-new body="${escapeAttribute(body)}"${mentioned}>`, close: "</svc:comment-new>" };
+  const author = authorId ? ` author="${escapeAttribute(authorId)}"` : "";
+  return { open: `<svc:comment-new body="${escapeAttribute(body)}"${mentioned}${author}>`, close: "</svc:comment-new>" };
 }
 
 /** Whether any comment tag lies in or across [from, to]: a new comment there would overlap another. */
@@ -78,12 +87,18 @@ export function newCommentTags(text: string, where: string): NewCommentTag[] {
   for (const match of text.matchAll(NEW)) {
     const attributes = new Map<string, string>();
     for (const a of match[1]!.matchAll(ATTRIBUTE)) attributes.set(a[1]!, decodeEntities(a[2]!));
-    const unknown = [...attributes.keys()].filter((k) => k !== "body" && k !== "mentions");
+    const unknown = [...attributes.keys()].filter((k) => k !== "body" && k !== "mentions" && k !== "author");
     const body = attributes.get("body")?.trim() ?? "";
-    if (unknown.length > 0 || body === "" || body.length > MAX_COMMENT_BODY_CHARS) {
+    const author = attributes.get("author") ?? null;
+    if (
+      unknown.length > 0 ||
+      body === "" ||
+      body.length > MAX_COMMENT_BODY_CHARS ||
+      (author !== null && !USER_ID.safeParse(author).success)
+    ) {
       throw new DomainError(
         "VALIDATION_FAILED",
-        `${where}: <svc:comment-new> needs a non-empty body="…" (at most ${MAX_COMMENT_BODY_CHARS} characters) and optionally mentions="<userId>,…"; nothing else.`,
+        `${where}: <svc:comment-new> needs a non-empty body="…" (at most ${MAX_COMMENT_BODY_CHARS} characters), optionally mentions="<userId>,…" and author="<your userId>"; nothing else.`,
         { issues: [{ path: where, message: "malformed svc:comment-new" }] },
       );
     }
@@ -101,7 +116,7 @@ export function newCommentTags(text: string, where: string): NewCommentTag[] {
         { issues: [{ path: where, message: "mentions must be user ids (UUIDs)" }] },
       );
     }
-    tags.push({ body, mentions: [...new Set(mentions)], text: match[2]! });
+    tags.push({ body, mentions: [...new Set(mentions)], author, open: match[0].slice(0, match[0].indexOf(">") + 1), text: match[2]! });
   }
   const tokens = commentTagTokens(text);
   const closed = tokens.filter((t) => t.closing).length;

@@ -66,19 +66,31 @@ describe("server and app agree", () => {
 });
 
 describe("newCommentMarkup", () => {
-  test("writes tags that read back as the same body and mentions, for any body", () => {
+  test("writes tags that read back as the same body, mentions and author, for any body", () => {
     const mention = "0b7d3a52-1f7e-4d8e-9a51-5a3f9c2f4d10";
+    const author = "5d0c8f5e-8a43-4c1e-9d7b-1f2e3a4b5c6d";
     fc.assert(
       fc.property(
         fc.string({ minLength: 1, maxLength: 80 }).filter((b) => b.trim() !== "" && !/[\u0000]/.test(b)),
         fc.boolean(),
-        (body, mentioned) => {
-          const { open, close } = newCommentMarkup(body, mentioned ? [mention] : []);
+        fc.boolean(),
+        (body, mentioned, authored) => {
+          const { open, close } = newCommentMarkup(body, mentioned ? [mention] : [], authored ? author : undefined);
           const [tag] = newCommentTags(`before ${open}commented${close} after`, "test");
-          expect(tag).toEqual({ body: body.trim(), mentions: mentioned ? [mention] : [], text: "commented" });
+          expect(tag).toEqual({
+            body: body.trim(),
+            mentions: mentioned ? [mention] : [],
+            author: authored ? author : null,
+            open,
+            text: "commented",
+          });
         },
       ),
     );
+  });
+
+  test("an author that is not a user id is refused", () => {
+    expect(() => newCommentTags('<svc:comment-new body="b" author="someone">t</svc:comment-new>', "test")).toThrow(/author/);
   });
 });
 
