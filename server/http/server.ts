@@ -18,7 +18,7 @@ import { createRateLimitGuard } from "@/server/auth/rate-limit-guard";
 import { sessionUserId, usesSecureCookies } from "@/server/auth/web-session";
 import { installBridge, type QuireBridge } from "@/server/bridge";
 import { followAccessChanges } from "@/server/store/access-cache";
-import { type DomainError, ERROR_FACES, isDomainError, retryAfterSeconds } from "@/server/core/errors";
+import { DomainError, ERROR_FACES, isDomainError, retryAfterSeconds } from "@/server/core/errors";
 import { MAX_REQUEST_BYTES, requestTooLarge } from "@/server/core/limits";
 import { createMcpEndpoint } from "@/server/mcp/server";
 import { connectRedisBus } from "@/server/collab/bus";
@@ -30,7 +30,7 @@ import { createRateLimitStore } from "@/server/store/rate-limits";
 import { sendJson } from "./send-json";
 import { handleFileRoute, isFileRoute } from "./uploads";
 import { accountBridge } from "./account-bridge";
-import { csrfRefusal } from "./csrf";
+import { csrfRefusal, foreignOriginRefusal } from "./csrf";
 import { clientAddress, currentClientAddress, sendRateLimited, withClientAddress } from "./client-address";
 import packageJson from "../../package.json" with { type: "json" };
 
@@ -285,7 +285,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       return;
     }
     socket.on("error", () => socket.destroy());
-    roomCredential(req, url.searchParams)
+    // A page of another origin of this site (another port, a sibling subdomain) gets the session cookie sent with
+    // its upgrade: only the site's own pages may open a room. Clients outside a browser send no Origin.
+    const crossOrigin = foreignOriginRefusal(req, { publicUrl: options.publicUrl, trustProxy });
+    (crossOrigin ? Promise.reject(new DomainError(crossOrigin.code, crossOrigin.message)) : roomCredential(req, url.searchParams))
       .then(
         (credential) => rooms.upgrade(req, socket, head, credential, address),
         (error: unknown) => rooms.upgrade(req, socket, head, null, address, isDomainError(error) ? error : undefined),
