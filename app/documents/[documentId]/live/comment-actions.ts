@@ -23,6 +23,7 @@ export interface CommentThread {
   /** The commented text, as the draft has it. */
   text: string;
   body: string;
+  /** For a comment typed into the draft: the author its markup names (null when it names none). */
   authorName: string | null;
   createdAt: string | null;
   pending: boolean;
@@ -60,16 +61,19 @@ function storedThread(thread: ThreadView, draftText?: string): CommentThread {
  * The branch's comments as its draft holds them, section by section in
  * document order: the threads the `comments` tool lists (replies, state, what
  * this person may do), placed and quoted as the draft has them, and the
- * comments typed into the draft.
+ * comments typed into the draft, each by the author its markup names (the
+ * server checks that name against who typed it).
  */
 export async function readCommentThreads(input: { documentId: unknown; branchName: unknown }): Promise<ActionResult<CommentThread[]>> {
   return runAsUser("comments", async (userId) => {
     const address = { documentId: text(input.documentId), branchName: text(input.branchName) };
-    const [document, listed]: [DocumentRead, { threads: ThreadView[] }] = await Promise.all([
+    const [document, listed, members]: [DocumentRead, { threads: ThreadView[] }, Person[]] = await Promise.all([
       getBridge().callTool("read", userId, { ...address, includeDraft: true }),
       getBridge().callTool("comments", userId, { action: "list", ...address }),
+      listMembers(userId),
     ]);
     const stored = new Map(listed.threads.map((t) => [t.commentId, t]));
+    const names = new Map(members.map((m) => [m.userId, m.name]));
     return document.sections.flatMap((section) =>
       section.content.flatMap((block) => {
         if (block.blockType !== "text") return [];
@@ -85,7 +89,8 @@ export async function readCommentThreads(input: { documentId: unknown; branchNam
             sectionName: section.name,
             text: tag.text,
             body: tag.body,
-            authorName: null,
+            // Someone the workspace list does not show (a removed member) reads as "Someone".
+            authorName: tag.author === null ? null : (names.get(tag.author) ?? "Someone"),
             createdAt: null,
             pending: true,
             status: "open",

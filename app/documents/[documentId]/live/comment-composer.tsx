@@ -4,8 +4,10 @@
  * Commenting on a selection in a text block: with text selected the editor
  * offers **Comment** (or Ctrl/⌘+Alt+M); the form takes the comment and whom
  * it mentions, and wraps the selection in the shared text with
- * `<svc:comment-new …>` tags. Everyone in the room sees it highlighted at
- * once; the commit stores it as a comment (spec §2.3).
+ * `<svc:comment-new …>` tags, which name its author (the server refuses a
+ * comment typed in someone else's name). Everyone in the room sees it
+ * highlighted at once; the commit stores it as a comment by that author,
+ * whoever commits (spec §2.3).
  */
 import { InlineError } from "@/app/_components/action-form";
 import { useEffect, useState, type FormEvent } from "react";
@@ -21,11 +23,14 @@ export interface TextRange {
 
 export function CommentComposer({
   text,
+  authorId,
   selection,
   open,
   setOpen,
 }: {
   text: Y.Text;
+  /** The signed-in person, written into the comment as its author. */
+  authorId: string;
   /** The editor's selection now (null when nothing is selected). */
   selection: () => TextRange | null;
   open: boolean;
@@ -66,7 +71,7 @@ export function CommentComposer({
     if (commentTagWithin(text.toString(), range.from, range.to)) {
       return setError("A comment cannot overlap another comment: select text outside the highlighted parts.");
     }
-    const { open: openTag, close } = newCommentMarkup(body, data.getAll("mentions").map(String));
+    const { open: openTag, close } = newCommentMarkup(body, data.getAll("mentions").map(String), authorId);
     // The closing tag first, so the selection's start is still where it was.
     text.doc?.transact(() => {
       text.insert(range.to, close);

@@ -225,7 +225,10 @@ function ThreadItem({
       <p>{thread.body}</p>
       <p className="muted comment-thread-meta">
         {thread.pending ? (
-          <span className="badge">Not committed yet</span>
+          <>
+            {thread.authorName ? <>{thread.authorName} · </> : null}
+            <span className="badge">Not committed yet</span>
+          </>
         ) : (
           <>
             {thread.authorName ?? "Someone"}

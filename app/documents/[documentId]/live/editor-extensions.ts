@@ -10,13 +10,16 @@
  * shared text would part. Each highlight carries its comment's id
  * (`data-comment-id`, for the comments panel to find it), is muted while
  * the comment is resolved (`setResolvedComments`) and flashes when the panel
- * brings it into view (`flashComment`).
+ * brings it into view (`flashComment`). `withinLimits` keeps local edits
+ * inside what the server stores (its limits in server/core): a change that
+ * would pass them is refused whole and said so, before anything is lost.
  */
 import { HighlightStyle, syntaxHighlighting } from "@codemirror/language";
-import { EditorState, type Extension, RangeSetBuilder, StateEffect, StateField } from "@codemirror/state";
+import { ChangeSet, EditorState, type Extension, RangeSetBuilder, StateEffect, StateField, Transaction } from "@codemirror/state";
 import { Decoration, type DecorationSet, EditorView } from "@codemirror/view";
 import { tags } from "@lezer/highlight";
 import { ySyncAnnotation } from "y-codemirror.next";
+import { MAX_TEXT_BLOCK_CHARS } from "@/server/core/blocks";
 import { commentTagTokens } from "@/server/core/comment-markup";
 import { commentTagPairs } from "../comment-markup";
 
@@ -109,6 +112,75 @@ export const commentMarkupExtension = (resolved: ReadonlySet<string>): Extension
   commentMarkupField.init((state) => commentMarkup(state, resolved)),
   keepCommentTags,
 ];
+
+/** What one editor holds at most, and what may never be typed into it. */
+export interface EditorLimits {
+  maxChars: number;
+  /** Characters dropped from what is typed or pasted (a global pattern). */
+  dropped: RegExp;
+  /** What the person is told when a change of `inserted` characters would pass `maxChars`. */
+  refusal: (inserted: number, pasted: boolean) => string;
+}
+
+/** NUL and UTF-16 surrogates that are not paired: no face of the server stores them. */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** As `documentNameSchema` in server/core/names.ts. */
+const MAX_SECTION_NAME_CHARS = 300;
+
+const what = (inserted: number, pasted: boolean) =>
+  pasted ? `your paste of ${inserted.toLocaleString("en")} character${inserted === 1 ? "" : "s"}` : "what you typed";
+
+export const TEXT_BLOCK_LIMITS: EditorLimits = {
+  maxChars: MAX_TEXT_BLOCK_CHARS,
+  dropped: new RegExp(UNSTORABLE.source, "g"),
+  refusal: (inserted, pasted) =>
+    `This block can hold at most ${MAX_TEXT_BLOCK_CHARS.toLocaleString("en")} characters; ${what(inserted, pasted)} was not added — split it across blocks or upload it as a file.`,
+};
+
+/** A name is one line of text: line breaks and other control characters are dropped as well. */
+export const SECTION_NAME_LIMITS: EditorLimits = {
+  maxChars: MAX_SECTION_NAME_CHARS,
+  dropped: new RegExp(`${UNSTORABLE.source}|[\u0001-\u001f\u007f]`, "g"),
+  refusal: (inserted, pasted) =>
+    `A section name can hold at most ${MAX_SECTION_NAME_CHARS} characters; ${what(inserted, pasted)} was not added.`,
+};
+
+/**
+ * Local edits kept within `limits`: dropped characters are taken out of what is inserted, and a change that would make the
+ * text longer than `maxChars` is refused whole (the text stays as it was, no paste half applied) and `refused` is told why.
+ * Edits from the room are the room's truth and always apply.
+ */
+export function withinLimits(limits: EditorLimits, refused: (message: string) => void): Extension {
+  return EditorState.transactionFilter.of((tr) => {
+    if (!tr.docChanged || tr.annotation(ySyncAnnotation) !== undefined) return tr;
+    const kept: Array<{ from: number; to: number; insert: string }> = [];
+    let dropped = false;
+    tr.changes.iterChanges((from, to, _fromB, _toB, inserted) => {
+      const typed = inserted.toString();
+      const insert = typed.replace(limits.dropped, "");
+      dropped ||= insert !== typed;
+      kept.push({ from, to, insert });
+    });
+    const changes = dropped ? ChangeSet.of(kept, tr.startState.doc.length) : tr.changes;
+    if (changes.newLength > limits.maxChars && changes.newLength > changes.length) {
+      refused(
+        limits.refusal(
+          kept.reduce((sum, change) => sum + change.insert.length, 0),
+          tr.isUserEvent("input.paste"),
+        ),
+      );
+      return [];
+    }
+    if (!dropped) return tr;
+    const userEvent = tr.annotation(Transaction.userEvent);
+    return {
+      changes,
+      selection: tr.startState.selection.map(changes, 1),
+      scrollIntoView: tr.scrollIntoView,
+      ...(userEvent ? { userEvent } : {}),
+    };
+  });
+}
 
 /** Markdown styled where it is written: headings larger, emphasis, links and code set apart. */
 export const proseHighlighting: Extension = syntaxHighlighting(

@@ -4,7 +4,9 @@
  * cookie (or a share link's token, read only). `useNearViewport` tells a
  * section when it comes near the screen and when it is far away again, so a
  * long document opens a room and mounts editors only for what is on screen
- * (see ViewportWatch).
+ * (see ViewportWatch). When the server refuses a change it undoes it and
+ * closes the socket saying why; the person is told, and the provider
+ * reconnects by itself.
  */
 import { type RefObject, useEffect, useState } from "react";
 import { WebsocketProvider } from "y-websocket";
@@ -19,8 +21,27 @@ export interface RoomAddress {
 
 /** Close codes the server uses for "you may no longer see this" (4403) and "this section left the branch" (4404): do not reconnect. */
 const FINAL_CLOSE_CODES = new Set([4403, 4404]);
+/** The server refused an update (a limit or rule it breaks, named in the close reason) and sent the change that undoes it. */
+const CHANGE_REFUSED = 4400;
+/** WebSocket "message too big": an update over the server's 4 MiB. */
+const MESSAGE_TOO_BIG = 1009;
 
-export function openRoom(address: RoomAddress, doc: Y.Doc, sectionId?: string): WebsocketProvider {
+/** How long a refusal (of the server, or of an editor before sending) stays in the toast: it is a sentence or two to read. */
+export const REFUSAL_SHOWN_MS = 15_000;
+
+/** What the person is told when a socket closes over something they sent; null when the close is not about that. */
+function refusalMessage(event: { code: number; reason: string }): string | null {
+  if (event.code === CHANGE_REFUSED) {
+    return `Your last change here was not saved and has been undone${event.reason ? ` — ${event.reason}` : ""}.`;
+  }
+  if (event.code === MESSAGE_TOO_BIG) {
+    return "Your last change here was too large to send (more than 4 MiB) and was not saved — split it across blocks or upload it as a file.";
+  }
+  return null;
+}
+
+/** `refused` hears why the server refused something this page sent (refusalMessage). */
+export function openRoom(address: RoomAddress, doc: Y.Doc, sectionId?: string, refused?: (message: string) => void): WebsocketProvider {
   const origin = `${window.location.protocol === "https:" ? "wss:" : "ws:"}//${window.location.host}/collab`;
   const room = `${address.documentId}/${encodeURIComponent(address.branchName)}${sectionId ? `/~${sectionId}` : ""}`;
   const provider = new WebsocketProvider(origin, room, doc, {
@@ -30,7 +51,10 @@ export function openRoom(address: RoomAddress, doc: Y.Doc, sectionId?: string): 
     maxBackoffTime: 2_500,
   });
   provider.on("connection-close", (event) => {
-    if (event && FINAL_CLOSE_CODES.has(event.code)) provider.shouldConnect = false;
+    if (!event) return;
+    if (FINAL_CLOSE_CODES.has(event.code)) provider.shouldConnect = false;
+    const message = refusalMessage(event);
+    if (message && refused) refused(message);
   });
   return provider;
 }

@@ -3,24 +3,35 @@
 /**
  * One CodeMirror 6 editor bound to one Y.Text of a section room with
  * y-codemirror.next: local edits go into the Y.Text, remote ones come out of
- * it, remote carets and selections show in their owners' colours. Undo and
- * redo go through a Y.UndoManager that tracks only this editor's own
- * changes, so they never take back what someone else typed.
+ * it, remote carets and selections show in their owners' colours (only
+ * `#rrggbb` ones: `withSafeColours`). Undo and redo go through a
+ * Y.UndoManager that tracks only this editor's own changes, so they never
+ * take back what someone else typed. What is typed or pasted stays within
+ * the server's limits (`withinLimits`); a change past them is refused whole
+ * and the person told at once, in the page's toast.
  */
 import { defaultKeymap } from "@codemirror/commands";
 import { markdown } from "@codemirror/lang-markdown";
 import { EditorState, type Extension } from "@codemirror/state";
 import { EditorView, keymap, placeholder as placeholderText } from "@codemirror/view";
 import { useContext, useLayoutEffect, useRef, useState } from "react";
+import { useToast } from "@/app/_components/toast";
 import { yCollab, yUndoManagerKeymap } from "y-codemirror.next";
 import type { Awareness } from "y-protocols/awareness";
 import * as Y from "yjs";
 import { CommentComposer, type TextRange } from "./comment-composer";
 import { ResolvedCommentsContext } from "./comment-highlights";
-import { commentMarkupExtension, proseHighlighting, proseTheme, setResolvedComments } from "./editor-extensions";
-
-/** A section name is one line: a typed or pasted line break is dropped. */
-const oneLine = EditorState.transactionFilter.of((tr) => (tr.newDoc.lines > 1 ? [] : tr));
+import {
+  commentMarkupExtension,
+  proseHighlighting,
+  proseTheme,
+  SECTION_NAME_LIMITS,
+  setResolvedComments,
+  TEXT_BLOCK_LIMITS,
+  withinLimits,
+} from "./editor-extensions";
+import { REFUSAL_SHOWN_MS } from "./live-room";
+import { withSafeColours } from "./presence";
 
 export function TextEditor({
   text,
@@ -29,6 +40,7 @@ export function TextEditor({
   kind,
   placeholder,
   blockIndex,
+  commentAuthorId,
 }: {
   text: Y.Text;
   awareness: Awareness;
@@ -39,6 +51,8 @@ export function TextEditor({
   /** A text block's place in its section (marked on the editor, for what is inserted or dropped there). */
   blockIndex?: number;
   placeholder?: string;
+  /** Who a comment written here is by (the signed-in person); without one no Comment is offered. */
+  commentAuthorId?: string;
 }) {
   const host = useRef<HTMLDivElement>(null);
   // A prose editor offers Comment while text is selected; the range is read at the moment the comment is added.
@@ -46,6 +60,7 @@ export function TextEditor({
   const [selecting, setSelecting] = useState(false);
   const [composing, setComposing] = useState(false);
   const resolvedComments = useContext(ResolvedCommentsContext);
+  const toast = useToast();
 
   // Before the browser paints: an editor's host is empty until CodeMirror fills it, and painting it empty would make the page jump.
   useLayoutEffect(() => {
@@ -55,7 +70,10 @@ export function TextEditor({
     const extensions: Extension[] = [
       // Tab is left to the browser: it moves focus on, so the page stays keyboard reachable.
       keymap.of([...yUndoManagerKeymap, ...defaultKeymap]),
-      yCollab(text, awareness, { undoManager }),
+      yCollab(text, withSafeColours(awareness), { undoManager }),
+      withinLimits(kind === "prose" ? TEXT_BLOCK_LIMITS : SECTION_NAME_LIMITS, (message) =>
+        toast({ message, durationMs: REFUSAL_SHOWN_MS }),
+      ),
       proseTheme,
       EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": kind === "prose" ? "true" : "false" }),
       placeholder ? placeholderText(placeholder) : [],
@@ -83,7 +101,7 @@ export function TextEditor({
               setSelecting(!empty);
             }),
           ]
-        : oneLine,
+        : [],
     ];
     const view = new EditorView({ parent, state: EditorState.create({ doc: text.toString(), extensions }) });
     const unsubscribe =
@@ -95,7 +113,7 @@ export function TextEditor({
       view.destroy();
       undoManager.destroy();
     };
-  }, [text, awareness, label, kind, placeholder, resolvedComments]);
+  }, [text, awareness, label, kind, placeholder, resolvedComments, toast]);
 
   return (
     <>
@@ -105,8 +123,14 @@ export function TextEditor({
         data-testid={`editor-${kind}`}
         data-block-index={blockIndex}
       />
-      {kind === "prose" && (selecting || composing) ? (
-        <CommentComposer text={text} selection={() => selection.current} open={composing} setOpen={setComposing} />
+      {kind === "prose" && commentAuthorId && (selecting || composing) ? (
+        <CommentComposer
+          text={text}
+          authorId={commentAuthorId}
+          selection={() => selection.current}
+          open={composing}
+          setOpen={setComposing}
+        />
       ) : null}
     </>
   );
