@@ -6,8 +6,10 @@
  */
 import type { CSSProperties, ReactNode } from "react";
 import type { DocumentRead, DocumentSection } from "@/app/_lib/quire";
+import { readName, UNREADABLE_NAME } from "./readable-content";
 import { SectionBlocks } from "./section-blocks";
 import { SectionOutline } from "./section-outline";
+import { UnreadableName } from "./unreadable";
 
 /** The sections in reading order. */
 export function sortedSections(doc: DocumentRead): DocumentSection[] {
@@ -82,7 +84,10 @@ export function DocumentBody({
       <aside className="doc-sidebar">
         {asideTop}
         {sections.length > 1 ? (
-          <SectionOutline ids={sections.map((section) => section.sectionId)} names={sections.map((section) => section.name)} />
+          <SectionOutline
+            ids={sections.map((section) => section.sectionId)}
+            names={sections.map((section) => readName(section.name) ?? UNREADABLE_NAME)}
+          />
         ) : null}
         {asideBottom}
       </aside>
@@ -113,10 +118,10 @@ export function SectionFrame({ section, badges, references }: { section: Documen
   return (
     <section className="doc-section" id={`section-${section.sectionId}`} aria-labelledby={`heading-${section.sectionId}`}>
       <div className="doc-section-heading">
-        <h2 id={`heading-${section.sectionId}`}>{section.name}</h2>
+        <h2 id={`heading-${section.sectionId}`}>{readName(section.name) ?? <UnreadableName />}</h2>
         {badges}
       </div>
-      <SectionBlocks blocks={section.content} downloads={section.downloads} />
+      <SectionBlocks content={section.content} downloads={section.downloads} />
       {section.references.length > 0 ? (
         <div className="references">
           <span className="references-label">See also</span>

@@ -4,6 +4,9 @@
  * text and link URLs pass react-markdown's safe-protocol filter. Images load
  * only from http(s) URLs, inline base64 data, or Quire's own signed download
  * links for stored files (which `read` hands out only to readers who may see them).
+ * Content is read block by block first (readable-content.ts): a block that
+ * is not one of the server's block shapes, or that fails while rendering, is
+ * marked in its place and the others are shown.
  */
 import type { ComponentPropsWithoutRef, ReactNode } from "react";
 import Markdown, { type Components } from "react-markdown";
@@ -11,15 +14,24 @@ import remarkGfm from "remark-gfm";
 import type { Block } from "@/server/core/blocks";
 import { CsvPreview } from "./csv-preview";
 import { markCommentRanges, rehypeCommentMarks } from "./comment-markup";
+import { readContent } from "./readable-content";
+import { BlockBoundary, UnreadableBlock, UnreadableContent } from "./unreadable";
 
-/** `downloads` maps storage keys to signed download URLs; a reader without them (a share-link visitor) sees the file named only. */
-export function SectionBlocks({ blocks, downloads }: { blocks: readonly Block[]; downloads: Readonly<Record<string, string>> }) {
+/**
+ * A section's `content`, as sent (untrusted). `downloads` maps storage keys to signed download URLs; a reader without them (a
+ * share-link visitor) sees the file named only.
+ */
+export function SectionBlocks({ content, downloads }: { content: unknown; downloads: Readonly<Record<string, string>> }) {
+  const blocks = readContent(content);
+  if (blocks === null) return <UnreadableContent />;
   if (blocks.length === 0) return <p className="muted empty-section">This section is empty.</p>;
   return (
     <div className="blocks">
-      {blocks.map((block, index) => (
+      {blocks.map((read, index) => (
         // biome-ignore lint/suspicious/noArrayIndexKey: blocks have no ids and may repeat; a section re-renders whole
-        <BlockView key={index} block={block} downloads={downloads} />
+        <BlockBoundary key={index} blockType={read.readable ? read.block.blockType : read.blockType}>
+          {read.readable ? <BlockView block={read.block} downloads={downloads} /> : <UnreadableBlock blockType={read.blockType} />}
+        </BlockBoundary>
       ))}
     </div>
   );
@@ -54,41 +66,7 @@ function BlockView({ block, downloads }: { block: Block; downloads: Readonly<Rec
     case "text":
       return <MarkdownText text={block.text} />;
     case "image":
-      switch (block.type) {
-        case "url":
-          return isHttpUrl(block.url) ? (
-            <figure className="block-image">
-              <img src={block.url} alt={block.alt ?? ""} loading="lazy" referrerPolicy="no-referrer" />
-              {block.alt ? <figcaption>{block.alt}</figcaption> : null}
-            </figure>
-          ) : (
-            <BlockNotice kind="Image" detail="link is not an http(s) URL and is not shown" />
-          );
-        case "base64": {
-          const src = base64ImageSrc(block.mediaType, block.data);
-          return src ? (
-            <figure className="block-image">
-              <img src={src} alt="" loading="lazy" />
-            </figure>
-          ) : (
-            <BlockNotice kind="Image" detail="inline image data is not valid" />
-          );
-        }
-        case "storage": {
-          const url = downloads[block.key];
-          return url ? (
-            <figure className="block-image">
-              <img src={url} alt="" loading="lazy" />
-            </figure>
-          ) : (
-            <BlockNotice kind="Image" detail="stored image" note={NO_DOWNLOAD} />
-          );
-        }
-        case "file":
-          return <BlockNotice kind="Image" detail={<code>{block.path}</code>} note="local file, not uploaded" />;
-        default:
-          return <UnknownBlock />;
-      }
+      return <ImageView block={block} downloads={downloads} />;
     case "document":
       return (
         <div className="block-attachment">
@@ -123,8 +101,43 @@ function BlockView({ block, downloads }: { block: Block; downloads: Readonly<Rec
     }
     case "database_embed":
       return <BlockNotice kind="Database" detail={<code>{block.databaseId}</code>} note="embedded database (shown by id)" />;
-    default:
-      return <UnknownBlock />;
+  }
+}
+
+/** An image block by where its bytes are. */
+function ImageView({ block, downloads }: { block: Extract<Block, { blockType: "image" }>; downloads: Readonly<Record<string, string>> }) {
+  switch (block.type) {
+    case "url":
+      return isHttpUrl(block.url) ? (
+        <figure className="block-image">
+          <img src={block.url} alt={block.alt ?? ""} loading="lazy" referrerPolicy="no-referrer" />
+          {block.alt ? <figcaption>{block.alt}</figcaption> : null}
+        </figure>
+      ) : (
+        <BlockNotice kind="Image" detail="link is not an http(s) URL and is not shown" />
+      );
+    case "base64": {
+      const src = base64ImageSrc(block.mediaType, block.data);
+      return src ? (
+        <figure className="block-image">
+          <img src={src} alt="" loading="lazy" />
+        </figure>
+      ) : (
+        <BlockNotice kind="Image" detail="inline image data is not valid" />
+      );
+    }
+    case "storage": {
+      const url = downloads[block.key];
+      return url ? (
+        <figure className="block-image">
+          <img src={url} alt="" loading="lazy" />
+        </figure>
+      ) : (
+        <BlockNotice kind="Image" detail="stored image" note={NO_DOWNLOAD} />
+      );
+    }
+    case "file":
+      return <BlockNotice kind="Image" detail={<code>{block.path}</code>} note="local file, not uploaded" />;
   }
 }
 
@@ -176,10 +189,6 @@ function BlockNotice({ kind, detail, note }: { kind: string; detail: ReactNode; 
       {note ? <span className="block-note">{note}</span> : null}
     </div>
   );
-}
-
-function UnknownBlock() {
-  return <BlockNotice kind="Block" detail="This kind of content cannot be shown in the browser." />;
 }
 
 function AttachmentIcon(props: ComponentPropsWithoutRef<"svg">) {

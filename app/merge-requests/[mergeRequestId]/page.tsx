@@ -7,6 +7,7 @@ import { ErrorPanel, failedPage } from "@/app/_components/error-panel";
 import { TimeAgo } from "@/app/_components/time-ago";
 import { attempt, type DocumentRead, listMembers, type MergeAnalysisView, type MergeRequestView, UUID_PATTERN } from "@/app/_lib/quire";
 import { getSessionUser, requireUser } from "@/app/_lib/session";
+import { readContent } from "@/app/documents/[documentId]/readable-content";
 import { getBridge } from "@/server/bridge";
 import { ReviewerStates, StatusBadge } from "../parts";
 import { type ConflictSides, HeaderEditor, LiveNotice, ReviewActions, ReviewWorkspace } from "./review-client";
@@ -36,7 +37,15 @@ async function sectionTexts(userId: string, documentId: string, branchName: stri
   return new Map(
     read.value.sections.map((s) => [
       s.sectionId,
-      s.content.map((b) => (b.blockType === "text" ? b.text : `[${b.blockType}]`)).join("\n\n"),
+      (readContent(s.content) ?? [])
+        .map((block) =>
+          !block.readable
+            ? `[${block.blockType ?? "block"} that could not be shown]`
+            : block.block.blockType === "text"
+              ? block.block.text
+              : `[${block.block.blockType}]`,
+        )
+        .join("\n\n"),
     ]),
   );
 }

@@ -24,15 +24,17 @@ import {
   useState,
 } from "react";
 import { flushSync } from "react-dom";
+import { useToast } from "@/app/_components/toast";
 import type { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
 import type { Block } from "@/server/core/blocks";
 import { commentTagTokens } from "@/server/core/comment-markup";
-import { sectionFromYDoc } from "@/server/collab/codec";
+import { readBlock, readName } from "../readable-content";
 import { SectionBlocks } from "../section-blocks";
+import { BlockBoundary, UnreadableName } from "../unreadable";
 import { BlockMenu } from "./block-menu";
 import { blockIndexAt, useImageDrop } from "./image-drop";
-import { openRoom, type RoomAddress, useNearViewport } from "./live-room";
+import { openRoom, REFUSAL_SHOWN_MS, type RoomAddress, useNearViewport } from "./live-room";
 import { SectionControls, startSectionDrag } from "./section-controls";
 import { SectionPermissions } from "./section-permissions";
 import type { PresenceHub, PresentUser } from "./presence";
@@ -55,6 +57,24 @@ interface Room {
   doc: Y.Doc;
   provider: WebsocketProvider;
 }
+
+/** A section's name and content as sent, unchecked: the renderers read them (readable-content.ts). */
+interface ShownSection {
+  name: unknown;
+  content: unknown;
+}
+
+/**
+ * The section as its room holds it, as plain values (texts as strings). Nothing in the room is trusted to have the shape the
+ * codec writes: any editor's socket may put anything there, and the renderers mark what they cannot read.
+ */
+function roomSection(doc: Y.Doc): ShownSection {
+  const { name, blocks } = doc.getMap("section").toJSON();
+  return { name, content: blocks };
+}
+
+/** A value of the room as a plain value. */
+const plain = (value: unknown): unknown => (value instanceof Y.AbstractType ? value.toJSON() : value);
 
 /** The text as the editor shows it: comment tags hidden (the editor hides them the same way). */
 const withoutCommentTags = (text: string): string => {
@@ -102,18 +122,19 @@ export const LiveSection = memo(function LiveSection({
   if (near && keepsServerHtml && !handleHeld) setKeepsServerHtml(false);
   const [room, setRoom] = useState<Room | null>(null);
   const [synced, setSynced] = useState(false);
-  const [lastSeen, setLastSeen] = useState<{ name: string; content: readonly Block[] } | null>(null);
+  const [lastSeen, setLastSeen] = useState<ShownSection | null>(null);
   const [, rerender] = useReducer((n: number) => n + 1, 0);
   const [preview, setPreview] = useState(false);
   const editable = initial?.editable ?? editableByDefault;
   const images = useImageDrop(address, sectionId);
   /** The block the writer was last in: new blocks from the menu go after it. */
   const lastBlock = useRef<number | undefined>(undefined);
+  const toast = useToast();
 
   useEffect(() => {
     if (!near) return;
     const doc = new Y.Doc();
-    const provider = openRoom(address, doc, sectionId);
+    const provider = openRoom(address, doc, sectionId, (message) => toast({ message, durationMs: REFUSAL_SHOWN_MS }));
     if (me) provider.awareness.setLocalStateField("user", me);
     const untrack = presence.track(sectionId, provider.awareness);
     let everSynced = false;
@@ -127,7 +148,7 @@ export const LiveSection = memo(function LiveSection({
     setRoom({ doc, provider });
     return () => {
       // Far off screen the section shows what its room last held, not what the page was first rendered with.
-      if (everSynced) setLastSeen(sectionFromYDoc(doc));
+      if (everSynced) setLastSeen(roomSection(doc));
       untrack();
       provider.off("sync", onSync);
       provider.destroy();
@@ -135,7 +156,7 @@ export const LiveSection = memo(function LiveSection({
       setRoom(null);
       setSynced(false);
     };
-  }, [near, address, sectionId, me, presence]);
+  }, [near, address, sectionId, me, presence, toast]);
 
   const editing = editable && !preview;
   useEffect(() => {
@@ -150,7 +171,7 @@ export const LiveSection = memo(function LiveSection({
   }, [room, editing]);
 
   const live = room && synced ? room : null;
-  const section = live ? sectionFromYDoc(live.doc) : (lastSeen ?? (initial ? { name: initial.name, content: initial.content } : null));
+  const section: ShownSection | null = live ? roomSection(live.doc) : (lastSeen ?? initial ?? null);
   const downloads = initial?.downloads ?? {};
   const headingId = `heading-${sectionId}`;
 
@@ -247,7 +268,9 @@ export const LiveSection = memo(function LiveSection({
             {editing && live && nameText instanceof Y.Text ? (
               <TextEditor text={nameText} awareness={live.provider.awareness} label="Section name" kind="name" placeholder="Section name" />
             ) : (
-              <span className={editable ? "live-name-editor" : undefined}>{section?.name ?? "Loading section…"}</span>
+              <span className={editable ? "live-name-editor" : undefined}>
+                {section ? (readName(section.name) ?? <UnreadableName />) : "Loading section…"}
+              </span>
             )}
           </h2>
           {initial?.badges?.map((badge) => (
@@ -276,40 +299,47 @@ export const LiveSection = memo(function LiveSection({
           <p className="muted empty-section">Loading section…</p>
         ) : editing ? (
           <div className="blocks live-blocks">
-            {live && blocks instanceof Y.Array
-              ? (blocks.toArray() as Y.Map<unknown>[]).map((block, index) => {
-                  const text = block.get("text");
-                  return text instanceof Y.Text ? (
+            {live && blocks instanceof Y.Array ? (
+              blocks.toArray().map((block: unknown, index) => {
+                const text = textOf(block);
+                return text ? (
+                  <BlockBoundary key={blockKey(block, index)} blockType="text">
                     <TextEditor
-                      key={blockKey(block)}
                       text={text}
                       awareness={live.provider.awareness}
                       label="Section text"
                       kind="prose"
                       placeholder="Write here…"
                       blockIndex={index}
+                      {...(me ? { commentAuthorId: me.userId } : {})}
                     />
-                  ) : (
-                    <div key={blockKey(block)} data-block-index={index}>
-                      <SectionBlocks blocks={[section.content[index]!]} downloads={downloads} />
-                    </div>
-                  );
-                })
-              : section.content.map((block, index) =>
-                  block.blockType === "text" ? (
-                    // biome-ignore lint/suspicious/noArrayIndexKey: the pre-sync view is replaced whole once the room syncs
-                    <div key={index} className="live-text-editor live-text-placeholder">
-                      {withoutCommentTags(block.text)}
-                    </div>
-                  ) : (
-                    // biome-ignore lint/suspicious/noArrayIndexKey: as above
-                    <SectionBlocks key={index} blocks={[block]} downloads={downloads} />
-                  ),
-                )}
+                  </BlockBoundary>
+                ) : (
+                  <div key={blockKey(block, index)} data-block-index={index}>
+                    <SectionBlocks content={[plain(block)]} downloads={downloads} />
+                  </div>
+                );
+              })
+            ) : Array.isArray(section.content) ? (
+              section.content.map((value: unknown, index) => {
+                const read = readBlock(value);
+                return read.readable && read.block.blockType === "text" ? (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: the pre-sync view is replaced whole once the room syncs
+                  <div key={index} className="live-text-editor live-text-placeholder">
+                    {withoutCommentTags(read.block.text)}
+                  </div>
+                ) : (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: as above
+                  <SectionBlocks key={index} content={[value]} downloads={downloads} />
+                );
+              })
+            ) : (
+              <SectionBlocks content={section.content} downloads={downloads} />
+            )}
           </div>
         ) : (
           <div data-testid={preview ? "section-preview" : undefined}>
-            <SectionBlocks blocks={section.content} downloads={downloads} />
+            <SectionBlocks content={section.content} downloads={downloads} />
           </div>
         )}
         {editing ? <BlockMenu address={address} sectionId={sectionId} afterIndex={() => lastBlock.current} /> : null}
@@ -362,8 +392,18 @@ function ServerHtmlUntilNear({ keep, children }: { keep: boolean; children: Reac
   );
 }
 
-/** A stable React key per Y.Map block: its Yjs item id, the same for everyone and for the block's whole life. */
-function blockKey(block: Y.Map<unknown>): string {
-  const id = block._item?.id;
-  return id ? `${id.client}:${id.clock}` : "root";
+/** The shared text of a text block, to edit; null for any other block, or for something in the list that is no block at all. */
+function textOf(block: unknown): Y.Text | null {
+  if (!(block instanceof Y.Map) || block.get("blockType") !== "text") return null;
+  const text = block.get("text");
+  return text instanceof Y.Text ? text : null;
+}
+
+/**
+ * A stable React key per Y.Map block: its Yjs item id, the same for everyone and for the block's whole life. A value that is
+ * not a shared type has no id and is keyed by its place.
+ */
+function blockKey(block: unknown, index: number): string {
+  const id = block instanceof Y.AbstractType ? block._item?.id : undefined;
+  return id ? `${id.client}:${id.clock}` : `at-${index}`;
 }
