@@ -64,6 +64,35 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * Reads a request body sent without a Content-Length (chunked) into `req.body`, where tRPC's adapter and the MCP
+ * endpoint take it. False once it passes MAX_REQUEST_BYTES (the rest is let through unread), or when the client
+ * breaks the request off (then no one reads the refusal).
+ */
+function readUndeclaredBody(req: IncomingMessage & { body?: string }): Promise<boolean> {
+  if (req.headers["transfer-encoding"] === undefined) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
+      else {
+        req.off("data", onData).off("end", onEnd);
+        resolve(false);
+      }
+    };
+    const onEnd = () => {
+      req.body = Buffer.concat(chunks).toString("utf8");
+      resolve(true);
+    };
+    req
+      .on("data", onData)
+      .on("end", onEnd)
+      .once("error", () => resolve(false));
+  });
+}
+
 function bearerToken(req: IncomingMessage): string | null {
   const header = req.headers.authorization;
   const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
@@ -142,17 +171,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
   });
 
-  const mcp = createMcpEndpoint(version);
+  const mcp = createMcpEndpoint(version, { site: { publicUrl: options.publicUrl, trustProxy } });
 
   let nextHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? "/").split("?", 1)[0]!;
-    if ((path === "/api/mcp" || path.startsWith("/api/trpc/")) && Number(req.headers["content-length"] ?? 0) > MAX_REQUEST_BYTES) {
-      // Refused before a byte of the body is read; tRPC and the MCP transport bound bodies without a declared length.
-      const tooLarge = requestTooLarge();
-      sendJson(res, ERROR_FACES[tooLarge.code].http, { error: tooLarge.toPayload() }, { connection: "close" });
-      return;
+    if (path === "/api/mcp" || path.startsWith("/api/trpc/")) {
+      // A declared length over the limit is refused before a byte of the body is read; a body sent without one is
+      // read here up to the limit, so that both are refused alike.
+      const declared = req.headers["content-length"];
+      const withinLimit = declared === undefined ? await readUndeclaredBody(req) : Number(declared) <= MAX_REQUEST_BYTES;
+      if (!withinLimit) {
+        const tooLarge = requestTooLarge();
+        sendJson(res, ERROR_FACES[tooLarge.code].http, { error: tooLarge.toPayload() }, { connection: "close" });
+        return;
+      }
     }
     if (path === "/api/mcp") {
       const token = bearerToken(req);

@@ -4,15 +4,18 @@
  * server, a Web Request/Response pair and web streams for each of them (most
  * of a small write's CPU on a busy instance; see bench/README.md).
  *
- * - A plain tools/call (one JSON-RPC request, well-formed headers, valid by
- *   the SDK's own request schema, no task) is answered by callTool, the same
+ * - A plain tools/call (one JSON-RPC request, valid by the SDK's own request
+ *   schema, no task) is answered by callTool, the same
  *   function McpServer's tool handlers run, and its result's JSON is written
  *   once (serializeResponse).
  * - Any other single request (tools/list, ping, a malformed tools/call) goes
  *   to one long-lived McpServer, built and guarded exactly as the SDK path's,
  *   through an in-process request/response transport.
- * - Everything else (initialize, notifications, batches, GET/DELETE, odd
- *   headers, oversized bodies) is left to the SDK path.
+ * - Everything else (initialize, notifications, batches, an unsupported
+ *   MCP-Protocol-Version) is left to the SDK path.
+ *
+ * The endpoint (server.ts) has already checked the request's host, origin,
+ * method and headers and parsed its body, for both paths.
  *
  * tests/integration/mcp-fast-path.test.ts sends every kind of request through
  * both paths and requires the same JSON-RPC answers.
@@ -29,8 +32,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ActionContext } from "@/server/actions/context";
-import { MAX_REQUEST_BYTES } from "@/server/core/limits";
-import { sendJson, sendJsonText } from "@/server/http/send-json";
+import { sendJsonText } from "@/server/http/send-json";
 import { callTool, createQuireMcpServer, guardToolCalls } from "./protocol";
 
 /**
@@ -92,44 +94,19 @@ function serializeResponse(response: JSONRPCMessage): string {
 function isPlainRequest(message: unknown): message is JSONRPCRequest {
   if (typeof message !== "object" || message === null || Array.isArray(message)) return false;
   const { jsonrpc, id, method } = message as Record<string, unknown>;
-  return jsonrpc === "2.0" && (typeof id === "string" || typeof id === "number") && typeof method === "string" && method !== "initialize";
+  return jsonrpc === "2.0" && (typeof id === "string" || Number.isInteger(id)) && typeof method === "string" && method !== "initialize";
 }
 
-function headerValue(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value.join(", ") : value;
+/** A protocol version the SDK transport accepts (it answers 400 otherwise, and so does the SDK path). */
+function hasSupportedProtocolVersion(req: IncomingMessage): boolean {
+  const value = req.headers["mcp-protocol-version"];
+  const protocolVersion = Array.isArray(value) ? value.join(", ") : value;
+  return protocolVersion === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion);
 }
-
-/** The headers the SDK transport requires of a POST (it answers 406/415/400 otherwise, and so does the SDK path). */
-function hasWellFormedPostHeaders(req: IncomingMessage): boolean {
-  const accept = headerValue(req, "accept") ?? "";
-  const contentType = (headerValue(req, "content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
-  const protocolVersion = headerValue(req, "mcp-protocol-version");
-  const length = Number(headerValue(req, "content-length") ?? Number.NaN);
-  return (
-    accept.includes("application/json") &&
-    accept.includes("text/event-stream") &&
-    contentType === "application/json" &&
-    (protocolVersion === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) &&
-    Number.isInteger(length) &&
-    length <= MAX_REQUEST_BYTES
-  );
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
-/** Either the fast path answered, or it hands the request on (with the body it already read and parsed, if any). */
-export type FastPathOutcome = { answered: true } | { answered: false; parsedBody?: unknown };
 
 export interface McpFastPath {
-  answer(req: IncomingMessage, res: ServerResponse, context: ActionContext, authInfo: AuthInfo): Promise<FastPathOutcome>;
+  /** Answers `message`, the parsed body of a POST, and returns true; or returns false and leaves it to the SDK path. */
+  answer(req: IncomingMessage, res: ServerResponse, message: unknown, context: ActionContext, authInfo: AuthInfo): Promise<boolean>;
 }
 
 export function createMcpFastPath(version: string): McpFastPath {
@@ -138,22 +115,13 @@ export function createMcpFastPath(version: string): McpFastPath {
   const connected = shared.connect(sharedTransport).then(() => guardToolCalls(sharedTransport));
 
   return {
-    async answer(req, res, context, authInfo) {
-      if (req.method !== "POST" || !hasWellFormedPostHeaders(req)) return { answered: false };
-      const text = await readBody(req);
-      let message: unknown;
-      try {
-        message = JSON.parse(text);
-      } catch {
-        sendJson(res, 400, { jsonrpc: "2.0", error: { code: -32700, message: "Parse error: Invalid JSON" }, id: null });
-        return { answered: true };
-      }
-      if (!isPlainRequest(message)) return { answered: false, parsedBody: message };
+    async answer(req, res, message, context, authInfo) {
+      if (!isPlainRequest(message) || !hasSupportedProtocolVersion(req)) return false;
       const call = message.method === "tools/call" ? CallToolRequestSchema.safeParse(message) : undefined;
       if (call?.success && call.data.params.task === undefined) {
         const result = await callTool(call.data.params.name, call.data.params.arguments, context);
         sendJsonText(res, 200, serializeResponse({ jsonrpc: "2.0", id: message.id, result }));
-        return { answered: true };
+        return true;
       }
       await connected;
       const response = await sharedTransport.exchange(message, {
@@ -161,7 +129,7 @@ export function createMcpFastPath(version: string): McpFastPath {
         requestInfo: { headers: req.headers, url: new URL(req.url ?? "/", "http://localhost") },
       });
       sendJsonText(res, 200, serializeResponse(response));
-      return { answered: true };
+      return true;
     },
   };
 }

@@ -3,6 +3,17 @@
  * any call): for each request a fresh McpServer (protocol.ts) on the SDK's
  * StreamableHTTPServerTransport, as the SDK documents stateless serving.
  *
+ * Ahead of both paths below, the endpoint itself answers what is the same for
+ * every request:
+ * - a request sent to a host that is not the site's, or from a web page of
+ *   another origin, is refused with 403 (DNS rebinding; see isOwnHost and
+ *   isOwnOrigin in server/http/csrf.ts), as the SDK's own protection answers;
+ * - only POST is served: a stateless server has no GET event stream to offer
+ *   and no session to DELETE (405 with `Allow: POST`, what the MCP spec asks of
+ *   a server without a GET stream; the SDK would hold a GET open, silent);
+ * - the body is read and parsed here, once: not JSON is -32700 Parse error,
+ *   JSON that is not a JSON-RPC message is -32600 Invalid Request.
+ *
  * One seam, `fastPath`, lets the plain requests that make up nearly all
  * traffic be answered without that per-request machinery (fast-path.ts); it
  * is on in production because the section-write benchmark misses its target
@@ -11,8 +22,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import type { ActionContext } from "@/server/actions/context";
-import { createMcpFastPath, type FastPathOutcome } from "./fast-path";
+import { addressedHost, isOwnHost, isOwnOrigin, type SiteAddress } from "@/server/http/csrf";
+import { sendJson } from "@/server/http/send-json";
+import { createMcpFastPath } from "./fast-path";
+import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { authInfoFor, createQuireMcpServer, guardToolCalls } from "./protocol";
 
 export interface McpEndpoint {
@@ -23,9 +38,52 @@ export interface McpEndpoint {
 export interface McpEndpointOptions {
   /** Answer plain requests on the fast path (default true); false serves every request through the SDK alone. */
   fastPath?: boolean;
+  /** QUIRE_PUBLIC_URL and QUIRE_TRUST_PROXY, for the Host and Origin checks; default: neither. */
+  site?: SiteAddress;
+}
+
+/** A JSON-RPC error that answers no request in particular (id null), as the SDK's transport sends its refusals. */
+function sendTransportError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}) {
+  sendJson(res, status, { jsonrpc: "2.0", error: { code, message }, id: null }, headers);
+}
+
+/** Why a request is refused for where it was sent or where it came from, or null. */
+function foreignRequestRefusal(req: IncomingMessage, site: SiteAddress): string | null {
+  if (!isOwnHost(req, site)) {
+    return `Forbidden: this server does not answer to the host ${JSON.stringify(addressedHost(req, site) ?? "")}. It answers to its QUIRE_PUBLIC_URL, to localhost and to IP addresses; set QUIRE_PUBLIC_URL to the address clients use.`;
+  }
+  const origin = req.headers.origin;
+  if (origin !== undefined && !isOwnOrigin(req, origin, site)) {
+    return `Forbidden: requests from the web page at ${origin} are not accepted. MCP clients send no Origin header; a page may call this server only from its own origin.`;
+  }
+  return null;
+}
+
+/** Whether a parsed body is a JSON-RPC message or a batch of them: what the SDK transport takes (it calls anything else a parse error). */
+function isJsonRpcBody(body: unknown): boolean {
+  return (Array.isArray(body) ? body : [body]).every((message) => JSONRPCMessageSchema.safeParse(message).success);
+}
+
+/** The POST headers without which the SDK transport answers 406 or 415 before reading the body. */
+function acceptsJsonRpcPost(req: IncomingMessage): boolean {
+  const accept = req.headers.accept ?? "";
+  return accept.includes("application/json") && accept.includes("text/event-stream") && isJsonContentType(req.headers["content-type"]);
+}
+
+/** The request body: read by the server already when it bounded a body sent without a length (server/http/server.ts), else from the stream. */
+function requestText(req: IncomingMessage & { body?: unknown }): Promise<string> {
+  if (typeof req.body === "string") return Promise.resolve(req.body);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
 }
 
 export function createMcpEndpoint(version: string, options: McpEndpointOptions = {}): McpEndpoint {
+  const site = options.site ?? {};
+
   async function viaSdk(req: IncomingMessage, res: ServerResponse, authInfo: AuthInfo, parsedBody?: unknown) {
     const server = createQuireMcpServer(version);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -42,9 +100,35 @@ export function createMcpEndpoint(version: string, options: McpEndpointOptions =
   const fastPath = options.fastPath === false ? null : createMcpFastPath(version);
   return {
     async handle(req, res, context) {
+      const refusal = foreignRequestRefusal(req, site);
+      if (refusal) return sendTransportError(res, 403, -32000, refusal);
+      if (req.method !== "POST") {
+        return sendTransportError(
+          res,
+          405,
+          -32000,
+          "Method Not Allowed: this is a stateless MCP server; send every message with POST (it offers no GET event stream and no session to DELETE).",
+          { allow: "POST" },
+        );
+      }
       const authInfo = authInfoFor(context);
-      const outcome: FastPathOutcome = fastPath ? await fastPath.answer(req, res, context, authInfo) : { answered: false };
-      if (!outcome.answered) await viaSdk(req, res, authInfo, outcome.parsedBody);
+      if (!acceptsJsonRpcPost(req)) return viaSdk(req, res, authInfo);
+      let message: unknown;
+      try {
+        message = JSON.parse(await requestText(req));
+      } catch {
+        return sendTransportError(res, 400, -32700, "Parse error: Invalid JSON");
+      }
+      if (fastPath && (await fastPath.answer(req, res, message, context, authInfo))) return;
+      if (!isJsonRpcBody(message)) {
+        return sendTransportError(
+          res,
+          400,
+          -32600,
+          'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message (or a batch of them): "jsonrpc": "2.0", a string "method", and an "id" that is a string or an integer.',
+        );
+      }
+      await viaSdk(req, res, authInfo, message);
     },
   };
 }
