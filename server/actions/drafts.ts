@@ -13,7 +13,8 @@ import { type BranchHead, blobHashIn, branchHead, docFromStored, draftContentAt,
 import { liveRoomsFor } from "@/server/collab/rooms";
 import { hashSection, type SectionVersion, type TreeEntry } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
-import { branchNameSchema, quoteForMessage } from "@/server/core/names";
+import { contentSchema } from "@/server/core/blocks";
+import { branchNameSchema, documentNameSchema, quoteForMessage } from "@/server/core/names";
 import {
   draftEditorsByBranch,
   type DraftKey,
@@ -26,13 +27,15 @@ import {
   settleDraft,
 } from "@/server/store/drafts";
 import type { Tx } from "@/server/store/db";
+import { loadSections } from "@/server/store/objects";
 import { userIdentities } from "@/server/store/users";
 import { atLeast } from "@/server/policies/access";
-import { openDocument, requireDocument, sectionChangesRefused } from "./access";
+import { type DocumentAccess, openDocument, requireDocument, sectionsHiddenNow } from "./access";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField } from "./document-fields";
 import { keysVisibleOnBranch, prepareSectionContent } from "./section-content";
+import { parseInput } from "./tool";
 
 export interface CommitDraftResult {
   documentId: string;
@@ -73,10 +76,11 @@ function onDraft<T>(db: Database, key: DraftKey, work: () => Promise<T>): Promis
 const liveDocOf = (db: Tx, key: DraftKey) => (sectionId: string) => liveRoomsFor(db)?.liveSection({ ...key, sectionId })?.doc;
 
 /**
- * Brings each stored section draft to its version at `head` (or, with
- * `target`, to content of the caller's choosing), storing the change and
- * applying it into an open room. Drafts of sections no longer on the branch
- * are dropped. Returns how many sections' content actually changed.
+ * Brings each stored section draft to its version at `head`, storing the
+ * change and applying it into an open room: from the draft's base version,
+ * or from content of the caller's choosing (`fromContent`; undefined for a
+ * section leaves its live edits as they are). Drafts of sections no longer on
+ * the branch are dropped. Returns how many sections' content actually changed.
  */
 async function rewriteStoredDrafts(
   db: Database,
@@ -125,6 +129,30 @@ async function draftCommitMessage(db: Database, given: string | undefined, secti
   return `${subject}\n\n${trailers.join("\n")}`;
 }
 
+/**
+ * The sections of the branch head the caller may change through the draft:
+ * those it may see and edit. Commit and discard act on these only; live edits
+ * in the others stay in the draft for someone who may commit or discard them.
+ */
+async function sectionsActedOn(db: Tx, access: DocumentAccess, head: BranchHead): Promise<ReadonlySet<string>> {
+  const hiddenNow = await sectionsHiddenNow(db, access, head.commitId);
+  const versions = await loadSections(
+    db,
+    head.tree.sections.map((e) => e.blobHash),
+  );
+  return new Set(
+    head.tree.sections
+      .filter((e) => !hiddenNow.has(e.sectionId) && atLeast(access.section(versions.get(e.blobHash)!), "edit"))
+      .map((e) => e.sectionId),
+  );
+}
+
+const sameContent = (a: LiveSection, b: Pick<SectionVersion, "name" | "content">) =>
+  a.name === b.name && JSON.stringify(a.content) === JSON.stringify(b.content);
+
+/** A draft section as the `sections` tool would take it: its schemas and limits (the live face checked them on arrival too). */
+const draftSectionSchema = z.strictObject({ name: documentNameSchema, content: contentSchema });
+
 export function commitDraft(
   ctx: ActionContext,
   input: { documentId: string; branchName: string; commitMessage?: string },
@@ -136,6 +164,7 @@ export function commitDraft(
     await liveRoomsFor(ctx.db)?.storedSoFar(key);
     const through = await lastDraftUpdateId(ctx.db, key);
     const drafted = await draftContentAt(ctx.db, key, head, liveDocOf(ctx.db, key));
+    const actedOn = await sectionsActedOn(ctx.db, opened, head);
     const coAuthorIds = (await draftEditors(ctx.db, key)).filter((id) => id !== ctx.actor.userId);
     const written = await writeBranch(
       ctx,
@@ -158,10 +187,12 @@ export function commitDraft(
         for (const entry of state.tree.sections) {
           const current = versions.get(entry.blobHash)!;
           const draft = drafted.get(entry.sectionId);
-          if (!draft || (draft.name === current.name && JSON.stringify(draft.content) === JSON.stringify(current.content))) {
+          if (!draft || !actedOn.has(entry.sectionId) || sameContent(draft, current)) {
             sections.push(entry);
             continue;
           }
+          const where = `the draft of section ${entry.sectionId}`;
+          const checked = parseInput(draftSectionSchema, draft);
           const prepared = await prepareSectionContent(
             ctx,
             tx,
@@ -169,23 +200,20 @@ export function commitDraft(
               documentId: input.documentId,
               branchName: input.branchName,
               sectionId: entry.sectionId,
-              name: draft.name,
+              name: checked.name,
               previous: current.content,
-              where: `the draft of section ${entry.sectionId}`,
+              where,
               keysVisibleInDocument: keysVisibleOnBranch(access, state),
+              commentAuthors: "as-marked",
             },
-            draft.content,
+            checked.content,
           );
-          const version: SectionVersion = { ...current, name: draft.name, content: prepared.content };
+          const version: SectionVersion = { ...current, name: checked.name, content: prepared.content };
           newSections.push(version);
           newComments.push(...prepared.comments);
-          names.push(draft.name);
+          names.push(checked.name);
           sections.push({ sectionId: entry.sectionId, blobHash: hashSection(version) });
         }
-        // The draft keeps each section's permission overrides, so the versions being replaced decide.
-        const replaced = state.tree.sections.filter((e, i) => sections[i] !== e).map((e) => versions.get(e.blobHash)!);
-        const forbidden = replaced.filter((v) => !atLeast(access.section(v), "edit"));
-        if (forbidden.length > 0) throw sectionChangesRefused(access, forbidden, "commit this draft");
         const tree = { ...state.tree, sections };
         const message = await draftCommitMessage(ctx.db, input.commitMessage, names, coAuthorIds);
         return { tree, newSections, newComments, message, kind: "draft-commit", result: { message } };
@@ -198,39 +226,81 @@ export function commitDraft(
         ...key,
         commitId: head.commitId,
         changed: false,
-        message: `Nothing to commit: the draft of branch ${JSON.stringify(input.branchName)} is the same as its head.`,
+        message: `Nothing to commit: the draft of branch ${JSON.stringify(input.branchName)} is the same as its head${actedOn.size < head.tree.sections.length ? " in the sections you may edit" : ""}.`,
         coAuthorIds: [],
       };
     }
     const committed = await branchHead(ctx.db, key);
     // The draft now rests on the commit; what the commit stored differently (new comments anchored) flows back into it.
-    await rewriteStoredDrafts(ctx.db, key, committed, (sectionId) => drafted.get(sectionId));
-    await settleDraft(ctx.db, key, committed.commitId, through);
+    await rewriteStoredDrafts(ctx.db, key, committed, (sectionId) => (actedOn.has(sectionId) ? drafted.get(sectionId) : undefined));
+    await settleDraft(ctx.db, key, committed.commitId, through, leftInDraft(drafted, head, actedOn, await headVersions(ctx.db, head)));
     await liveRoomsFor(ctx.db)?.settled(key, committed);
     liveRoomsFor(ctx.db)?.announceHeadMove(key);
     return { ...key, commitId: committed.commitId, changed: true, message: written.message, coAuthorIds };
   });
 }
 
+async function headVersions(db: Tx, head: BranchHead): Promise<Map<string, SectionVersion>> {
+  const versions = await loadSections(
+    db,
+    head.tree.sections.map((e) => e.blobHash),
+  );
+  return new Map(head.tree.sections.map((e) => [e.sectionId, versions.get(e.blobHash)!]));
+}
+
+/** Sections whose live edits a commit or discard left in the draft (the caller may not edit them): their editors stay credited. */
+function leftInDraft(
+  drafted: ReadonlyMap<string, LiveSection>,
+  head: BranchHead,
+  actedOn: ReadonlySet<string>,
+  versions: ReadonlyMap<string, SectionVersion>,
+): string[] {
+  return head.tree.sections
+    .map((e) => e.sectionId)
+    .filter((id) => !actedOn.has(id) && drafted.has(id) && !sameContent(drafted.get(id)!, versions.get(id)!));
+}
+
 export function discardDraft(ctx: ActionContext, input: { documentId: string; branchName: string }): Promise<DiscardDraftResult> {
   const key: DraftKey = { documentId: input.documentId, branchName: input.branchName };
   return onDraft(ctx.db, key, async () => {
-    await openDocument(ctx.db, ctx.actor, input.documentId, "edit");
+    const access = await openDocument(ctx.db, ctx.actor, input.documentId, "edit");
     const head = await draftAtHead(ctx.db, key);
     await liveRoomsFor(ctx.db)?.storedSoFar(key);
     const through = await lastDraftUpdateId(ctx.db, key);
-    // From the draft as it is to the head's version: every live edit undone, for every open editor.
-    const discardedSections = await rewriteStoredDrafts(ctx.db, key, head, (_sectionId, doc) => sectionFromYDoc(doc));
-    await settleDraft(ctx.db, key, head.commitId, through);
+    const actedOn = await sectionsActedOn(ctx.db, access, head);
+    const left = leftInDraft(
+      await draftContentAt(ctx.db, key, head, liveDocOf(ctx.db, key)),
+      head,
+      actedOn,
+      await headVersions(ctx.db, head),
+    );
+    // From the draft as it is to the head's version: every live edit the caller may discard undone, for every open editor.
+    const discardedSections = await rewriteStoredDrafts(ctx.db, key, head, (sectionId, doc) =>
+      actedOn.has(sectionId) ? sectionFromYDoc(doc) : undefined,
+    );
+    await settleDraft(ctx.db, key, head.commitId, through, left);
     await liveRoomsFor(ctx.db)?.settled(key, head);
     return { ...key, headCommitId: head.commitId, discardedSections };
   });
 }
 
-/** The draft's sections for `read` with `includeDraft`: only those with live edits differ from the head. */
+/**
+ * The draft's sections for `read` with `includeDraft`: only those with live
+ * edits differ from the head. A section whose draft the content schema
+ * refuses (the live face refuses such edits on arrival; a draft stored before
+ * it did may hold one) is read as its head version, so `read` never answers
+ * what its own output schema refuses.
+ */
 export async function draftSections(db: Tx, key: DraftKey): Promise<Map<string, LiveSection>> {
-  return draftContentAt(db, key, await branchHead(db, key), liveDocOf(db, key));
+  const drafted = await draftContentAt(db, key, await branchHead(db, key), liveDocOf(db, key));
+  for (const [sectionId, section] of drafted) {
+    if (!readableDraftSchema.safeParse(section).success) drafted.delete(sectionId);
+  }
+  return drafted;
 }
+
+/** What `read` may answer of a draft section: the output schema's content (a name may be empty while someone retypes it). */
+const readableDraftSchema = z.strictObject({ name: z.string().max(300), content: contentSchema });
 
 /** Per branch of a document: uncommitted edits, and who is connected. */
 export async function draftStatuses(db: Database, documentId: string): Promise<(branchName: string) => DraftStatus> {

@@ -15,6 +15,8 @@ import * as encoding from "lib0/encoding";
 import * as awarenessProtocol from "y-protocols/awareness";
 import * as syncProtocol from "y-protocols/sync";
 import * as Y from "yjs";
+import { LiveContentRefused, SectionRules, type Typist, writesOutsideSection } from "./live-rules";
+import { awarenessClientIds, type PresenceIdentity, stampAwarenessUpdate } from "./presence";
 
 const MESSAGE_SYNC = 0;
 const MESSAGE_AWARENESS = 1;
@@ -29,6 +31,15 @@ export interface LiveConnection {
   authorId: string | null;
   /** Document updates this connection sent that were dropped because it is read-only. */
   droppedUpdates: number;
+  /** Who this connection's presence is shown as, whatever its client claims. */
+  presence: PresenceIdentity;
+  /** What the section's content rules need to know of whoever types here. */
+  typist: Typist;
+  /** The connection's update broke a content rule and was undone (its client received the undo): tell it why. */
+  refused(reason: string): void;
+  /** Stop reading the connection's messages, and start again (backpressure while the doc's unstored updates are over their limit). */
+  pause(): void;
+  resume(): void;
 }
 
 /** An update applied to the doc: from a connection, or computed by the server (and stored by it). */
@@ -54,25 +65,66 @@ export interface LiveDocHooks {
 /** A y-websocket sync update that carries nothing: empty struct and delete sets. */
 const EMPTY_UPDATE_BYTES = 2;
 
+export interface LiveDocOptions {
+  /** Judge connections' updates by the section content rules (live-rules.ts): a section's doc. */
+  sectionRules?: boolean;
+  /** While more than this many bytes of updates wait to be stored, connections are paused. */
+  maxPendingBytes?: number;
+}
+
+/** A connection's update being applied, and why the rules refused it (null while they have not). */
+interface Judgement {
+  connection: LiveConnection;
+  refusal: string | null;
+}
+
 export class LiveDoc {
   readonly doc: Y.Doc;
   readonly awareness: awarenessProtocol.Awareness;
   /** Each connection with the awareness client ids it controls (removed when it leaves). */
   private readonly connections = new Map<LiveConnection, Set<number>>();
+  /** Who speaks for each awareness client id: a connection here, or "elsewhere" (the server itself, another process). */
+  private readonly presenceOwners = new Map<number, LiveConnection | "elsewhere">();
   private queue: PendingUpdate[] = [];
+  /** Bytes of updates applied but not yet stored (queued or being stored). */
+  private pendingBytes = 0;
+  private paused = false;
   private flushing: Promise<void> | null = null;
   private failed: unknown = null;
+  private readonly rules: SectionRules | null = null;
+  /** Undoes a refused update (and only that: it captures nothing else). */
+  private readonly undoRefused: Y.UndoManager | null = null;
+  private judging: Judgement | null = null;
 
   constructor(
     initialState: readonly Uint8Array[],
     private readonly hooks: LiveDocHooks,
+    private readonly options: LiveDocOptions = {},
   ) {
     this.doc = new Y.Doc({ gc: true });
     for (const update of initialState) Y.applyUpdate(this.doc, update, "server");
+    if (options.sectionRules) {
+      this.rules = new SectionRules(this.doc);
+      // Registered before the UndoManager's own listener, so it knows the verdict when deciding whether to capture.
+      this.doc.on("afterTransaction", (transaction: Y.Transaction) => this.judge(transaction));
+      this.undoRefused = new Y.UndoManager(this.doc.getMap("section"), {
+        captureTimeout: 0,
+        trackedOrigins: new Set(),
+        captureTransaction: (transaction) =>
+          this.judging !== null && this.judging.connection === transaction.origin && this.judging.refusal !== null,
+      });
+    }
     this.awareness = new awarenessProtocol.Awareness(this.doc);
-    // The server itself has no presence.
+    // The server itself has no presence, and nobody may speak for it.
     this.awareness.setLocalState(null);
+    this.presenceOwners.set(this.doc.clientID, "elsewhere");
     this.doc.on("update", (update: Uint8Array, origin: unknown) => {
+      // A refused update reaches nobody; its undo goes out as one repair (see accept).
+      if (
+        (this.undoRefused !== null && origin === this.undoRefused) ||
+        (this.judging?.refusal != null && origin === this.judging.connection)
+      )
+        return;
       const message = encodeMessage(MESSAGE_SYNC, (e) => syncProtocol.writeUpdate(e, update));
       for (const connection of this.connections.keys()) if (connection !== origin) connection.send(message);
     });
@@ -85,6 +137,8 @@ export class LiveDoc {
           for (const id of added) controlled.add(id);
           for (const id of removed) controlled.delete(id);
         }
+        for (const id of added) this.presenceOwners.set(id, controlled ? (origin as LiveConnection) : "elsewhere");
+        for (const id of removed) this.presenceOwners.delete(id);
         const update = awarenessProtocol.encodeAwarenessUpdate(this.awareness, changed);
         const message = encodeMessage(MESSAGE_AWARENESS, (e) => encoding.writeVarUint8Array(e, update));
         for (const connection of this.connections.keys()) connection.send(message);
@@ -104,6 +158,8 @@ export class LiveDoc {
   /** Greets a new connection: sync step 1 (what the server has) and everyone's presence. */
   connect(connection: LiveConnection): void {
     this.connections.set(connection, new Set());
+    this.undoRefused?.trackedOrigins.add(connection);
+    if (this.paused) connection.pause();
     connection.send(encodeMessage(MESSAGE_SYNC, (e) => syncProtocol.writeSyncStep1(e, this.doc)));
     const states = [...this.awareness.getStates().keys()];
     if (states.length > 0) {
@@ -116,6 +172,7 @@ export class LiveDoc {
     const controlled = this.connections.get(connection);
     if (!controlled) return;
     this.connections.delete(connection);
+    this.undoRefused?.trackedOrigins.delete(connection);
     awarenessProtocol.removeAwarenessStates(this.awareness, [...controlled], null);
   }
 
@@ -138,7 +195,11 @@ export class LiveDoc {
           this.accept({ update, authorId: connection.authorId, origin: connection, receivedAt: performance.now() });
       } else throw new Error(`unknown sync message type ${syncType}`);
     } else if (type === MESSAGE_AWARENESS) {
-      awarenessProtocol.applyAwarenessUpdate(this.awareness, decoding.readVarUint8Array(decoder), connection);
+      const stamped = stampAwarenessUpdate(decoding.readVarUint8Array(decoder), connection.presence, (clientId) => {
+        const owner = this.presenceOwners.get(clientId);
+        return owner === undefined || owner === connection;
+      });
+      if (stamped) awarenessProtocol.applyAwarenessUpdate(this.awareness, stamped.update, connection);
     } else if (type === MESSAGE_QUERY_AWARENESS) {
       const update = awarenessProtocol.encodeAwarenessUpdate(this.awareness, [...this.awareness.getStates().keys()]);
       connection.send(encodeMessage(MESSAGE_AWARENESS, (e) => encoding.writeVarUint8Array(e, update)));
@@ -150,7 +211,10 @@ export class LiveDoc {
     if (!this.failed) Y.applyUpdate(this.doc, update, "remote");
   }
 
+  /** Presence another process stamped and published: its client ids are spoken for there. */
   applyRemoteAwareness(update: Uint8Array): void {
+    for (const clientId of awarenessClientIds(update))
+      if (!this.presenceOwners.has(clientId)) this.presenceOwners.set(clientId, "elsewhere");
     awarenessProtocol.applyAwarenessUpdate(this.awareness, update, "remote");
   }
 
@@ -174,12 +238,91 @@ export class LiveDoc {
     this.doc.destroy();
   }
 
-  /** A connection's update: applied (which broadcasts it to the other connections) and queued to be stored. */
+  /**
+   * A connection's update: applied (which broadcasts it to the other
+   * connections) and queued to be stored — unless it breaks a content rule.
+   * Then it is undone at once: the undo, with the refused update's own items
+   * already collected, goes to every connection as one repair (the typist's
+   * client converges to the section without its change; the others never see
+   * the refused content), is stored in its place, and the typist is told.
+   */
   private accept(pending: PendingUpdate): void {
     if (this.failed) return;
-    Y.applyUpdate(this.doc, pending.update, pending.origin);
+    const connection = pending.origin as LiveConnection;
+    if (!this.rules || !this.undoRefused) {
+      Y.applyUpdate(this.doc, pending.update, connection);
+      this.enqueue(pending);
+      return;
+    }
+    const outside = writesOutsideSection(pending.update);
+    if (outside) {
+      connection.refused(outside);
+      return;
+    }
+    const before = Y.encodeStateVector(this.doc);
+    const hadPending = this.doc.store.pendingStructs !== null || this.doc.store.pendingDs !== null;
+    const judgement: Judgement = { connection, refusal: null };
+    this.judging = judgement;
+    try {
+      Y.applyUpdate(this.doc, pending.update, connection);
+    } finally {
+      this.judging = null;
+    }
+    if (!hadPending && (this.doc.store.pendingStructs !== null || this.doc.store.pendingDs !== null)) {
+      // Items that hang on edits this server never had: no client of ours can have made them, and they would sit in memory for ever.
+      this.doc.store.pendingStructs = null;
+      this.doc.store.pendingDs = null;
+      judgement.refusal ??= "the update builds on edits this room does not have";
+    }
+    if (judgement.refusal === null) {
+      this.enqueue(pending);
+      return;
+    }
+    this.undoRefused.undo();
+    this.undoRefused.clear();
+    const repair = Y.encodeStateAsUpdate(this.doc, before);
+    const message = encodeMessage(MESSAGE_SYNC, (e) => syncProtocol.writeUpdate(e, repair));
+    for (const each of this.connections.keys()) each.send(message);
+    this.enqueue({ update: repair, authorId: null, origin: "server", receivedAt: pending.receivedAt });
+    connection.refused(judgement.refusal);
+  }
+
+  /** The rules judge a connection's transaction (throwing LiveContentRefused) and follow everyone else's. */
+  private judge(transaction: Y.Transaction): void {
+    if (!this.rules) return;
+    const judgement = this.judging;
+    if (!judgement || transaction.origin !== judgement.connection) {
+      this.rules.follow(transaction);
+      return;
+    }
+    try {
+      this.rules.judge(transaction, judgement.connection.typist);
+    } catch (error) {
+      if (!(error instanceof LiveContentRefused)) throw error;
+      judgement.refusal = error.message;
+    }
+  }
+
+  /** Queues an applied update to be stored, pausing every connection while too much waits. */
+  private enqueue(pending: PendingUpdate): void {
     this.queue.push(pending);
+    this.pendingBytes += pending.update.length;
+    if (!this.paused && this.pendingBytes > (this.options.maxPendingBytes ?? Number.POSITIVE_INFINITY)) {
+      this.paused = true;
+      for (const connection of this.connections.keys()) connection.pause();
+    }
     if (!this.flushing) this.flushing = this.flush();
+  }
+
+  /**
+   * Connections are read again once what waits to be stored is under half
+   * the limit (not at the limit, or a steady writer would pause and resume
+   * them at every batch).
+   */
+  private resumeIfDrained(): void {
+    if (!this.paused || this.pendingBytes > (this.options.maxPendingBytes ?? 0) / 2) return;
+    this.paused = false;
+    for (const connection of this.connections.keys()) connection.resume();
   }
 
   private async flush(): Promise<void> {
@@ -190,12 +333,16 @@ export class LiveDoc {
         const batch = this.queue;
         this.queue = [];
         await this.hooks.store(batch);
+        for (const stored of batch) this.pendingBytes -= stored.update.length;
+        this.resumeIfDrained();
         this.hooks.stored?.(batch);
       }
     } catch (error) {
       // The owner closes the room; clients reconnect to a doc loaded from storage and hand over what it lacks.
       this.failed = error;
       this.queue = [];
+      this.pendingBytes = 0;
+      this.resumeIfDrained();
       this.hooks.failed?.(error);
     }
     // In the same synchronous step as the empty-queue check: an update enqueued after it starts a new run.

@@ -30,9 +30,13 @@ import {
 import type { Tx } from "@/server/store/db";
 import { onHeadMoved } from "@/server/store/head-moves";
 import { loadSections } from "@/server/store/objects";
+import { userIdentities } from "@/server/store/users";
+import { storageKeysVisibleIn } from "@/server/actions/section-content";
+import { MAX_LIVE_MESSAGE_BYTES, MAX_ROOM_PENDING_BYTES } from "@/server/core/limits";
 import { applyOutline } from "./codec";
 import { type BranchHead, blobHashIn, branchHead, docFromStored, loadOrCreateSectionDraft, rebaseSection } from "./drafts-engine";
 import { LiveDoc, type LiveConnection, type PendingUpdate } from "./live-doc";
+import type { PresenceIdentity } from "./presence";
 import { type CollabBus, PRESENCE_TTL_MS } from "./bus";
 
 /** Who is asking to connect, as their credential says; re-resolved whenever access changes. */
@@ -46,9 +50,12 @@ export interface RoomAddress extends DraftKey {
 /** Compaction folds a section's log into its state once this many updates piled up (and when its room empties). */
 const COMPACT_AFTER_UPDATES = 500;
 /** WebSocket close codes (4000-4999 are the application's). */
+const CLOSE_CONTENT_REFUSED = 4400;
 const CLOSE_ACCESS_LOST = 4403;
 const CLOSE_SECTION_GONE = 4404;
 const CLOSE_INTERNAL = 4500;
+/** A WebSocket close reason is at most 123 bytes of UTF-8. */
+const MAX_CLOSE_REASON_BYTES = 123;
 
 interface RoomConnection extends LiveConnection {
   socket: WebSocket;
@@ -56,6 +63,18 @@ interface RoomConnection extends LiveConnection {
   actor: Actor | null;
   access: DocumentAccess;
   address: RoomAddress;
+  /** Storage keys this principal sees in the document: the ones its live edits may put into a block. */
+  usableKeys: ReadonlySet<string>;
+  /**
+   * Decisions on this connection's access under way (an access change, a
+   * head move): while any is, nothing is sent to it (what would be is kept)
+   * and nothing read from it, so no byte of a change crosses before the
+   * decision it depends on.
+   */
+  holds: number;
+  heldMessages: Uint8Array[];
+  /** Reasons its messages are not being read (holds, the doc's backpressure): read again when none is left. */
+  readPauses: number;
 }
 
 interface SectionRoom {
@@ -92,7 +111,8 @@ export class CollabRooms {
   private readonly opening = new Map<string, Promise<BranchRoom>>();
   /** Per branch, operations that must not interleave (opening sections, head moves, commits, discards). */
   private readonly chains = new Map<string, Promise<unknown>>();
-  private readonly sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  // A larger message closes its socket with 1009 (Message Too Big), before it is buffered whole.
+  private readonly sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_LIVE_MESSAGE_BYTES });
   private readonly stops: Array<() => unknown> = [];
   /** Compactions under way (awaited on close, so none is cut off by the database closing). */
   private readonly compactions = new Set<Promise<void>>();
@@ -118,7 +138,13 @@ export class CollabRooms {
         this.announceHeadMove({ documentId: move.documentId, branchName: move.branchName });
       }),
     );
-    this.stops.push(onAccessChanged(() => void this.redecideAll()));
+    this.stops.push(
+      onAccessChanged(() => {
+        // Held at once (in the changing request, right after its commit), so nothing reaches a connection before it is decided again.
+        const held = [...this.rooms.values()].flatMap((room) => this.hold(room));
+        void this.redecideAll().finally(() => this.release(held));
+      }),
+    );
     if (this.options.bus) {
       const refresh = setInterval(() => {
         for (const room of this.rooms.values()) this.sharePresence(room);
@@ -199,7 +225,10 @@ export class CollabRooms {
       if (!isDomainError(error)) console.error("[quire] collab upgrade failed", error);
       return;
     }
+    const presence = await this.presenceOf(admitted.actor).catch(() => ({ userId: admitted.actor?.userId ?? null, name: "" }));
     this.sockets.handleUpgrade(request, socket, head, (ws) => {
+      // Messages wait in the socket until the room is open (attach reads them).
+      ws.pause();
       const connection: RoomConnection = {
         socket: ws,
         credential: credential!,
@@ -209,15 +238,54 @@ export class CollabRooms {
         authorId: admitted.actor?.userId ?? null,
         readOnly: true,
         droppedUpdates: 0,
+        presence,
+        usableKeys: new Set(),
+        typist: { userId: admitted.actor?.userId ?? null, mayUseKey: (key) => connection.usableKeys.has(key) },
+        holds: 0,
+        heldMessages: [],
+        readPauses: 1,
         send: (message) => {
-          if (ws.readyState === ws.OPEN) ws.send(message);
+          if (connection.holds > 0) connection.heldMessages.push(message);
+          else if (ws.readyState === ws.OPEN) ws.send(message);
         },
+        refused: (reason) => ws.close(CLOSE_CONTENT_REFUSED, closeReason(`content refused: ${reason}`)),
+        pause: () => pauseReading(connection),
+        resume: () => resumeReading(connection),
       };
       void this.attach(connection).catch((error: unknown) => {
         console.error("[quire] collab room failed to open", error);
         ws.close(CLOSE_INTERNAL, "room failed to open");
       });
     });
+  }
+
+  /** Who a connection's presence shows: the account's name (an agent's marked as such), or a guest for a share link. */
+  private async presenceOf(actor: Actor | null): Promise<PresenceIdentity> {
+    if (!actor) return { userId: null, name: "Guest (share link)" };
+    const name = (await userIdentities(this.db, [actor.userId])).get(actor.userId)?.name ?? "";
+    return { userId: actor.userId, name: actor.principal === "agent" ? `${name} (agent)` : name };
+  }
+
+  /** Holds every connection of a room (see RoomConnection.holds); returns them, for `release`. */
+  private hold(room: BranchRoom): RoomConnection[] {
+    const connections = this.connectionsOf(room);
+    for (const connection of connections) {
+      if (connection.holds === 0) pauseReading(connection);
+      connection.holds += 1;
+    }
+    return connections;
+  }
+
+  /** Ends holds: a connection no decision holds any more gets what was kept for it (if it is still open) and is read again. */
+  private release(connections: readonly RoomConnection[]): void {
+    for (const connection of connections) {
+      connection.holds -= 1;
+      if (connection.holds > 0) continue;
+      const kept = connection.heldMessages;
+      connection.heldMessages = [];
+      for (const message of kept) connection.send(message);
+      resumeReading(connection);
+    }
   }
 
   /** The principal's access, checked to at least read the document, branch and (for a section room) the section. */
@@ -271,15 +339,12 @@ export class CollabRooms {
   private async attach(connection: RoomConnection): Promise<void> {
     const { address } = connection;
     const ws = connection.socket;
-    // Messages that arrive while the room opens wait for it.
-    const early: Uint8Array[] = [];
-    ws.on("message", (data: Buffer) => early.push(new Uint8Array(data)));
     let live: LiveDoc;
     const room = await this.openRoom(address);
     if (address.sectionId) {
       const sectionId = address.sectionId;
       const section = await this.serial(room.key, () => this.openSection(room, sectionId));
-      connection.readOnly = !(await this.canEditSection(connection.access, room.head, sectionId));
+      await this.decideSectionConnection(connection, room.head, sectionId);
       section.connections.add(connection);
       live = section.live;
     } else {
@@ -288,20 +353,27 @@ export class CollabRooms {
       applyOutline(live.doc, await this.visibleSectionIds(connection.access, room.head));
       room.outlines.set(connection, live);
     }
-    ws.removeAllListeners("message");
     live.connect(connection);
-    const receive = (data: Uint8Array) => {
+    this.sharePresence(room);
+    ws.on("message", (data: Buffer) => {
       try {
-        live.receive(connection, data);
+        live.receive(connection, new Uint8Array(data));
       } catch {
         ws.close(1003, "malformed message");
       }
-    };
-    this.sharePresence(room);
-    for (const message of early) receive(message);
-    ws.on("message", (data: Buffer) => receive(new Uint8Array(data)));
+    });
     if (ws.readyState !== ws.OPEN) this.detach(room, connection, live);
     else ws.on("close", () => this.detach(room, connection, live));
+    // Read what waited in the socket while the room opened.
+    resumeReading(connection);
+  }
+
+  /** What a section connection may do now: edit (or only read), and which storage keys its edits may use. */
+  private async decideSectionConnection(connection: RoomConnection, head: BranchHead, sectionId: string): Promise<void> {
+    connection.readOnly = !(await this.canEditSection(connection.access, head, sectionId));
+    if (connection.readOnly) return;
+    const hidden = await sectionsHiddenNow(this.db, connection.access, head.commitId);
+    connection.usableKeys = await storageKeysVisibleIn(connection.access, head.tree, (hashes) => loadSections(this.db, hashes), hidden);
   }
 
   private detach(room: BranchRoom, connection: RoomConnection, live: LiveDoc): void {
@@ -370,19 +442,23 @@ export class CollabRooms {
       this.arrivedWhileLoading.delete(sectionName(key)),
     );
     const section: SectionRoom = {
-      live: new LiveDoc([stored.state, ...stored.updates.map((u) => u.update)], {
-        store: (updates) => this.store(key, section, updates),
-        stored: (updates) => this.publish(key, updates),
-        awarenessChanged: (update) => void this.options.bus?.publish({ ...key, kind: "awareness", payload: update }),
-        failed: (error) => {
-          // Clients reconnect to the stored draft and hand over whatever it lacks, the unstored edits included.
-          console.error("[quire] storing a draft update failed; closing the section's room", error);
-          if (room.sections.get(sectionId) === section) room.sections.delete(sectionId);
-          for (const connection of section.connections) connection.socket.close(CLOSE_INTERNAL, "storage failed");
-          section.live.destroy();
-          this.forgetIfEmpty(room);
+      live: new LiveDoc(
+        [stored.state, ...stored.updates.map((u) => u.update)],
+        {
+          store: (updates) => this.store(key, section, updates),
+          stored: (updates) => this.publish(key, updates),
+          awarenessChanged: (update) => void this.options.bus?.publish({ ...key, kind: "awareness", payload: update }),
+          failed: (error) => {
+            // Clients reconnect to the stored draft and hand over whatever it lacks, the unstored edits included.
+            console.error("[quire] storing a draft update failed; closing the section's room", error);
+            if (room.sections.get(sectionId) === section) room.sections.delete(sectionId);
+            for (const connection of section.connections) connection.socket.close(CLOSE_INTERNAL, "storage failed");
+            section.live.destroy();
+            this.forgetIfEmpty(room);
+          },
         },
-      }),
+        { sectionRules: true, maxPendingBytes: MAX_ROOM_PENDING_BYTES },
+      ),
       baseBlobHash: stored.baseBlobHash,
       connections: new Set(),
       updatesSinceCompaction: stored.updates.length,
@@ -462,16 +538,21 @@ export class CollabRooms {
   /** A branch head moved: the open room of that branch takes the new head into every open section and outline. */
   async followHead(key: DraftKey): Promise<void> {
     const room = this.rooms.get(roomKey(key));
-
     if (!room) return;
-    await this.serial(key, async () => {
-      const head = await branchHead(this.db, key).catch(() => null);
-      if (!head || head.commitId === room.head.commitId) return;
-      room.head = head;
-      await setDraftBase(this.db, key, head.commitId);
-      for (const [sectionId, section] of room.sections) await this.bringSectionToHead(room, sectionId, section);
-      await this.redecideRoom(room);
-    });
+    // Held from the moment the move is known: a commit that hides a section and changes it sends nothing before the hiding is decided.
+    const held = this.hold(room);
+    try {
+      await this.serial(key, async () => {
+        const head = await branchHead(this.db, key).catch(() => null);
+        if (!head || head.commitId === room.head.commitId) return;
+        room.head = head;
+        await setDraftBase(this.db, key, head.commitId);
+        await this.redecideRoom(room);
+        for (const [sectionId, section] of room.sections) await this.bringSectionToHead(room, sectionId, section);
+      });
+    } finally {
+      this.release(held);
+    }
   }
 
   /** After a draft commit or discard in this process: the room's head and bases are what the caller stored. */
@@ -534,7 +615,7 @@ export class CollabRooms {
       try {
         ({ access } = await this.resolveAccess(connection.credential, room.key.documentId));
       } catch {
-        connection.socket.close(CLOSE_ACCESS_LOST, "access revoked");
+        closeNow(connection, CLOSE_ACCESS_LOST, "access revoked");
         continue;
       }
       connection.access = access;
@@ -543,8 +624,8 @@ export class CollabRooms {
       if (sectionId === null) {
         const outline = room.outlines.get(connection);
         if (outline) applyOutline(outline.doc, visible);
-      } else if (!visible.includes(sectionId)) connection.socket.close(CLOSE_ACCESS_LOST, "section hidden");
-      else connection.readOnly = !(await this.canEditSection(access, room.head, sectionId));
+      } else if (!visible.includes(sectionId)) closeNow(connection, CLOSE_ACCESS_LOST, "section hidden");
+      else await this.decideSectionConnection(connection, room.head, sectionId);
     }
   }
 
@@ -582,6 +663,30 @@ export function liveRoomsFor(db: Tx): CollabRooms | undefined {
 const sectionName = (key: SectionKey): string => `${roomKey(key)}\u0000${key.sectionId}`;
 
 export const roomKey = (key: DraftKey): string => `${key.documentId}\u0000${key.branchName}`;
+
+/** A connection that may no longer see what it is connected to: what was held for it is dropped, and nothing more is sent. */
+function closeNow(connection: RoomConnection, code: number, reason: string): void {
+  connection.heldMessages = [];
+  connection.send = () => {};
+  connection.socket.close(code, reason);
+}
+
+function pauseReading(connection: RoomConnection): void {
+  if (connection.readPauses === 0) connection.socket.pause();
+  connection.readPauses += 1;
+}
+
+function resumeReading(connection: RoomConnection): void {
+  connection.readPauses -= 1;
+  if (connection.readPauses === 0) connection.socket.resume();
+}
+
+/** A close reason cut to what the protocol allows (123 bytes), at a character boundary. */
+function closeReason(reason: string): string {
+  let cut = reason;
+  while (Buffer.byteLength(cut) > MAX_CLOSE_REASON_BYTES) cut = cut.slice(0, -1);
+  return cut;
+}
 
 /** Answers a refused upgrade with a plain HTTP response, before any WebSocket or Yjs byte. */
 function refuseUpgrade(socket: Duplex, error: DomainError): void {

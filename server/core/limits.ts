@@ -10,6 +10,20 @@ export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 export const MAX_REQUEST_DESCRIPTION = "4 MiB";
 
+/**
+ * The largest message a live connection may send (a Yjs update or presence):
+ * the request limit of the other faces, so a paste the sections tool takes
+ * fits in one update. A client past it is closed with 1009 (Message Too Big).
+ */
+export const MAX_LIVE_MESSAGE_BYTES = MAX_REQUEST_BYTES;
+
+/**
+ * Bytes of a section room's updates that may wait to be stored: past it, the
+ * room stops reading its connections (they wait in TCP) until storage caught
+ * up to half of it. Memory per room stays bounded whatever clients send.
+ */
+export const MAX_ROOM_PENDING_BYTES = 4 * MAX_LIVE_MESSAGE_BYTES;
+
 export function requestTooLarge(): DomainError {
   return new DomainError(
     "PAYLOAD_TOO_LARGE",

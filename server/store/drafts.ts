@@ -6,7 +6,7 @@
 import { and, eq, getTableName, gt, isNotNull, lte, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { draftSections, drafts, draftUpdates } from "@/db/schema";
-import type { Tx } from "./db";
+import { anyOf, type Tx } from "./db";
 
 export type DraftRow = typeof drafts.$inferSelect;
 
@@ -166,9 +166,38 @@ export async function draftEditors(tx: Tx, key: DraftKey): Promise<string[]> {
   return [...new Set([...draft.editorIds, ...logged.map((r) => r.authorId!)])].sort();
 }
 
-/** After a commit or discard: the draft is based on `baseCommitId` and nobody edited it since log id `through`. */
-export async function settleDraft(tx: Tx, key: DraftKey, baseCommitId: string, through: number): Promise<void> {
-  await tx.update(drafts).set({ baseCommitId, settledThrough: through, editorIds: [], updatedAt: new Date() }).where(draftIs(key));
+/**
+ * After a commit or discard: the draft is based on `baseCommitId` and its log
+ * up to `through` is settled. Sections whose live edits it left in the draft
+ * (`leftSectionIds`: the caller could not commit or discard them) keep their
+ * editors credited: the authors of their settled log entries, and the editors
+ * compactions folded into the draft (which no longer say which section).
+ */
+export async function settleDraft(
+  tx: Tx,
+  key: DraftKey,
+  baseCommitId: string,
+  through: number,
+  leftSectionIds: readonly string[] = [],
+): Promise<void> {
+  let editorIds: string[] = [];
+  if (leftSectionIds.length > 0) {
+    const draft = await findDraft(tx, key);
+    const logged = await tx
+      .selectDistinct({ authorId: draftUpdates.authorId })
+      .from(draftUpdates)
+      .where(
+        and(
+          updatesOfDraft(key),
+          anyOf(draftUpdates.sectionId, [...leftSectionIds]),
+          gt(draftUpdates.id, draft?.settledThrough ?? 0),
+          lte(draftUpdates.id, through),
+          isNotNull(draftUpdates.authorId),
+        ),
+      );
+    editorIds = [...new Set([...(draft?.editorIds ?? []), ...logged.map((r) => r.authorId!)])].sort();
+  }
+  await tx.update(drafts).set({ baseCommitId, settledThrough: through, editorIds, updatedAt: new Date() }).where(draftIs(key));
 }
 
 /**

@@ -178,17 +178,20 @@ describe("commit and discard", () => {
     await server.callTool("documents", owner.userId, { action: "set_permissions", documentId, defaultPermission: "edit" });
   });
 
-  test("a comment-new tag typed into the draft becomes a stored comment on commit, and the draft gets its anchor", async () => {
+  test("a comment-new tag typed into the draft becomes a stored comment on commit, credited to its typist (not the committer), and the draft gets its anchor", async () => {
     const a = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: member.token }));
     const before = a.text().toString();
     a.text().delete(0, before.length);
-    a.text().insert(0, `<svc:comment-new body="Too &quot;soon&quot;?" mentions="${owner.userId}">${before}</svc:comment-new>`);
+    a.text().insert(
+      0,
+      `<svc:comment-new body="Too &quot;soon&quot;?" mentions="${owner.userId}" author="${member.userId}">${before}</svc:comment-new>`,
+    );
     await a.provider.synced;
     await expect
       .poll(async () => (await server.callTool("documents", owner.userId, { action: "get", documentId })).draft.uncommittedChanges)
       .toBe(true);
 
-    const committed = await server.trpcCaller(member).documents({ action: "commit", documentId, branchName: "main" });
+    const committed = await server.trpcCaller(owner).documents({ action: "commit", documentId, branchName: "main" });
     expect(committed).toMatchObject({ changed: true });
     const read = await server.callTool("read", owner.userId, { documentId });
     const [comment] = read.sections[0]!.comments;

@@ -71,9 +71,14 @@ test.skipIf(!testDatabaseUrl())(
     );
     expect(a.text().toString()).toBe(`${"a".repeat(20)}base${"b".repeat(20)}`);
 
-    a.provider.awareness.setLocalStateField("user", { name: "Ann on one" });
+    // Presence crosses as the server stamped it: the token's account (an agent), whatever name the client claimed.
+    a.provider.awareness.setLocalStateField("user", { name: "Ann on one", color: "#123456" });
     await waitFor(
-      () => [...b.provider.awareness.getStates().values()].some((s) => (s.user as { name?: string } | undefined)?.name === "Ann on one"),
+      () =>
+        [...b.provider.awareness.getStates().values()].some((s) => {
+          const user = s.user as { name?: string; color?: string } | undefined;
+          return user?.color === "#123456" && user.name === "Olive (agent)";
+        }),
       5_000,
       "presence across processes",
     );

@@ -7,7 +7,19 @@ import { type LiveConnection, LiveDoc, type PendingUpdate } from "@/server/colla
 
 function connection(readOnly = false): LiveConnection & { received: Uint8Array[] } {
   const received: Uint8Array[] = [];
-  return { received, readOnly, authorId: readOnly ? "reader" : "writer", droppedUpdates: 0, send: (m) => received.push(m) };
+  const authorId = readOnly ? "reader" : "writer";
+  return {
+    received,
+    readOnly,
+    authorId,
+    droppedUpdates: 0,
+    send: (m) => received.push(m),
+    presence: { userId: authorId, name: authorId },
+    typist: { userId: authorId, mayUseKey: () => false },
+    refused: () => {},
+    pause: () => {},
+    resume: () => {},
+  };
 }
 
 /** A y-websocket sync "update" message carrying one edit of a fresh doc. */
