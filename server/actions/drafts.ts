@@ -12,7 +12,7 @@ import { sectionFromYDoc } from "@/server/collab/codec";
 import { type BranchHead, blobHashIn, branchHead, docFromStored, draftContentAt, rebaseSection } from "@/server/collab/drafts-engine";
 import { liveRoomsFor } from "@/server/collab/rooms";
 import { hashSection, type SectionVersion, type TreeEntry } from "@/server/core/document-model";
-import { DomainError } from "@/server/core/errors";
+import { DomainError, isDomainError } from "@/server/core/errors";
 import { contentSchema } from "@/server/core/blocks";
 import { branchNameSchema, documentNameSchema, quoteForMessage } from "@/server/core/names";
 import {
@@ -153,6 +153,20 @@ const sameContent = (a: LiveSection, b: Pick<SectionVersion, "name" | "content">
 /** A draft section as the `sections` tool would take it: its schemas and limits (the live face checked them on arrival too). */
 const draftSectionSchema = z.strictObject({ name: documentNameSchema, content: contentSchema });
 
+/** A draft section checked as the `sections` tool checks what it is sent; a refusal names the section. */
+function draftAsWritten(draft: LiveSection, where: string): z.output<typeof draftSectionSchema> {
+  try {
+    return parseInput(draftSectionSchema, draft);
+  } catch (error) {
+    if (!isDomainError(error)) throw error;
+    throw new DomainError(
+      error.code,
+      `Nothing was committed: ${where} cannot be stored as it is (${error.message.replace(/^Invalid parameters: | Fix it and retry\.$/g, "")}). Fix it in the editor and commit again, or discard it.`,
+      error.details,
+    );
+  }
+}
+
 export function commitDraft(
   ctx: ActionContext,
   input: { documentId: string; branchName: string; commitMessage?: string },
@@ -192,7 +206,7 @@ export function commitDraft(
             continue;
           }
           const where = `the draft of section ${entry.sectionId}`;
-          const checked = parseInput(draftSectionSchema, draft);
+          const checked = draftAsWritten(draft, where);
           const prepared = await prepareSectionContent(
             ctx,
             tx,

@@ -56,7 +56,14 @@ export function sectionFromYDoc(doc: Y.Doc): LiveSection {
   const blocks = root.get("blocks");
   return {
     name: name instanceof Y.Text ? name.toString() : "",
-    content: blocks instanceof Y.Array ? (blocks.toArray() as Y.Map<unknown>[]).map(blockFromY) : [],
+    // Only maps are blocks (the live face refuses anything else in the list; a draft stored before it did may hold one).
+    content:
+      blocks instanceof Y.Array
+        ? blocks
+            .toArray()
+            .filter((b): b is Y.Map<unknown> => b instanceof Y.Map)
+            .map(blockFromY)
+        : [],
   };
 }
 

@@ -229,6 +229,9 @@ export class CollabRooms {
     this.sockets.handleUpgrade(request, socket, head, (ws) => {
       // Messages wait in the socket until the room is open (attach reads them).
       ws.pause();
+      // ws closes the socket itself on a protocol error (1009 for a message past maxPayload, 1002 for a bad frame) and then
+      // emits the error: without a listener, that emit would throw out of the server.
+      ws.on("error", () => {});
       const connection: RoomConnection = {
         socket: ws,
         credential: credential!,
@@ -668,6 +671,9 @@ export const roomKey = (key: DraftKey): string => `${key.documentId}\u0000${key.
 function closeNow(connection: RoomConnection, code: number, reason: string): void {
   connection.heldMessages = [];
   connection.send = () => {};
+  // What it sent meanwhile (waiting unread in its socket) is not taken in.
+  connection.readOnly = true;
+  connection.socket.removeAllListeners("message");
   connection.socket.close(code, reason);
 }
 

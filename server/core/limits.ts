@@ -33,7 +33,7 @@ export function requestTooLarge(): DomainError {
 }
 
 /** Unicode PostgreSQL and canonical JSON cannot store: NUL, and UTF-16 surrogates that are not paired. */
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Whether a string holds something no face may store (every face refuses it, so no write can fail on it later). */
 export const isUnstorable = (text: string): boolean => UNSTORABLE.test(text);

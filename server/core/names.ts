@@ -55,11 +55,14 @@ export const branchNameSchema = z
   )
   .describe('Branch name, e.g. "main" or "agent/pricing-update".');
 
+/** The longest name of a document or a section. */
+export const MAX_NAME_CHARS = 300;
+
 export const documentNameSchema = z
   .string()
   .trim()
   .min(1, "name must not be empty")
-  .max(300, "name must be at most 300 characters")
+  .max(MAX_NAME_CHARS, `name must be at most ${MAX_NAME_CHARS} characters`)
   .refine(noControlChars, "name must not contain control characters");
 
 export const descriptionSchema = z.string().max(10_000, "description must be at most 10000 characters");

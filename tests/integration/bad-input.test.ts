@@ -172,10 +172,17 @@ describe("one request size limit on every face", () => {
         controller.close();
       },
     });
-    const { status, error } = await postTrpc("documents", stream, { duplex: "half" } as RequestInit);
-    expect(status).toBe(413);
-    expect(error?.code).toBe("PAYLOAD_TOO_LARGE");
-    expect(error?.message).toMatch(/4 MiB/);
+    const response = await fetch(`${server.url}/api/trpc/documents`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${owner.token}`, "content-type": "application/json" },
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
+    // The same envelope as a declared oversized body gets.
+    expect(response.status).toBe(413);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe("PAYLOAD_TOO_LARGE");
+    expect(error.message).toMatch(/4 MiB/);
   });
 
   test("MCP refuses an oversized body with 413", async () => {

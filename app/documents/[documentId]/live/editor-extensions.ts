@@ -21,6 +21,8 @@ import { tags } from "@lezer/highlight";
 import { ySyncAnnotation } from "y-codemirror.next";
 import { MAX_TEXT_BLOCK_CHARS } from "@/server/core/blocks";
 import { commentTagTokens } from "@/server/core/comment-markup";
+import { UNSTORABLE } from "@/server/core/limits";
+import { MAX_NAME_CHARS } from "@/server/core/names";
 import { commentTagPairs } from "../comment-markup";
 
 interface CommentMarkup {
@@ -122,11 +124,6 @@ export interface EditorLimits {
   refusal: (inserted: number, pasted: boolean) => string;
 }
 
-/** NUL and UTF-16 surrogates that are not paired: no face of the server stores them. */
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-/** As `documentNameSchema` in server/core/names.ts. */
-const MAX_SECTION_NAME_CHARS = 300;
-
 const what = (inserted: number, pasted: boolean) =>
   pasted ? `your paste of ${inserted.toLocaleString("en")} character${inserted === 1 ? "" : "s"}` : "what you typed";
 
@@ -139,10 +136,9 @@ export const TEXT_BLOCK_LIMITS: EditorLimits = {
 
 /** A name is one line of text: line breaks and other control characters are dropped as well. */
 export const SECTION_NAME_LIMITS: EditorLimits = {
-  maxChars: MAX_SECTION_NAME_CHARS,
+  maxChars: MAX_NAME_CHARS,
   dropped: new RegExp(`${UNSTORABLE.source}|[\u0001-\u001f\u007f]`, "g"),
-  refusal: (inserted, pasted) =>
-    `A section name can hold at most ${MAX_SECTION_NAME_CHARS} characters; ${what(inserted, pasted)} was not added.`,
+  refusal: (inserted, pasted) => `A section name can hold at most ${MAX_NAME_CHARS} characters; ${what(inserted, pasted)} was not added.`,
 };
 
 /**
