@@ -8,7 +8,6 @@
  *
  * Pure: no storage, no network, no auth.
  */
-import { diffArrays } from "diff";
 import * as Y from "yjs";
 import type { Block } from "@/server/core/blocks";
 import { diffCharOps, diffTokenOps } from "@/server/core/text-diff";
@@ -234,12 +233,18 @@ export function applyOutline(doc: Y.Doc, sectionIds: readonly string[]): void {
   const outline = doc.getArray<string>(OUTLINE_ROOT);
   doc.transact(() => {
     let index = 0;
-    for (const part of diffArrays(outline.toArray(), [...sectionIds])) {
-      if (part.added) {
-        outline.insert(index, part.value);
-        index += part.value.length;
-      } else if (part.removed) outline.delete(index, part.value.length);
-      else index += part.value.length;
+    let next = 0;
+    // Bounded like the text diffs: reordering thousands of sections costs no more than replacing the list.
+    for (const step of diffTokenOps(outline.toArray(), sectionIds)) {
+      if (step.op === 2) {
+        outline.insert(index, sectionIds.slice(next, next + step.count));
+        index += step.count;
+        next += step.count;
+      } else if (step.op === 1) outline.delete(index, step.count);
+      else {
+        index += step.count;
+        next += step.count;
+      }
     }
   });
 }
