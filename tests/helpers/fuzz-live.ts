@@ -23,6 +23,9 @@
  * replay (QUIRE_FUZZ_SEED=<n>) makes the same operations, not necessarily the
  * same interleaving.
  */
+import { writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { encode } from "next-auth/jwt";
@@ -173,7 +176,10 @@ export async function runFuzzSeed(world: FuzzWorld, seed: number, operations: nu
     await run.finish();
   } catch (error) {
     const tail = run.opLog.slice(-40).join("\n");
-    const message = `live fuzzer failed: seed ${seed} (replay: QUIRE_FUZZ_SEED=${seed})\n${(error as Error).stack ?? error}\n--- last operations ---\n${tail}`;
+    // The whole log beside the tail, for reducing a failure by hand.
+    const logFile = path.join(os.tmpdir(), `quire-fuzz-seed-${seed}.log`);
+    await writeFile(logFile, run.opLog.join("\n"));
+    const message = `live fuzzer failed: seed ${seed} (replay: QUIRE_FUZZ_SEED=${seed})\n${(error as Error).stack ?? error}\n--- last operations (all of them: ${logFile}) ---\n${tail}`;
     throw new FuzzFailure(message);
   } finally {
     run.closeAll();
@@ -443,8 +449,13 @@ class SeedRun {
     return (blocks?.toArray() ?? []).map((b) => b.get("text")).filter((t): t is Y.Text => t instanceof Y.Text);
   }
 
+  /** The section as JSON with each block's fields in one order (a Y.Map's own order is its insertion history's). */
   private sectionJson(peer: Peer): string {
-    return JSON.stringify(peer.live.section());
+    const { name, content } = peer.live.section();
+    return JSON.stringify({
+      name,
+      content: content.map((block) => Object.fromEntries(Object.entries(block).sort(([a], [b]) => a.localeCompare(b)))),
+    });
   }
 
   /** Waits until a client connected to the other process has `has(text)` for the author's section: the edit crossed processes, so it is stored. */
@@ -980,20 +991,11 @@ class SeedRun {
       principal === "ownerPerson"
         ? { ok: true as const, value: await this.person<{ changed: boolean; commitId: string }>("documents", input) }
         : await this.call<{ changed: boolean; commitId: string }>(principal, "documents", input);
-    if (!answer.ok) {
-      // Commit needs edit on every section it changes: refused when the draft holds edits where the caller may not edit.
-      const foreignEdits = [...this.markers.values()].some(
-        (m) =>
-          m.branch === "main" && m.via === "live" && m.state === "acked" && !m.committed && this.access(principal, m.sectionId) !== "edit",
-      );
-      if (answer.code === "PERMISSION_DENIED" && foreignEdits)
-        return `${principal} refused (draft edits it may not commit): ${answer.message}`;
-      throw new Error(`commit refused: ${answer.code} ${answer.message}`);
-    }
+    if (!answer.ok) throw new Error(`commit refused: ${answer.code} ${answer.message}`);
     if (answer.value.changed) {
-      // What was acknowledged is stored, and a commit takes every stored edit of the sections the committer may see.
+      // What was acknowledged is stored, and a commit takes every stored edit of the sections the committer may edit.
       for (const m of this.markers.values()) {
-        if (m.branch === "main" && m.state === "acked" && this.access(principal, m.sectionId) !== "none") m.committed = true;
+        if (m.branch === "main" && m.state === "acked" && this.access(principal, m.sectionId) === "edit") m.committed = true;
       }
       this.revertTargets.push(answer.value.commitId);
     }
@@ -1009,9 +1011,9 @@ class SeedRun {
       branchName: "main",
     });
     if (!answer.ok) throw new Error(`discard refused: ${answer.code} ${answer.message}`);
-    // Uncommitted live edits are gone on purpose, in the sections the caller may see.
+    // Uncommitted live edits are gone on purpose, in the sections the caller may edit (the others keep their drafts).
     const n = this.deleteMarkers(
-      (m) => m.branch === "main" && m.via === "live" && !m.committed && this.access(principal, m.sectionId) !== "none",
+      (m) => m.branch === "main" && m.via === "live" && !m.committed && this.access(principal, m.sectionId) === "edit",
       `discard by ${principal}`,
     );
     return `${principal} discarded ${answer.value.discardedSections} sections (${n} markers)`;
@@ -1223,7 +1225,7 @@ class SeedRun {
       const before = liveState.get(section.sectionId);
       if (before !== undefined && stored !== before) {
         throw new Error(
-          `section ${section.sectionId} after a restart differs from the live state before it:\n live:   ${before.slice(0, 500)}\n stored: ${stored.slice(0, 500)}`,
+          `section ${section.sectionId} after a restart differs from the live state before it: ${firstDifference(before, stored)}`,
         );
       }
       assertValidSection(fresh.live.section(), section.sectionId);
@@ -1304,6 +1306,14 @@ const markerSpans = (text: string) => spansOf(text, MARKER);
 const commentSpans = (text: string) => spansOf(text, COMMENT_ELEMENT);
 const protectedSpans = (text: string) => [...markerSpans(text), ...commentSpans(text)].sort((a, b) => a[0] - b[0]);
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
+/** Where two long strings part: their lengths and 160 characters of each around the first difference. */
+function firstDifference(a: string, b: string): string {
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  const around = (text: string) => JSON.stringify(text.slice(Math.max(0, i - 40), i + 120));
+  return `lengths ${a.length} / ${b.length}, first difference at ${i}:\n  live:   ${around(a)}\n  stored: ${around(b)}`;
+}
 
 /** The draft holds only what the write path would take: valid blocks, no NUL, a name of at most 300 characters. */
 function assertValidSection(section: { name: string; content: unknown[] }, sectionId: string): void {
