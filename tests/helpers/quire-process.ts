@@ -12,6 +12,9 @@ export interface QuireProcess {
   stop(signal?: "SIGTERM" | "SIGKILL"): Promise<void>;
 }
 
+/** The session secret every test process is started with (to sign a browser session cookie for one). */
+export const TEST_PROCESS_AUTH_SECRET = "test-secret-of-the-live-collaboration-suite";
+
 export async function startQuireProcess(options: { databaseUrl: string; port?: number; redisUrl?: string }): Promise<QuireProcess> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -19,7 +22,7 @@ export async function startQuireProcess(options: { databaseUrl: string; port?: n
     TEST_DATABASE_URL: undefined,
     QUIRE_DATA_DIR: mkdtempSync(path.join(tmpdir(), "quire-process-")),
     QUIRE_REDIS_URL: options.redisUrl,
-    NEXTAUTH_SECRET: "test-secret-of-the-live-collaboration-suite",
+    NEXTAUTH_SECRET: TEST_PROCESS_AUTH_SECRET,
   };
   const child = spawn(
     process.execPath,

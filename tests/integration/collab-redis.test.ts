@@ -2,26 +2,34 @@
  * Two Quire processes on one PostgreSQL and one Redis (QUIRE_REDIS_URL):
  * clients connected to different processes edit one section and converge,
  * see each other's presence, and an API write to one process reaches an
- * editor on the other.
+ * editor on the other; a commit that hides a section reaches no reader on
+ * the other process before the hiding does.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { encode } from "next-auth/jwt";
 import { addUser, issueApiToken } from "@/server/auth/accounts";
+import { sessionCookieName } from "@/server/auth/web-session";
 import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../helpers/database";
-import { type QuireProcess, startQuireProcess } from "../helpers/quire-process";
+import { type QuireProcess, startQuireProcess, TEST_PROCESS_AUTH_SECRET } from "../helpers/quire-process";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
 const text = (t: string) => ({ blockType: "text" as const, text: t });
 
 let database: TestDatabase;
 let token: string;
+let memberToken: string;
+let ownerCookie: string;
 const processes: QuireProcess[] = [];
 const clients: LiveClient[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  await addUser(database.db, { email: "owner@example.test", name: "Olive", password: "correct horse battery" }, new Date());
+  const owner = await addUser(database.db, { email: "owner@example.test", name: "Olive", password: "correct horse battery" }, new Date());
   ({ token } = await issueApiToken(database.db, { email: "owner@example.test", label: "t" }, new Date()));
+  ownerCookie = `${sessionCookieName(false)}=${await encode({ token: { sub: owner.user.id }, secret: TEST_PROCESS_AUTH_SECRET })}`;
+  await addUser(database.db, { email: "member@example.test", name: "Mo", password: "correct horse battery" }, new Date());
+  ({ token: memberToken } = await issueApiToken(database.db, { email: "member@example.test", label: "t" }, new Date()));
   processes.push(await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL }));
   processes.push(await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL }));
 }, 60_000);
@@ -32,10 +40,11 @@ afterAll(async () => {
   await database?.close();
 });
 
-async function trpc(url: string, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+/** A tRPC call over HTTP: as the owner's agent (their API token), or as the owner in person (a session cookie). */
+async function trpc(url: string, input: Record<string, unknown>, as: "agent" | "person" = "agent"): Promise<Record<string, unknown>> {
   const response = await fetch(`${url}/api/trpc/${input.tool}`, {
     method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    headers: { ...(as === "agent" ? { authorization: `Bearer ${token}` } : { cookie: ownerCookie }), "content-type": "application/json" },
     body: JSON.stringify({ ...input, tool: undefined }),
   });
   return ((await response.json()) as { result: { data: Record<string, unknown> } }).result.data;
@@ -109,6 +118,54 @@ test.skipIf(!testDatabaseUrl())(
     a.close();
     await new Promise((r) => setTimeout(r, 300));
     expect(await connected()).toEqual([]);
+  },
+  60_000,
+);
+
+test.skipIf(!testDatabaseUrl())(
+  "a commit that hides a section and changes it reaches no reader on the other process before the hiding does",
+  async () => {
+    const [one, two] = processes as [QuireProcess, QuireProcess];
+    const created = await trpc(one.url, {
+      tool: "documents",
+      action: "create",
+      path: "shared/hidden-later",
+      sections: [{ name: "Open", content: [text("public so far")] }],
+    });
+    const documentId = created.documentId as string;
+    const sectionId = (created.sectionIds as string[])[0]!;
+    await trpc(one.url, { tool: "documents", action: "create_branch", documentId, branchName: "review" });
+    const room = roomName(documentId, "review", sectionId);
+    // The owner's editor on process one (whose room applies the commit), the member reading on process two.
+    const ownerEditor = await connectLive(one.url, room, {}, { headers: { cookie: ownerCookie } });
+    const reader = await connectLive(two.url, room, { token: memberToken });
+    clients.push(ownerEditor, reader);
+    let closedWith = 0;
+    reader.provider.on("connection-close", (event: { code: number } | null) => {
+      reader.provider.shouldConnect = false;
+      closedWith = event?.code ?? -1;
+    });
+    await trpc(
+      one.url,
+      {
+        tool: "sections",
+        action: "update",
+        documentId,
+        branchName: "review",
+        sectionId,
+        newName: "Acquisition of Initech",
+        defaultPermission: "none",
+        newContent: [text("We offer 40 million")],
+      },
+      "person",
+    );
+    await waitFor(() => ownerEditor.text().toString() === "We offer 40 million", 5_000, "the commit in the owner's editor");
+    await waitFor(() => closedWith !== 0, 5_000, "the reader closed");
+    expect(closedWith).toBe(4403);
+    await new Promise((r) => setTimeout(r, 300));
+    const seen = Buffer.concat(reader.frames).toString("latin1");
+    expect(seen).not.toContain("40 million");
+    expect(seen).not.toContain("Initech");
   },
   60_000,
 );
