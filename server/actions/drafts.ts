@@ -329,7 +329,9 @@ export async function draftStatuses(db: Database, documentId: string): Promise<(
 const commitInput = z.strictObject({
   action: z.literal("commit"),
   documentId: documentIdField,
-  branchName: branchNameSchema.describe("The branch whose draft (live edits since its head) becomes one commit on it."),
+  branchName: branchNameSchema.describe(
+    "The branch whose draft (live edits since its head) becomes one commit on it. Only sections you may edit are committed; live edits in sections you may not edit or see stay in the draft for someone who may. The draft is checked as the `sections` tool checks content (an empty name, for one, is refused, naming the section).",
+  ),
   commitMessage: commitMessageField.describe(
     "Commit message (max 1000 characters); default: one naming the changed sections. `Co-authored-by:` lines for the draft's other editors are added either way.",
   ),
@@ -338,7 +340,9 @@ const commitInput = z.strictObject({
 const discardInput = z.strictObject({
   action: z.literal("discard"),
   documentId: documentIdField,
-  branchName: branchNameSchema.describe("The branch whose draft is reset to its head; every open editor sees the reset."),
+  branchName: branchNameSchema.describe(
+    "The branch whose draft is reset to its head in the sections you may edit; every open editor sees the reset. Live edits in sections you may not edit or see are kept.",
+  ),
 });
 
 /** The input schemas of the draft actions, in the order agents read them. */
