@@ -1189,6 +1189,11 @@ class SeedRun {
     for (const section of this.sections) {
       const peers = this.sectionPeers(section.sectionId);
       if (peers.length === 0) continue;
+      // The last MCP writes reach the rooms behind their answers: give them the time a head move takes before the snapshot.
+      const expected = [...this.markers.values()].filter(
+        (m) => m.branch === "main" && m.sectionId === section.sectionId && m.state === "acked",
+      );
+      await waitFor(() => expected.every((m) => this.sectionJson(peers[0]!).includes(m.text)), 3_000, "head moves").catch(() => undefined);
       await waitFor(
         () => peers.every((p) => this.sectionJson(p) === this.sectionJson(peers[0]!)),
         ACK_TIMEOUT_MS,
