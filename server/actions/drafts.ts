@@ -105,7 +105,9 @@ async function rewriteStoredDrafts(
     const update = await rebaseSection(db, sectionKey, doc, baseBlobHash, next, fromContent?.(sectionId, doc));
     if (update) {
       changed += 1;
+      // An open room here applies and publishes it; without one, the rooms other processes have open still must get it.
       if (live) live.applyStored(update);
+      else rooms?.shareStored(sectionKey, update);
     }
     if (!live) doc.destroy();
   }

@@ -140,9 +140,15 @@ export class CollabRooms {
     );
     this.stops.push(
       onAccessChanged(() => {
-        // Held at once (in the changing request, right after its commit), so nothing reaches a connection before it is decided again.
-        const held = [...this.rooms.values()].flatMap((room) => this.hold(room));
-        void this.redecideAll().finally(() => this.release(held));
+        // Held at once (in the changing request, right after its commit), so nothing reaches a connection before it is decided
+        // again; each room is released as soon as it is decided, the rooms side by side.
+        if (this.closing) return;
+        for (const room of [...this.rooms.values()]) {
+          const held = this.hold(room);
+          void this.redecideRoom(room)
+            .catch((e: unknown) => console.error("[quire] collab access check failed", e))
+            .finally(() => this.release(held));
+        }
       }),
     );
     if (this.options.bus) {
@@ -213,10 +219,12 @@ export class CollabRooms {
     refusal?: DomainError,
   ): Promise<void> {
     let admitted: { actor: Actor | null; access: DocumentAccess };
+    let presence: PresenceIdentity;
     try {
       if (refusal) throw refusal;
       if (!credential) throw new DomainError("UNAUTHENTICATED", "Sign in, or pass an API token as `token` or a share link as `share`.");
       admitted = await this.admit(credential, address);
+      presence = await this.presenceOf(admitted.actor);
     } catch (error) {
       if (credential?.kind === "share" && isDomainError(error) && error.code === "UNAUTHENTICATED") {
         await this.options.shareLinkFailed?.(request).catch(() => undefined);
@@ -225,7 +233,6 @@ export class CollabRooms {
       if (!isDomainError(error)) console.error("[quire] collab upgrade failed", error);
       return;
     }
-    const presence = await this.presenceOf(admitted.actor).catch(() => ({ userId: admitted.actor?.userId ?? null, name: "" }));
     this.sockets.handleUpgrade(request, socket, head, (ws) => {
       // Messages wait in the socket until the room is open (attach reads them).
       ws.pause();
@@ -251,7 +258,8 @@ export class CollabRooms {
           if (connection.holds > 0) connection.heldMessages.push(message);
           else if (ws.readyState === ws.OPEN) ws.send(message);
         },
-        refused: (reason) => ws.close(CLOSE_CONTENT_REFUSED, closeReason(`content refused: ${reason}`)),
+        // The repair was sent before this: the client converges, then hears why (and what it sent meanwhile is not taken in).
+        refused: (reason) => closeNow(connection, CLOSE_CONTENT_REFUSED, closeReason(`content refused: ${reason}`)),
         pause: () => pauseReading(connection),
         resume: () => resumeReading(connection),
       };
@@ -487,9 +495,19 @@ export class CollabRooms {
   }
 
   private publish(key: SectionKey, updates: readonly PendingUpdate[]): void {
-    const bus = this.options.bus;
-    if (!bus) return;
-    for (const u of updates) void bus.publish({ ...key, kind: "update", payload: u.update });
+    for (const u of updates) this.shareStored(key, u.update);
+  }
+
+  /**
+   * Tells the other processes (through Redis) of an update stored in a
+   * section's draft, so their open rooms of it apply it: one this process
+   * stored without a room of its own (a commit or discard rewriting a draft
+   * another process has open).
+   */
+  shareStored(key: SectionKey, update: Uint8Array): void {
+    void this.options.bus
+      ?.publish({ ...key, kind: "update", payload: update })
+      .catch((error: unknown) => console.error("[quire] draft update announcement failed", error));
   }
 
   /**
@@ -533,9 +551,25 @@ export class CollabRooms {
       return;
     }
     await section.live.settled();
-    const update = await rebaseSection(this.db, { ...room.key, sectionId }, section.live.doc, section.baseBlobHash, next);
+    const key: SectionKey = { ...room.key, sectionId };
+    const update = await rebaseSection(this.db, key, section.live.doc, section.baseBlobHash, next);
     section.baseBlobHash = next;
     if (update) section.live.applyStored(update);
+    else await this.catchUpFromStorage(key, section);
+  }
+
+  /**
+   * Another process brought the stored draft to the head first (its change
+   * is stored, not computed here): what it stored is taken in from storage.
+   * Its Redis message brings the same, but a process killed between storing
+   * and publishing never sends it, and this room would lack a committed
+   * change for good. Yjs takes in only what the doc lacks.
+   */
+  private async catchUpFromStorage(key: SectionKey, section: SectionRoom): Promise<void> {
+    const stored = await findSectionDraft(this.db, key);
+    if (!stored) return;
+    section.live.applyRemote(stored.state);
+    for (const { update } of stored.updates) section.live.applyRemote(update);
   }
 
   /** A branch head moved: the open room of that branch takes the new head into every open section and outline. */
@@ -599,12 +633,6 @@ export class CollabRooms {
 
   private connectionsOf(room: BranchRoom): RoomConnection[] {
     return [...room.outlines.keys(), ...[...room.sections.values()].flatMap((s) => [...s.connections])];
-  }
-
-  private async redecideAll(): Promise<void> {
-    if (this.closing) return;
-    for (const room of [...this.rooms.values()])
-      await this.redecideRoom(room).catch((e: unknown) => console.error("[quire] collab access check failed", e));
   }
 
   /**
