@@ -288,6 +288,11 @@ export const mergeRequestReviewers = pgTable(
     approvedTargetHead: uuid("approved_target_head"),
     /** The sections the approver saw, with their blob hash on each side then; the approval is stale once one of them changes. */
     approvedSections: jsonb("approved_sections").$type<ApprovedSection[]>(),
+    /**
+     * Who gave the verdict: a person (signed in) or an agent (an API token). Only a person's approval counts; null
+     * while pending, and for a review given before this was recorded (which therefore counts for nothing).
+     */
+    reviewedAs: text("reviewed_as", { enum: ["person", "agent"] }),
   },
   (t) => [primaryKey({ columns: [t.mergeRequestId, t.userId] })],
 );

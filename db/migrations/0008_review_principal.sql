@@ -1,0 +1,1 @@
+ALTER TABLE "merge_request_reviewers" ADD COLUMN "reviewed_as" text;
