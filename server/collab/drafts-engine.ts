@@ -22,8 +22,8 @@ import {
   type StoredSectionDraft,
 } from "@/server/store/drafts";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { applySectionChange, type LiveSection, sectionFromYDoc, sectionIntoYDoc } from "./codec";
-import { computeUpdate } from "./live-doc";
+import { type LiveSection, sectionFromYDoc, sectionIntoYDoc } from "./codec";
+import { sectionChangeUpdate } from "./section-change";
 
 export interface BranchHead {
   commitId: string;
@@ -89,7 +89,7 @@ export async function rebaseSection(
     [fromBlobHash, nextBlobHash].filter((h): h is string => h !== null),
   );
   const from = fromContent ?? (fromBlobHash ? liveOf(versions.get(fromBlobHash)!) : EMPTY_SECTION);
-  const update = computeUpdate(doc, (copy) => applySectionChange(copy, from, liveOf(versions.get(nextBlobHash)!)));
+  const update = await sectionChangeUpdate(doc, from, liveOf(versions.get(nextBlobHash)!));
   return db.transaction(async (tx) => {
     const moved = await tx
       .update(draftSections)
@@ -135,7 +135,12 @@ export async function draftContentAt(
         db,
         [baseBlobHash, next].filter((h): h is string => h !== null),
       );
-      applySectionChange(doc, baseBlobHash ? liveOf(versions.get(baseBlobHash)!) : EMPTY_SECTION, liveOf(versions.get(next)!));
+      const update = await sectionChangeUpdate(
+        doc,
+        baseBlobHash ? liveOf(versions.get(baseBlobHash)!) : EMPTY_SECTION,
+        liveOf(versions.get(next)!),
+      );
+      if (update) Y.applyUpdate(doc, update);
     }
     content.set(sectionId, sectionFromYDoc(doc));
     doc.destroy();

@@ -350,17 +350,6 @@ export class LiveDoc {
   }
 }
 
-/** The update a mutation makes to a doc, computed on a copy so the doc changes only once it is stored. */
-export function computeUpdate(doc: Y.Doc, mutate: (doc: Y.Doc) => void): Uint8Array | null {
-  const copy = new Y.Doc({ gc: true });
-  Y.applyUpdate(copy, Y.encodeStateAsUpdate(doc));
-  const updates: Uint8Array[] = [];
-  copy.on("update", (update: Uint8Array) => updates.push(update));
-  mutate(copy);
-  copy.destroy();
-  return updates.length === 0 ? null : Y.mergeUpdates(updates);
-}
-
 function encodeMessage(type: number, write: (encoder: encoding.Encoder) => void): Uint8Array {
   const encoder = encoding.createEncoder();
   encoding.writeVarUint(encoder, type);
