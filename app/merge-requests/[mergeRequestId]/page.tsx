@@ -10,7 +10,7 @@ import { getSessionUser, requireUser } from "@/app/_lib/session";
 import { readContent } from "@/app/documents/[documentId]/readable-content";
 import { getBridge } from "@/server/bridge";
 import { ReviewerStates, StatusBadge } from "../parts";
-import { type ConflictSides, HeaderEditor, LiveNotice, ReviewActions, ReviewWorkspace } from "./review-client";
+import { type ConflictSide, type ConflictSides, HeaderEditor, LiveNotice, ReviewActions, ReviewWorkspace } from "./review-client";
 import "../merge-requests.css";
 
 type Props = { params: Promise<{ mergeRequestId: string }> };
@@ -27,26 +27,39 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
   return { title: found.ok ? found.value.title : "Merge request" };
 }
 
-/** The text of each conflicting section on one branch (text blocks joined), for the side-by-side view. */
-async function sectionTexts(userId: string, documentId: string, branchName: string, sectionIds: string[]): Promise<Map<string, string>> {
+/** A section's blocks as the side-by-side view shows them: text blocks as written, other blocks by kind. */
+function conflictText(content: unknown): string {
+  return (readContent(content) ?? [])
+    .map((block) =>
+      !block.readable
+        ? `[${block.blockType ?? "block"} that could not be shown]`
+        : block.block.blockType === "text"
+          ? block.block.text
+          : `[${block.block.blockType}]`,
+    )
+    .join("\n\n");
+}
+
+/**
+ * Each conflicting section's side on one branch. The branch is read whole: a conflict may be a section deleted on
+ * this branch, which a read of named sections refuses for the whole batch (NOT_FOUND), while here it is simply
+ * absent. A read that fails marks every side of this branch unread, with the server's reason, never as deleted.
+ */
+async function conflictSidesOn(
+  userId: string,
+  documentId: string,
+  branchName: string,
+  sectionIds: string[],
+): Promise<Map<string, ConflictSide>> {
   if (sectionIds.length === 0) return new Map();
-  const read = await attempt(
-    async (): Promise<DocumentRead> => getBridge().callTool("read", userId, { documentId, branchName, sectionIds }),
-  );
-  if (!read.ok) return new Map();
+  const read = await attempt(async (): Promise<DocumentRead> => getBridge().callTool("read", userId, { documentId, branchName }));
+  if (!read.ok) return new Map(sectionIds.map((id) => [id, { kind: "unread", message: read.message }]));
+  const onBranch = new Map(read.value.sections.map((s) => [s.sectionId, s.content]));
   return new Map(
-    read.value.sections.map((s) => [
-      s.sectionId,
-      (readContent(s.content) ?? [])
-        .map((block) =>
-          !block.readable
-            ? `[${block.blockType ?? "block"} that could not be shown]`
-            : block.block.blockType === "text"
-              ? block.block.text
-              : `[${block.block.blockType}]`,
-        )
-        .join("\n\n"),
-    ]),
+    sectionIds.map((id): [string, ConflictSide] => {
+      const content = onBranch.get(id);
+      return [id, content === undefined ? { kind: "deleted" } : { kind: "text", text: conflictText(content) }];
+    }),
   );
 }
 
@@ -69,12 +82,12 @@ export default async function MergeRequestPage({ params }: Props) {
     attempt(async () => ({ members: await listMembers(user.id) })),
   ]);
   const conflictIds = analysis?.ok ? analysis.value.sections.filter((s) => s.status === "conflict").map((s) => s.sectionId) : [];
-  const [sourceTexts, targetTexts] = await Promise.all([
-    sectionTexts(user.id, request.documentId, request.sourceBranch, conflictIds),
-    sectionTexts(user.id, request.documentId, request.targetBranch, conflictIds),
+  const [sourceSides, targetSides] = await Promise.all([
+    conflictSidesOn(user.id, request.documentId, request.sourceBranch, conflictIds),
+    conflictSidesOn(user.id, request.documentId, request.targetBranch, conflictIds),
   ]);
   const conflictSides: ConflictSides = Object.fromEntries(
-    conflictIds.map((id) => [id, { source: sourceTexts.get(id) ?? null, target: targetTexts.get(id) ?? null }]),
+    conflictIds.map((id) => [id, { source: sourceSides.get(id)!, target: targetSides.get(id)! }]),
   );
   const author = authorMatch.ok ? authorMatch.value.members.find((m) => m.userId === request.authorId)?.name : undefined;
   const isAuthor = request.authorId === user.id;

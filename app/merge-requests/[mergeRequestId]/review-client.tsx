@@ -16,8 +16,13 @@ import {
 } from "../actions";
 import { type DiffView, SectionDiff } from "@/app/_components/section-diff";
 
-/** Per conflicting section: its text on the source and on the target (null: deleted there). */
-export type ConflictSides = Record<string, { source: string | null; target: string | null }>;
+/** One side of a conflicting section as the page read it: its text, its deletion on that branch, or why it could not be read. */
+export type ConflictSide = { kind: "text"; text: string } | { kind: "deleted" } | { kind: "unread"; message: string };
+
+/** Per conflicting section: what the source and the target hold. */
+export type ConflictSides = Record<string, { source: ConflictSide; target: ConflictSide }>;
+
+const NOT_READ: ConflictSide = { kind: "unread", message: "The page did not read this section." };
 
 const MAX_COMMIT_MESSAGE_CHARS = 1000;
 /** Sections with more diff lines than this start collapsed. */
@@ -305,7 +310,7 @@ export function ReviewWorkspace({
           <h2 id="conflicts-title">Conflicts</h2>
           <p className="muted small">Both branches changed these. Choose what the merge keeps.</p>
           {conflicts.map((s) => {
-            const sides = conflictSides[s.sectionId] ?? { source: null, target: null };
+            const sides = conflictSides[s.sectionId] ?? { source: NOT_READ, target: NOT_READ };
             const choice = sections[s.sectionId];
             const choose = (next: SectionChoice) => setSections((all) => ({ ...all, [s.sectionId]: next }));
             return (
@@ -317,7 +322,7 @@ export function ReviewWorkspace({
                       <p className="small muted">
                         {side === "source" ? request.sourceBranch : request.targetBranch} ({side})
                       </p>
-                      <pre className="mr-side-text">{sides[side] ?? "(deleted on this branch)"}</pre>
+                      <ConflictSideText side={sides[side]} />
                       <label className="mr-choice">
                         <input
                           type="radio"
@@ -454,6 +459,17 @@ export function ReviewWorkspace({
       </section>
     </>
   );
+}
+
+function ConflictSideText({ side }: { side: ConflictSide }) {
+  if (side.kind === "unread") {
+    return (
+      <p className="form-error" role="alert" data-testid="conflict-side-unread">
+        This side could not be read: {side.message}
+      </p>
+    );
+  }
+  return <pre className="mr-side-text">{side.kind === "text" ? side.text : "(deleted on this branch)"}</pre>;
 }
 
 function proposalHint(conflictingHunks: number): string {
