@@ -481,13 +481,13 @@ class SeedRun {
     }
   }
 
-  /** Where an edit that did not cross processes is: in a fresh client of either process (loaded from storage, or from that process's open room). */
+  /** Where an edit that did not cross processes is: whether a fresh client of either process (loaded from storage, or from that process's open room) shows it (`has`). */
   private async diagnose(sectionId: string, has: (json: string) => boolean): Promise<string> {
     const seen: string[] = [];
     for (const processIndex of [0, 1]) {
       const principal: Principal = this.section(sectionId)?.kind === "aiSecret" ? "ownerPerson" : "ownerAgent";
       const fresh = await this.connect(principal, processIndex, sectionId);
-      seen.push(`a fresh client on process ${processIndex} ${has(this.sectionJson(fresh)) ? "has it" : "does not have it"}`);
+      seen.push(`a fresh client on process ${processIndex} ${has(this.sectionJson(fresh)) ? "shows it" : "does not show it"}`);
       this.dropPeer(fresh);
     }
     return seen.join(", ");
@@ -662,11 +662,21 @@ class SeedRun {
     if (end < text.length && end > 0 && isHighSurrogate(text.charCodeAt(end - 1))) end += 1;
     if (end <= start) return "nothing deletable there";
     const covered = [...text.slice(start, end).matchAll(MARKER)].map((m) => m[0]);
-    const deleted = this.deleteMarkers((m) => covered.includes(m.text), "delete-range");
+    // A marker may stand elsewhere in the section too (`sections create` puts it in the name and the text): what the
+    // deletion leaves of it is what the section held minus what the range covered, and only a marker left nowhere is gone.
+    const before = this.sectionJson(peer);
+    const left = new Map(covered.map((m) => [m, occurrences(before, m) - occurrences(covered.join(""), m)]));
+    const deleted = this.deleteMarkers((m) => left.get(m.text) === 0, "delete-range");
     target.delete(start, end - start);
+    this.log(
+      `  peer ${peer.id} (${peer.principal}@${peer.processIndex}) in ${peer.sectionId!.slice(0, 8)} deleted [${start}, ${end}) covering ${covered.join(" ") || "no marker"}`,
+    );
     const sample = covered[0];
-    if (sample) await this.seenElsewhere(peer, (json) => !json.includes(sample), `deletion of ${sample}`);
-    return `peer ${peer.id} deleted [${start}, ${end}) covering ${deleted} markers`;
+    if (sample) {
+      const expected = left.get(sample)!;
+      await this.seenElsewhere(peer, (json) => occurrences(json, sample) === expected, `deletion of ${sample} (${expected} left)`);
+    }
+    return `peer ${peer.id} deleted [${start}, ${end}) covering ${covered.length} markers, ${deleted} now deleted`;
   }
 
   /** Invalid content from a fresh client: refused (4400 with the reverting change, or 1009) or, before that fix, accepted and cleaned up here. */
@@ -963,13 +973,25 @@ class SeedRun {
       args.newContent = [...current!.content, { blockType: "text", text: `Whisper ${whisper.text}` }];
     }
     await this.must("ownerAgent", "sections", args);
-    const request = await this.must<{ mergeRequestId: string }>("ownerAgent", "merge_requests", {
+    const opened = await this.call<{ mergeRequestId: string }>("ownerAgent", "merge_requests", {
       action: "create",
       documentId: this.documentId,
       sourceBranch: branchName,
       targetBranch: "main",
       title: `Overrides ${this.branchCount}`,
     });
+    // Overrides main already has (and no whisper) change nothing: the update commits nothing, so the branch has no commit
+    // main lacks and the request is refused. That refusal, and only it, is what such a step must get.
+    const unchanged = !whisper && target.defaultPermission === defaultPermission && target.aiAccess === aiAccess;
+    if (unchanged) {
+      if (opened.ok || opened.code !== "NOTHING_TO_MERGE") {
+        throw new Error(`overrides main already has, merged from ${branchName}: expected NOTHING_TO_MERGE, got ${JSON.stringify(opened)}`);
+      }
+      await this.refresh(null);
+      return `${target.sectionId.slice(0, 8)}: defaultPermission ${defaultPermission}, aiAccess ${aiAccess} already set (nothing to merge)`;
+    }
+    if (!opened.ok) throw new Error(`MCP merge_requests create refused: ${opened.code} ${opened.message}`);
+    const request = opened.value;
     const merged = await this.call<{ commitId: string }>("ownerAgent", "merge_requests", {
       action: "execute",
       mergeRequestId: request.mergeRequestId,
@@ -1308,6 +1330,8 @@ const markerSpans = (text: string) => spansOf(text, MARKER);
 const commentSpans = (text: string) => spansOf(text, COMMENT_ELEMENT);
 const protectedSpans = (text: string) => [...markerSpans(text), ...commentSpans(text)].sort((a, b) => a[0] - b[0]);
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+/** How many times `needle` stands in `haystack`. */
+const occurrences = (haystack: string, needle: string): number => haystack.split(needle).length - 1;
 
 /** A block with its fields in one order, to compare blocks from a Y.Map (insertion order) and from `read`. */
 const sortedFields = (block: object): Record<string, unknown> =>
