@@ -37,10 +37,10 @@ export interface QuireBridge {
   createOwner(input: { email: string; name: string; password: string }): Promise<SignedInUser>;
   /**
    * Workspace administration (members, roles, invites) for a signed-in user.
-   * `origin` is the browser's (Next checks it on server actions); invite links
-   * use QUIRE_PUBLIC_URL when set, else it.
+   * Invite links and `publicUrl` start with QUIRE_PUBLIC_URL when set, else
+   * the origin the page's request was sent to (the server knows it).
    */
-  workspace<const I extends WorkspaceInput>(userId: string, input: I, origin?: string): Promise<ToolResult<typeof workspaceTool, I>>;
+  workspace<const I extends WorkspaceInput>(userId: string, input: I): Promise<ToolResult<typeof workspaceTool, I>>;
   /** The signed-in user's own API tokens. */
   apiTokens<const I extends ApiTokensInput>(userId: string, input: I): Promise<ToolResult<typeof apiTokensTool, I>>;
   /** What an invite link is and whether it still works (and, given the signed-in user, whether they can use it). */

@@ -6,7 +6,6 @@
  * that a server action's Origin matches the Host, so other sites cannot post
  * here with the visitor's session.
  */
-import { headers } from "next/headers";
 import type { Role } from "@/db/schema";
 import { runAsUser, type ActionResult } from "@/app/_lib/action-result";
 import { getBridge } from "@/server/bridge";
@@ -47,19 +46,14 @@ export async function createInvite(input: {
   email?: unknown;
   expiresInDays?: unknown;
 }): Promise<ActionResult<{ url: string; role: string; email: string | null; expiresAt: string | null }>> {
-  const origin = (await headers()).get("origin") ?? undefined;
   return asUser(async (me) => {
     const email = text(input.email).trim();
-    const created = await getBridge().workspace(
-      me,
-      {
-        action: "create_invite",
-        role: text(input.role) as "member",
-        ...(email ? { email } : {}),
-        ...(optionalDays(input.expiresInDays) !== undefined ? { expiresInDays: optionalDays(input.expiresInDays) } : {}),
-      },
-      origin,
-    );
+    const created = await getBridge().workspace(me, {
+      action: "create_invite",
+      role: text(input.role) as "member",
+      ...(email ? { email } : {}),
+      ...(optionalDays(input.expiresInDays) !== undefined ? { expiresInDays: optionalDays(input.expiresInDays) } : {}),
+    });
     return { url: created.url, role: created.invite.role, email: created.invite.email, expiresAt: created.invite.expiresAt };
   });
 }

@@ -19,8 +19,8 @@ export function accountBridge(options: {
   db: Database;
   clock: () => Date;
   files: FileLinks;
-  /** The base of links handed out, given the browser's origin when known. */
-  baseUrl: (origin: string | undefined) => string;
+  /** The base of links handed out for the request being handled (see publicBaseUrl). */
+  baseUrl: () => string;
 }): AccountMethods {
   const { db, clock, files } = options;
   async function webActor(userId: string) {
@@ -33,9 +33,9 @@ export function accountBridge(options: {
       const actor = await webActor(userId);
       return runTool(toolsByName[tool as ToolName], { db, actor, clock, files }, input) as Promise<ToolOutput<typeof tool, typeof input>>;
     },
-    async workspace(userId, input, origin) {
+    async workspace(userId, input) {
       const actor = await webActor(userId);
-      return runTool(workspaceTool, { db, actor, clock, baseUrl: options.baseUrl(origin) }, input);
+      return runTool(workspaceTool, { db, actor, clock, baseUrl: options.baseUrl() }, input);
     },
     async apiTokens(userId, input) {
       return runTool(apiTokensTool, { db, actor: await webActor(userId), clock }, input);

@@ -4,6 +4,7 @@
  * reaches through the in-process bridge. The live-collaboration WebSocket
  * upgrade joins this server on the same port.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
@@ -30,7 +31,7 @@ import { createRateLimitStore } from "@/server/store/rate-limits";
 import { sendJson } from "./send-json";
 import { handleFileRoute, isFileRoute } from "./uploads";
 import { accountBridge } from "./account-bridge";
-import { csrfRefusal, foreignOriginRefusal } from "./csrf";
+import { addressedHost, csrfRefusal, foreignOriginRefusal, type SiteAddress } from "./csrf";
 import { clientAddress, currentClientAddress, sendRateLimited, withClientAddress } from "./client-address";
 import packageJson from "../../package.json" with { type: "json" };
 
@@ -93,6 +94,16 @@ function readUndeclaredBody(req: IncomingMessage & { body?: string }): Promise<b
   });
 }
 
+/**
+ * The origin a request was sent to, for the links made while it is handled: the host it addressed (by the CSRF
+ * guard's rule: a trusted proxy's X-Forwarded-Host, else Host) over http, the only scheme Quire serves itself
+ * (https is learnt from QUIRE_PUBLIC_URL). Undefined when the request names no usable host.
+ */
+function requestOrigin(req: IncomingMessage, site: SiteAddress): string | undefined {
+  const host = addressedHost(req, site);
+  return host && /^[a-z0-9.\-:[\]]+$/i.test(host) ? `http://${host.toLowerCase()}` : undefined;
+}
+
 function bearerToken(req: IncomingMessage): string | null {
   const header = req.headers.authorization;
   const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
@@ -106,11 +117,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const stopFollowingAccessChanges = await followAccessChanges(options.database);
   const version = packageJson.version;
   let ownUrl = "";
-  /** The base of links handed out: see publicBaseUrl. */
-  const baseUrl = (requestOrigin?: string) => publicBaseUrl({ configured: options.publicUrl, requestOrigin, ownUrl });
-  const files = createFileLinks({ authSecret, baseUrl: () => baseUrl(), maxUploadBytes: options.maxUploadBytes });
-  const fileContext = { db, clock, files, store: options.objectStore };
   const trustProxy = options.trustProxy ?? false;
+  const site: SiteAddress = { publicUrl: options.publicUrl, trustProxy };
+  // Every request is handled inside the scope of the origin it was sent to: links made for it on any face (MCP,
+  // tRPC, the pages' bridge calls) start where its client reached Quire.
+  const requestOrigins = new AsyncLocalStorage<string | undefined>();
+  /** The base of links handed out: see publicBaseUrl. */
+  const baseUrl = () => publicBaseUrl({ configured: options.publicUrl, requestOrigin: requestOrigins.getStore(), ownUrl });
+  const files = createFileLinks({ authSecret, baseUrl, maxUploadBytes: options.maxUploadBytes });
+  const fileContext = { db, clock, files, store: options.objectStore };
   // Secure cookies when the site is served over https (QUIRE_PUBLIC_URL, or an https NEXTAUTH_URL).
   const secureCookies = usesSecureCookies(options.siteUrl) || usesSecureCookies(options.publicUrl);
   const rateLimitStore = createRateLimitStore(db);
@@ -171,7 +186,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
   });
 
-  const mcp = createMcpEndpoint(version, { site: { publicUrl: options.publicUrl, trustProxy } });
+  const mcp = createMcpEndpoint(version, { site });
 
   let nextHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
 
@@ -237,7 +252,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (path.startsWith("/api/trpc/")) {
       // A browser session must come from our own pages; a bearer token cannot be forged cross-site.
       const bySession = !bearerToken(req) && (await sessionUserId(req.headers.cookie, authSecret, { secure: secureCookies })) !== null;
-      const refusal = bySession ? csrfRefusal(req, { publicUrl: options.publicUrl, trustProxy }) : null;
+      const refusal = bySession ? csrfRefusal(req, site) : null;
       if (refusal) {
         sendJson(res, ERROR_FACES[refusal.code].http, { error: refusal });
         return;
@@ -303,11 +318,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      console.error("[quire] request failed", error);
-      if (!res.headersSent) sendJson(res, ERROR_FACES.INTERNAL.http, { error: { code: "INTERNAL", message: "Internal error." } });
-      else res.end();
-    });
+    requestOrigins
+      .run(requestOrigin(req, site), () => handle(req, res))
+      .catch((error: unknown) => {
+        console.error("[quire] request failed", error);
+        if (!res.headersSent) sendJson(res, ERROR_FACES.INTERNAL.http, { error: { code: "INTERNAL", message: "Internal error." } });
+        else res.end();
+      });
   });
 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -321,7 +338,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     socket.on("error", () => socket.destroy());
     // A page of another origin of this site (another port, a sibling subdomain) gets the session cookie sent with
     // its upgrade: only the site's own pages may open a room. Clients outside a browser send no Origin.
-    const crossOrigin = foreignOriginRefusal(req, { publicUrl: options.publicUrl, trustProxy });
+    const crossOrigin = foreignOriginRefusal(req, site);
     (crossOrigin ? Promise.reject(new DomainError(crossOrigin.code, crossOrigin.message)) : roomCredential(req, url.searchParams))
       .then(
         (credential) => rooms.upgrade(req, socket, head, credential, address),

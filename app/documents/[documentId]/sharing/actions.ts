@@ -9,7 +9,6 @@
  */
 import type { Permission } from "@/server/core/document-model";
 import { runAsUser, type ActionResult } from "@/app/_lib/action-result";
-import { requestOrigin } from "@/app/_lib/workspace";
 import { getBridge } from "@/server/bridge";
 
 export type SharingResult<T = undefined> = ActionResult<T>;
@@ -76,7 +75,6 @@ export async function createDocumentShareLink(
   if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > 3650)) {
     return invalid("Expiry must be a whole number of days from 1 to 3650, or empty for a link that does not expire.");
   }
-  const origin = await requestOrigin();
   return asManager(async (me) => {
     const created = await getBridge().callTool("documents", me, {
       action: "create_share_link",
@@ -85,7 +83,7 @@ export async function createDocumentShareLink(
       ...(days !== undefined ? { expiresInDays: days } : {}),
     });
     // The link's base is decided by the server, in one place: QUIRE_PUBLIC_URL, else this request's origin.
-    const { publicUrl } = await getBridge().workspace(me, { action: "get" }, origin);
+    const { publicUrl } = await getBridge().workspace(me, { action: "get" });
     return {
       url: `${publicUrl}${created.path}`,
       permission: created.permission,
