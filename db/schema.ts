@@ -471,4 +471,5 @@ export interface ApprovedSection {
 }
 
 export type ReviewState = (typeof mergeRequestReviewers.$inferSelect)["state"];
+export type ReviewPrincipal = NonNullable<(typeof mergeRequestReviewers.$inferSelect)["reviewedAs"]>;
 export type CommitKind = (typeof commits.$inferSelect)["kind"];

@@ -77,12 +77,20 @@ export interface WrittenSection {
 /** Resolutions as execute receives them: a conflicting section may take a version the reviewer wrote. */
 export type ExecuteResolutions = Omit<MergeResolutions, "sections"> & { sections?: Record<string, "source" | "target" | WrittenSection> };
 
-/** The heads of both branches and their trees when the merge is checked. */
+/** The heads of both branches, their trees and the sections the merge brings, as reviews are judged on them. */
 export interface BranchSides {
   sourceHeadCommitId: string;
   targetHeadCommitId: string;
   sourceTree: DocumentTree;
   targetTree: DocumentTree;
+  /** Every section the merge brings (a status other than unchanged), sections the reader may not see included. */
+  brought: BroughtSection[];
+}
+
+/** A section the merge brings, with its version on each side now; `hidden` when the reader may not see it (then its name is never shown). */
+export interface BroughtSection extends ApprovedSection {
+  name: string;
+  hidden: boolean;
 }
 
 export interface MergeExecution {
@@ -236,29 +244,38 @@ async function generatedMessage(tx: Tx, request: MergeRequestRow, state: MergeSt
   return { message, sourceCommits: sourceCommits.length };
 }
 
+function sidesOf(state: MergeState): BranchSides {
+  const plans = new Map(state.analysis.plan.sections.map((p) => [p.sectionId, p]));
+  return {
+    sourceHeadCommitId: state.sourceHead.id,
+    targetHeadCommitId: state.targetHead.id,
+    sourceTree: state.sourceTree,
+    targetTree: state.targetTree,
+    brought: state.analysis.sections
+      .filter((entry) => entry.status !== "unchanged")
+      .map((entry) => {
+        const { source, target } = plans.get(entry.sectionId)!;
+        return { sectionId: entry.sectionId, source, target, name: entry.name, hidden: state.hidden.has(entry.sectionId) };
+      }),
+  };
+}
+
 /** What an approval records: the analysis the approver was shown, with each section they saw and its hash on both sides. */
 export async function reviewSnapshot(
   tx: Tx,
   request: MergeRequestRow,
   access: DocumentAccess,
-): Promise<{ analysis: MergeAnalysisView; seen: ApprovedSection[] }> {
+): Promise<{ analysis: MergeAnalysisView; seen: ApprovedSection[]; sides: BranchSides }> {
   const state = await loadMergeState(tx, request, access, { lockTarget: false });
   const seen = state.analysis.plan.sections
     .filter((p) => !state.hidden.has(p.sectionId))
     .map((p) => ({ sectionId: p.sectionId, source: p.source, target: p.target }));
-  return { analysis: view(request, state), seen };
+  return { analysis: view(request, state), seen, sides: sidesOf(state) };
 }
 
-/** Both branches' heads and trees now (cheap: a tree is cached by hash once loaded). */
-export async function branchSides(tx: Tx, request: MergeRequestRow): Promise<BranchSides> {
-  const [source, target] = await Promise.all([
-    getBranch(tx, request.documentId, request.sourceBranch),
-    getBranch(tx, request.documentId, request.targetBranch),
-  ]);
-  const graph = new CommitGraph(tx, request.documentId);
-  const [sourceHead, targetHead] = await graph.getMany([source.headCommitId, target.headCommitId]);
-  const [sourceTree, targetTree] = await Promise.all([loadTree(tx, sourceHead!.treeHash), loadTree(tx, targetHead!.treeHash)]);
-  return { sourceHeadCommitId: sourceHead!.id, targetHeadCommitId: targetHead!.id, sourceTree, targetTree };
+/** Both branches now and the sections the merge brings, `hidden` as the reader with `access` sees them. */
+export async function branchSides(tx: Tx, request: MergeRequestRow, access: DocumentAccess): Promise<BranchSides> {
+  return sidesOf(await loadMergeState(tx, request, access, { lockTarget: false }));
 }
 
 /**
@@ -340,19 +357,14 @@ export async function executeMerge(
     commitMessage?: string;
     /** The heads the caller reviewed: when a branch has moved since, nothing is merged. */
     expectedHeads?: { source?: string; target?: string };
-    /** Further checks on the heads the merge will use (the approval rule), run before anything is written. */
+    /** Further checks on the heads the merge will use and what it brings (the approval rule), run before anything is written. */
     assertMayMerge?: (sides: BranchSides) => void;
   },
 ): Promise<MergeExecution> {
   const state = await loadMergeState(tx, request, access, { lockTarget: true });
   const current = view(request, state);
   assertHeadsAsReviewed(request, current, options.expectedHeads, "retry with the new head ids");
-  options.assertMayMerge?.({
-    sourceHeadCommitId: state.sourceHead.id,
-    targetHeadCommitId: state.targetHead.id,
-    sourceTree: state.sourceTree,
-    targetTree: state.targetTree,
-  });
+  options.assertMayMerge?.(sidesOf(state));
   if (current.hiddenConflicts > 0) {
     throw new DomainError(
       "UNRESOLVED_CONFLICTS",

@@ -5,7 +5,7 @@
  * what it needs and writes what it decides.
  */
 import { z } from "zod";
-import type { MergeRequestStatus, ReviewState } from "@/db/schema";
+import type { MergeRequestStatus, ReviewPrincipal, ReviewState } from "@/db/schema";
 import { contentSchema } from "@/server/core/blocks";
 import { DomainError, isDomainError } from "@/server/core/errors";
 import { branchNameSchema, commitMessageSchema, descriptionSchema, documentPathSchema } from "@/server/core/names";
@@ -36,6 +36,7 @@ import {
   assertHeadsAsReviewed,
   assertMayProposeMerge,
   type BranchSides,
+  type BroughtSection,
   branchSides,
   executeMerge,
   type MergeAnalysisView,
@@ -163,7 +164,7 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
       .min(0)
       .max(MAX_REQUIRED_APPROVALS)
       .describe(
-        "Approvals (current, not stale, not the author's own) every merge request of this document needs before execute; 0 = none.",
+        "Approvals from people (not agents, not the author) that every section a merge request of this document brings needs, each given on the section as it is now, before execute; 0 = none.",
       ),
   }),
 ]);
@@ -192,21 +193,58 @@ export interface MergeRequestView {
     email: string;
     state: ReviewState;
     reviewedAt: string | null;
-    /** An approval given before a section it saw changed on either branch: it no longer counts. */
+    /** An approval given before a section it saw changed on either branch: it no longer covers that section. */
     stale: boolean;
     /** The heads an approval was given on (null unless approved). */
     approvedSourceHeadCommitId: string | null;
     approvedTargetHeadCommitId: string | null;
+    /** Who gave the review: a person, or an agent (API token), whose review is shown and never counts. Null while pending. */
+    reviewedAs: ReviewPrincipal | null;
   }>;
-  /** The document's rule: approvals needed before execute (0 = none). */
+  /** The document's rule: approvals needed before execute (0 = none), for every section the request brings. */
   requiredApprovals: number;
-  /** Approvals that count now: not stale, not the author's own. */
+  /** The fewest approvals that count on any section the request brings (see reviewCoverage); execute needs requiredApprovals. */
+  approvals: number;
+  /** Each section the request brings that the caller may see, with the people whose approval covers it (open requests only). */
+  sectionReviews: Array<{ sectionId: string; name: string; approvedBy: string[]; needsReview: boolean }>;
+  /** Sections the request brings that the caller may not see and that still need a review. */
+  hiddenSectionsNeedingReview: number;
+}
+
+/** An approval can count when a person gave it (an agent's is shown, never counted) and it is not the author's own. */
+function isPersonsApproval(row: MergeRequestRow, reviewer: ReviewerView): boolean {
+  return reviewer.state === "approved" && reviewer.reviewedAs === "person" && reviewer.userId !== row.authorId;
+}
+
+/** An approval covers a section when its approver saw it, and saw it as it is now on both sides. */
+function covers(reviewer: ReviewerView, section: BroughtSection): boolean {
+  return (reviewer.approvedSections ?? []).some(
+    (seen) => seen.sectionId === section.sectionId && seen.source === section.source && seen.target === section.target,
+  );
+}
+
+interface ReviewCoverage {
+  /** Each section the merge brings, with the people whose approval covers it; it needs a review while they are fewer than required. */
+  sections: Array<{ section: BroughtSection; approvedBy: string[]; needsReview: boolean }>;
+  /**
+   * The fewest approvals covering any of those sections, and never more than the approvals that can count: a merge
+   * that brings no section (only the document's own fields) still needs its approvals.
+   */
   approvals: number;
 }
 
-/** Approvals by reviewers other than the author whose sections have not changed since. */
-function countingApprovals(row: MergeRequestRow, reviewers: ReviewerView[], sides: BranchSides | null): ReviewerView[] {
-  return reviewers.filter((r) => r.state === "approved" && r.userId !== row.authorId && !isStale(r, sides));
+/**
+ * The review rule: a merge request is approved when every section it brings is covered by `requiredApprovals`
+ * people's approvals. An approval covers only the sections its approver could see, at the versions they saw, so a
+ * section added or changed since needs its own review.
+ */
+function reviewCoverage(row: MergeRequestRow, document: DocumentRow, reviewers: ReviewerView[], sides: BranchSides | null): ReviewCoverage {
+  const approvers = reviewers.filter((r) => isPersonsApproval(row, r));
+  const sections = (sides?.brought ?? []).map((section) => {
+    const approvedBy = approvers.filter((r) => covers(r, section)).map((r) => r.userId);
+    return { section, approvedBy, needsReview: approvedBy.length < document.requiredApprovals };
+  });
+  return { sections, approvals: Math.min(approvers.length, ...sections.map((s) => s.approvedBy.length)) };
 }
 
 function isStale(reviewer: ReviewerView, sides: BranchSides | null): boolean {
@@ -218,13 +256,13 @@ function isStale(reviewer: ReviewerView, sides: BranchSides | null): boolean {
   );
 }
 
-/** Staleness is judged on the branches as they are now, for open requests only (a merged request's approvals are history). */
-async function sidesIfOpen(tx: Tx, row: MergeRequestRow, reviewers: ReviewerView[]): Promise<BranchSides | null> {
-  if (row.status !== "open" || !reviewers.some((r) => r.state === "approved")) return null;
-  return branchSides(tx, row);
+/** Reviews are judged on the branches as they are now, for open requests only (a merged request's approvals are history). */
+async function sidesIfOpen(tx: Tx, row: MergeRequestRow, access: DocumentAccess): Promise<BranchSides | null> {
+  return row.status === "open" ? branchSides(tx, row, access) : null;
 }
 
 function present(row: MergeRequestRow, reviewers: ReviewerView[], document: DocumentRow, sides: BranchSides | null): MergeRequestView {
+  const coverage = reviewCoverage(row, document, reviewers, sides);
   return {
     mergeRequestId: row.id,
     documentId: row.documentId,
@@ -249,15 +287,20 @@ function present(row: MergeRequestRow, reviewers: ReviewerView[], document: Docu
       stale: isStale(r, sides),
       approvedSourceHeadCommitId: r.approvedSourceHead,
       approvedTargetHeadCommitId: r.approvedTargetHead,
+      reviewedAs: r.reviewedAs,
     })),
     requiredApprovals: document.requiredApprovals,
-    approvals: countingApprovals(row, reviewers, sides).length,
+    approvals: coverage.approvals,
+    sectionReviews: coverage.sections
+      .filter(({ section }) => !section.hidden)
+      .map(({ section, approvedBy, needsReview }) => ({ sectionId: section.sectionId, name: section.name, approvedBy, needsReview })),
+    hiddenSectionsNeedingReview: coverage.sections.filter(({ section, needsReview }) => section.hidden && needsReview).length,
   };
 }
 
-async function presentOne(tx: Tx, row: MergeRequestRow, document: DocumentRow): Promise<MergeRequestView> {
+async function presentOne(tx: Tx, row: MergeRequestRow, access: DocumentAccess): Promise<MergeRequestView> {
   const reviewers = (await listReviewers(tx, [row.id])).get(row.id)!;
-  return present(row, reviewers, document, await sidesIfOpen(tx, row, reviewers));
+  return present(row, reviewers, access.document, await sidesIfOpen(tx, row, access));
 }
 
 function assertOpen(row: MergeRequestRow, doing: string): void {
@@ -286,7 +329,7 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
   const cursorSchema = z.object({ createdAt: z.string().datetime(), id: uuidSchema });
   const start = input.cursor ? decodeCursor(input.cursor, cursorSchema) : undefined;
   if (input.documentId) await openDocument(ctx.db, ctx.actor, input.documentId, "read");
-  const readable = new Map<string, Promise<DocumentRow | null>>();
+  const readable = new Map<string, Promise<DocumentAccess | null>>();
   const page = await visiblePage({
     limit: input.limit ?? DEFAULT_PAGE_SIZE,
     start,
@@ -302,7 +345,7 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
       }),
     // Requests on documents the caller may not read are left out.
     visible: async (row) => {
-      if (!readable.has(row.documentId)) readable.set(row.documentId, readableDocument(ctx, row.documentId));
+      if (!readable.has(row.documentId)) readable.set(row.documentId, readableAccess(ctx, row.documentId));
       return (await readable.get(row.documentId)!) !== null;
     },
     position: (row) => ({ createdAt: row.createdAt.toISOString(), id: row.id }),
@@ -313,17 +356,17 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
   );
   const mergeRequests = await Promise.all(
     page.rows.map(async (r) => {
-      const rowReviewers = reviewers.get(r.id)!;
-      return present(r, rowReviewers, (await readable.get(r.documentId))!, await sidesIfOpen(ctx.db, r, rowReviewers));
+      const access = (await readable.get(r.documentId))!;
+      return present(r, reviewers.get(r.id)!, access.document, await sidesIfOpen(ctx.db, r, access));
     }),
   );
   return { mergeRequests, nextCursor: page.next ? encodeCursor(page.next) : null };
 }
 
-/** The document when the caller may read it, else null. */
-async function readableDocument(ctx: ActionContext, documentId: string): Promise<DocumentRow | null> {
+/** The caller's access to the document when they may read it, else null. */
+async function readableAccess(ctx: ActionContext, documentId: string): Promise<DocumentAccess | null> {
   try {
-    return (await openDocument(ctx.db, ctx.actor, documentId, "read")).document;
+    return await openDocument(ctx.db, ctx.actor, documentId, "read");
   } catch (error) {
     if (isDomainError(error) && error.code === "NOT_FOUND") return null;
     throw error;
@@ -376,7 +419,7 @@ async function assertReviewers(tx: Tx, ctx: ActionContext, access: DocumentAcces
 
 async function get(ctx: ActionContext, input: ActionInput<"get">) {
   const { row, access } = await openMergeRequest(ctx.db, ctx, input.mergeRequestId);
-  return presentOne(ctx.db, row, access.document);
+  return presentOne(ctx.db, row, access);
 }
 
 function create(ctx: ActionContext, input: ActionInput<"create">) {
@@ -425,7 +468,7 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
     });
     await addReviewers(tx, row.id, input.reviewerIds ?? [], now);
     await assertMayProposeMerge(tx, row, access);
-    return presentOne(tx, row, document);
+    return presentOne(tx, row, access);
   });
 }
 
@@ -470,17 +513,33 @@ function execute(ctx: ActionContext, input: ActionInput<"execute">): Promise<Mer
   });
 }
 
-/** The document's rule: execute needs `requiredApprovals` approvals that still count on the heads being merged. */
+/**
+ * The document's rule (reviewCoverage) on the heads being merged. The refusal names the sections still needing a
+ * review that the caller may see and counts the others without naming them.
+ */
 function assertApprovalsMet(row: MergeRequestRow, document: DocumentRow, reviewers: ReviewerView[], sides: BranchSides): void {
-  const counting = countingApprovals(row, reviewers, sides).length;
-  if (counting >= document.requiredApprovals) return;
-  const stale = reviewers.filter((r) => isStale(r, sides)).map((r) => r.name);
+  const required = document.requiredApprovals;
+  const coverage = reviewCoverage(row, document, reviewers, sides);
+  if (coverage.approvals >= required) return;
+  const short = coverage.sections.filter((s) => s.needsReview).map((s) => s.section);
+  const named = short.filter((s) => !s.hidden);
+  const hidden = short.length - named.length;
+  const listed = [
+    ...named.map((s) => `${JSON.stringify(s.name)} (${s.sectionId})`),
+    ...(hidden > 0 ? [`${hidden} section(s) you may not see`] : []),
+  ];
   throw new DomainError(
     "APPROVALS_REQUIRED",
-    `This document requires ${document.requiredApprovals} approval(s) before a merge; merge request ${row.id} has ${counting}${
-      stale.length ? ` (stale, because sections they approved changed since: ${stale.join(", ")})` : ""
-    }. Ask reviewers to approve the current changes. The author's own approval does not count. Nothing was changed.`,
-    { mergeRequestId: row.id, requiredApprovals: document.requiredApprovals, approvals: counting, staleReviewers: stale.length },
+    `Merge request ${row.id} is not approved: this document requires ${required} approval(s) from people of every section a merge brings, each given on the section as it is now; ${
+      listed.length > 0 ? `still needing a review: ${listed.join(", ")}` : `it has ${coverage.approvals}`
+    }. Ask reviewers who can see them to look at the current changes and approve, signed in: an approval made with an API token (an agent's) or by the author does not count. Nothing was changed.`,
+    {
+      mergeRequestId: row.id,
+      requiredApprovals: required,
+      approvals: coverage.approvals,
+      sectionsNeedingReview: named.map((s) => s.sectionId),
+      hiddenSectionsNeedingReview: hidden,
+    },
   );
 }
 
@@ -493,7 +552,7 @@ function close(ctx: ActionContext, input: ActionInput<"close">) {
     return presentOne(
       tx,
       await updateMergeRequest(tx, row.id, { status: "closed", closedAt: now, closedBy: ctx.actor.userId, updatedAt: now }),
-      access.document,
+      access,
     );
   });
 }
@@ -522,7 +581,7 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
       ...(input.newDescription !== undefined ? { description: input.newDescription } : {}),
       updatedAt: now,
     });
-    return presentOne(tx, updated, access.document);
+    return presentOne(tx, updated, access);
   });
 }
 
@@ -534,7 +593,9 @@ function review(ctx: ActionContext, input: ActionInput<"approve" | "request_chan
     assertOpen(row, "be reviewed");
     // An approval records what the approver was shown: both heads and the sections they could see.
     const approval = input.action === "approve" ? await approvalRecord(tx, row, access, input) : undefined;
-    const recorded = await setReviewState(tx, row.id, ctx.actor.userId, REVIEW_STATES[input.action], ctx.clock(), approval);
+    const state = REVIEW_STATES[input.action];
+    const verdict = { state, reviewedAs: state === "pending" ? null : ctx.actor.principal };
+    const recorded = await setReviewState(tx, row.id, ctx.actor.userId, verdict, ctx.clock(), approval);
     if (!recorded) {
       throw new DomainError(
         "PERMISSION_DENIED",
@@ -542,18 +603,26 @@ function review(ctx: ActionContext, input: ActionInput<"approve" | "request_chan
         { mergeRequestId: row.id },
       );
     }
-    return presentOne(tx, row, access.document);
+    return presentOne(tx, row, access);
   });
 }
 
 async function approvalRecord(tx: Tx, row: MergeRequestRow, access: DocumentAccess, input: ActionInput<"approve">) {
-  const { analysis, seen } = await reviewSnapshot(tx, row, access);
+  const { analysis, seen, sides } = await reviewSnapshot(tx, row, access);
   assertHeadsAsReviewed(
     row,
     analysis,
     { source: input.expectedSourceHeadCommitId, target: input.expectedTargetHeadCommitId },
     "approve what it shows now",
   );
+  // An approval covers only what its approver saw; one that could cover nothing would only mislead.
+  if (sides.brought.length > 0 && sides.brought.every((s) => s.hidden)) {
+    throw new DomainError(
+      "PERMISSION_DENIED",
+      `You can see none of the sections merge request ${row.id} changes, so your approval would cover nothing. Ask someone who can see them to review it. Nothing was changed.`,
+      { mergeRequestId: row.id },
+    );
+  }
   return { sourceHead: analysis.sourceHeadCommitId, targetHead: analysis.targetHeadCommitId, sections: seen };
 }
 
@@ -570,14 +639,15 @@ export const mergeRequestsTool = defineTool({
   name: "merge_requests",
   description: [
     "Propose, review and merge one branch of a document into another. Workflow: (1) create -> mergeRequestId; (2) analyze to see per-section diffs and conflicts; (3) execute, passing resolutions when there are conflicts. Choose the operation with `action`:",
-    "- list {documentId?, status?, authorId?, awaitingReviewBy?, limit?, cursor?} -> {mergeRequests, nextCursor}, newest first. get {mergeRequestId} -> the request with reviewers (userId, name, email, state: pending | approved | changes_requested, stale), requiredApprovals and approvals (those that count now).",
+    "- list {documentId?, status?, authorId?, awaitingReviewBy?, limit?, cursor?} -> {mergeRequests, nextCursor}, newest first. get {mergeRequestId} -> the request with reviewers (userId, name, email, state: pending | approved | changes_requested, stale, reviewedAs: person | agent), requiredApprovals, approvals, and sectionReviews [{sectionId, name, approvedBy, needsReview}] with hiddenSectionsNeedingReview: which sections the request brings still need a review.",
     "- create {documentId, sourceBranch, targetBranch, title, description?, reviewerIds?} -> the request, status open. Branch names, not ids. NOTHING_TO_MERGE when the target already has every commit of the source.",
     "- analyze {mergeRequestId} -> {mergeRequestId, hasConflicts, hasTagConflicts, hasPathCollision, hasDocumentDeletionConflict, propertyConflicts: [{columnId, base, source, target}], fastForward, sections: [{sectionId, name, status: added | deleted | modified | conflict | unchanged, sourceDiff, targetDiff, proposedMerge}], sourceHeadCommitId, targetHeadCommitId} (unified diffs from the merge base; a status says what the merge brings into the target; proposedMerge {text, conflictingHunks} is a line-level three-way merge of a conflicting text-only section).",
-    "- execute {mergeRequestId, resolutions?: [{sectionId, resolution: source | target} | {sectionId, resolution: merged, content, name?}], tagResolution?, scalarPropertyResolutions?: {columnId: source | target}, resolvedPath?, documentDeletionResolution?: delete | keep, commitMessage?} merges. Fast-forwards when the target has no commits of its own. Every conflict needs a resolution, else UNRESOLVED_CONFLICTS lists what is missing and nothing changes. The generated commit message lists the source commits; if it would exceed 1000 characters the merge fails with COMMIT_MESSAGE_TOO_LONG: pass your own commitMessage. Pass expectedSourceHeadCommitId/expectedTargetHeadCommitId (from analyze) so nothing you did not see is merged (BRANCH_MOVED). When the document requires approvals and fewer count, APPROVALS_REQUIRED.",
+    "- execute {mergeRequestId, resolutions?: [{sectionId, resolution: source | target} | {sectionId, resolution: merged, content, name?}], tagResolution?, scalarPropertyResolutions?: {columnId: source | target}, resolvedPath?, documentDeletionResolution?: delete | keep, commitMessage?} merges. Fast-forwards when the target has no commits of its own. Every conflict needs a resolution, else UNRESOLVED_CONFLICTS lists what is missing and nothing changes. The generated commit message lists the source commits; if it would exceed 1000 characters the merge fails with COMMIT_MESSAGE_TOO_LONG: pass your own commitMessage. Pass expectedSourceHeadCommitId/expectedTargetHeadCommitId (from analyze) so nothing you did not see is merged (BRANCH_MOVED). When the document requires approvals and a section the merge brings has fewer, APPROVALS_REQUIRED lists the sections still needing a review.",
     "- close {mergeRequestId}: open -> closed, without merging. Merged and closed requests are final.",
     "- update {mergeRequestId, newTitle?, newDescription? (null clears), reviewerIds? (adds), removeReviewerIds?}.",
-    "- approve {mergeRequestId, expectedSourceHeadCommitId?, expectedTargetHeadCommitId?} | request_changes | reset {mergeRequestId}: record your review as a reviewer; reset withdraws it (back to pending). An approval records both heads and the sections you could see; it becomes stale, and stops counting, only when one of those sections changes on either branch.",
+    "- approve {mergeRequestId, expectedSourceHeadCommitId?, expectedTargetHeadCommitId?} | request_changes | reset {mergeRequestId}: record your review as a reviewer; reset withdraws it (back to pending). An approval records both heads and the sections you could see, and covers those sections as you saw them: a section added or changed since (on either branch) needs its own review. A request is approved when every section it brings is covered by requiredApprovals approvals from people; an approval made with an API token (an agent's) is recorded and shown but never counts, nor does the author's own. Approving a request none of whose changed sections you may see is refused (PERMISSION_DENIED).",
     "- set_required_approvals {documentId, requiredApprovals}: the document's merge rule (0 = none); for the document's creator and workspace owners/admins, signed in (never an API token).",
+    "Rules of execute: while requiredApprovals is above 0 the document's default branch takes changes only through execute (direct writes to it are refused with DEFAULT_BRANCH_PROTECTED). An API token acts as an agent, and agents never change access: execute is refused (PERMISSION_DENIED) when the merge would change any section's defaultPermission or aiAccess, through a resolution too (resolving such a section with target keeps its access as it is); a person must merge it, signed in.",
   ].join("\n"),
   input: mergeRequestsInput,
   readOnly: false,

@@ -269,13 +269,44 @@ const mergeRequestView = z.object({
       email: z.string(),
       state: z.enum(["pending", "approved", "changes_requested"]),
       reviewedAt: z.string().nullable(),
-      stale: z.boolean().describe("An approval given before a section it saw changed on either branch: it no longer counts."),
+      stale: z
+        .boolean()
+        .describe("A section this approval saw has changed since on either branch: the approval no longer covers that section."),
       approvedSourceHeadCommitId: z.string().nullable().describe("The source head the approval was given on (null unless approved)."),
       approvedTargetHeadCommitId: z.string().nullable().describe("The target head the approval was given on (null unless approved)."),
+      reviewedAs: z
+        .enum(["person", "agent"])
+        .nullable()
+        .describe(
+          "Who gave the review: a person (signed in) or an agent (an API token). An agent's review is shown and never counts. Null while pending.",
+        ),
     }),
   ),
-  requiredApprovals: z.number().describe("The document's rule: approvals needed before execute (0 = none)."),
-  approvals: z.number().describe("Approvals that count now: not stale, not the author's own."),
+  requiredApprovals: z
+    .number()
+    .describe("The document's rule (0 = none): approvals from people that every section the request brings needs before execute."),
+  approvals: z
+    .number()
+    .describe(
+      "The fewest approvals that count on any section the request brings: a person's approval (not an agent's, not the author's) counts for the sections that person saw, as they are now. Execute needs requiredApprovals.",
+    ),
+  sectionReviews: z
+    .array(
+      z.object({
+        sectionId: z.string().describe("A section the request brings (a status other than unchanged in the current analysis)."),
+        name: z.string().describe("The section's name in the analysis."),
+        approvedBy: z
+          .array(z.string())
+          .describe("User ids of the people whose approval covers this section: they saw it as it is now on both branches."),
+        needsReview: z
+          .boolean()
+          .describe("Fewer approvals cover it than requiredApprovals: execute refuses (APPROVALS_REQUIRED) until someone reviews it."),
+      }),
+    )
+    .describe("Review coverage of each section the request brings that you may see (empty once merged or closed)."),
+  hiddenSectionsNeedingReview: z
+    .number()
+    .describe("Sections the request brings that you may not see and that still need a review from someone who can see them."),
 });
 
 const mergeRequestsOutput = mergeActionOutputs({

@@ -7,6 +7,7 @@ import {
   mergeRequestReviewers,
   mergeRequests,
   type MergeRequestStatus,
+  type ReviewPrincipal,
   type ReviewState,
   users,
 } from "@/db/schema";
@@ -127,6 +128,8 @@ export interface ReviewerView {
   approvedSourceHead: string | null;
   approvedTargetHead: string | null;
   approvedSections: ApprovedSection[] | null;
+  /** Who gave the verdict: a person, or an agent (API token) whose review is shown but never counts. */
+  reviewedAs: ReviewPrincipal | null;
 }
 
 export async function listReviewers(tx: Tx, mergeRequestIds: readonly string[]): Promise<Map<string, ReviewerView[]>> {
@@ -144,6 +147,7 @@ export async function listReviewers(tx: Tx, mergeRequestIds: readonly string[]):
       approvedSourceHead: mergeRequestReviewers.approvedSourceHead,
       approvedTargetHead: mergeRequestReviewers.approvedTargetHead,
       approvedSections: mergeRequestReviewers.approvedSections,
+      reviewedAs: mergeRequestReviewers.reviewedAs,
     })
     .from(mergeRequestReviewers)
     .innerJoin(users, eq(users.id, mergeRequestReviewers.userId))
@@ -175,19 +179,23 @@ export interface ApprovalRecord {
   sections: ApprovedSection[];
 }
 
-/** Records a reviewer's verdict (with what an approval saw); returns false when the user is not a reviewer of the request. */
+/**
+ * Records a reviewer's verdict, who gave it (`reviewedAs`, null when withdrawn) and what an approval saw; returns
+ * false when the user is not a reviewer of the request.
+ */
 export async function setReviewState(
   tx: Tx,
   mergeRequestId: string,
   userId: string,
-  state: ReviewState,
+  verdict: { state: ReviewState; reviewedAs: ReviewPrincipal | null },
   now: Date,
   approval?: ApprovalRecord,
 ): Promise<boolean> {
   const rows = await tx
     .update(mergeRequestReviewers)
     .set({
-      state,
+      state: verdict.state,
+      reviewedAs: verdict.reviewedAs,
       reviewedAt: now,
       approvedSourceHead: approval?.sourceHead ?? null,
       approvedTargetHead: approval?.targetHead ?? null,

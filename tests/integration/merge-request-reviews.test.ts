@@ -1,9 +1,11 @@
 /**
- * Review rules of merge requests over MCP and tRPC: an approval is stale only
- * when a section the approver saw changes, the document's required approvals
- * gate execute, heads the reviewer did not see are never merged, and a
- * conflicting section can be resolved with content the reviewer wrote
- * (starting from the server's three-way merge).
+ * Review rules of merge requests over MCP and tRPC: an approval covers the
+ * sections its approver saw, as they saw them; the document's required
+ * approvals gate execute until every section the merge brings is covered by
+ * people's approvals (an agent's is shown and never counts); heads the
+ * reviewer did not see are never merged; and a conflicting section can be
+ * resolved with content the reviewer wrote (starting from the server's
+ * three-way merge).
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -15,7 +17,7 @@ let rita: TestUser;
 let ownerMcp: Client;
 let ritaMcp: Client;
 
-const text = (t: string) => ({ blockType: "text", text: t });
+const text = (t: string) => ({ blockType: "text" as const, text: t });
 
 interface Reviewer {
   userId: string;
@@ -23,6 +25,13 @@ interface Reviewer {
   stale: boolean;
   approvedSourceHeadCommitId: string | null;
   approvedTargetHeadCommitId: string | null;
+  reviewedAs: "person" | "agent" | null;
+}
+interface SectionReview {
+  sectionId: string;
+  name: string;
+  approvedBy: string[];
+  needsReview: boolean;
 }
 interface MergeRequest {
   mergeRequestId: string;
@@ -30,6 +39,8 @@ interface MergeRequest {
   reviewers: Reviewer[];
   requiredApprovals: number;
   approvals: number;
+  sectionReviews: SectionReview[];
+  hiddenSectionsNeedingReview: number;
 }
 interface Analysis {
   hasConflicts: boolean;
@@ -78,39 +89,54 @@ async function setup(path: string, contents: Record<"A" | "B" | "C", string> = {
 
 const ritaOf = (request: MergeRequest) => request.reviewers.find((r) => r.userId === rita.userId)!;
 
+/** Rita reviewing in person, signed in (the web app's face): the only kind of review that counts. */
+const ritaInPerson = (action: "approve" | "request_changes" | "reset", mergeRequestId: string) =>
+  server.callTool("merge_requests", rita.userId, { action, mergeRequestId }) as Promise<MergeRequest>;
+
+/** The document's rule, set in person by its owner. */
+const requireApprovals = (documentId: string, requiredApprovals: number) =>
+  server.callTool("merge_requests", owner.userId, { action: "set_required_approvals", documentId, requiredApprovals });
+
 describe("over MCP", () => {
   const get = (mergeRequestId: string) => callMcp<MergeRequest>(ownerMcp, "merge_requests", { action: "get", mergeRequestId });
 
-  test("an approval records both heads, survives a commit to a section it did not see, and goes stale when one it saw changes", async () => {
+  test("an approval records both heads; a section it did not see needs its own review; one it saw that changes makes it stale", async () => {
     const doc = await setup("reviews/stale");
     await doc.update("feature", doc.a, "A reviewed");
     await doc.update("feature", doc.b, "B reviewed");
     const { mergeRequestId } = await doc.open();
     const analysis = await callMcp<Analysis>(ritaMcp, "merge_requests", { action: "analyze", mergeRequestId });
 
-    const approved = await callMcp<MergeRequest>(ritaMcp, "merge_requests", {
+    const approved = (await server.callTool("merge_requests", rita.userId, {
       action: "approve",
       mergeRequestId,
       expectedSourceHeadCommitId: analysis.sourceHeadCommitId,
       expectedTargetHeadCommitId: analysis.targetHeadCommitId,
-    });
+    })) as MergeRequest;
     expect(ritaOf(approved)).toMatchObject({
       state: "approved",
       stale: false,
+      reviewedAs: "person",
       approvedSourceHeadCommitId: analysis.sourceHeadCommitId,
       approvedTargetHeadCommitId: analysis.targetHeadCommitId,
     });
     expect(approved.approvals).toBe(1);
 
-    // C was identical on every side when Rita approved: she never saw it, so a change to it leaves her approval standing.
+    // C was identical on every side when Rita approved: she never saw it, so her approval stands but does not cover C.
     await doc.update("feature", doc.c, "C changed after the approval");
     const afterC = await get(mergeRequestId);
     expect(ritaOf(afterC)).toMatchObject({ state: "approved", stale: false });
-    expect(afterC.approvals).toBe(1);
+    expect(afterC.sectionReviews.map((s) => [s.name, s.approvedBy])).toEqual([
+      ["A", [rita.userId]],
+      ["B", [rita.userId]],
+      ["C", []],
+    ]);
+    expect(afterC.approvals).toBe(0);
 
     await doc.update("feature", doc.a, "A changed after the approval");
     const afterA = await get(mergeRequestId);
     expect(ritaOf(afterA)).toMatchObject({ state: "approved", stale: true });
+    expect(afterA.sectionReviews.find((s) => s.sectionId === doc.a)!.approvedBy).toEqual([]);
     expect(afterA.approvals).toBe(0);
 
     // An approval of heads that have moved since is refused: nobody approves what they did not see.
@@ -137,7 +163,7 @@ describe("over MCP", () => {
     expect(ritaOf(await get(mergeRequestId)).stale).toBe(true);
   });
 
-  test("required approvals: an API token may not set the rule; execute refuses until enough current approvals count", async () => {
+  test("required approvals: an API token may not set the rule; execute refuses until a person's approval covers the changes", async () => {
     const doc = await setup("reviews/required-mcp");
     await doc.update("feature", doc.a, "A for review");
     const { mergeRequestId } = await doc.open();
@@ -151,24 +177,20 @@ describe("over MCP", () => {
     expect(byToken.message).toMatch(/agent/);
     expect((await get(mergeRequestId)).requiredApprovals).toBe(0);
 
-    await server.callTool("merge_requests", owner.userId, {
-      action: "set_required_approvals",
-      documentId: doc.documentId,
-      requiredApprovals: 1,
-    });
+    await requireApprovals(doc.documentId, 1);
     expect((await get(mergeRequestId)).requiredApprovals).toBe(1);
 
     const unmet = await callMcpError(ownerMcp, "merge_requests", { action: "execute", mergeRequestId });
     expect(unmet.code).toBe("APPROVALS_REQUIRED");
-    expect(unmet.details).toMatchObject({ requiredApprovals: 1, approvals: 0 });
+    expect(unmet.details).toMatchObject({ requiredApprovals: 1, approvals: 0, sectionsNeedingReview: [doc.a] });
 
-    await callMcp(ritaMcp, "merge_requests", { action: "approve", mergeRequestId });
+    await ritaInPerson("approve", mergeRequestId);
     await doc.update("feature", doc.a, "A changed after the approval");
-    const stale = await callMcpError(ownerMcp, "merge_requests", { action: "execute", mergeRequestId });
-    expect(stale.code).toBe("APPROVALS_REQUIRED");
-    expect(stale.message).toMatch(/stale/);
+    const changed = await callMcpError(ownerMcp, "merge_requests", { action: "execute", mergeRequestId });
+    expect(changed.code).toBe("APPROVALS_REQUIRED");
+    expect(changed.message).toContain(`"A" (${doc.a})`);
 
-    await callMcp(ritaMcp, "merge_requests", { action: "approve", mergeRequestId });
+    await ritaInPerson("approve", mergeRequestId);
     const merged = await callMcp<{ status: string }>(ownerMcp, "merge_requests", { action: "execute", mergeRequestId });
     expect(merged.status).toBe("merged");
   });
@@ -215,6 +237,141 @@ describe("over MCP", () => {
   });
 });
 
+describe("an approval covers the sections its approver saw", () => {
+  const get = (mergeRequestId: string) => callMcp<MergeRequest>(ownerMcp, "merge_requests", { action: "get", mergeRequestId });
+  const execute = (mergeRequestId: string) => callMcpError(ownerMcp, "merge_requests", { action: "execute", mergeRequestId });
+  const merges = async (mergeRequestId: string) =>
+    expect((await callMcp<{ status: string }>(ownerMcp, "merge_requests", { action: "execute", mergeRequestId })).status).toBe("merged");
+
+  test("a person who saw every change approves: the request is approved and merges", async () => {
+    const doc = await setup("coverage/happy");
+    await doc.update("feature", doc.a, "A for review");
+    await doc.update("feature", doc.b, "B for review");
+    const { mergeRequestId } = await doc.open();
+    await requireApprovals(doc.documentId, 1);
+    expect((await get(mergeRequestId)).sectionReviews).toEqual([
+      { sectionId: doc.a, name: "A", approvedBy: [], needsReview: true },
+      { sectionId: doc.b, name: "B", approvedBy: [], needsReview: true },
+    ]);
+
+    const approved = await ritaInPerson("approve", mergeRequestId);
+    expect(approved.sectionReviews.map((s) => [s.sectionId, s.approvedBy, s.needsReview])).toEqual([
+      [doc.a, [rita.userId], false],
+      [doc.b, [rita.userId], false],
+    ]);
+    expect(approved).toMatchObject({ approvals: 1, hiddenSectionsNeedingReview: 0 });
+    await merges(mergeRequestId);
+  });
+
+  test("a section added after the approval blocks execute until someone reviews it", async () => {
+    const doc = await setup("coverage/added");
+    await doc.update("feature", doc.a, "A for review");
+    const { mergeRequestId } = await doc.open();
+    await requireApprovals(doc.documentId, 1);
+    expect((await ritaInPerson("approve", mergeRequestId)).approvals).toBe(1);
+
+    const added = await callMcp<{ sectionId: string }>(ownerMcp, "sections", {
+      action: "create",
+      documentId: doc.documentId,
+      branchName: "feature",
+      name: "D",
+      content: [text("added after Rita approved")],
+    });
+    const after = await get(mergeRequestId);
+    // Rita's approval still stands for A (she saw it as it is); D is not hers to have seen.
+    expect(ritaOf(after)).toMatchObject({ state: "approved", stale: false });
+    expect(after.sectionReviews.map((s) => [s.name, s.needsReview])).toEqual([
+      ["A", false],
+      ["D", true],
+    ]);
+    expect(after.approvals).toBe(0);
+    const refused = await execute(mergeRequestId);
+    expect(refused.code).toBe("APPROVALS_REQUIRED");
+    expect(refused.details).toMatchObject({ approvals: 0, sectionsNeedingReview: [added.sectionId], hiddenSectionsNeedingReview: 0 });
+    expect(refused.message).toContain(`"D" (${added.sectionId})`);
+    expect(refused.message).not.toContain(`"A"`);
+
+    await ritaInPerson("approve", mergeRequestId);
+    await merges(mergeRequestId);
+  });
+
+  test("a changed section's new content needs a new approval", async () => {
+    const doc = await setup("coverage/changed");
+    await doc.update("feature", doc.a, "A for review");
+    await doc.update("feature", doc.b, "B for review");
+    const { mergeRequestId } = await doc.open();
+    await requireApprovals(doc.documentId, 1);
+    await ritaInPerson("approve", mergeRequestId);
+
+    await doc.update("feature", doc.b, "B rewritten after the approval");
+    const after = await get(mergeRequestId);
+    expect(after.sectionReviews.map((s) => [s.name, s.approvedBy, s.needsReview])).toEqual([
+      ["A", [rita.userId], false],
+      ["B", [], true],
+    ]);
+    const refused = await execute(mergeRequestId);
+    expect(refused.code).toBe("APPROVALS_REQUIRED");
+    expect(refused.details).toMatchObject({ sectionsNeedingReview: [doc.b] });
+
+    await ritaInPerson("approve", mergeRequestId);
+    await merges(mergeRequestId);
+  });
+
+  test("a reviewer who may see none of the changed sections cannot approve; one who sees some covers only those", async () => {
+    const doc = await setup("coverage/hidden");
+    const hidden = await server.callTool("sections", owner.userId, {
+      action: "create",
+      documentId: doc.documentId,
+      branchName: "feature",
+      name: "H",
+      content: [text("for managers only")],
+      defaultPermission: "none",
+    });
+    const { mergeRequestId } = await doc.open();
+    await requireApprovals(doc.documentId, 1);
+
+    for (const approve of [
+      () => ritaInPerson("approve", mergeRequestId),
+      () => callMcp(ritaMcp, "merge_requests", { action: "approve", mergeRequestId }),
+    ]) {
+      await expect(approve()).rejects.toThrow(
+        /You can see none of the sections merge request .* changes, so your approval would cover nothing/,
+      );
+    }
+    const asRita = (await server.callTool("merge_requests", rita.userId, { action: "get", mergeRequestId })) as MergeRequest;
+    expect(ritaOf(asRita).state).toBe("pending");
+    expect(asRita).toMatchObject({ sectionReviews: [], hiddenSectionsNeedingReview: 1, approvals: 0 });
+
+    // Once the request also changes A, which Rita may see, her approval covers A and nothing else.
+    await doc.update("feature", doc.a, "A Rita can see");
+    const approved = await ritaInPerson("approve", mergeRequestId);
+    expect(approved).toMatchObject({ approvals: 0, hiddenSectionsNeedingReview: 1 });
+    expect(approved.sectionReviews.map((s) => [s.name, s.approvedBy])).toEqual([["A", [rita.userId]]]);
+    const refused = await execute(mergeRequestId);
+    expect(refused.details).toMatchObject({ sectionsNeedingReview: [hidden.sectionId], hiddenSectionsNeedingReview: 0 });
+    expect(refused.message).toContain(`"H" (${hidden.sectionId})`);
+  });
+
+  test("an agent's approval is recorded and shown, and counts for nothing", async () => {
+    const doc = await setup("coverage/agent");
+    await doc.update("feature", doc.a, "A for review");
+    const { mergeRequestId } = await doc.open();
+    await requireApprovals(doc.documentId, 1);
+
+    const byAgent = await callMcp<MergeRequest>(ritaMcp, "merge_requests", { action: "approve", mergeRequestId });
+    expect(ritaOf(byAgent)).toMatchObject({ state: "approved", reviewedAs: "agent", stale: false });
+    expect(byAgent).toMatchObject({ approvals: 0, sectionReviews: [{ sectionId: doc.a, approvedBy: [], needsReview: true }] });
+    const refused = await execute(mergeRequestId);
+    expect(refused).toMatchObject({ code: "APPROVALS_REQUIRED", details: { sectionsNeedingReview: [doc.a] } });
+    expect(refused.message).toMatch(/API token/);
+
+    const withdrawn = await callMcp<MergeRequest>(ritaMcp, "merge_requests", { action: "reset", mergeRequestId });
+    expect(ritaOf(withdrawn)).toMatchObject({ state: "pending", reviewedAs: null });
+    expect(ritaOf(await ritaInPerson("approve", mergeRequestId)).reviewedAs).toBe("person");
+    await merges(mergeRequestId);
+  });
+});
+
 describe("list filters and the generated message", () => {
   test("authorId and awaitingReviewBy narrow the list; analyze's generatedCommitMessage is the message execute writes", async () => {
     const doc = await setup("reviews/filters");
@@ -253,7 +410,7 @@ describe("over tRPC", () => {
     }
   };
 
-  test("required approvals set in person; the author's own approval does not count; moved heads are refused; merged resolution", async () => {
+  test("required approvals set in person; the author's and an agent's approvals do not count; moved heads are refused; merged resolution", async () => {
     const doc = await setup("reviews/trpc", { A: "alpha\nbeta", B: "B", C: "C" });
     await doc.update("feature", doc.a, "alpha from feature\nbeta");
     await doc.update("main", doc.a, "alpha from main\nbeta");
@@ -265,22 +422,33 @@ describe("over tRPC", () => {
     ).rejects.toMatchObject({
       code: "PERMISSION_DENIED",
     });
+    // Main moves before the rule protects it; the analysis taken before is what BRANCH_MOVED is checked against below.
+    const analysis = await callTrpc<Analysis>(owner.token, { action: "analyze", mergeRequestId });
+    await doc.update("main", doc.b, "B moved on main");
     const inPerson = server.trpcCaller(owner);
     expect(await inPerson.mergeRequests({ action: "set_required_approvals", documentId: doc.documentId, requiredApprovals: 1 })).toEqual({
       documentId: doc.documentId,
       requiredApprovals: 1,
     });
 
-    const analysis = await callTrpc<Analysis>(owner.token, { action: "analyze", mergeRequestId });
     const resolutions = [{ sectionId: doc.a, resolution: "merged", content: [text("alpha from both\nbeta")] }];
-    const ownApproval = await callTrpc<MergeRequest>(owner.token, { action: "approve", mergeRequestId });
+    const ownApproval = (await inPerson.mergeRequests({ action: "approve", mergeRequestId })) as MergeRequest;
     expect(ownApproval.approvals).toBe(0);
     await expect(callTrpc(owner.token, { action: "execute", mergeRequestId, resolutions })).rejects.toMatchObject({
       code: "APPROVALS_REQUIRED",
     });
 
-    await callTrpc(rita.token, { action: "approve", mergeRequestId });
-    await doc.update("main", doc.b, "B moved on main");
+    // Rita's token makes her an agent: her approval is recorded and shown, and counts for nothing.
+    const byAgent = await callTrpc<MergeRequest>(rita.token, { action: "approve", mergeRequestId });
+    expect(ritaOf(byAgent)).toMatchObject({ state: "approved", reviewedAs: "agent" });
+    expect(byAgent.approvals).toBe(0);
+    await expect(callTrpc(owner.token, { action: "execute", mergeRequestId, resolutions })).rejects.toMatchObject({
+      code: "APPROVALS_REQUIRED",
+    });
+
+    const signedIn = (await server.trpcCaller(rita).mergeRequests({ action: "approve", mergeRequestId })) as MergeRequest;
+    expect(ritaOf(signedIn)).toMatchObject({ state: "approved", reviewedAs: "person" });
+    expect(signedIn.approvals).toBe(1);
     await expect(
       callTrpc(owner.token, { action: "execute", mergeRequestId, resolutions, expectedTargetHeadCommitId: analysis.targetHeadCommitId }),
     ).rejects.toMatchObject({ code: "BRANCH_MOVED" });
