@@ -1,10 +1,11 @@
 /** One write on a branch, as its own commit: the path every writing action takes. */
-import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
+import { type DocumentTree, hashSection, type SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
+import { accessChangeRefusal, changesSectionAccess } from "@/server/policies/access";
 import type { Tx } from "@/server/store/db";
 import { type BranchChange, type BranchState, writeOnBranch } from "@/server/store/group-commit";
 import type { NewCommentRow } from "@/server/store/comments";
-import { admitActor, type DocumentAccess } from "./access";
+import { admitActor, type DocumentAccess, refuse } from "./access";
 import type { ActionContext } from "./context";
 
 export interface WriteResult {
@@ -37,6 +38,10 @@ export interface BranchEdit<R> {
  * branch as the writes before it left it (writes to a branch are grouped into
  * one transaction under load, see store/group-commit.ts), reading through
  * `tx` and returning everything it wants stored.
+ *
+ * Every direct write passes here, whatever the face (MCP, tRPC, the live
+ * draft's commit), so the rules that hold for all of them are checked here:
+ * an agent's write changes no section's access (`assertAgentKeepsSectionAccess`).
  */
 export async function writeBranch<R>(
   ctx: ActionContext,
@@ -55,6 +60,14 @@ export async function writeBranch<R>(
     },
     async change(state, tx) {
       const next = await edit(state, tx, access!);
+      const written = new Map((next.newSections ?? []).map((v) => [hashSection(v), v]));
+      await assertAgentKeepsSectionAccess(
+        access!,
+        state.tree,
+        next.tree,
+        async (hashes) => new Map([...(await state.loadSections([...hashes].filter((hash) => !written.has(hash)))), ...written]),
+        "This write would change a section's defaultPermission or aiAccess: a person makes that change, signed in, on a non-default branch.",
+      );
       return {
         tree: next.tree,
         newSections: next.newSections ?? [],
@@ -82,4 +95,31 @@ export function assertNotDeleted(tree: DocumentTree, branchName: string): void {
       { branchName },
     );
   }
+}
+
+/**
+ * A section's `defaultPermission` and `aiAccess` are access, so an agent's
+ * change from one tree to another — a write, a revert, a merge and its
+ * resolutions — may not alter them for any section it keeps or adds (the one
+ * rule, accessChangeRefusal, with `nextStep` saying what to do instead).
+ * Only agents' changes are compared, so a person's write loads nothing more.
+ */
+export async function assertAgentKeepsSectionAccess(
+  access: DocumentAccess,
+  before: DocumentTree,
+  after: DocumentTree,
+  loadSections: (hashes: Iterable<string>) => Promise<Map<string, SectionVersion>>,
+  nextStep: string,
+): Promise<void> {
+  const refusal = access.subject.kind === "member" ? accessChangeRefusal(access.subject.principal, nextStep) : null;
+  if (!refusal) return;
+  const beforeHashes = new Map(before.sections.map((e) => [e.sectionId, e.blobHash]));
+  const changed = after.sections.filter((e) => beforeHashes.get(e.sectionId) !== e.blobHash);
+  if (changed.length === 0) return;
+  const versions = await loadSections([...changed.map((e) => e.blobHash), ...changed.flatMap((e) => beforeHashes.get(e.sectionId) ?? [])]);
+  const beforeVersion = (sectionId: string) => {
+    const hash = beforeHashes.get(sectionId);
+    return hash === undefined ? null : versions.get(hash);
+  };
+  if (changed.some((e) => changesSectionAccess(beforeVersion(e.sectionId), versions.get(e.blobHash)!))) refuse(refusal);
 }

@@ -129,7 +129,9 @@ const revertInput = z.strictObject({
   action: z.literal("revert"),
   documentId: documentIdField,
   branchName: writeBranchField,
-  commitId: commitIdField.describe("Restore the document to its state at this commit (a new commit; history is kept)."),
+  commitId: commitIdField.describe(
+    "Restore the document to its state at this commit (a new commit; history is kept). An API token (an agent) is refused (PERMISSION_DENIED) when that would change a section's defaultPermission or aiAccess: a person reverts it, signed in.",
+  ),
   commitMessage: commitMessageField,
 });
 

@@ -35,6 +35,7 @@ import { assertPathFree, type DocumentRow, getBranch, pathsHeldByOtherDocuments 
 import type { MergeRequestRow } from "@/server/store/merge-requests";
 import { loadSections, loadTree, putSections } from "@/server/store/objects";
 import { assertSectionChangesAllowed, atLeastEdit, type DocumentAccess, sectionChangesRefused } from "./access";
+import { assertAgentKeepsSectionAccess } from "./branch-write";
 import { quotableMessages } from "./history";
 
 export interface MergeAnalysisView {
@@ -342,6 +343,14 @@ function describeMissing(missing: MissingResolutions): string {
 }
 
 /**
+ * An agent may not execute a merge that changes any section's overrides (the
+ * merged tree against the target's, so resolutions count): permission changes
+ * reach a branch only when a person merges them.
+ */
+const AGENT_MERGE_NEXT_STEP =
+  "This merge would change a section's defaultPermission or aiAccess, so a person must merge it, signed in. Nothing was changed. (A conflict resolved with the target's version keeps that section's access as it is.)";
+
+/**
  * Merges inside the caller's transaction (which holds the merge request row).
  * The target branch row is locked and the analysis re-run on the current heads,
  * so resolutions can never apply to a stale analysis.
@@ -382,6 +391,7 @@ export async function executeMerge(
   }
   const loadForCheck = (hashes: Iterable<string>) => loadSections(tx, hashes);
   if (current.fastForward) {
+    await assertAgentKeepsSectionAccess(access, state.targetTree, state.sourceTree, loadForCheck, AGENT_MERGE_NEXT_STEP);
     await assertSectionChangesAllowed(access, state.targetTree, state.sourceTree, loadForCheck, "merge this request");
     await commitToBranch(tx, {
       document: state.document,
@@ -407,6 +417,7 @@ export async function executeMerge(
       { missing: built.missing },
     );
   }
+  await assertAgentKeepsSectionAccess(access, state.targetTree, built.tree, loadForCheck, AGENT_MERGE_NEXT_STEP);
   await assertSectionChangesAllowed(access, state.targetTree, built.tree, loadForCheck, "merge this request");
   if (options.resolutions.resolvedPath !== undefined && state.analysis.hasPathCollision) {
     await assertPathFree(tx, state.document.workspaceId, built.tree.path, state.document.id);

@@ -16,7 +16,8 @@ import type { BranchState } from "@/server/store/group-commit";
 import type { NewCommentRow } from "@/server/store/comments";
 import { getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { type DocumentAccess, openDocument, requireSection, visibleEntries } from "./access";
+import { accessChangeRefusal } from "@/server/policies/access";
+import { type DocumentAccess, openDocument, refuse, requireSection, visibleEntries } from "./access";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { keysVisibleOnBranch, prepareSectionContent } from "./section-content";
@@ -40,11 +41,13 @@ const f = {
   defaultPermission: permission
     .optional()
     .describe(
-      "Team permission override for this section (edit | read | none; null = inherit from the document). Only on non-default branches.",
+      "Team permission override for this section (edit | read | none; null = inherit from the document). Only on non-default branches, and only by a person signed in: an API token acts as an agent and is refused (PERMISSION_DENIED) — leave it out.",
     ),
   aiAccess: permission
     .optional()
-    .describe("AI permission override for this section (edit | read | none; null = inherit). Only on non-default branches."),
+    .describe(
+      "AI permission override for this section (edit | read | none; null = inherit). Only on non-default branches, and only by a person signed in: an API token acts as an agent and is refused (PERMISSION_DENIED) — leave it out.",
+    ),
 };
 
 export const sectionsInput = z.discriminatedUnion("action", [
@@ -151,6 +154,22 @@ function assertExpectedHash(sectionId: string, current: string, expected: string
   }
 }
 
+/**
+ * A section's overrides are access, which agents never change: an agent that
+ * names them is refused before anything is looked at, even when the value is
+ * the current one, so it learns the rule rather than the branch's (writeBranch
+ * refuses any other way an agent's write would change them).
+ */
+function refuseAgentOverrides(ctx: ActionContext, input: { defaultPermission?: unknown; aiAccess?: unknown }): void {
+  if (input.defaultPermission === undefined && input.aiAccess === undefined) return;
+  refuse(
+    accessChangeRefusal(
+      ctx.actor.principal,
+      "Leave out defaultPermission and aiAccess: a person sets them, signed in, on a non-default branch, and they reach the default branch through a merge request.",
+    ),
+  );
+}
+
 function assertPermissionsSettable(state: BranchState, input: { defaultPermission?: unknown; aiAccess?: unknown }): void {
   if ((input.defaultPermission !== undefined || input.aiAccess !== undefined) && state.branch.name === state.document.defaultBranch) {
     throw new DomainError(
@@ -166,6 +185,7 @@ function withSections(tree: DocumentTree, sections: DocumentTree["sections"]): D
 }
 
 function create(ctx: ActionContext, input: ActionInput<"create">) {
+  refuseAgentOverrides(ctx, input);
   return writeBranch(ctx, input, "edit", async (state, tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
     assertPermissionsSettable(state, input);
@@ -259,6 +279,7 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
       issues: [{ path: "content", message: "use newContent or content, not both" }],
     });
   }
+  refuseAgentOverrides(ctx, input);
   const newContent = input.newContent ?? input.content;
   if (newContent === undefined && input.newName === undefined && input.defaultPermission === undefined && input.aiAccess === undefined) {
     throw new DomainError(
@@ -450,7 +471,7 @@ export const sectionsTool = defineTool({
     "- reorder {documentId, branchName, sectionOrder: every section id exactly once} -> {sectionOrder}.",
     "- add_reference {documentId, branchName, sectionId, targetDocumentId, targetSectionId?, displayTitle?} -> {referenceId}; remove_reference {documentId, branchName, referenceId}.",
     "Every result also has {documentId, branchName, commitId, changed}.",
-    'Rules: the section name is shown as its H2 heading, so content must not start with that same heading (DUPLICATE_HEADING). Keep <svc:comment id="…">…</svc:comment> elements intact (COMMENT_TAGS_REMOVED otherwise); add comments with <svc:comment-new body="…" mentions="<userId>,…">text</svc:comment-new>. defaultPermission / aiAccess (edit | read | none | null) can be set on create/update only on a non-default branch. Image blocks with type "file" work only through the stdio proxy; storage blocks must name a key from `upload_url`.',
+    'Rules: the section name is shown as its H2 heading, so content must not start with that same heading (DUPLICATE_HEADING). Keep <svc:comment id="…">…</svc:comment> elements intact (COMMENT_TAGS_REMOVED otherwise); add comments with <svc:comment-new body="…" mentions="<userId>,…">text</svc:comment-new>. defaultPermission / aiAccess (edit | read | none | null) can be set on create/update only on a non-default branch and only by a person signed in: an API token acts as an agent, and agents never change access (PERMISSION_DENIED, also for a revert or merge that would change them). Image blocks with type "file" work only through the stdio proxy; storage blocks must name a key from `upload_url`.',
   ].join("\n"),
   input: sectionsInput,
   readOnly: false,

@@ -19,7 +19,9 @@
  * - An agent (every call made with an API token, on every face) is capped by
  *   `aiAccess`: the section's override, else the document's.
  * - Changing access — permissions, share links, roles, members, invites,
- *   tokens — is for people only (`accessChangeRefusal`).
+ *   tokens, and a section's own overrides however they would change (a
+ *   section write, a revert, a merge and its resolutions) — is for people
+ *   only (`accessChangeRefusal`, `changesSectionAccess`).
  */
 import type { Role } from "@/db/schema";
 import type { Permission } from "@/server/core/document-model";
@@ -56,18 +58,31 @@ export interface SectionOverrides {
 
 export type AccessRefusal = { code: "PERMISSION_DENIED"; message: string };
 
-export const AGENT_CANNOT_CHANGE_ACCESS =
-  "An API token acts as an agent; agents cannot change access, roles, invites, tokens or the workspace's settings. Sign in to do this.";
+const AGENTS_CANNOT_CHANGE_ACCESS =
+  "An API token acts as an agent; agents cannot change access, roles, invites, tokens or the workspace's settings.";
+
+export const AGENT_CANNOT_CHANGE_ACCESS = `${AGENTS_CANNOT_CHANGE_ACCESS} Sign in to do this.`;
 
 /**
  * The one rule for changing access (a document's permissions and share links,
- * workspace roles and members, invites, API tokens): only a person may, never
- * an agent — an agent must not raise its own limits or mint credentials.
- * Returns the refusal, or null when the principal may (who else may is the
- * caller's role question, asked after this).
+ * a section's `defaultPermission` and `aiAccess`, workspace roles and members,
+ * invites, API tokens): only a person may, never an agent — an agent must not
+ * raise its own limits or mint credentials. Returns the refusal, or null when
+ * the principal may (who else may is the caller's role question, asked after
+ * this). `nextStep` tells the agent what to do instead, where signing in is
+ * not the whole answer.
  */
-export function accessChangeRefusal(principal: Principal): AccessRefusal | null {
-  return principal === "agent" ? { code: "PERMISSION_DENIED", message: AGENT_CANNOT_CHANGE_ACCESS } : null;
+export function accessChangeRefusal(principal: Principal, nextStep = "Sign in to do this."): AccessRefusal | null {
+  return principal === "agent" ? { code: "PERMISSION_DENIED", message: `${AGENTS_CANNOT_CHANGE_ACCESS} ${nextStep}` } : null;
+}
+
+/**
+ * Whether a section's overrides differ between two versions of it (`null`
+ * before: the section is new, so any override it brings is a change). A
+ * section that goes away changes no one's access to what remains.
+ */
+export function changesSectionAccess(before: SectionOverrides | null | undefined, after: SectionOverrides): boolean {
+  return (before?.defaultPermission ?? null) !== after.defaultPermission || (before?.aiAccess ?? null) !== after.aiAccess;
 }
 
 const isAgent = (subject: AccessSubject): boolean => subject.kind === "member" && subject.principal === "agent";

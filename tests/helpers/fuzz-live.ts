@@ -947,7 +947,10 @@ class SeedRun {
     return `${principal} deleted ${target.sectionId.slice(0, 8)}`;
   }
 
-  /** Section overrides on a branch, merged to main by the owner's agent; hiding a section also writes new text into it in the same commit. */
+  /**
+   * Section overrides on a branch, merged to main by the owner in person (an agent never changes access: README
+   * "Access"); the agent opens the request. Hiding a section also writes new text into it in the same commit.
+   */
   private async setOverrides(): Promise<string> {
     const target = this.rng.pick(this.plainSections());
     if (!target) return "no plain section";
@@ -972,7 +975,7 @@ class SeedRun {
       this.hidden.memberAgent.set(target.sectionId, new Set([...(this.hidden.memberAgent.get(target.sectionId) ?? []), whisper.text]));
       args.newContent = [...current!.content, { blockType: "text", text: `Whisper ${whisper.text}` }];
     }
-    await this.must("ownerAgent", "sections", args);
+    await this.person("sections", args);
     const opened = await this.call<{ mergeRequestId: string }>("ownerAgent", "merge_requests", {
       action: "create",
       documentId: this.documentId,
@@ -992,13 +995,8 @@ class SeedRun {
     }
     if (!opened.ok) throw new Error(`MCP merge_requests create refused: ${opened.code} ${opened.message}`);
     const request = opened.value;
-    const merged = await this.call<{ commitId: string }>("ownerAgent", "merge_requests", {
-      action: "execute",
-      mergeRequestId: request.mergeRequestId,
-    });
-    if (!merged.ok) throw new Error(`override merge refused: ${merged.code} ${merged.message}`);
+    await this.person("merge_requests", { action: "execute", mergeRequestId: request.mergeRequestId });
     if (whisper) this.acknowledge(whisper, true);
-    if (merged.value.commitId) this.revertTargets.push(merged.value.commitId);
     await this.refresh(null);
     return `${target.sectionId.slice(0, 8)}: defaultPermission ${defaultPermission}, aiAccess ${aiAccess}${whisper ? `, whisper ${whisper.text}` : ""}`;
   }
@@ -1103,6 +1101,10 @@ class SeedRun {
     if (!answer.ok) {
       // A commit whose message the agent may not see (it touched the section hidden from agents) is not one it may revert to.
       if (answer.code === "NOT_FOUND") return `not revertable by the agent: ${answer.message}`;
+      // Nor one whose sections' overrides differ from main's now: that revert would change access, which agents never do.
+      if (changes.overrides && answer.code === "PERMISSION_DENIED" && /agents cannot change access/.test(answer.message)) {
+        return `not revertable by the agent: ${answer.message}`;
+      }
       throw new Error(`revert refused: ${answer.code} ${answer.message}`);
     }
     this.revertTargets.push(answer.value.commitId);

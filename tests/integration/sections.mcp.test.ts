@@ -394,18 +394,20 @@ describe("headings, permissions, references, comments", () => {
     });
   });
 
+  // Set in person: an API token (an agent) never changes access (agent-access-and-protected-branches.test.ts).
   test("section permissions only on a non-default branch, versioned there", async () => {
     const section = (await read()).sections[0]!;
-    const refused = await callMcpError(mcp, "sections", {
-      action: "update",
-      documentId,
-      branchName: "main",
-      sectionId: section.sectionId,
-      aiAccess: "read",
-    });
-    expect(refused.code).toBe("DEFAULT_BRANCH_PROTECTED");
+    await expect(
+      server.callTool("sections", owner.userId, {
+        action: "update",
+        documentId,
+        branchName: "main",
+        sectionId: section.sectionId,
+        aiAccess: "read",
+      }),
+    ).rejects.toMatchObject({ code: "DEFAULT_BRANCH_PROTECTED" });
     await callMcp(mcp, "documents", { action: "create_branch", documentId, branchName: "perms" });
-    await callMcp(mcp, "sections", {
+    await server.callTool("sections", owner.userId, {
       action: "update",
       documentId,
       branchName: "perms",
@@ -413,7 +415,7 @@ describe("headings, permissions, references, comments", () => {
       aiAccess: "read",
       defaultPermission: "edit",
     });
-    const created = await callMcp<{ sectionId: string }>(mcp, "sections", {
+    const created = await server.callTool("sections", owner.userId, {
       action: "create",
       documentId,
       branchName: "perms",
