@@ -3,6 +3,7 @@ import { type DocumentTree, hashSection, type SectionVersion } from "@/server/co
 import { DomainError } from "@/server/core/errors";
 import { accessChangeRefusal, changesSectionAccess } from "@/server/policies/access";
 import type { Tx } from "@/server/store/db";
+import type { DocumentRow } from "@/server/store/documents";
 import { type BranchChange, type BranchState, writeOnBranch } from "@/server/store/group-commit";
 import type { NewCommentRow } from "@/server/store/comments";
 import { admitActor, type DocumentAccess, refuse } from "./access";
@@ -41,7 +42,8 @@ export interface BranchEdit<R> {
  *
  * Every direct write passes here, whatever the face (MCP, tRPC, the live
  * draft's commit), so the rules that hold for all of them are checked here:
- * an agent's write changes no section's access (`assertAgentKeepsSectionAccess`).
+ * a protected default branch takes none (`assertTakesDirectWrites`), and an
+ * agent's write changes no section's access (`assertAgentKeepsSectionAccess`).
  */
 export async function writeBranch<R>(
   ctx: ActionContext,
@@ -57,6 +59,7 @@ export async function writeBranch<R>(
     now: ctx.clock(),
     admit(found) {
       access = admitActor(ctx.actor, input.documentId, found, need);
+      assertTakesDirectWrites(access.document, input.branchName);
     },
     async change(state, tx) {
       const next = await edit(state, tx, access!);
@@ -95,6 +98,25 @@ export function assertNotDeleted(tree: DocumentTree, branchName: string): void {
       { branchName },
     );
   }
+}
+
+/**
+ * A document that requires approvals protects its default branch, as a
+ * protected branch does on GitLab: changes reach it only through merge
+ * requests (merge-execution.ts moves the head itself, never through
+ * writeBranch) and the document's creation. Nobody writes to it directly, the
+ * owner and the live draft's commit included — an exception would let a
+ * change reach it that no approval covers. Whoever manages the document
+ * lowers requiredApprovals to 0 to write directly again.
+ */
+export function assertTakesDirectWrites(document: DocumentRow, branchName: string): void {
+  if (branchName !== document.defaultBranch || document.requiredApprovals === 0) return;
+  const branch = JSON.stringify(branchName);
+  throw new DomainError(
+    "DEFAULT_BRANCH_PROTECTED",
+    `Branch ${branch} is protected: document ${document.id} requires ${document.requiredApprovals} approval(s), so changes reach ${branch} only through a merge request. Nothing was written (a live draft stays as it is). Create a branch (\`documents\` action \`create_branch\`), write there, and open a merge request to ${branch} (\`merge_requests\` action \`create\`). To write to ${branch} directly again, the document's creator or a workspace owner or admin, signed in, sets requiredApprovals to 0 (\`merge_requests\` action \`set_required_approvals\`).`,
+    { branchName, requiredApprovals: document.requiredApprovals },
+  );
 }
 
 /**

@@ -3,5 +3,11 @@ import { branchNameSchema, commitMessageSchema } from "@/server/core/names";
 import { uuidSchema } from "./tool";
 
 export const documentIdField = uuidSchema.describe("The document.");
-export const writeBranchField = branchNameSchema.describe("The branch to write on (writes commit to this branch).");
+/** Said wherever an agent names a branch to write on: a protected default branch takes no direct writes. */
+export const PROTECTED_DEFAULT_BRANCH_RULE =
+  "A document with requiredApprovals above 0 protects its default branch: no direct write reaches it (DEFAULT_BRANCH_PROTECTED, nothing written), so write on another branch and open a merge request.";
+
+export const writeBranchField = branchNameSchema.describe(
+  `The branch to write on (writes commit to this branch). ${PROTECTED_DEFAULT_BRANCH_RULE}`,
+);
 export const commitMessageField = commitMessageSchema.optional();

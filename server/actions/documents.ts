@@ -287,6 +287,7 @@ export const documentsTool = defineTool({
     "- get_permissions / set_permissions {documentId, defaultPermission?, aiAccess?, grants?: [{userId, permission | null}]}: the team default, the AI limit and per-user grants (the document's creator and workspace owners/admins, signed in: never with an API token, which acts as an agent).",
     '- create_share_link {documentId, permission: read | edit, expiresInDays?} -> {shareLinkId, path: "/share/<token>"} (the token is shown once); list_share_links; revoke_share_link {documentId, shareLinkId} (same people, signed in).',
     "Writes return {documentId, branchName, commitId, changed}; `changed` is false (and no commit is made) when the write changes nothing. Every write accepts an optional commitMessage (max 1000 characters); otherwise one is generated.",
+    "Protected default branch: when the document requires approvals (requiredApprovals above 0, see `merge_requests`), every direct write to its default branch — update, delete, revert, assign_tag, remove_tag, set_property, commit of the live draft, and every `sections` write — is refused with DEFAULT_BRANCH_PROTECTED and changes nothing (the draft stays); changes reach it only through a merge request. Write on another branch (create_branch) and open one. An API token acts as an agent and never changes access: a revert that would change a section's defaultPermission or aiAccess is refused (PERMISSION_DENIED).",
   ].join("\n"),
   input: documentsInput,
   readOnly: false,

@@ -20,6 +20,7 @@ import { accessChangeRefusal } from "@/server/policies/access";
 import { type DocumentAccess, openDocument, refuse, requireSection, visibleEntries } from "./access";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
+import { PROTECTED_DEFAULT_BRANCH_RULE } from "./document-fields";
 import { keysVisibleOnBranch, prepareSectionContent } from "./section-content";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";
 
@@ -27,7 +28,7 @@ const permission = z.enum(PERMISSIONS).nullable();
 
 const f = {
   documentId: uuidSchema.describe("The document."),
-  branchName: branchNameSchema.describe("The branch to write on; every write commits to it."),
+  branchName: branchNameSchema.describe(`The branch to write on; every write commits to it. ${PROTECTED_DEFAULT_BRANCH_RULE}`),
   sectionId: uuidSchema.describe("The section (from `read`)."),
   commitMessage: commitMessageSchema.optional(),
   name: documentNameSchema.describe("Section name, rendered as the section's H2 heading; do not repeat it as a heading in the content."),
@@ -471,7 +472,7 @@ export const sectionsTool = defineTool({
     "- reorder {documentId, branchName, sectionOrder: every section id exactly once} -> {sectionOrder}.",
     "- add_reference {documentId, branchName, sectionId, targetDocumentId, targetSectionId?, displayTitle?} -> {referenceId}; remove_reference {documentId, branchName, referenceId}.",
     "Every result also has {documentId, branchName, commitId, changed}.",
-    'Rules: the section name is shown as its H2 heading, so content must not start with that same heading (DUPLICATE_HEADING). Keep <svc:comment id="…">…</svc:comment> elements intact (COMMENT_TAGS_REMOVED otherwise); add comments with <svc:comment-new body="…" mentions="<userId>,…">text</svc:comment-new>. defaultPermission / aiAccess (edit | read | none | null) can be set on create/update only on a non-default branch and only by a person signed in: an API token acts as an agent, and agents never change access (PERMISSION_DENIED, also for a revert or merge that would change them). Image blocks with type "file" work only through the stdio proxy; storage blocks must name a key from `upload_url`.',
+    'Rules: the section name is shown as its H2 heading, so content must not start with that same heading (DUPLICATE_HEADING). Keep <svc:comment id="…">…</svc:comment> elements intact (COMMENT_TAGS_REMOVED otherwise); add comments with <svc:comment-new body="…" mentions="<userId>,…">text</svc:comment-new>. defaultPermission / aiAccess (edit | read | none | null) can be set on create/update only on a non-default branch and only by a person signed in: an API token acts as an agent, and agents never change access (PERMISSION_DENIED, also for a revert or merge that would change them). A document with requiredApprovals > 0 protects its default branch: every write to it is refused with DEFAULT_BRANCH_PROTECTED; write on another branch and open a merge request. Image blocks with type "file" work only through the stdio proxy; storage blocks must name a key from `upload_url`.',
   ].join("\n"),
   input: sectionsInput,
   readOnly: false,
