@@ -1102,7 +1102,7 @@ class SeedRun {
       // A commit whose message the agent may not see (it touched the section hidden from agents) is not one it may revert to.
       if (answer.code === "NOT_FOUND") return `not revertable by the agent: ${answer.message}`;
       // Nor one whose sections' overrides differ from main's now: that revert would change access, which agents never do.
-      if (changes.overrides && answer.code === "PERMISSION_DENIED" && /agents cannot change access/.test(answer.message)) {
+      if (answer.code === "PERMISSION_DENIED" && /agents cannot change access/.test(answer.message)) {
         return `not revertable by the agent: ${answer.message}`;
       }
       throw new Error(`revert refused: ${answer.code} ${answer.message}`);
