@@ -2,8 +2,9 @@
  * The review flow in a real Chromium against the built app: the author opens
  * a merge request from a branch, a reviewer reads the diffs and requests
  * changes, the author commits again (the reviewer's page notices), the
- * approval rules hold (required approvals; an approval survives a commit to a
- * section it did not see and goes stale on one it saw), every conflict is
+ * approval rules hold (required approvals; an agent's approval is shown and
+ * does not count; an approval covers the sections it saw, so a section changed
+ * since needs a review the page lists, and it goes stale on one it saw), every conflict is
  * resolved with a different choice (one with a proposed merge), the request is
  * merged and main shows the result; another request is closed. The pages are
  * photographed at 1280 and 390 px into docs/screenshots/.
@@ -12,7 +13,7 @@ import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
-import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 // The tests of this file tell one story on one server, in order.
 test.describe.configure({ mode: "serial" });
@@ -176,26 +177,49 @@ test("the author commits again: the reviewer's open page says the branch moved a
   await expect(notice).toHaveCount(0);
 });
 
-test("approval rules: required approvals gate the merge; an approval survives a commit it did not see and goes stale on one it saw", async () => {
+test("the page lists the changed sections still needing a review and marks an agent's approval as not counting", async () => {
   await server.callTool("merge_requests", olive.userId, { action: "set_required_approvals", documentId, requiredApprovals: 1 });
   await author.goto(mergeRequestUrl);
   await expect(author.getByTestId("approval-rule")).toContainText("0 of 1 required approval");
-  await expect(author.getByTestId("approvals-missing")).toContainText("requires 1 approval");
+  await expect(author.getByTestId("approvals-missing")).toContainText("Still needing a review: “Intro”, “Pricing”, “Terms”, “Glossary”.");
+  await expect(author.getByTestId("needs-review")).toHaveCount(4);
 
+  // Rita's API token makes her an agent: her approval is shown, marked, and counts for nothing.
+  const ritaAgent = await server.mcpClient(rita.token);
+  const mergeRequestId = mergeRequestUrl.split("/").pop()!;
+  await callMcp(ritaAgent, "merge_requests", { action: "approve", mergeRequestId });
+  await ritaAgent.close();
+  await author.reload();
+  await expect(author.getByTestId("reviewer-state")).toHaveText("Rita Reviewer Approved by an agent (does not count)");
+  await expect(author.getByTestId("approval-rule")).toContainText("0 of 1 required approval");
+  await expect(author.getByTestId("needs-review")).toHaveCount(4);
+  await photograph(author, "merge-request-reviews");
+
+  // Signed in, Rita may approve again, and her approval covers every section she saw.
   await reviewer.reload();
   await reviewer.getByRole("button", { name: "Approve" }).click();
   await expect(reviewer.getByTestId("reviewer-state")).toHaveText("Rita Reviewer Approved");
+  await expect(reviewer.getByTestId("needs-review")).toHaveCount(0);
+  await expect(reviewer.getByTestId("reviewed-by")).toHaveCount(4);
+  await expect(reviewer.getByTestId("approval-rule")).toContainText("1 of 1 required approval");
 
+  // A section changed after her approval, which she never saw, needs its own review; her approval stands for the rest.
   await commit("spring-prices", "appendix", "Old price lists live in the archive, by year.");
   await reviewer.reload();
   await expect(reviewer.getByTestId("reviewer-state")).toHaveText("Rita Reviewer Approved");
-  await expect(reviewer.getByTestId("approval-rule")).toContainText("1 of 1 required approval");
+  await expect(reviewer.getByTestId("approval-rule")).toContainText("0 of 1 required approval");
+  await expect(reviewer.getByTestId("needs-review")).toHaveCount(1);
+  await expect(reviewer.locator(`#change-${ids.appendix}`).getByTestId("needs-review")).toBeVisible();
+  await expect(reviewer.getByTestId("approvals-missing")).toContainText("Still needing a review: “Appendix”.");
+});
 
+test("approval rules: required approvals gate the merge; an approval goes stale on a section it saw, and approving again covers everything", async () => {
   await commit("spring-prices", "intro", "How we charge, and why prices change every spring.");
   await reviewer.reload();
   await expect(reviewer.getByTestId("reviewer-state")).toHaveText("Rita Reviewer Approval stale");
   await author.reload();
-  await expect(author.getByTestId("approvals-missing")).toContainText("0 count now");
+  await expect(author.getByTestId("approvals-missing")).toContainText("Still needing a review: “Intro”, “Appendix”.");
+  await expect(author.getByRole("button", { name: "Merge", exact: true })).toBeDisabled();
 
   // Withdrawing and approving again: the fresh approval counts.
   await reviewer.getByRole("button", { name: "Withdraw review" }).click();

@@ -10,7 +10,15 @@ import { getSessionUser, requireUser } from "@/app/_lib/session";
 import { readContent } from "@/app/documents/[documentId]/readable-content";
 import { getBridge } from "@/server/bridge";
 import { ReviewerStates, StatusBadge } from "../parts";
-import { type ConflictSide, type ConflictSides, HeaderEditor, LiveNotice, ReviewActions, ReviewWorkspace } from "./review-client";
+import {
+  type ConflictSide,
+  type ConflictSides,
+  HeaderEditor,
+  LiveNotice,
+  type MyReviewState,
+  ReviewActions,
+  ReviewWorkspace,
+} from "./review-client";
 import "../merge-requests.css";
 
 type Props = { params: Promise<{ mergeRequestId: string }> };
@@ -61,6 +69,18 @@ async function conflictSidesOn(
       return [id, content === undefined ? { kind: "deleted" } : { kind: "text", text: conflictText(content) }];
     }),
   );
+}
+
+/**
+ * Your review as the buttons need it: an approval that does not cover every change you may see now (stale, given as
+ * an agent, or given before a section was added) can be given again.
+ */
+function myReviewState(request: MergeRequestView, mine: MergeRequestView["reviewers"][number]): MyReviewState {
+  if (mine.state !== "approved") return mine.state;
+  // The author's own approval never counts, so it covers nothing to renew.
+  const coversEveryChange =
+    request.authorId === mine.userId || request.sectionReviews.every((section) => section.approvedBy.includes(mine.userId));
+  return mine.reviewedAs === "person" && !mine.stale && coversEveryChange ? "approved" : "outdated";
 }
 
 export default async function MergeRequestPage({ params }: Props) {
@@ -183,12 +203,13 @@ export default async function MergeRequestPage({ params }: Props) {
               {request.requiredApprovals > 0
                 ? `${request.approvals} of ${request.requiredApprovals} required approval${request.requiredApprovals === 1 ? "" : "s"}.`
                 : `${request.approvals} approval${request.approvals === 1 ? "" : "s"}; this document requires none.`}{" "}
-              An approval goes stale only when a section it saw changes.
+              An approval covers the sections its reviewer saw, as they saw them: a section changed or added since needs its own review.
+              Reviews made with an API token are an agent&apos;s and do not count.
             </p>
             {request.status === "open" && analysis?.ok ? (
               <ReviewActions
                 mergeRequestId={mergeRequestId}
-                myState={myReview ? (myReview.stale ? "stale" : myReview.state) : null}
+                myState={myReview ? myReviewState(request, myReview) : null}
                 heads={{ source: analysis.value.sourceHeadCommitId, target: analysis.value.targetHeadCommitId }}
               />
             ) : null}

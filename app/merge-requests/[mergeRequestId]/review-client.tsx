@@ -132,13 +132,16 @@ export function LiveNotice({
   );
 }
 
+/** Your review as the buttons need it; `outdated`: an approval that does not cover every change now, so it can be given again. */
+export type MyReviewState = "pending" | "approved" | "changes_requested" | "outdated";
+
 export function ReviewActions({
   mergeRequestId,
   myState,
   heads,
 }: {
   mergeRequestId: string;
-  myState: "pending" | "approved" | "changes_requested" | "stale" | null;
+  myState: MyReviewState | null;
   heads: { source: string; target: string };
 }) {
   const router = useRouter();
@@ -179,6 +182,33 @@ export function ReviewActions({
 
 const STATUS_LABELS = { added: "Added", deleted: "Deleted", modified: "Modified", conflict: "Conflict", unchanged: "Unchanged" } as const;
 
+type SectionReview = MergeRequestView["sectionReviews"][number];
+
+/** Whether a changed section still needs a review, else who reviewed it as it is now. */
+function ReviewMark({ review, reviewerNames }: { review: SectionReview | undefined; reviewerNames: Map<string, string> }) {
+  if (!review) return null;
+  if (review.needsReview) {
+    return (
+      <span className="mr-review-mark mr-review-needed" data-testid="needs-review">
+        Needs review
+      </span>
+    );
+  }
+  if (review.approvedBy.length === 0) return null;
+  return (
+    <span className="mr-review-mark mr-review-done" data-testid="reviewed-by">
+      Reviewed by {review.approvedBy.map((id) => reviewerNames.get(id) ?? "a former reviewer").join(", ")}
+    </span>
+  );
+}
+
+/** The changed sections still needing a review, by name; those the reader may not see are only counted. */
+function sectionsNeedingReview(request: MergeRequestView): string {
+  const named = request.sectionReviews.filter((s) => s.needsReview).map((s) => `“${s.name}”`);
+  const hidden = request.hiddenSectionsNeedingReview;
+  return [...named, ...(hidden > 0 ? [`${hidden} section${hidden === 1 ? "" : "s"} you may not see`] : [])].join(", ");
+}
+
 type DocumentChoices = {
   tagResolution?: "source" | "target";
   resolvedPath?: string;
@@ -214,6 +244,9 @@ export function ReviewWorkspace({
   ].filter(Boolean);
   const messageTooLong = !analysis.fastForward && message.length > MAX_COMMIT_MESSAGE_CHARS;
   const approvalsShort = request.requiredApprovals > request.approvals;
+  const reviews = new Map(request.sectionReviews.map((r) => [r.sectionId, r]));
+  const reviewerNames = new Map(request.reviewers.map((r) => [r.userId, r.name]));
+  const stillNeedingReview = sectionsNeedingReview(request);
   const blocked = analysis.upToDate || missing.length > 0 || messageTooLong || approvalsShort || analysis.hiddenConflicts > 0;
 
   async function merge() {
@@ -287,6 +320,7 @@ export function ReviewWorkspace({
             <article key={s.sectionId} id={`change-${s.sectionId}`} className="mr-change-card" data-testid="change" data-status={s.status}>
               <h3>
                 <span className={`mr-change mr-change-${s.status}`}>{STATUS_LABELS[s.status]}</span> {s.name}
+                <ReviewMark review={reviews.get(s.sectionId)} reviewerNames={reviewerNames} />
               </h3>
               {large ? (
                 <details>
@@ -435,8 +469,11 @@ export function ReviewWorkspace({
         ) : null}
         {approvalsShort ? (
           <p className="form-hint" data-testid="approvals-missing">
-            This document requires {request.requiredApprovals} approval{request.requiredApprovals === 1 ? "" : "s"}; {request.approvals}{" "}
-            {request.approvals === 1 ? "counts" : "count"} now.
+            This document requires {request.requiredApprovals} approval{request.requiredApprovals === 1 ? "" : "s"} from people of every
+            changed section, as it is now.{" "}
+            {stillNeedingReview
+              ? `Still needing a review: ${stillNeedingReview}.`
+              : `${request.approvals} ${request.approvals === 1 ? "counts" : "count"} now.`}
           </p>
         ) : null}
         {state.kind === "error" ? (
