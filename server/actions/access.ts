@@ -14,11 +14,13 @@ import {
   canManageDocument,
   type DocumentFacts,
   documentPermission,
+  isRestrictedSection,
+  minPermission,
   type SectionOverrides,
-  sectionPermission,
-  strictestSectionPermission,
+  sectionPermissionInVersion,
 } from "@/server/policies/access";
 import { getGrant } from "@/server/store/access";
+import { createCache } from "@/server/store/caches";
 import { CommitGraph } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import { type DocumentRow, type DocumentWithGrants, documentNotFound, findDocumentWithGrants, getBranch } from "@/server/store/documents";
@@ -34,8 +36,6 @@ export interface DocumentAccess {
   /** Document-level permission. */
   permission: Permission;
   canManage: boolean;
-  /** The subject's permission on a section version (its overrides). */
-  section(version: SectionOverrides): Permission;
 }
 
 export function subjectOf(actor: Actor): AccessSubject {
@@ -59,7 +59,6 @@ export function accessWithGrant(document: DocumentRow, subject: AccessSubject, g
     facts,
     permission: documentPermission(subject, facts),
     canManage: canManageDocument(subject, facts),
-    section: (version) => sectionPermission(subject, facts, version),
   };
 }
 
@@ -120,13 +119,14 @@ export function admitActor(actor: Actor, documentId: string, found: DocumentWith
 
 /** For a section the caller names: NOT_FOUND when hidden in any version involved, PERMISSION_DENIED when it may only be read. */
 export function requireSection(
-  access: DocumentAccess,
+  rules: SectionRules,
   sectionId: string,
   versions: ReadonlyArray<SectionVersion | null | undefined>,
   need: "read" | "edit",
   branchName: string,
 ): void {
-  const permission = strictestSectionPermission(access.subject, access.facts, versions);
+  const { access } = rules;
+  const permission = versions.reduce<Permission>((acc, v) => (v ? minPermission(acc, rules.permission(sectionId, v)) : acc), "edit");
   if (permission === "none") {
     throw notFound(
       "Section",
@@ -135,7 +135,7 @@ export function requireSection(
     );
   }
   if (need === "edit" && !atLeast(permission, "edit")) {
-    const capped = versions.find((v) => v && !atLeast(access.section(v), "edit"));
+    const capped = versions.find((v) => v && !atLeast(rules.permission(sectionId, v), "edit"));
     throw new DomainError("PERMISSION_DENIED", readOnlyMessage(access, `section ${sectionId}`, capped ?? undefined), { sectionId });
   }
 }
@@ -146,21 +146,21 @@ export function requireSection(
  * them may be hidden from the caller.
  */
 export async function assertSectionChangesAllowed(
-  access: DocumentAccess,
+  rules: SectionRules,
   before: DocumentTree,
   after: DocumentTree,
   loadSections: (hashes: Iterable<string>) => Promise<Map<string, SectionVersion>>,
   doing: string,
 ): Promise<void> {
-  if (access.canManage) return;
+  if (rules.access.canManage) return;
   const changed = new Set(changedSectionIds(before, after));
-  const hashes = [...before.sections, ...after.sections].filter((e) => changed.has(e.sectionId)).map((e) => e.blobHash);
-  const versions = await loadSections(hashes);
-  const forbidden = [...before.sections, ...after.sections]
-    .filter((e) => changed.has(e.sectionId))
-    .map((e) => versions.get(e.blobHash)!)
-    .filter((v) => !atLeast(access.section(v), "edit"));
-  if (forbidden.length > 0) throw sectionChangesRefused(access, forbidden, doing);
+  const entries = [...before.sections, ...after.sections].filter((e) => changed.has(e.sectionId));
+  const versions = await loadSections(entries.map((e) => e.blobHash));
+  const forbidden = entries
+    .map((e) => ({ sectionId: e.sectionId, version: versions.get(e.blobHash)! }))
+    .filter(({ sectionId, version }) => !atLeast(rules.permission(sectionId, version), "edit"))
+    .map(({ version }) => version);
+  if (forbidden.length > 0) throw sectionChangesRefused(rules.access, forbidden, doing);
 }
 
 /**
@@ -180,13 +180,13 @@ export function sectionChangesRefused(access: DocumentAccess, forbidden: readonl
 
 /** The tree entries the caller can see, in document order (managers see every section without loading any). */
 export async function visibleEntries(
-  access: DocumentAccess,
+  rules: SectionRules,
   tree: DocumentTree,
   loadSections: (hashes: Iterable<string>) => Promise<Map<string, SectionVersion>>,
 ): Promise<readonly TreeEntry[]> {
-  if (access.canManage) return tree.sections;
+  if (rules.access.canManage) return tree.sections;
   const versions = await loadSections(tree.sections.map((e) => e.blobHash));
-  return tree.sections.filter((e) => access.section(versions.get(e.blobHash)!) !== "none");
+  return tree.sections.filter((e) => rules.permission(e.sectionId, versions.get(e.blobHash)!) !== "none");
 }
 
 /** Guests work only inside documents granted or shared to them; creating workspace-wide things needs a member. */
@@ -197,20 +197,80 @@ export function requireFullMember(actor: Actor, doing: string): void {
 }
 
 /**
- * The sections the caller may not see at the head of the document's default
- * branch as it is now, when `commitId` is some other version. Every override
- * reaches the default branch by a merge, so hiding a section there hides its
- * past and its copies on other branches too: an older version never reveals
- * what the default branch hides now.
+ * What the caller may do with each section of a version of the document: the
+ * one answer every read, write, merge analysis, history message, storage key,
+ * download link and page asks (`sectionRules` makes it). A section's
+ * permission comes from the version's overrides, and a section hidden from the
+ * caller at the default branch's head now is hidden in every version, on every
+ * branch and at every commit (`sectionPermissionInVersion`).
  */
-export async function sectionsHiddenNow(tx: Tx, access: DocumentAccess, commitId: string): Promise<ReadonlySet<string>> {
-  if (access.canManage) return new Set();
-  const head = (await getBranch(tx, access.document.id, access.document.defaultBranch)).headCommitId;
-  if (head === commitId) return new Set();
-  const tree = await loadTree(tx, (await new CommitGraph(tx, access.document.id).get(head)).treeHash);
+export interface SectionRules {
+  readonly access: DocumentAccess;
+  /** The caller's permission on section `sectionId` as `version` (its overrides) has it. */
+  permission(sectionId: string, version: SectionOverrides): Permission;
+}
+
+/** The overrides of the sections of a tree that hide them from someone who can read the document, by section id. */
+const hidingSections = createCache<string, ReadonlyMap<string, SectionOverrides>>({
+  name: "hiding sections per tree",
+  keptTrueBy: "keyed by tree hash: a tree and its section versions never change",
+  max: 10_000,
+});
+
+async function hidingSectionsAt(tx: Tx, treeHash: string): Promise<ReadonlyMap<string, SectionOverrides>> {
+  const cached = hidingSections.get(treeHash);
+  if (cached) return cached;
+  const tree = await loadTree(tx, treeHash);
   const versions = await loadSections(
     tx,
     tree.sections.map((e) => e.blobHash),
   );
-  return new Set(tree.sections.filter((e) => access.section(versions.get(e.blobHash)!) === "none").map((e) => e.sectionId));
+  const hiding = new Map<string, SectionOverrides>();
+  for (const entry of tree.sections) {
+    const { defaultPermission, aiAccess } = versions.get(entry.blobHash)!;
+    if (isRestrictedSection({ defaultPermission, aiAccess })) hiding.set(entry.sectionId, { defaultPermission, aiAccess });
+  }
+  return hidingSections.set(treeHash, hiding);
+}
+
+/**
+ * The sections at the head of the document's default branch now whose
+ * overrides hide them from someone who can read the document, with those
+ * overrides, by section id.
+ */
+export async function sectionsHidingAtDefaultHead(
+  tx: Tx,
+  document: Pick<DocumentRow, "id" | "defaultBranch">,
+): Promise<ReadonlyMap<string, SectionOverrides>> {
+  const branch = await getBranch(tx, document.id, document.defaultBranch);
+  const head = await new CommitGraph(tx, document.id).get(branch.headCommitId);
+  return hidingSectionsAt(tx, head.treeHash);
+}
+
+/** `sectionsHidingAtDefaultHead`, read once per access (an access serves one request, or one decision of a live room). */
+const defaultHeadHiding = new WeakMap<DocumentAccess, Promise<ReadonlyMap<string, SectionOverrides>>>();
+
+function hidingAtDefaultHead(tx: Tx, access: DocumentAccess): Promise<ReadonlyMap<string, SectionOverrides>> {
+  let hiding = defaultHeadHiding.get(access);
+  if (!hiding) {
+    hiding = sectionsHidingAtDefaultHead(tx, access.document);
+    defaultHeadHiding.set(access, hiding);
+  }
+  return hiding;
+}
+
+/**
+ * The caller's `SectionRules`. `headOf` names the branch when every version
+ * the rules will judge is that branch's head as it is now (a read or a write
+ * there); null when they judge commits or several versions (history, a
+ * merge's sides). On the default branch's head, and for managers, no second
+ * version is looked at: the overrides there are the hiding.
+ */
+export async function sectionRules(tx: Tx, access: DocumentAccess, headOf: string | null): Promise<SectionRules> {
+  const { subject, facts } = access;
+  const atDefaultHead = access.canManage || headOf === access.document.defaultBranch ? undefined : await hidingAtDefaultHead(tx, access);
+  return {
+    access,
+    permission: (sectionId, version) => sectionPermissionInVersion(subject, facts, version, atDefaultHead?.get(sectionId)),
+  };
 }

@@ -22,7 +22,7 @@ import { CommitGraph } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import { getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { type DocumentAccess, openDocument, requireSection, sectionsHiddenNow } from "./access";
+import { type DocumentAccess, openDocument, requireSection, sectionRules } from "./access";
 import type { ActionContext } from "./context";
 import { type CommentView, commentViews, readDocument, type SectionView } from "./read";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";
@@ -102,9 +102,12 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
   const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   // `read`'s own view: only the sections the caller may see bring their comments.
   const view = await readDocument(ctx.db, access, { branchName: input.branchName });
+  const rules = await sectionRules(ctx.db, access, view.branchName);
   const status = input.status ?? "all";
   const threads = view.sections
-    .flatMap((section) => threadsIn(section, new Map(section.comments.map((c) => [c.commentId, c])), access.section(section)))
+    .flatMap((section) =>
+      threadsIn(section, new Map(section.comments.map((c) => [c.commentId, c])), rules.permission(section.sectionId, section)),
+    )
     .filter((t) => status === "all" || t.status === status);
   return { documentId: view.documentId, branchName: view.branchName ?? access.document.defaultBranch, threads };
 }
@@ -115,6 +118,7 @@ interface OpenThread {
   commentId: string;
   sectionId: string;
   version: SectionVersion;
+  yourPermission: Permission;
 }
 
 /**
@@ -142,11 +146,13 @@ async function openThread(
   const entry = (await loadTree(tx, commit.treeHash)).sections.find((e) => e.sectionId === comment.sectionId);
   if (!entry) throw missing();
   const version = (await loadSections(tx, [entry.blobHash])).get(entry.blobHash)!;
-  if (access.section(version) === "none" || (await sectionsHiddenNow(tx, access, commit.id)).has(entry.sectionId)) throw missing();
+  const rules = await sectionRules(tx, access, branchName);
+  const yourPermission = rules.permission(entry.sectionId, version);
+  if (yourPermission === "none") throw missing();
   const anchored = version.content.some((b) => b.blockType === "text" && existingCommentTags(b.text).some((tag) => tag.id === comment.id));
   if (!anchored) throw missing();
-  requireSection(access, entry.sectionId, [version], "edit", branchName);
-  return { access, branchName, commentId: comment.id, sectionId: entry.sectionId, version };
+  requireSection(rules, entry.sectionId, [version], "edit", branchName);
+  return { access, branchName, commentId: comment.id, sectionId: entry.sectionId, version, yourPermission };
 }
 
 /** The thread as it is now (after a write in the same transaction). */
@@ -155,7 +161,7 @@ async function threadView(tx: Tx, open: OpenThread): Promise<ThreadView> {
   const [view] = threadsIn(
     { sectionId: open.sectionId, name: open.version.name, content: open.version.content },
     comments,
-    open.access.section(open.version),
+    open.yourPermission,
   ).filter((t) => t.commentId === open.commentId);
   return view!;
 }

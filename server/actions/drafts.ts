@@ -30,7 +30,7 @@ import type { Tx } from "@/server/store/db";
 import { loadSections } from "@/server/store/objects";
 import { userIdentities } from "@/server/store/users";
 import { atLeast } from "@/server/policies/access";
-import { type DocumentAccess, openDocument, requireDocument, sectionsHiddenNow } from "./access";
+import { type DocumentAccess, openDocument, requireDocument, sectionRules } from "./access";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField } from "./document-fields";
@@ -136,16 +136,14 @@ async function draftCommitMessage(db: Database, given: string | undefined, secti
  * those it may see and edit. Commit and discard act on these only; live edits
  * in the others stay in the draft for someone who may commit or discard them.
  */
-async function sectionsActedOn(db: Tx, access: DocumentAccess, head: BranchHead): Promise<ReadonlySet<string>> {
-  const hiddenNow = await sectionsHiddenNow(db, access, head.commitId);
+async function sectionsActedOn(db: Tx, access: DocumentAccess, branchName: string, head: BranchHead): Promise<ReadonlySet<string>> {
+  const rules = await sectionRules(db, access, branchName);
   const versions = await loadSections(
     db,
     head.tree.sections.map((e) => e.blobHash),
   );
   return new Set(
-    head.tree.sections
-      .filter((e) => !hiddenNow.has(e.sectionId) && atLeast(access.section(versions.get(e.blobHash)!), "edit"))
-      .map((e) => e.sectionId),
+    head.tree.sections.filter((e) => atLeast(rules.permission(e.sectionId, versions.get(e.blobHash)!), "edit")).map((e) => e.sectionId),
   );
 }
 
@@ -180,7 +178,7 @@ export function commitDraft(
     await liveRoomsFor(ctx.db)?.storedSoFar(key);
     const through = await lastDraftUpdateId(ctx.db, key);
     const drafted = await draftContentAt(ctx.db, key, head, liveDocOf(ctx.db, key));
-    const actedOn = await sectionsActedOn(ctx.db, opened, head);
+    const actedOn = await sectionsActedOn(ctx.db, opened, input.branchName, head);
     const coAuthorIds = (await draftEditors(ctx.db, key)).filter((id) => id !== ctx.actor.userId);
     const written = await writeBranch(
       ctx,
@@ -219,7 +217,7 @@ export function commitDraft(
               name: checked.name,
               previous: current.content,
               where,
-              keysVisibleInDocument: keysVisibleOnBranch(access, state),
+              keysVisibleInDocument: keysVisibleOnBranch(tx, access, state),
               commentAuthors: "as-marked",
             },
             checked.content,
@@ -283,7 +281,7 @@ export function discardDraft(ctx: ActionContext, input: { documentId: string; br
     const head = await draftAtHead(ctx.db, key);
     await liveRoomsFor(ctx.db)?.storedSoFar(key);
     const through = await lastDraftUpdateId(ctx.db, key);
-    const actedOn = await sectionsActedOn(ctx.db, access, head);
+    const actedOn = await sectionsActedOn(ctx.db, access, input.branchName, head);
     const left = leftInDraft(
       await draftContentAt(ctx.db, key, head, liveDocOf(ctx.db, key)),
       head,

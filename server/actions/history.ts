@@ -5,13 +5,16 @@
  * - A reader who may not see one of the sections a commit touched reads
  *   HIDDEN_COMMIT_MESSAGE instead of its message (`log`, `show`, the document
  *   page's history). Visibility is judged on every version involved — the
- *   section as the commit left it, as each parent had it, and as the reader's
- *   branch head has it now — so a section deleted while hidden, or hidden
- *   after the fact, still hides the message.
+ *   section as the commit left it, as each parent had it, as the reader's
+ *   branch head has it now, and as the default branch's head has it now
+ *   (`sectionRules`) — so a section deleted while hidden, hidden after the
+ *   fact, or hidden on the default branch after this branch was made, still
+ *   hides the message.
  * - Generated messages that quote other commits (a merge's list of source
  *   commits, a revert's subject) are stored once and read by everyone, so
  *   they never quote a commit that touched a section hidden from anyone who
- *   can read the document (`isRestrictedSection`), in any of those versions.
+ *   can read the document (`isRestrictedSection`), in any of those versions
+ *   or at the default branch's head now.
  *
  * Every decision goes through server/policies/access.ts. The `documents`
  * actions on history (log, show, revert) are at the end.
@@ -28,7 +31,7 @@ import type { Tx } from "@/server/store/db";
 import { type DocumentRow, getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
 import { userNames } from "@/server/store/users";
-import { assertSectionChangesAllowed, type DocumentAccess, openDocument } from "./access";
+import { assertSectionChangesAllowed, type DocumentAccess, openDocument, sectionRules, sectionsHidingAtDefaultHead } from "./access";
 import { writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField, writeBranchField } from "./document-fields";
@@ -38,6 +41,12 @@ import { downloadLinks } from "./upload-url";
 
 /** Shown instead of the message of a commit that touched sections the reader may not see. */
 export const HIDDEN_COMMIT_MESSAGE = "Changes to sections you cannot see";
+
+/** A version of a section a commit changed. */
+interface TouchedSection {
+  sectionId: string;
+  version: SectionVersion;
+}
 
 /**
  * For each commit, the versions of the sections it changed: in its own tree,
@@ -49,7 +58,7 @@ async function touchedSectionVersions(
   graph: CommitGraph,
   commits: readonly CommitRecord[],
   alsoIn: readonly DocumentTree[],
-): Promise<Map<string, SectionVersion[]>> {
+): Promise<Map<string, TouchedSection[]>> {
   const relevant = commits.filter((c) => c.sectionIds.length > 0);
   if (relevant.length === 0) return new Map();
   const parentIds = [...new Set(relevant.flatMap((c) => c.parentIds))];
@@ -68,49 +77,62 @@ async function touchedSectionVersions(
     }
     return index;
   };
-  const hashesByCommit = new Map<string, string[]>();
+  const touchedByCommit = new Map<string, Array<{ sectionId: string; hash: string }>>();
   for (const c of relevant) {
     const involved = [trees.get(c.treeHash)!, ...c.parentIds.map((id) => trees.get(parentTree.get(id)!)!), ...alsoIn];
-    const hashes = new Set<string>();
+    const touched = new Map<string, { sectionId: string; hash: string }>();
     for (const tree of involved) {
       const index = indexOf(tree);
       for (const id of c.sectionIds) {
         const hash = index.get(id);
-        if (hash !== undefined) hashes.add(hash);
+        if (hash !== undefined) touched.set(`${id}:${hash}`, { sectionId: id, hash });
       }
     }
-    hashesByCommit.set(c.id, [...hashes]);
+    touchedByCommit.set(c.id, [...touched.values()]);
   }
-  const versions = await loadSections(tx, new Set([...hashesByCommit.values()].flat()));
-  return new Map([...hashesByCommit].map(([id, hashes]) => [id, hashes.map((h) => versions.get(h)!)]));
+  const versions = await loadSections(tx, new Set([...touchedByCommit.values()].flat().map((t) => t.hash)));
+  return new Map(
+    [...touchedByCommit].map(([id, touched]) => [id, touched.map((t) => ({ sectionId: t.sectionId, version: versions.get(t.hash)! }))]),
+  );
 }
 
-/** The ids of the commits whose messages the reader may not see; `head` is the reader's branch head as it is now. */
+/** The ids of the commits whose messages the reader may not see; `alsoIn`: the reader's branch head as it is now, if any. */
 export async function hiddenCommitIds(
   tx: Tx,
   access: DocumentAccess,
   graph: CommitGraph,
   commits: readonly CommitRecord[],
-  head: DocumentTree,
+  alsoIn: readonly DocumentTree[],
 ): Promise<Set<string>> {
   if (access.canManage) return new Set();
-  const touched = await touchedSectionVersions(tx, graph, commits, [head]);
-  return new Set([...touched].filter(([, versions]) => versions.some((v) => access.section(v) === "none")).map(([id]) => id));
+  const rules = await sectionRules(tx, access, null);
+  const touched = await touchedSectionVersions(tx, graph, commits, alsoIn);
+  return new Set(
+    [...touched].filter(([, sections]) => sections.some((s) => rules.permission(s.sectionId, s.version) === "none")).map(([id]) => id),
+  );
 }
 
 /**
  * Each commit's message, or null where a generated message must not quote it:
  * it touched a section hidden from some reader of the document, in its own
- * versions or in the `alsoIn` trees.
+ * versions, in the `alsoIn` trees or at the default branch's head now.
  */
 export async function quotableMessages(
   tx: Tx,
+  document: Pick<DocumentRow, "id" | "defaultBranch">,
   graph: CommitGraph,
   commits: readonly CommitRecord[],
   alsoIn: readonly DocumentTree[],
 ): Promise<Array<string | null>> {
-  const touched = await touchedSectionVersions(tx, graph, commits, alsoIn);
-  return commits.map((c) => ((touched.get(c.id) ?? []).some(isRestrictedSection) ? null : c.message));
+  const [touched, hidingNow] = await Promise.all([
+    touchedSectionVersions(tx, graph, commits, alsoIn),
+    sectionsHidingAtDefaultHead(tx, document),
+  ]);
+  return commits.map((c) =>
+    c.sectionIds.some((id) => hidingNow.has(id)) || (touched.get(c.id) ?? []).some((s) => isRestrictedSection(s.version))
+      ? null
+      : c.message,
+  );
 }
 
 const commitIdField = uuidSchema.describe("A commit id from `log`.");
@@ -155,11 +177,6 @@ async function summarizeCommits(tx: Tx, commits: CommitRecord[], hidden: Readonl
   }));
 }
 
-async function branchHeadTree(tx: Tx, document: DocumentRow, branchName: string): Promise<DocumentTree> {
-  const branch = await getBranch(tx, document.id, branchName);
-  return loadTree(tx, (await new CommitGraph(tx, document.id).get(branch.headCommitId)).treeHash);
-}
-
 async function log(ctx: ActionContext, input: z.output<typeof logInput>) {
   const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   const { document } = access;
@@ -169,7 +186,7 @@ async function log(ctx: ActionContext, input: z.output<typeof logInput>) {
     ? decodeCursor(input.cursor, z.object({ frontier: z.array(uuidSchema).min(1).max(1_000) })).frontier
     : [head.id];
   const page = await walkLog(graph, frontier, input.limit ?? DEFAULT_PAGE_SIZE);
-  const hidden = await hiddenCommitIds(ctx.db, access, graph, page.commits, await loadTree(ctx.db, head.treeHash));
+  const hidden = await hiddenCommitIds(ctx.db, access, graph, page.commits, [await loadTree(ctx.db, head.treeHash)]);
   return {
     commits: await summarizeCommits(ctx.db, page.commits, hidden),
     nextCursor: page.nextFrontier ? encodeCursor({ frontier: page.nextFrontier }) : null,
@@ -186,9 +203,8 @@ async function show(ctx: ActionContext, input: z.output<typeof showInput>) {
     branchName: null,
     downloads: (content, commitId) => downloadLinks(ctx, access.document.id, commitId, content),
   });
-  // Judged as `log` on the default branch judges it, so no face shows more than another.
-  const head = await branchHeadTree(ctx.db, access.document, access.document.defaultBranch);
-  const hidden = await hiddenCommitIds(ctx.db, access, graph, [commit], head);
+  // The commit's own versions and the default branch's head (the rules' part) decide, as in `log`: no face shows more than another.
+  const hidden = await hiddenCommitIds(ctx.db, access, graph, [commit], []);
   const [summary] = await summarizeCommits(ctx.db, [commit], hidden);
   // Like `git show`: what the commit changed against its first parent, in the sections the reader may see in both.
   const parentId = commit.parentIds[0];
@@ -205,12 +221,12 @@ function revert(ctx: ActionContext, input: z.output<typeof revertInput>) {
   return writeBranch(ctx, input, "edit", async ({ tree, document, loadSections }, tx, access) => {
     const graph = new CommitGraph(tx, document.id);
     const target = await graph.get(input.commitId);
-    if ((await hiddenCommitIds(tx, access, graph, [target], tree)).has(target.id)) {
+    if ((await hiddenCommitIds(tx, access, graph, [target], [tree])).has(target.id)) {
       throw notFound("Commit", input.commitId, "Use `documents` action `log` to list this document's commits.");
     }
     const restored = await loadTree(tx, target.treeHash);
-    await assertSectionChangesAllowed(access, tree, restored, loadSections, "revert to that commit");
-    const [quotable] = await quotableMessages(tx, graph, [target], [tree, restored]);
+    await assertSectionChangesAllowed(await sectionRules(tx, access, null), tree, restored, loadSections, "revert to that commit");
+    const [quotable] = await quotableMessages(tx, document, graph, [target], [tree, restored]);
     return { tree: restored, message: revertCommitMessage(target.id, quotable ?? null), kind: "revert", result: {} };
   });
 }

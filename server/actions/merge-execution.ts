@@ -30,11 +30,18 @@ import { createCache } from "@/server/store/caches";
 import { commitToBranch } from "@/server/store/commit-to-branch";
 import { CommitGraph, type CommitRecord, commitsOnlyIn, mergeBases, newCommitRecord } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
-import { strictestSectionPermission } from "@/server/policies/access";
 import { assertPathFree, type DocumentRow, getBranch, pathsHeldByOtherDocuments } from "@/server/store/documents";
 import type { MergeRequestRow } from "@/server/store/merge-requests";
 import { loadSections, loadTree, putSections } from "@/server/store/objects";
-import { assertSectionChangesAllowed, atLeastEdit, type DocumentAccess, sectionChangesRefused } from "./access";
+import {
+  assertSectionChangesAllowed,
+  atLeastEdit,
+  type DocumentAccess,
+  type SectionRules,
+  sectionChangesRefused,
+  sectionRules,
+  sectionsHidingAtDefaultHead,
+} from "./access";
 import { assertAgentKeepsSectionAccess } from "./branch-write";
 import { quotableMessages } from "./history";
 
@@ -117,6 +124,8 @@ interface MergeState {
   analysis: MergeAnalysis;
   /** Every section version the analysis looked at, by hash. */
   sectionsByHash: Map<string, SectionVersion>;
+  /** What the reader may do with each section of the versions involved. */
+  rules: SectionRules;
   /** Section ids of the analysis the reader may not see (in any of the versions involved). */
   hidden: Set<string>;
 }
@@ -156,12 +165,11 @@ async function loadMergeState(
   const sectionsByHash = new Map<string, SectionVersion>([...(await loadSections(tx, needed)), ...virtual.sections]);
   const analysis = analyzeMerge({ base: virtual.tree, source: sourceTree, target: targetTree, sectionsByHash, plan });
   const versionOf = (hash: string | null) => (hash === null ? null : sectionsByHash.get(hash));
+  const rules = await sectionRules(tx, access, null);
   const hidden = new Set(
     analysis.plan.sections
-      .filter(
-        (p) =>
-          strictestSectionPermission(access.subject, access.facts, [versionOf(p.base), versionOf(p.source), versionOf(p.target)]) ===
-          "none",
+      .filter((p) =>
+        [p.base, p.source, p.target].some((hash) => hash !== null && rules.permission(p.sectionId, versionOf(hash)!) === "none"),
       )
       .map((p) => p.sectionId),
   );
@@ -175,6 +183,7 @@ async function loadMergeState(
     targetTree,
     analysis,
     sectionsByHash,
+    rules,
     hidden,
   };
 }
@@ -210,13 +219,14 @@ function view(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
 }
 
 /**
- * The message `analyze` proposes, by branch names and heads: it is the same
- * for every reader, and the commits and trees it is made from never change.
+ * The message `analyze` proposes, by branch names and heads and the sections
+ * the default branch hides now: it is the same for every reader, and the
+ * commits and trees it is made from never change.
  */
 const proposedMessages = createCache<string, string>({
   name: "proposed merge messages",
   keptTrueBy:
-    "keyed by both branch names and both head commits, whose commits and trees are immutable; quoting depends only on those section versions",
+    "keyed by both branch names, both head commits (their commits and trees are immutable) and the sections hidden at the default head, all quoting depends on",
   max: 2_000,
 });
 
@@ -224,7 +234,8 @@ export async function analyzeMergeRequest(tx: Tx, request: MergeRequestRow, acce
   const state = await loadMergeState(tx, request, access, { lockTarget: false });
   const current = view(request, state);
   if (current.fastForward || current.upToDate) return current;
-  const key = JSON.stringify([request.sourceBranch, request.targetBranch, state.sourceHead.id, state.targetHead.id]);
+  const hidingNow = [...(await sectionsHidingAtDefaultHead(tx, state.document)).keys()].sort();
+  const key = JSON.stringify([request.sourceBranch, request.targetBranch, state.sourceHead.id, state.targetHead.id, hidingNow]);
   let message = proposedMessages.get(key);
   if (message === undefined) {
     // Before resolutions are known, the merged tree is judged by the source's: the message quotes the same commits either way.
@@ -240,7 +251,7 @@ async function generatedMessage(tx: Tx, request: MergeRequestRow, state: MergeSt
   const message = mergeCommitMessage(
     request.sourceBranch,
     request.targetBranch,
-    await quotableMessages(tx, state.graph, sourceCommits, [state.targetTree, merged]),
+    await quotableMessages(tx, state.document, state.graph, sourceCommits, [state.targetTree, merged]),
   );
   return { message, sourceCommits: sourceCommits.length };
 }
@@ -314,11 +325,13 @@ export async function assertMayProposeMerge(tx: Tx, request: MergeRequestRow, ac
   });
   if (!("tree" in preview)) return;
   const touched = new Set([...changedSectionIds(targetTree, preview.tree), ...conflicted.map((p) => p.sectionId)]);
-  const versionOf = (hash: string | null) => (hash === null ? null : sectionsByHash.get(hash));
   const forbidden = analysis.plan.sections
     .filter((p) => touched.has(p.sectionId))
-    .flatMap((p) => [versionOf(p.source), versionOf(p.target)])
-    .filter((v): v is SectionVersion => !!v && strictestSectionPermission(access.subject, access.facts, [v]) !== "edit");
+    .flatMap((p) =>
+      [p.source, p.target].flatMap((hash) => (hash === null ? [] : [{ sectionId: p.sectionId, version: sectionsByHash.get(hash)! }])),
+    )
+    .filter(({ sectionId, version }) => state.rules.permission(sectionId, version) !== "edit")
+    .map(({ version }) => version);
   const documentChanged =
     analysis.hasDocumentDeletionConflict || hashTree({ ...preview.tree, sections: [] }) !== hashTree({ ...targetTree, sections: [] });
   if (documentChanged && !atLeastEdit(access)) {
@@ -392,7 +405,7 @@ export async function executeMerge(
   const loadForCheck = (hashes: Iterable<string>) => loadSections(tx, hashes);
   if (current.fastForward) {
     await assertAgentKeepsSectionAccess(access, state.targetTree, state.sourceTree, loadForCheck, AGENT_MERGE_NEXT_STEP);
-    await assertSectionChangesAllowed(access, state.targetTree, state.sourceTree, loadForCheck, "merge this request");
+    await assertSectionChangesAllowed(state.rules, state.targetTree, state.sourceTree, loadForCheck, "merge this request");
     await commitToBranch(tx, {
       document: state.document,
       branchName: request.targetBranch,
@@ -418,7 +431,7 @@ export async function executeMerge(
     );
   }
   await assertAgentKeepsSectionAccess(access, state.targetTree, built.tree, loadForCheck, AGENT_MERGE_NEXT_STEP);
-  await assertSectionChangesAllowed(access, state.targetTree, built.tree, loadForCheck, "merge this request");
+  await assertSectionChangesAllowed(state.rules, state.targetTree, built.tree, loadForCheck, "merge this request");
   if (options.resolutions.resolvedPath !== undefined && state.analysis.hasPathCollision) {
     await assertPathFree(tx, state.document.workspaceId, built.tree.path, state.document.id);
   }

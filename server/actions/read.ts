@@ -20,7 +20,7 @@ import { loadSections, loadTree } from "@/server/store/objects";
 import { getComments, getReplies } from "@/server/store/comments";
 import { getTags } from "@/server/store/tags";
 import { userNames } from "@/server/store/users";
-import { type DocumentAccess, openDocument, sectionsHiddenNow, visibleEntries } from "./access";
+import { type DocumentAccess, openDocument, sectionRules, visibleEntries } from "./access";
 import { downloadLinks } from "./upload-url";
 import { defineTool, uuidSchema } from "./tool";
 import type { ActionContext } from "./context";
@@ -186,11 +186,9 @@ export async function documentView(
 ): Promise<DocumentView> {
   const document = input.access.document;
   const tree: DocumentTree = await loadTree(tx, input.commit.treeHash);
-  const hiddenNow = await sectionsHiddenNow(tx, input.access, input.commit.id);
+  const rules = await sectionRules(tx, input.access, input.branchName);
   // Positions count only the sections the caller can see, so hidden ones leave no gaps.
-  const visible = (await visibleEntries(input.access, tree, (hashes) => loadSections(tx, hashes))).filter(
-    (e) => !hiddenNow.has(e.sectionId),
-  );
+  const visible = await visibleEntries(rules, tree, (hashes) => loadSections(tx, hashes));
   let entries = visible.map((entry, position) => ({ ...entry, position }));
   if (input.sectionIds) {
     const present = new Set(visible.map((s) => s.sectionId));

@@ -14,7 +14,7 @@ import type { NewCommentRow } from "@/server/store/comments";
 import type { BranchState } from "@/server/store/group-commit";
 import type { Tx } from "@/server/store/db";
 import { completedUploadsAmong } from "@/server/store/uploads";
-import { type DocumentAccess, visibleEntries } from "./access";
+import { type DocumentAccess, type SectionRules, sectionRules, visibleEntries } from "./access";
 import type { ActionContext } from "./context";
 
 export interface ContentTarget {
@@ -37,22 +37,22 @@ export interface ContentTarget {
   commentAuthors?: "caller" | "as-marked";
 }
 
-/** The storage keys held by the sections of `tree` that the caller can see (leaving out `hidden` section ids). */
+/** The storage keys held by the sections of `tree` that the caller can see. */
 export async function storageKeysVisibleIn(
-  access: DocumentAccess,
+  rules: SectionRules,
   tree: DocumentTree,
   loadSections: (hashes: Iterable<string>) => Promise<Map<string, SectionVersion>>,
-  hidden: ReadonlySet<string> = new Set(),
 ): Promise<ReadonlySet<string>> {
-  const entries = (await visibleEntries(access, tree, loadSections)).filter((e) => !hidden.has(e.sectionId));
+  const entries = await visibleEntries(rules, tree, loadSections);
   const versions = await loadSections(entries.map((e) => e.blobHash));
   return new Set([...versions.values()].flatMap((v) => storageKeysOf(v.content)));
 }
 
 /** `keysVisibleInDocument` for a write on a branch: worked out at most once, and only when a new key needs it. */
-export function keysVisibleOnBranch(access: DocumentAccess, state: BranchState): () => Promise<ReadonlySet<string>> {
+export function keysVisibleOnBranch(tx: Tx, access: DocumentAccess, state: BranchState): () => Promise<ReadonlySet<string>> {
   let keys: Promise<ReadonlySet<string>> | undefined;
-  return () => (keys ??= storageKeysVisibleIn(access, state.tree, state.loadSections));
+  return () =>
+    (keys ??= sectionRules(tx, access, state.branch.name).then((rules) => storageKeysVisibleIn(rules, state.tree, state.loadSections)));
 }
 
 /**

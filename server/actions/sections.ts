@@ -17,7 +17,7 @@ import type { NewCommentRow } from "@/server/store/comments";
 import { getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
 import { accessChangeRefusal } from "@/server/policies/access";
-import { type DocumentAccess, openDocument, refuse, requireSection, visibleEntries } from "./access";
+import { type DocumentAccess, openDocument, refuse, requireSection, sectionRules, visibleEntries } from "./access";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { PROTECTED_DEFAULT_BRANCH_RULE } from "./document-fields";
@@ -131,7 +131,7 @@ type SectionsInput = z.infer<typeof sectionsInput>;
 type ActionInput<A extends SectionsInput["action"]> = Extract<SectionsInput, { action: A }>;
 
 /** Loads a section the caller names, checking they may `need` it (hidden sections read as missing). */
-async function loadSection(state: BranchState, access: DocumentAccess, sectionId: string, need: "read" | "edit") {
+async function loadSection(tx: Tx, state: BranchState, access: DocumentAccess, sectionId: string, need: "read" | "edit") {
   const entry = state.tree.sections.find((e) => e.sectionId === sectionId);
   if (!entry) {
     throw notFound(
@@ -141,7 +141,7 @@ async function loadSection(state: BranchState, access: DocumentAccess, sectionId
     );
   }
   const version = (await state.loadSections([entry.blobHash])).get(entry.blobHash)!;
-  requireSection(access, sectionId, [version], need, state.branch.name);
+  requireSection(await sectionRules(tx, access, state.branch.name), sectionId, [version], need, state.branch.name);
   return { ...entry, version };
 }
 
@@ -191,7 +191,7 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
     assertNotDeleted(state.tree, input.branchName);
     assertPermissionsSettable(state, input);
     // Positions count the sections the caller can see; hidden ones keep their places.
-    const visible = await visibleEntries(access, state.tree, state.loadSections);
+    const visible = await visibleEntries(await sectionRules(tx, access, state.branch.name), state.tree, state.loadSections);
     const count = visible.length;
     const position = input.position ?? count;
     if (position > count) {
@@ -211,7 +211,7 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
         sectionId,
         name: input.name,
         where: "content",
-        keysVisibleInDocument: keysVisibleOnBranch(access, state),
+        keysVisibleInDocument: keysVisibleOnBranch(tx, access, state),
       },
       input.content,
     );
@@ -237,11 +237,11 @@ function create(ctx: ActionContext, input: ActionInput<"create">) {
 function batchCreate(ctx: ActionContext, input: ActionInput<"batch_create">) {
   return writeBranch(ctx, input, "edit", async (state, tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
-    const start = (await visibleEntries(access, state.tree, state.loadSections)).length;
+    const start = (await visibleEntries(await sectionRules(tx, access, state.branch.name), state.tree, state.loadSections)).length;
     const versions: SectionVersion[] = [];
     const sectionIds: string[] = [];
     const comments: NewCommentRow[] = [];
-    const keysVisibleInDocument = keysVisibleOnBranch(access, state);
+    const keysVisibleInDocument = keysVisibleOnBranch(tx, access, state);
     for (const [index, spec] of input.sections.entries()) {
       const sectionId = randomUUID();
       const prepared = await prepareSectionContent(
@@ -293,10 +293,11 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
   }
   return writeBranch(ctx, input, "read", async (state, tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
-    const section = await loadSection(state, access, input.sectionId, "edit");
+    const section = await loadSection(tx, state, access, input.sectionId, "edit");
     assertExpectedHash(section.sectionId, section.blobHash, input.expectedContentHash);
     assertPermissionsSettable(state, input);
-    const position = (await visibleEntries(access, state.tree, state.loadSections)).findIndex((e) => e.sectionId === section.sectionId);
+    const rules = await sectionRules(tx, access, state.branch.name);
+    const position = (await visibleEntries(rules, state.tree, state.loadSections)).findIndex((e) => e.sectionId === section.sectionId);
     const name = input.newName ?? section.version.name;
     const { content, comments } = await prepareSectionContent(
       ctx,
@@ -307,7 +308,7 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
         sectionId: section.sectionId,
         name,
         previous: section.version.content,
-        keysVisibleInDocument: keysVisibleOnBranch(access, state),
+        keysVisibleInDocument: keysVisibleOnBranch(tx, access, state),
         where: input.newContent !== undefined ? "newContent" : input.content !== undefined ? "content" : "newName",
       },
       newContent ?? section.version.content,
@@ -336,9 +337,9 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
 }
 
 function deleteSection(ctx: ActionContext, input: ActionInput<"delete">) {
-  return writeBranch(ctx, input, "read", async (state, _tx, access) => {
+  return writeBranch(ctx, input, "read", async (state, tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
-    const section = await loadSection(state, access, input.sectionId, "edit");
+    const section = await loadSection(tx, state, access, input.sectionId, "edit");
     assertExpectedHash(section.sectionId, section.blobHash, input.expectedContentHash);
     return {
       tree: withSections(
@@ -356,12 +357,10 @@ function deleteSection(ctx: ActionContext, input: ActionInput<"delete">) {
  * caller keep their slots, so a reorder never reveals or moves what it cannot name.
  */
 function reorder(ctx: ActionContext, input: ActionInput<"reorder">) {
-  return writeBranch(ctx, input, "edit", async (state, _tx, access) => {
+  return writeBranch(ctx, input, "edit", async (state, tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
-    const versions = await state.loadSections(state.tree.sections.map((e) => e.blobHash));
-    const visible = new Map(
-      state.tree.sections.filter((e) => access.section(versions.get(e.blobHash)!) !== "none").map((e) => [e.sectionId, e]),
-    );
+    const rules = await sectionRules(tx, access, state.branch.name);
+    const visible = new Map((await visibleEntries(rules, state.tree, state.loadSections)).map((e) => [e.sectionId, e]));
     const seen = new Set<string>();
     const duplicated = new Set<string>();
     for (const id of input.sectionOrder) (seen.has(id) ? duplicated : seen).add(id);
@@ -398,7 +397,7 @@ async function assertReferenceTarget(ctx: ActionContext, tx: Tx, targetDocumentI
   const tree = await loadTree(tx, commit.treeHash);
   const entry = tree.sections.find((s) => s.sectionId === targetSectionId);
   const version = entry ? (await loadSections(tx, [entry.blobHash])).get(entry.blobHash) : undefined;
-  if (!version || target.section(version) === "none") {
+  if (!version || (await sectionRules(tx, target, target.document.defaultBranch)).permission(targetSectionId, version) === "none") {
     throw notFound("Section", targetSectionId, `It is not a section of document ${targetDocumentId} on its default branch.`);
   }
 }
@@ -406,7 +405,7 @@ async function assertReferenceTarget(ctx: ActionContext, tx: Tx, targetDocumentI
 function addReference(ctx: ActionContext, input: ActionInput<"add_reference">) {
   return writeBranch(ctx, input, "read", async (state, tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
-    const section = await loadSection(state, access, input.sectionId, "edit");
+    const section = await loadSection(tx, state, access, input.sectionId, "edit");
     const targetSectionId = input.targetSectionId ?? null;
     await assertReferenceTarget(ctx, tx, input.targetDocumentId, targetSectionId);
     const referenceId = randomUUID();
@@ -431,12 +430,13 @@ function addReference(ctx: ActionContext, input: ActionInput<"add_reference">) {
 }
 
 function removeReference(ctx: ActionContext, input: ActionInput<"remove_reference">) {
-  return writeBranch(ctx, input, "read", async (state, _tx, access) => {
+  return writeBranch(ctx, input, "read", async (state, tx, access) => {
     assertNotDeleted(state.tree, input.branchName);
+    const rules = await sectionRules(tx, access, state.branch.name);
     const versions = await state.loadSections(state.tree.sections.map((e) => e.blobHash));
     const holder = state.tree.sections.find((e) => {
       const version = versions.get(e.blobHash)!;
-      return access.section(version) !== "none" && version.references.some((r) => r.referenceId === input.referenceId);
+      return rules.permission(e.sectionId, version) !== "none" && version.references.some((r) => r.referenceId === input.referenceId);
     });
     if (!holder) {
       throw notFound(
@@ -446,7 +446,7 @@ function removeReference(ctx: ActionContext, input: ActionInput<"remove_referenc
       );
     }
     const before = versions.get(holder.blobHash)!;
-    requireSection(access, holder.sectionId, [before], "edit", input.branchName);
+    requireSection(rules, holder.sectionId, [before], "edit", input.branchName);
     const version: SectionVersion = { ...before, references: before.references.filter((r) => r.referenceId !== input.referenceId) };
     const contentHash = hashSection(version);
     return {

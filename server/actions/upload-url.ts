@@ -27,7 +27,7 @@ import {
 import { getMembership } from "@/server/store/accounts";
 import { CommitGraph } from "@/server/store/commits";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { openDocument, sectionsHiddenNow } from "./access";
+import { openDocument, sectionRules } from "./access";
 import type { ActionContext, Actor } from "./context";
 import { storageKeysVisibleIn } from "./section-content";
 import { defineTool } from "./tool";
@@ -256,8 +256,8 @@ async function keyVisibleAt(db: Database, target: DownloadTarget): Promise<boole
   try {
     const access = await openDocument(db, actor, target.documentId, "read");
     const commit = await new CommitGraph(db, target.documentId).get(target.commitId);
-    const hiddenNow = await sectionsHiddenNow(db, access, commit.id);
-    const keys = await storageKeysVisibleIn(access, await loadTree(db, commit.treeHash), (hashes) => loadSections(db, hashes), hiddenNow);
+    const rules = await sectionRules(db, access, null);
+    const keys = await storageKeysVisibleIn(rules, await loadTree(db, commit.treeHash), (hashes) => loadSections(db, hashes));
     return keys.has(target.key);
   } catch (error) {
     if (isDomainError(error) && error.code === "NOT_FOUND") return false;

@@ -11,7 +11,7 @@ import * as Y from "yjs";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Database, DatabaseHandle } from "@/db/client";
 import type { Actor } from "@/server/actions/context";
-import { accessWithGrant, type DocumentAccess, sectionsHiddenNow, subjectOf, visibleEntries } from "@/server/actions/access";
+import { accessWithGrant, type DocumentAccess, sectionRules, subjectOf, visibleEntries } from "@/server/actions/access";
 import { hashSecretToken } from "@/server/auth/secret-tokens";
 import { DomainError, ERROR_FACES, isDomainError } from "@/server/core/errors";
 import { atLeast } from "@/server/policies/access";
@@ -306,7 +306,7 @@ export class CollabRooms {
     if (!branch) throw new DomainError("NOT_FOUND", `No branch ${JSON.stringify(address.branchName)} in this document.`);
     if (address.sectionId) {
       const head = await branchHead(this.db, address);
-      if (!(await this.visibleSectionIds(access, head)).includes(address.sectionId)) {
+      if (!(await this.visibleSectionIds(access, address.branchName, head)).includes(address.sectionId)) {
         throw new DomainError("NOT_FOUND", `No section ${address.sectionId} in this document on this branch.`);
       }
     }
@@ -334,17 +334,18 @@ export class CollabRooms {
   }
 
   /** The sections a principal may see on a branch head, in order (the default branch's hiding applies to every branch). */
-  private async visibleSectionIds(access: DocumentAccess, head: BranchHead): Promise<string[]> {
-    const hiddenNow = await sectionsHiddenNow(this.db, access, head.commitId);
-    const entries = await visibleEntries(access, head.tree, (hashes) => loadSections(this.db, hashes));
-    return entries.filter((e) => !hiddenNow.has(e.sectionId)).map((e) => e.sectionId);
+  private async visibleSectionIds(access: DocumentAccess, branchName: string, head: BranchHead): Promise<string[]> {
+    const rules = await sectionRules(this.db, access, branchName);
+    const entries = await visibleEntries(rules, head.tree, (hashes) => loadSections(this.db, hashes));
+    return entries.map((e) => e.sectionId);
   }
 
-  private async canEditSection(access: DocumentAccess, head: BranchHead, sectionId: string): Promise<boolean> {
+  private async canEditSection(access: DocumentAccess, branchName: string, head: BranchHead, sectionId: string): Promise<boolean> {
     const blobHash = blobHashIn(head.tree, sectionId);
     if (!blobHash) return false;
     const version = (await loadSections(this.db, [blobHash])).get(blobHash)!;
-    return atLeast(access.section(version), "edit") && !head.tree.deleted;
+    const rules = await sectionRules(this.db, access, branchName);
+    return atLeast(rules.permission(sectionId, version), "edit") && !head.tree.deleted;
   }
 
   private async attach(connection: RoomConnection): Promise<void> {
@@ -361,7 +362,7 @@ export class CollabRooms {
     } else {
       // The outline is the server's: each connection has its own, listing only what it may see.
       live = new LiveDoc([], { store: async () => {} });
-      applyOutline(live.doc, await this.visibleSectionIds(connection.access, room.head));
+      applyOutline(live.doc, await this.visibleSectionIds(connection.access, address.branchName, room.head));
       room.outlines.set(connection, live);
     }
     live.connect(connection);
@@ -381,10 +382,11 @@ export class CollabRooms {
 
   /** What a section connection may do now: edit (or only read), and which storage keys its edits may use. */
   private async decideSectionConnection(connection: RoomConnection, head: BranchHead, sectionId: string): Promise<void> {
-    connection.readOnly = !(await this.canEditSection(connection.access, head, sectionId));
+    const { branchName } = connection.address;
+    connection.readOnly = !(await this.canEditSection(connection.access, branchName, head, sectionId));
     if (connection.readOnly) return;
-    const hidden = await sectionsHiddenNow(this.db, connection.access, head.commitId);
-    connection.usableKeys = await storageKeysVisibleIn(connection.access, head.tree, (hashes) => loadSections(this.db, hashes), hidden);
+    const rules = await sectionRules(this.db, connection.access, branchName);
+    connection.usableKeys = await storageKeysVisibleIn(rules, head.tree, (hashes) => loadSections(this.db, hashes));
   }
 
   private detach(room: BranchRoom, connection: RoomConnection, live: LiveDoc): void {
@@ -650,7 +652,7 @@ export class CollabRooms {
         continue;
       }
       connection.access = access;
-      const visible = await this.visibleSectionIds(access, room.head);
+      const visible = await this.visibleSectionIds(access, room.key.branchName, room.head);
       const sectionId = connection.address.sectionId;
       if (sectionId === null) {
         const outline = room.outlines.get(connection);

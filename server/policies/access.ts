@@ -131,6 +131,25 @@ export function sectionPermission(subject: AccessSubject, doc: DocumentFacts, se
 }
 
 /**
+ * The subject's permission on a section in any version of the document (a
+ * branch, a commit, a side of a merge): that version's overrides decide,
+ * except that a section hidden from the subject at the default branch's head
+ * now (`atDefaultHead`: its overrides there, if it is there) is hidden in
+ * every version. Hiding covers the past: every override reaches the default
+ * branch through a merge, so an older copy of a section, on another branch or
+ * at an older commit, never reveals what the default branch hides now.
+ */
+export function sectionPermissionInVersion(
+  subject: AccessSubject,
+  doc: DocumentFacts,
+  version: SectionOverrides,
+  atDefaultHead: SectionOverrides | undefined,
+): Permission {
+  if (atDefaultHead && sectionPermission(subject, doc, atDefaultHead) === "none") return "none";
+  return sectionPermission(subject, doc, version);
+}
+
+/**
  * Whether the agent cap (`aiAccess`) is the reason the subject holds less than
  * `need`: its person, signed in, would hold it. Lets refusals name the real reason.
  */
@@ -150,12 +169,3 @@ export function agentCapBelow(subject: AccessSubject, doc: DocumentFacts, need: 
  */
 export const isRestrictedSection = (section: SectionOverrides): boolean =>
   section.defaultPermission === "none" || section.aiAccess === "none";
-
-/** The strictest of a section's permissions across the versions an operation touches. */
-export function strictestSectionPermission(
-  subject: AccessSubject,
-  doc: DocumentFacts,
-  versions: ReadonlyArray<SectionOverrides | null | undefined>,
-): Permission {
-  return versions.reduce<Permission>((acc, v) => (v ? minPermission(acc, sectionPermission(subject, doc, v)) : acc), "edit");
-}
