@@ -780,3 +780,328 @@ describe("an API token is an agent on tRPC too", () => {
     });
   });
 });
+
+/**
+ * A branch made before a section was hidden still holds the section without
+ * its override. Hiding covers the past: for every principal, what the default
+ * branch hides from them now stays hidden there too — reads, writes, storage
+ * keys, download links, history and merge requests alike.
+ */
+describe("a branch from before the hiding", () => {
+  const TEAM = { name: "Board minutes", text: "Ledger of Initech talks" };
+  const AI = { name: "Counsel notes", text: "Privileged advice on Initech" };
+  type Hidden = "team" | "ai";
+  let documentId: string;
+  let publicId: string;
+  const sectionOf: Record<Hidden, string> = { team: "", ai: "" };
+  const keyOf: Record<Hidden, string> = { team: "", ai: "" };
+  /** The commits on the old branch that changed each section, before it was hidden. */
+  const oldBranchCommitOf: Record<Hidden, string> = { team: "", ai: "" };
+  let readLinkToken: string;
+
+  interface Principal {
+    label: string;
+    /** Which of the two sections the default branch hides from this principal now. */
+    hidden: Hidden[];
+    caller: Caller | null;
+    /** Signs download links as this user and principal; null for a visitor, who has none. */
+    signedAs: { userId: string; principal: "person" | "agent" } | null;
+    branchName: string;
+    mergeRequestId: string;
+  }
+  /** Which of the two sections the default branch hides from each principal now. */
+  const HIDDEN_FROM: Record<string, Hidden[]> = {
+    owner: [],
+    admin: [],
+    "member (team edit)": ["team"],
+    "member with an edit grant": ["team"],
+    "guest with an edit grant": ["team"],
+    "guest who opened an edit link": ["team"],
+    "owner's token over MCP": ["ai"],
+    "owner's token over tRPC": ["ai"],
+    "member's token over MCP": ["team", "ai"],
+    "read-link visitor": ["team"],
+  };
+  const principals = new Map<string, Principal>();
+  const clients: Client[] = [];
+
+  const nameOf = (h: Hidden) => (h === "team" ? TEAM : AI).name;
+  /**
+   * Every response a principal sees is checked for what is hidden from it: names, text, ids and storage keys.
+   * An error may repeat the id or key the caller itself sent, never a name or text.
+   */
+  const expectNoLeak = (p: Principal, value: unknown, what: "response" | "error" = "response") => {
+    const json = JSON.stringify(value);
+    for (const h of p.hidden) {
+      const secrets = [nameOf(h), (h === "team" ? TEAM : AI).text, ...(what === "response" ? [sectionOf[h], keyOf[h]] : [])];
+      for (const secret of secrets) expect(json, p.label).not.toContain(secret);
+    }
+  };
+  /** The result, or the error's code and message (what the caller would see). */
+  const attempt = async (run: Promise<unknown>): Promise<{ code: string; value?: unknown; message?: string }> => {
+    try {
+      return { code: "allowed", value: await run };
+    } catch (error) {
+      const e = error as { code?: string; message: string };
+      return { code: e.code ?? "unexpected", message: e.message };
+    }
+  };
+  const callAs = (p: Principal, tool: ToolName, args: Args) => p.caller!.call(tool, args);
+  const sectionsOf = (view: unknown) => (view as { sections: Array<{ sectionId: string; name: string }> }).sections;
+
+  async function uploadAs(user: TestUser, label: string): Promise<string> {
+    const bytes = Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), Buffer.from(label.repeat(40))]);
+    const grant = (await server.callTool("upload_url", user.userId, {
+      filename: `${label}.png`,
+      mediaType: "image/png",
+      size: bytes.length,
+    })) as { uploadUrl: string; key: string };
+    const put = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": "image/png" }, body: new Uint8Array(bytes) });
+    expect(put.status).toBe(200);
+    return grant.key;
+  }
+
+  beforeAll(async () => {
+    const fixture = callers.get("owner")!.fixture;
+    const person = (email: string, name: string, role?: "admin" | "guest") =>
+      server.createUser(email, name).then(async (user) => {
+        if (role) await server.db.update(memberships).set({ role }).where(eq(memberships.userId, user.userId));
+        return role ? { ...user, actor: { ...user.actor, role } } : user;
+      });
+    const admin = await person("before-admin@example.test", "Abe Admin", "admin");
+    const member = await person("before-member@example.test", "Mia Member");
+    const granted = await person("before-granted@example.test", "Gwen Granted");
+    const guest = await person("before-guest@example.test", "Gale Guest", "guest");
+    const linkedGuest = await person("before-linked@example.test", "Lou Linked", "guest");
+
+    // Someone else's uploads: a caller may always use its own, so the test is on keys it only saw.
+    keyOf.team = await uploadAs(admin, "team");
+    keyOf.ai = await uploadAs(admin, "ai");
+    const image = (key: string) => ({ blockType: "image" as const, type: "storage" as const, mediaType: "image/png", key });
+    const doc = (await server.callTool("documents", admin.userId, {
+      action: "create",
+      path: `before-hiding/${crypto.randomUUID()}`,
+      sections: [
+        { name: "Agenda", content: [text("For everyone")] },
+        { name: TEAM.name, content: [text(TEAM.text), image(keyOf.team)] },
+        { name: AI.name, content: [text(AI.text), image(keyOf.ai)] },
+      ],
+    })) as { documentId: string; sectionIds: string[] };
+    documentId = doc.documentId;
+    [publicId, sectionOf.team, sectionOf.ai] = doc.sectionIds as [string, string, string];
+    const asAdmin = (tool: ToolName, args: Args): Promise<unknown> => server.callTool(tool, admin.userId, { documentId, ...args } as never);
+    const updateSecrets = async (branchName: string, round: string) => {
+      const commitOf: Record<Hidden, string> = { team: "", ai: "" };
+      for (const h of ["team", "ai"] as const) {
+        const newContent = [text(`${(h === "team" ? TEAM : AI).text}, ${round}`), image(keyOf[h])];
+        commitOf[h] = (
+          (await asAdmin("sections", { action: "update", branchName, sectionId: sectionOf[h], newContent })) as { commitId: string }
+        ).commitId;
+      }
+      return commitOf;
+    };
+
+    // Two branches made before the hiding; one of them changes both sections (its messages name them).
+    await asAdmin("documents", { action: "create_branch", branchName: "o3" });
+    await asAdmin("documents", { action: "create_branch", branchName: "o4" });
+    Object.assign(oldBranchCommitOf, await updateSecrets("o3", "draft"));
+    // Then main hides them, through review: the team section from everyone below manager, the other from agents.
+    await asAdmin("documents", { action: "create_branch", branchName: "lockdown" });
+    await asAdmin("sections", { action: "update", branchName: "lockdown", sectionId: sectionOf.team, defaultPermission: "none" });
+    await asAdmin("sections", { action: "update", branchName: "lockdown", sectionId: sectionOf.ai, aiAccess: "none" });
+    const lockdown = (await asAdmin("merge_requests", {
+      action: "create",
+      sourceBranch: "lockdown",
+      targetBranch: "main",
+      title: "Lock down",
+    })) as { mergeRequestId: string };
+    await server.callTool("merge_requests", admin.userId, { action: "execute", mergeRequestId: lockdown.mergeRequestId });
+
+    await server.callTool("documents", admin.userId, {
+      action: "set_permissions",
+      documentId,
+      defaultPermission: "edit",
+      aiAccess: "edit",
+      grants: [
+        { userId: granted.userId, permission: "edit" },
+        { userId: guest.userId, permission: "edit" },
+      ],
+    });
+    const editLink = (await asAdmin("documents", { action: "create_share_link", permission: "edit" })) as { path: string };
+    await acceptShareLink(server.db, linkedGuest.userId, editLink.path.replace("/share/", ""), new Date());
+    const readLink = (await asAdmin("documents", { action: "create_share_link", permission: "read" })) as { path: string };
+    readLinkToken = readLink.path.replace("/share/", "");
+
+    const memberMcp = await server.mcpClient(member.token);
+    clients.push(memberMcp);
+    const rows: Array<Omit<Principal, "hidden" | "branchName" | "mergeRequestId">> = [
+      { label: "owner", caller: humanCaller(owner, fixture), signedAs: { userId: owner.userId, principal: "person" } },
+      { label: "admin", caller: humanCaller(admin, fixture), signedAs: { userId: admin.userId, principal: "person" } },
+      {
+        label: "member (team edit)",
+        caller: humanCaller(member, fixture),
+        signedAs: { userId: member.userId, principal: "person" },
+      },
+      {
+        label: "member with an edit grant",
+        caller: humanCaller(granted, fixture),
+        signedAs: { userId: granted.userId, principal: "person" },
+      },
+      {
+        label: "guest with an edit grant",
+        caller: humanCaller(guest, fixture),
+        signedAs: { userId: guest.userId, principal: "person" },
+      },
+      {
+        label: "guest who opened an edit link",
+        caller: humanCaller(linkedGuest, fixture),
+        signedAs: { userId: linkedGuest.userId, principal: "person" },
+      },
+      {
+        label: "owner's token over MCP",
+        caller: aiCaller(ownerMcp, fixture),
+        signedAs: { userId: owner.userId, principal: "agent" },
+      },
+      {
+        label: "owner's token over tRPC",
+        caller: tokenCaller(owner.token, fixture),
+        signedAs: { userId: owner.userId, principal: "agent" },
+      },
+      {
+        label: "member's token over MCP",
+        caller: aiCaller(memberMcp, fixture),
+        signedAs: { userId: member.userId, principal: "agent" },
+      },
+      { label: "read-link visitor", caller: null, signedAs: null },
+    ];
+    for (const [i, row] of rows.entries()) {
+      const branchName = `from-o3-${i}`;
+      // Each makes its own branch from the old one (a visitor cannot: an admin makes it).
+      const create = { action: "create_branch", documentId, branchName, sourceBranch: "o3" };
+      if (row.caller) await row.caller.call("documents", create);
+      else await server.callTool("documents", admin.userId, create as never);
+      // Someone who may see them changes both sections and a public one there, and both on the old target too: a conflict each.
+      await updateSecrets(branchName, `source ${i}`);
+      await asAdmin("sections", { action: "update", branchName, sectionId: publicId, newContent: [text(`Agenda ${i}`)] });
+      const mr = (await asAdmin("merge_requests", {
+        action: "create",
+        sourceBranch: branchName,
+        targetBranch: "o3",
+        title: `From ${row.label}`,
+      })) as { mergeRequestId: string };
+      principals.set(row.label, { ...row, hidden: HIDDEN_FROM[row.label]!, branchName, mergeRequestId: mr.mergeRequestId });
+    }
+    await updateSecrets("o3", "target");
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const client of clients) await client.close();
+  });
+
+  const labels = Object.keys(HIDDEN_FROM);
+  const writers = labels.filter((label) => label !== "read-link visitor");
+
+  test.each(labels)("%s: read leaves out what main hides, with gapless positions", async (label) => {
+    const p = principals.get(label)!;
+    const view = p.caller
+      ? await callAs(p, "read", { documentId, branchName: p.branchName })
+      : await readSharedDocument(server.db, readLinkToken, { branchName: p.branchName }, new Date());
+    const expected = [
+      ["Agenda", publicId],
+      [TEAM.name, sectionOf.team],
+      [AI.name, sectionOf.ai],
+    ].filter(([, id]) => !p.hidden.some((h) => sectionOf[h] === id));
+    expect(sectionsOf(view).map((s) => [s.name, s.sectionId])).toEqual(expected);
+    expectNoLeak(p, view);
+  });
+
+  test.each(writers)("%s: the storage keys of a hidden section cannot be used, and no link downloads them", async (label) => {
+    const p = principals.get(label)!;
+    const branch = { documentId, branchName: p.branchName };
+    for (const h of ["team", "ai"] as const) {
+      const image = { blockType: "image", type: "storage", mediaType: "image/png", key: keyOf[h] };
+      const reuse = await attempt(callAs(p, "sections", { action: "create", ...branch, name: `Copy of ${h}`, content: [image] }));
+      expect(reuse.code, `${h} key`).toBe(p.hidden.includes(h) ? "NOT_FOUND" : "allowed");
+      expectNoLeak(p, reuse, "error");
+    }
+    const view = (await callAs(p, "read", branch)) as { headCommitId: string };
+    expectNoLeak(p, view);
+    for (const h of p.hidden) {
+      const signed = server.files.downloadUrl({
+        key: keyOf[h],
+        documentId,
+        commitId: view.headCommitId,
+        expiresAt: new Date(Date.now() + 60_000),
+        ...p.signedAs!,
+      });
+      const download = await fetch(signed);
+      expect(download.status, `${h} key`).toBe(404);
+      await download.arrayBuffer();
+    }
+  });
+
+  test.each(writers)("%s: a hidden section reads as missing to every write, and counts nowhere", async (label) => {
+    const p = principals.get(label)!;
+    const branch = { documentId, branchName: p.branchName };
+    for (const h of ["team", "ai"] as const) {
+      const rename = await attempt(callAs(p, "sections", { action: "update", ...branch, sectionId: sectionOf[h], newName: "Renamed" }));
+      if (p.hidden.includes(h)) {
+        const remove = await attempt(callAs(p, "sections", { action: "delete", ...branch, sectionId: sectionOf[h] }));
+        expect([rename.code, remove.code], `${h} section`).toEqual(["NOT_FOUND", "NOT_FOUND"]);
+        expectNoLeak(p, [rename, remove], "error");
+      } else {
+        expect(rename.code, `${h} section`).toBe("allowed");
+        // Named back, so the other checks see the sections as they were.
+        await callAs(p, "sections", { action: "update", ...branch, sectionId: sectionOf[h], newName: nameOf(h) });
+      }
+    }
+    // Positions and orders count only what the principal sees: a hidden section is neither counted nor asked for.
+    const visible = sectionsOf(await callAs(p, "read", branch));
+    const created = await callAs(p, "sections", { action: "create", ...branch, name: "Appended", content: [text("new")] });
+    expect((created as { position: number }).position).toBe(visible.length);
+    const order = [...visible.map((s) => s.sectionId), (created as { sectionId: string }).sectionId].reverse();
+    const reordered = await attempt(callAs(p, "sections", { action: "reorder", ...branch, sectionOrder: order }));
+    expect(reordered.code).toBe("allowed");
+    expectNoLeak(p, reordered);
+    expect(sectionsOf(await callAs(p, "read", branch)).map((s) => s.sectionId)).toEqual(order);
+  });
+
+  test.each(writers)("%s: log and show name no hidden section on the branch", async (label) => {
+    const p = principals.get(label)!;
+    const log = (await callAs(p, "documents", { action: "log", documentId, branchName: p.branchName, limit: 100 })) as {
+      commits: Array<{ commitId: string; message: string }>;
+    };
+    expectNoLeak(p, log);
+    const messages = new Map(log.commits.map((c) => [c.commitId, c.message]));
+    for (const h of ["team", "ai"] as const) {
+      const commitId = oldBranchCommitOf[h];
+      expect(messages.get(commitId), `${h} section`).toBe(
+        p.hidden.includes(h) ? "Changes to sections you cannot see" : `Update section "${nameOf(h)}"`,
+      );
+      expectNoLeak(p, await callAs(p, "documents", { action: "show", documentId, commitId }));
+    }
+  });
+
+  test.each(writers)("%s: merge requests between old branches leave hidden sections out entirely", async (label) => {
+    const p = principals.get(label)!;
+    const analysis = (await callAs(p, "merge_requests", { action: "analyze", mergeRequestId: p.mergeRequestId })) as {
+      sections: Array<{ sectionId: string; status: string }>;
+      hiddenConflicts: number;
+    };
+    expectNoLeak(p, analysis);
+    expect(analysis.hiddenConflicts).toBe(p.hidden.length);
+    const conflicts = analysis.sections.filter((s) => s.status === "conflict").map((s) => s.sectionId);
+    expect(conflicts.sort()).toEqual(
+      (["team", "ai"] as const)
+        .filter((h) => !p.hidden.includes(h))
+        .map((h) => sectionOf[h])
+        .sort(),
+    );
+    // Proposing the branch into another old branch would change what is hidden: refused, naming nothing.
+    const proposal = await attempt(
+      callAs(p, "merge_requests", { action: "create", documentId, sourceBranch: p.branchName, targetBranch: "o4", title: "Proposal" }),
+    );
+    expect(proposal.code).toBe(p.hidden.length > 0 ? "PERMISSION_DENIED" : "allowed");
+    expectNoLeak(p, proposal, "error");
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * A section hidden from a caller never shows: not in read, not in analyze,
  * not in log messages, not in error text — for a member hidden by the
- * section's team override and for an AI hidden by the section's aiAccess.
+ * section's team override and for an AI hidden by the section's aiAccess —
+ * nor on a branch made before it was hidden, through the API or the pages.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { text } from "../helpers/blocks";
@@ -45,7 +46,7 @@ async function asMember(tool: ToolName, args: Record<string, unknown>): Promise<
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ next: true });
   owner = await server.createUser("owner@example.test", "Olive Owner");
   member = await server.createUser("member@example.test", "Mo Member");
   ownerAi = await server.mcpClient(owner.token);
@@ -453,4 +454,140 @@ describe("history tells no one about sections they cannot see", () => {
     expect(messages.get(toCreate.commitId)).toBe(`Revert to ${createCommitId.slice(0, 8)} ("Create document "history/leaks"")`);
     expect(messages.get(toHidden.commitId)).toBe(`Revert to ${onlyHiddenCommitId.slice(0, 8)}`);
   });
+});
+
+describe("a branch made before the hiding (issue 23)", () => {
+  const BID = "Hostile bid";
+  const BID_TEXT = "We offer 40 a share";
+  let docId: string;
+  let publicSectionId: string;
+  let bidId: string;
+  let bidOnOldBranchCommitId: string;
+  let bidMergeRequestId: string;
+
+  const noBid = (value: unknown) => {
+    const json = typeof value === "string" ? value : JSON.stringify(value);
+    expect(json).not.toContain(BID);
+    expect(json).not.toContain(BID_TEXT);
+  };
+
+  /** Signs in through the credentials form and returns the session cookie. */
+  async function sessionCookie(email: string): Promise<string> {
+    const csrf = await fetch(`${server.url}/api/auth/csrf`);
+    const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+    const cookie = csrf.headers
+      .getSetCookie()
+      .map((c) => c.split(";", 1)[0])
+      .join("; ");
+    const signedIn = await fetch(`${server.url}/api/auth/callback/credentials`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie, origin: server.url },
+      body: new URLSearchParams({ csrfToken, email, password: "correct horse battery", json: "true" }),
+    });
+    await signedIn.arrayBuffer();
+    return signedIn.headers
+      .getSetCookie()
+      .map((c) => c.split(";", 1)[0])
+      .join("; ");
+  }
+
+  async function page(path: string, cookie: string): Promise<string> {
+    const response = await fetch(`${server.url}${path}`, { headers: { cookie }, redirect: "manual" });
+    expect(response.status, path).toBe(200);
+    return response.text();
+  }
+
+  beforeAll(async () => {
+    const doc = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
+      action: "create",
+      path: "board/takeover",
+      sections: [
+        { name: "Timeline", content: [text("Everyone may read this")] },
+        { name: BID, content: [text(BID_TEXT)] },
+      ],
+    });
+    docId = doc.documentId;
+    [publicSectionId, bidId] = doc.sectionIds as [string, string];
+    const onDoc = (args: Record<string, unknown>) => ({ documentId: docId, ...args });
+    // o3 is made, and changes the section (the message names it), before main hides it.
+    await asOwner("documents", onDoc({ action: "create_branch", branchName: "o3" }));
+    bidOnOldBranchCommitId = (
+      await asOwner<{ commitId: string }>(
+        "sections",
+        onDoc({ action: "update", branchName: "o3", sectionId: bidId, newContent: [text(`${BID_TEXT}, first draft`)] }),
+      )
+    ).commitId;
+    await asOwner("documents", onDoc({ action: "create_branch", branchName: "hide-bid" }));
+    await asOwner("sections", onDoc({ action: "update", branchName: "hide-bid", sectionId: bidId, defaultPermission: "none" }));
+    const hide = await asOwner<{ mergeRequestId: string }>(
+      "merge_requests",
+      onDoc({ action: "create", sourceBranch: "hide-bid", targetBranch: "main", title: "Hide the bid" }),
+    );
+    await asOwner("merge_requests", { action: "execute", mergeRequestId: hide.mergeRequestId });
+
+    // The member branches m3 off o3; someone who may see the section changes it there and on o3: a conflict.
+    const created = (await asMember("documents", onDoc({ action: "create_branch", branchName: "m3", sourceBranch: "o3" }))) as {
+      error?: unknown;
+    };
+    expect(created.error).toBeUndefined();
+    await asOwner("sections", onDoc({ action: "update", branchName: "m3", sectionId: bidId, newContent: [text(`${BID_TEXT}, raised`)] }));
+    await asMember(
+      "sections",
+      onDoc({ action: "update", branchName: "m3", sectionId: publicSectionId, newContent: [text("Timeline, m3")] }),
+    );
+    await asOwner("sections", onDoc({ action: "update", branchName: "o3", sectionId: bidId, newContent: [text(`${BID_TEXT}, lowered`)] }));
+    bidMergeRequestId = (
+      await asOwner<{ mergeRequestId: string }>(
+        "merge_requests",
+        onDoc({ action: "create", sourceBranch: "m3", targetBranch: "o3", title: "Bring m3 back" }),
+      )
+    ).mergeRequestId;
+  }, 120_000);
+
+  test("the member cannot rename it on m3, and log and analyze leave it out", async () => {
+    const rename = (await asMember("sections", {
+      action: "update",
+      documentId: docId,
+      branchName: "m3",
+      sectionId: bidId,
+      newName: "Renamed by the member",
+    })) as { error: { code: string } };
+    expect(rename.error.code).toBe("NOT_FOUND");
+    noBid(rename);
+    const log = (await asMember("documents", { action: "log", documentId: docId, branchName: "m3", limit: 50 })) as {
+      commits: Array<{ commitId: string; message: string }>;
+    };
+    noBid(log);
+    expect(log.commits.find((c) => c.commitId === bidOnOldBranchCommitId)!.message).toBe("Changes to sections you cannot see");
+    const analysis = (await asMember("merge_requests", { action: "analyze", mergeRequestId: bidMergeRequestId })) as {
+      hiddenConflicts: number;
+      sections: Array<{ sectionId: string }>;
+    };
+    noBid(analysis);
+    expect(analysis.hiddenConflicts).toBe(1);
+    expect(analysis.sections.map((s) => s.sectionId)).toEqual([publicSectionId]);
+  });
+
+  test("the document, history and merge-request pages of those branches show nothing of it to the member", async () => {
+    const memberCookie = await sessionCookie(member.email);
+    const hiddenCommit = "Changes to sections you cannot see";
+    // Each page with something it must show, so an empty page cannot pass.
+    const pages: Array<[string, string]> = [
+      [`/documents/${docId}?branch=m3`, "Timeline, m3"],
+      [`/documents/${docId}?branch=o3`, hiddenCommit],
+      [`/documents/${docId}/history?branch=m3`, hiddenCommit],
+      [`/documents/${docId}/history?branch=o3&commit=${bidOnOldBranchCommitId}`, hiddenCommit],
+      [`/merge-requests/${bidMergeRequestId}`, "Timeline, m3"],
+    ];
+    for (const [path, shown] of pages) {
+      const html = await page(path, memberCookie);
+      expect(html, path).toContain(shown);
+      noBid(html);
+    }
+    // The owner's pages show it: what the member's leave out is there to leave out.
+    const ownerCookie = await sessionCookie(owner.email);
+    expect(await page(`/documents/${docId}/history?branch=m3`, ownerCookie)).toContain(BID);
+    expect(await page(`/merge-requests/${bidMergeRequestId}`, ownerCookie)).toContain(BID_TEXT);
+  }, 60_000);
 });
