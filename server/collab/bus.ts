@@ -9,8 +9,13 @@ import { Redis } from "ioredis";
 import type { SectionKey } from "@/server/store/drafts";
 
 export interface BusMessage extends SectionKey {
-  /** A Yjs update or awareness change of a section; or "head-moved": the branch head moved (no section, no payload). */
-  kind: "update" | "awareness" | "head-moved";
+  /**
+   * A Yjs update or awareness change of a section; "head-moved": the branch
+   * head moved (no section, no payload); "catch-up": a process started, and
+   * its previous run may have died between storing updates and publishing
+   * them — every open room takes in what storage has (no key, no payload).
+   */
+  kind: "update" | "awareness" | "head-moved" | "catch-up";
   payload: Uint8Array;
 }
 

@@ -211,6 +211,15 @@ export class LiveDoc {
     if (!this.failed) Y.applyUpdate(this.doc, update, "remote");
   }
 
+  /**
+   * Whether the doc holds updates it cannot place yet: they build on edits it
+   * never received (another process stored them and died before publishing,
+   * or a message was lost). Storage has those edits.
+   */
+  get lacksEdits(): boolean {
+    return this.doc.store.pendingStructs !== null || this.doc.store.pendingDs !== null;
+  }
+
   /** Presence another process stamped and published: its client ids are spoken for there. */
   applyRemoteAwareness(update: Uint8Array): void {
     for (const clientId of awarenessClientIds(update))

@@ -83,6 +83,8 @@ interface SectionRoom {
   baseBlobHash: string | null;
   connections: Set<RoomConnection>;
   updatesSinceCompaction: number;
+  /** A catch-up from storage is under way (one at a time is enough). */
+  catchingUp: boolean;
 }
 
 interface BranchRoom {
@@ -157,21 +159,26 @@ export class CollabRooms {
       }, PRESENCE_TTL_MS / 3);
       refresh.unref();
       this.stops.push(() => clearInterval(refresh));
-      this.stops.push(
-        await this.options.bus.subscribe((message) => {
-          // Another process moved a head: the open room of that branch, if any, follows it.
-          if (message.kind === "head-moved") return void this.followHead(message);
-          const room = this.rooms.get(roomKey(message));
-          const section = room?.sections.get(message.sectionId);
-          if (!section) {
-            // A section being loaded keeps what arrives meanwhile: it may be newer than what the load read.
-            if (message.kind === "update") this.arrivedWhileLoading.get(sectionName(message))?.push(message.payload);
-            return;
-          }
-          if (message.kind === "update") section.live.applyRemote(message.payload);
-          else section.live.applyRemoteAwareness(message.payload);
-        }),
-      );
+      const subscribed = await this.options.bus.subscribe((message) => {
+        // Another process moved a head: the open room of that branch, if any, follows it.
+        if (message.kind === "head-moved") return void this.followHead(message);
+        if (message.kind === "catch-up") return void this.catchUpAll();
+        const room = this.rooms.get(roomKey(message));
+        const section = room?.sections.get(message.sectionId);
+        if (!section) {
+          // A section being loaded keeps what arrives meanwhile: it may be newer than what the load read.
+          if (message.kind === "update") this.arrivedWhileLoading.get(sectionName(message))?.push(message.payload);
+          return;
+        }
+        if (message.kind === "awareness") return section.live.applyRemoteAwareness(message.payload);
+        section.live.applyRemote(message.payload);
+        if (section.live.lacksEdits) void this.catchUpFromStorage(message, section);
+      });
+      this.stops.push(subscribed);
+      // This process's previous run may have stored updates it never published: the other processes' rooms take them from storage.
+      void this.options.bus
+        .publish({ documentId: "", branchName: "", sectionId: "", kind: "catch-up", payload: new Uint8Array() })
+        .catch((error: unknown) => console.error("[quire] catch-up announcement failed", error));
     }
   }
 
@@ -475,6 +482,7 @@ export class CollabRooms {
       baseBlobHash: stored.baseBlobHash,
       connections: new Set(),
       updatesSinceCompaction: stored.updates.length,
+      catchingUp: false,
     };
     room.sections.set(sectionId, section);
     for (const update of arrived) section.live.applyRemote(update);
@@ -568,10 +576,25 @@ export class CollabRooms {
    * change for good. Yjs takes in only what the doc lacks.
    */
   private async catchUpFromStorage(key: SectionKey, section: SectionRoom): Promise<void> {
-    const stored = await findSectionDraft(this.db, key);
-    if (!stored) return;
-    section.live.applyRemote(stored.state);
-    for (const { update } of stored.updates) section.live.applyRemote(update);
+    if (section.catchingUp) return;
+    section.catchingUp = true;
+    try {
+      const stored = await findSectionDraft(this.db, key);
+      if (!stored) return;
+      section.live.applyRemote(stored.state);
+      for (const { update } of stored.updates) section.live.applyRemote(update);
+    } catch (error) {
+      console.error("[quire] catching a room up from storage failed", error);
+    } finally {
+      section.catchingUp = false;
+    }
+  }
+
+  /** Every open section room of this process takes in what storage has (see the bus's "catch-up"). */
+  private async catchUpAll(): Promise<void> {
+    for (const room of [...this.rooms.values()]) {
+      for (const [sectionId, section] of room.sections) await this.catchUpFromStorage({ ...room.key, sectionId }, section);
+    }
   }
 
   /** A branch head moved: the open room of that branch takes the new head into every open section and outline. */

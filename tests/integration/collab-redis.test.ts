@@ -9,6 +9,9 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { encode } from "next-auth/jwt";
 import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { sessionCookieName } from "@/server/auth/web-session";
+import { connectRedisBus } from "@/server/collab/bus";
+import { appendDraftUpdates } from "@/server/store/drafts";
+import * as Y from "yjs";
 import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../helpers/database";
 import { type QuireProcess, startQuireProcess, TEST_PROCESS_AUTH_SECRET } from "../helpers/quire-process";
@@ -166,6 +169,50 @@ test.skipIf(!testDatabaseUrl())(
     const seen = Buffer.concat(reader.frames).toString("latin1");
     expect(seen).not.toContain("40 million");
     expect(seen).not.toContain("Initech");
+  },
+  60_000,
+);
+
+test.skipIf(!testDatabaseUrl())(
+  "edits a process stored and never published (it died in between) reach the rooms of the others, from storage",
+  async () => {
+    const [, two] = processes as [QuireProcess, QuireProcess];
+    const created = await trpc(two.url, {
+      tool: "documents",
+      action: "create",
+      path: "shared/died-mid-publish",
+      sections: [{ name: "Notes", content: [text("base")] }],
+    });
+    const key = { documentId: created.documentId as string, branchName: "main", sectionId: (created.sectionIds as string[])[0]! };
+    const watcher = await connectLive(two.url, roomName(key.documentId, key.branchName, key.sectionId), { token });
+    clients.push(watcher);
+    // A client of a process that is about to die: its edits are stored by that process, one of them never published.
+    const writer = new Y.Doc();
+    Y.applyUpdate(writer, Y.encodeStateAsUpdate(watcher.doc));
+    const edit = (at: number, words: string) => {
+      const before = Y.encodeStateVector(writer);
+      ((writer.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text).insert(at, words);
+      return Y.encodeStateAsUpdate(writer, before);
+    };
+    const stored = edit(4, " STORED");
+    const later = edit(11, " LATER");
+    await appendDraftUpdates(database.db, [{ ...key, update: stored, authorId: null }]);
+    await appendDraftUpdates(database.db, [{ ...key, update: later, authorId: null }]);
+    const bus = await connectRedisBus(REDIS_URL);
+    try {
+      // Its next edit is published: it hangs on the one the room never saw, which the room takes from storage.
+      await bus.publish({ ...key, kind: "update", payload: later });
+      await waitFor(() => watcher.text().toString() === "base STORED LATER", 5_000, `the missed edit: ${watcher.text().toString()}`);
+
+      // An edit stored and never published with nothing after it: the restarted process asks every room to catch up.
+      const last = edit(17, " LAST");
+      await appendDraftUpdates(database.db, [{ ...key, update: last, authorId: null }]);
+      await bus.publish({ documentId: "", branchName: "", sectionId: "", kind: "catch-up", payload: new Uint8Array() });
+      await waitFor(() => watcher.text().toString() === "base STORED LATER LAST", 5_000, `the catch-up: ${watcher.text().toString()}`);
+    } finally {
+      await bus.close();
+      writer.destroy();
+    }
   },
   60_000,
 );
