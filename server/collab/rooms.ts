@@ -145,12 +145,7 @@ export class CollabRooms {
         // Held at once (in the changing request, right after its commit), so nothing reaches a connection before it is decided
         // again; each room is released as soon as it is decided, the rooms side by side.
         if (this.closing) return;
-        for (const room of [...this.rooms.values()]) {
-          const held = this.hold(room);
-          void this.redecideRoom(room)
-            .catch((e: unknown) => console.error("[quire] collab access check failed", e))
-            .finally(() => this.release(held));
-        }
+        for (const room of [...this.rooms.values()]) void this.redecideHeld(room);
       }),
     );
     if (this.options.bus) {
@@ -599,6 +594,15 @@ export class CollabRooms {
 
   /** A branch head moved: the open room of that branch takes the new head into every open section and outline. */
   async followHead(key: DraftKey): Promise<void> {
+    // The default branch's head decides what is hidden on every branch: the document's other rooms are decided again too.
+    for (const other of this.rooms.values()) {
+      if (
+        other.key.documentId === key.documentId &&
+        other.key.branchName !== key.branchName &&
+        this.defaultBranchOf(other) === key.branchName
+      )
+        void this.redecideHeld(other);
+    }
     const room = this.rooms.get(roomKey(key));
     if (!room) return;
     // Held from the moment the move is known: a commit that hides a section and changes it sends nothing before the hiding is decided.
@@ -612,6 +616,23 @@ export class CollabRooms {
         await this.redecideRoom(room);
         for (const [sectionId, section] of room.sections) await this.bringSectionToHead(room, sectionId, section);
       });
+    } finally {
+      this.release(held);
+    }
+  }
+
+  /** A room's document's default branch, as its connections' access knows it (null for a room with no connection). */
+  private defaultBranchOf(room: BranchRoom): string | null {
+    return this.connectionsOf(room)[0]?.access.document.defaultBranch ?? null;
+  }
+
+  /** Holds a room's connections (at once) until each is decided again. */
+  private async redecideHeld(room: BranchRoom): Promise<void> {
+    const held = this.hold(room);
+    try {
+      await this.redecideRoom(room);
+    } catch (error) {
+      console.error("[quire] collab access check failed", error);
     } finally {
       this.release(held);
     }

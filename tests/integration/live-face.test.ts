@@ -220,6 +220,17 @@ describe("access decided before content", () => {
     }
   });
 
+  test("hiding a section on the default branch closes its rooms on a branch made before the hiding", async () => {
+    const created = await newDocument("live-face/hide-elsewhere", [{ name: "Board", content: [text("board notes")] }]);
+    const [sectionId] = created.sectionIds as [string];
+    await asOwner("documents", { action: "create_branch", documentId: created.documentId, branchName: "older" });
+    const onOlder = await live(roomName(created.documentId, "older", sectionId), { token: member.token });
+    const closed = nextClose(onOlder);
+    onOlder.provider.shouldConnect = false;
+    await mergeOverrides(created.documentId, sectionId, { defaultPermission: "none" });
+    expect((await closed).code).toBe(4403);
+  });
+
   test("after a grant is revoked, the member's next keystroke is dropped and nothing more reaches a member who lost the document", async () => {
     const created = await newDocument("live-face/revoke", [{ name: "Notes", content: [text("Shared notes")] }]);
     const { documentId } = created;

@@ -492,12 +492,13 @@ describe("downloads refuse", () => {
     const hiddenKey = await upload(png(400));
     await callMcp(mcp, "documents", { action: "create_branch", documentId, branchName: "hide-file" });
     const block = { blockType: "image", type: "storage", mediaType: "image/png", key: hiddenKey };
-    const hidden = await callMcp<{ commitId: string }>(mcp, "sections", {
+    // Hiding a section changes access: a person does it (an API token may not).
+    const hidden = await server.callTool("sections", owner.userId, {
       action: "create",
       documentId,
       branchName: "hide-file",
       name: "Hidden file",
-      content: [block],
+      content: [block as never],
       defaultPermission: "none",
     });
     expect((await fetch(linkFor(hiddenKey, hidden.commitId, owner.userId))).status).toBe(200);
