@@ -13,11 +13,14 @@ import { atLeast } from "@/server/policies/access";
 import { findLiveShareLink, insertShareLink, listShareLinks, revokeShareLink, type ShareLinkRow, setGrant } from "@/server/store/access";
 import { getMembership } from "@/server/store/accounts";
 import { getDocument } from "@/server/store/documents";
+import type { FileLinks } from "@/server/storage/links";
 import { accessFor, openDocument } from "./access";
 import type { ActionContext } from "./context";
 import { documentIdField } from "./document-fields";
 import { uuidSchema } from "./tool";
 import { type DocumentView, readDocument } from "./read";
+import { shareVisitorAccess } from "./share-access";
+import { signedDownloads } from "./upload-url";
 
 const deadLink = () =>
   new DomainError(
@@ -32,19 +35,30 @@ async function liveLink(db: Database, token: string, now: Date): Promise<ShareLi
   return link;
 }
 
-/** The document behind a read link, as a visitor without an account sees it. */
+/**
+ * The document behind a read link, as a visitor without an account sees it. Given the server's `files`, each
+ * section carries download links signed for the link: they serve a file only while the link lives and its visitor
+ * sees a section holding it (without `files`, as `documentView` without a signer, there are none).
+ */
 export async function readSharedDocument(
   db: Database,
   token: string,
   input: { branchName?: string; commitId?: string },
   now: Date,
+  files?: FileLinks,
 ): Promise<DocumentView> {
   const link = await liveLink(db, token, now);
   if (link.permission !== "read") {
     throw new DomainError("UNAUTHENTICATED", "This link grants edit access, which needs an account: sign in, then open the link again.");
   }
   const document = await getDocument(db, link.workspaceId, link.documentId);
-  return readDocument(db, await accessFor(db, document, { kind: "share", permission: "read" }), input);
+  const holder = { shareLinkId: link.id, principal: "share" } as const;
+  return readDocument(
+    db,
+    shareVisitorAccess(document),
+    input,
+    files && ((content, commitId) => signedDownloads({ files, now, holder, documentId: document.id }, commitId, content)),
+  );
 }
 
 /** Gives a signed-in member the link's access to its document; returns the document id to open. */

@@ -15,7 +15,15 @@ import { type Block, storageKeysOf } from "@/server/core/blocks";
 import { DomainError, isDomainError, notFound } from "@/server/core/errors";
 import { isInlineMediaType, mediaTypeEssence, UPLOAD_MEDIA_TYPES, uploadMediaType } from "@/server/core/media-types";
 import { assertStorageKey, type ObjectStore, payloadTooLarge } from "@/server/storage/object-store";
-import { DOWNLOAD_URL_TTL_MS, type DownloadTarget, type FileLinks, type LinkCheck, UPLOAD_URL_TTL_MS } from "@/server/storage/links";
+import {
+  DOWNLOAD_URL_TTL_MS,
+  type DownloadHolder,
+  type DownloadTarget,
+  type FileLinks,
+  holderId,
+  type LinkCheck,
+  UPLOAD_URL_TTL_MS,
+} from "@/server/storage/links";
 import {
   claimUpload,
   completedUploadOfDocumentWorkspace,
@@ -27,8 +35,9 @@ import {
 import { getMembership } from "@/server/store/accounts";
 import { CommitGraph } from "@/server/store/commits";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { openDocument, sectionRules } from "./access";
+import { type DocumentAccess, openDocument, sectionRules } from "./access";
 import type { ActionContext, Actor } from "./context";
+import { shareLinkDocumentAccess } from "./share-access";
 import { storageKeysVisibleIn } from "./section-content";
 import { defineTool } from "./tool";
 
@@ -112,27 +121,36 @@ export const uploadUrlTool = defineTool({
 
 /**
  * Signed download URLs for the storage blocks of one section's content, by
- * storage key, valid for 15 minutes from `ctx.clock()`, bound to the acting
- * user, `documentId` and the commit the content was read at. `read` returns
- * them beside the blocks (the blocks themselves stay untouched, so content
- * hashes do not change).
+ * storage key, valid for 15 minutes from `now`, bound to their holder (a user
+ * as person or agent, or a share link), `documentId` and the commit the
+ * content was read at. `read` returns them beside the blocks (the blocks
+ * themselves stay untouched, so content hashes do not change).
  */
-export function downloadLinks(
-  ctx: Pick<ActionContext, "actor" | "clock" | "files">,
-  documentId: string,
+export function signedDownloads(
+  links: { files: FileLinks; now: Date; holder: DownloadHolder; documentId: string },
   commitId: string,
   content: readonly Block[],
 ): Record<string, string> {
   const keys = [...new Set(storageKeysOf(content))];
   if (keys.length === 0) return {};
-  const expiresAt = new Date(ctx.clock().getTime() + DOWNLOAD_URL_TTL_MS);
+  const expiresAt = new Date(links.now.getTime() + DOWNLOAD_URL_TTL_MS);
   return Object.fromEntries(
-    keys.map((key) => [
-      key,
-      ctx.files.downloadUrl({ key, documentId, commitId, userId: ctx.actor.userId, principal: ctx.actor.principal, expiresAt }),
-    ]),
+    keys.map((key) => [key, links.files.downloadUrl({ key, documentId: links.documentId, commitId, ...links.holder, expiresAt })]),
   );
 }
+
+/** `signedDownloads` for the acting user, as the person or their agent. */
+export const downloadLinks = (
+  ctx: Pick<ActionContext, "actor" | "clock" | "files">,
+  documentId: string,
+  commitId: string,
+  content: readonly Block[],
+): Record<string, string> =>
+  signedDownloads(
+    { files: ctx.files, now: ctx.clock(), holder: { userId: ctx.actor.userId, principal: ctx.actor.principal }, documentId },
+    commitId,
+    content,
+  );
 
 /** What the file routes need: no actor (a signed link is the credential), but the store and the links. */
 export interface FileTransferContext {
@@ -245,16 +263,26 @@ export interface OpenedDownload {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * Whether `userId`, as the link's principal (person or agent), may still see a block holding `key` in
+ * The link's holder's access to its document now: the user's (as person or agent), or a live share link's
+ * visitor's. Null when they have none any more; NOT_FOUND when they may not read the document.
+ */
+async function holderAccess(db: Database, target: DownloadTarget, now: Date): Promise<DocumentAccess | null> {
+  if (target.principal === "share") return shareLinkDocumentAccess(db, target.shareLinkId, target.documentId, now);
+  const membership = await getMembership(db, target.userId);
+  if (!membership) return null;
+  const actor: Actor = { userId: target.userId, workspaceId: membership.workspaceId, role: membership.role, principal: target.principal };
+  return openDocument(db, actor, target.documentId, "read");
+}
+
+/**
+ * Whether the link's holder may still see a block holding `key` in
  * document `documentId` at commit `commitId`: the document must be readable
  * and some section visible to them at that commit must reference the key.
  */
-async function keyVisibleAt(db: Database, target: DownloadTarget): Promise<boolean> {
-  const membership = await getMembership(db, target.userId);
-  if (!membership) return false;
-  const actor: Actor = { userId: target.userId, workspaceId: membership.workspaceId, role: membership.role, principal: target.principal };
+async function keyVisibleAt(db: Database, target: DownloadTarget, now: Date): Promise<boolean> {
   try {
-    const access = await openDocument(db, actor, target.documentId, "read");
+    const access = await holderAccess(db, target, now);
+    if (!access) return false;
     const commit = await new CommitGraph(db, target.documentId).get(target.commitId);
     const rules = await sectionRules(db, access, null);
     const keys = await storageKeysVisibleIn(rules, await loadTree(db, commit.treeHash), (hashes) => loadSections(db, hashes));
@@ -267,9 +295,11 @@ async function keyVisibleAt(db: Database, target: DownloadTarget): Promise<boole
 
 /**
  * Opens an uploaded file for a signed download URL: the signature binds key,
- * document, commit, user and principal; the user (as that principal) must still see a block holding the key
- * in that document at that commit, and the upload must belong to the
- * document's workspace. Anything the user may not see is NOT_FOUND.
+ * document, commit, holder (user or share link) and principal; the holder
+ * (a user as that principal, or the link's visitor while the link lives) must
+ * still see a block holding the key in that document at that commit, and the
+ * upload must belong to the document's workspace. Anything the holder may not
+ * see is NOT_FOUND.
  */
 export async function openDownload(
   ctx: FileTransferContext,
@@ -278,6 +308,7 @@ export async function openDownload(
     documentId: string | null;
     commitId: string | null;
     userId: string | null;
+    shareLinkId: string | null;
     principal: string | null;
     expires: string | null;
     signature: string | null;
@@ -285,19 +316,16 @@ export async function openDownload(
 ): Promise<OpenedDownload> {
   const { key } = request;
   assertStorageKey(key);
-  // Anything but "agent" is signed and checked as "person", so an altered `as` fails the signature.
-  const principal = request.principal === "agent" ? "agent" : "person";
-  const target: DownloadTarget = {
-    key,
-    documentId: request.documentId ?? "",
-    commitId: request.commitId ?? "",
-    userId: request.userId ?? "",
-    principal,
-  };
+  const place = { key, documentId: request.documentId ?? "", commitId: request.commitId ?? "" };
+  // Anything but "agent" or "share" is signed and checked as "person", so an altered `as` fails the signature.
+  const target: DownloadTarget =
+    request.principal === "share"
+      ? { ...place, shareLinkId: request.shareLinkId ?? "", principal: "share" }
+      : { ...place, userId: request.userId ?? "", principal: request.principal === "agent" ? "agent" : "person" };
   refuseLink(ctx.files.checkDownload({ ...target, expires: request.expires, signature: request.signature, now: ctx.clock() }), "download");
   const missing = () => notFound("File", key, "Call `read` again: the file or your access to it is gone.");
-  if (!UUID.test(target.documentId) || !UUID.test(target.commitId) || !UUID.test(target.userId)) throw missing();
-  if (!(await keyVisibleAt(ctx.db, target))) throw missing();
+  if (!UUID.test(target.documentId) || !UUID.test(target.commitId) || !UUID.test(holderId(target))) throw missing();
+  if (!(await keyVisibleAt(ctx.db, target, ctx.clock()))) throw missing();
   const upload = await completedUploadOfDocumentWorkspace(ctx.db, key, target.documentId);
   if (!upload) throw missing();
   const object = await ctx.store.get(key);

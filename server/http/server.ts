@@ -152,7 +152,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       return { id: user.id, email: user.email, name: user.name };
     },
     ...accountBridge({ db, clock, files, baseUrl }),
-    readShared: (token, input) => shareLinkAttempt(() => readSharedDocument(db, token, input, clock())),
+    readShared: (token, input) => shareLinkAttempt(() => readSharedDocument(db, token, input, clock(), files)),
     acceptShare: (token, userId) => shareLinkAttempt(() => acceptShareLink(db, userId, token, clock())),
   };
   installBridge(bridge);

@@ -2,7 +2,7 @@
  * HTTP adapter of the file routes; the logic lives in server/actions/upload-url.ts.
  *
  *   PUT  /api/uploads/<key>?expires=…&signature=…                  body = the file's bytes
- *   GET  /api/files/<key>?document=…&user=…&expires=…&signature=…  (HEAD too)
+ *   GET  /api/files/<key>?document=…&commit=…&user=…|link=…&as=…&expires=…&signature=…  (HEAD too)
  *
  * A signed URL is the credential: no session or token is needed. Errors are
  * JSON { error: { code, message, details? } } with the status of their code.
@@ -96,6 +96,7 @@ async function handleDownload(req: IncomingMessage, res: ServerResponse, ctx: Fi
     documentId: query.get("document"),
     commitId: query.get("commit"),
     userId: query.get("user"),
+    shareLinkId: query.get("link"),
     principal: query.get("as"),
     expires: query.get("expires"),
     signature: query.get("signature"),

@@ -2,10 +2,11 @@
  * Signed links to Quire's own upload and download routes. A link carries its
  * expiry and an HMAC-SHA256 signature made with a key derived from the
  * instance auth secret, so any instance on the same database can check it and
- * no link can be forged or altered (key, document, commit, user, principal or expiry).
+ * no link can be forged or altered (key, document, commit, holder, principal or expiry).
  *
  *   upload:   <base>/api/uploads/<key>?expires=<unix s>&signature=<sig>
  *   download: <base>/api/files/<key>?document=<id>&commit=<id>&user=<id>&as=<person|agent>&expires=<unix s>&signature=<sig>
+ *             <base>/api/files/<key>?document=<id>&commit=<id>&link=<share link id>&as=share&expires=<unix s>&signature=<sig>
  *
  * Pure apart from HMAC: no I/O, no clock (callers pass times in).
  */
@@ -28,22 +29,25 @@ function mac(key: Buffer, parts: readonly string[]): string {
 }
 
 const uploadParts = (key: string, expires: number) => ["upload", key, String(expires)];
-/** What a download link is for: one file, as a block of one document at one commit, for one user acting as person or agent. */
-export interface DownloadTarget {
-  key: string;
-  documentId: string;
-  commitId: string;
-  userId: string;
-  /** Whether the link was handed to the person or to their agent (an API token): an agent's link is re-checked under `aiAccess`. */
-  principal: "person" | "agent";
-}
+/**
+ * Whom a download link was handed to: a user, as the person or as their agent (an API token: an agent's link is
+ * re-checked under `aiAccess`), or the visitors of a share link (re-checked as the link's visitor, while the link lives).
+ */
+export type DownloadHolder = { userId: string; principal: "person" | "agent" } | { shareLinkId: string; principal: "share" };
 
+/** What a download link is for: one file, as a block of one document at one commit, for one holder. */
+export type DownloadTarget = { key: string; documentId: string; commitId: string } & DownloadHolder;
+
+/** The id of the user or share link a link was handed to. */
+export const holderId = (holder: DownloadHolder): string => (holder.principal === "share" ? holder.shareLinkId : holder.userId);
+
+// The principal is signed beside the holder's id, so a user's link and a share link's never stand for each other.
 const downloadParts = (target: DownloadTarget, expires: number) => [
   "download/v2",
   target.key,
   target.documentId,
   target.commitId,
-  target.userId,
+  holderId(target),
   target.principal,
   String(expires),
 ];
@@ -58,17 +62,17 @@ export function signUploadUrl(input: { baseUrl: string; signingKey: Buffer; key:
 }
 
 /**
- * The URL from which `userId` may fetch upload `key` as a block of document
- * `documentId` at commit `commitId` until `expiresAt`. The download route
- * re-checks that the user may still see a block holding the key there before
- * it serves a byte.
+ * The URL from which the holder (a user, or a share link's visitors) may fetch
+ * upload `key` as a block of document `documentId` at commit `commitId` until
+ * `expiresAt`. The download route re-checks that the holder may still see a
+ * block holding the key there before it serves a byte.
  */
 export function signDownloadUrl(input: DownloadTarget & { baseUrl: string; signingKey: Buffer; expiresAt: Date }): string {
   const expires = unixSeconds(input.expiresAt);
   const query = new URLSearchParams({
     document: input.documentId,
     commit: input.commitId,
-    user: input.userId,
+    ...(input.principal === "share" ? { link: input.shareLinkId } : { user: input.userId }),
     as: input.principal,
     expires: String(expires),
     signature: mac(input.signingKey, downloadParts(input, expires)),

@@ -83,17 +83,23 @@ export async function revokeShareLink(tx: Tx, documentId: string, id: string, no
   return row;
 }
 
+/** Neither revoked nor expired at `now`. */
+const liveAt = (now: Date) => and(isNull(shareLinks.revokedAt), or(isNull(shareLinks.expiresAt), gt(shareLinks.expiresAt, now)));
+
 /** A link that is neither revoked nor expired, by the hash of its token. */
 export async function findLiveShareLink(tx: Tx, tokenHash: string, now: Date): Promise<ShareLinkRow | undefined> {
   const [row] = await tx
     .select()
     .from(shareLinks)
-    .where(
-      and(
-        eq(shareLinks.tokenHash, tokenHash),
-        isNull(shareLinks.revokedAt),
-        or(isNull(shareLinks.expiresAt), gt(shareLinks.expiresAt, now)),
-      ),
-    );
+    .where(and(eq(shareLinks.tokenHash, tokenHash), liveAt(now)));
+  return row;
+}
+
+/** A link that is neither revoked nor expired, by its id (a download signed for the link names it). */
+export async function findLiveShareLinkById(tx: Tx, id: string, now: Date): Promise<ShareLinkRow | undefined> {
+  const [row] = await tx
+    .select()
+    .from(shareLinks)
+    .where(and(eq(shareLinks.id, id), liveAt(now)));
   return row;
 }

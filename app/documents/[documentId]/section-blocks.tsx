@@ -18,8 +18,8 @@ import { readContent } from "./readable-content";
 import { BlockBoundary, UnreadableBlock, UnreadableContent } from "./unreadable";
 
 /**
- * A section's `content`, as sent (untrusted). `downloads` maps storage keys to signed download URLs; a reader without them (a
- * share-link visitor) sees the file named only.
+ * A section's `content`, as sent (untrusted). `downloads` maps storage keys to the reader's signed download URLs (a
+ * share-link visitor's are signed for the link); a file added after the page was read has none yet and is named only.
  */
 export function SectionBlocks({ content, downloads }: { content: unknown; downloads: Readonly<Record<string, string>> }) {
   const blocks = readContent(content);
@@ -37,7 +37,8 @@ export function SectionBlocks({ content, downloads }: { content: unknown; downlo
   );
 }
 
-const NO_DOWNLOAD = "sign in to download";
+/** Every `read` signs a link for each file it returns: one without is newer than the page. */
+const NO_DOWNLOAD = "reload the page to download";
 
 /** A stored file: a download link when the reader has one, else its name. */
 function StoredFile({ kind, filename, meta, url }: { kind: string; filename: string; meta: string; url: string | undefined }) {
