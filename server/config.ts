@@ -47,8 +47,9 @@ const envSchema = z.object({
   QUIRE_S3_FORCE_PATH_STYLE: flag,
   /**
    * Behind a reverse proxy: believe its X-Forwarded-For (client address for
-   * rate limits), X-Forwarded-Host and X-Forwarded-Proto. Off by default, as
-   * any client can send those headers.
+   * rate limits) and X-Forwarded-Host. Off by default, as any client can send
+   * those headers. (X-Forwarded-Proto is never believed: https is learnt from
+   * QUIRE_PUBLIC_URL.)
    */
   QUIRE_TRUST_PROXY: flag,
   /** redis:// URL shared by several Quire processes: live rooms exchange updates and awareness through it. */

@@ -134,3 +134,30 @@ export async function callMcpError(
 function expectSameJson(a: unknown, b: unknown): void {
   if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error("text content and structuredContent differ");
 }
+
+let overrideRounds = 0;
+/**
+ * Sets a section's permission overrides the only way they reach a default
+ * branch: on a new branch, merged by a merge request — in person (`userId`),
+ * since an API token may not change access.
+ */
+export async function mergeSectionOverrides(
+  server: TestServer,
+  userId: string,
+  at: { documentId: string; sectionId: string },
+  overrides: { defaultPermission?: "edit" | "read" | "none" | null; aiAccess?: "edit" | "read" | "none" | null },
+): Promise<void> {
+  overrideRounds += 1;
+  const branchName = `overrides-${overrideRounds}`;
+  const { documentId, sectionId } = at;
+  await server.callTool("documents", userId, { action: "create_branch", documentId, branchName });
+  await server.callTool("sections", userId, { action: "update", documentId, branchName, sectionId, ...overrides });
+  const request = await server.callTool("merge_requests", userId, {
+    action: "create",
+    documentId,
+    sourceBranch: branchName,
+    targetBranch: "main",
+    title: "Overrides",
+  });
+  await server.callTool("merge_requests", userId, { action: "execute", mergeRequestId: request.mergeRequestId });
+}

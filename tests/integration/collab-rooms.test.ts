@@ -10,7 +10,7 @@ import { sessionCookieName } from "@/server/auth/web-session";
 import { liveRoomsFor } from "@/server/collab/rooms";
 import { revokeApiToken } from "@/server/store/api-tokens";
 import { connectLive, type LiveClient, roomName, upgradeStatus, waitFor } from "../helpers/collab";
-import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { mergeSectionOverrides, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 const SECRET_NAME = "Acquisition target";
 const SECRET_TEXT = "We are buying Initech";
@@ -28,22 +28,9 @@ const text = (t: string) => ({ blockType: "text", text: t });
 const asOwner = <T = Record<string, unknown>>(tool: "documents" | "sections" | "merge_requests", args: Record<string, unknown>) =>
   server.callTool(tool, owner.userId, args as never) as Promise<T>;
 
-let overrideRound = 0;
 /** Section overrides change on a branch and reach main by a merge request, as they must. */
-async function setOverrides(sectionId: string, overrides: Record<string, unknown>): Promise<void> {
-  overrideRound += 1;
-  const branchName = `overrides-${overrideRound}`;
-  await asOwner("documents", { action: "create_branch", documentId, branchName });
-  await asOwner("sections", { action: "update", documentId, branchName, sectionId, ...overrides });
-  const request = await asOwner<{ mergeRequestId: string }>("merge_requests", {
-    action: "create",
-    documentId,
-    sourceBranch: branchName,
-    targetBranch: "main",
-    title: "Overrides",
-  });
-  await asOwner("merge_requests", { action: "execute", mergeRequestId: request.mergeRequestId });
-}
+const setOverrides = (sectionId: string, overrides: Parameters<typeof mergeSectionOverrides>[3]) =>
+  mergeSectionOverrides(server, owner.userId, { documentId, sectionId }, overrides);
 async function live(room: string, params: Record<string, string>, options?: Parameters<typeof connectLive>[3]) {
   const client = await connectLive(server.url, room, params, options);
   clients.push(client);

@@ -9,7 +9,7 @@ import WebSocket from "ws";
 import * as Y from "yjs";
 import { MAX_LIVE_MESSAGE_BYTES } from "@/server/core/limits";
 import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
-import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { callMcp, callMcpError, mergeSectionOverrides, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 let server: TestServer;
 let owner: TestUser;
@@ -43,21 +43,6 @@ const received = (client: LiveClient) => Buffer.concat(client.frames).toString("
 
 async function newDocument(path: string, sections: Array<{ name: string; content: unknown[] }>) {
   return asOwner<{ documentId: string; sectionIds: string[] }>("documents", { action: "create", path, sections });
-}
-
-/** Section overrides change on a branch and reach main through a merge request. */
-async function mergeOverrides(documentId: string, sectionId: string, overrides: Record<string, unknown>): Promise<void> {
-  const branchName = `overrides-${sectionId.slice(0, 8)}-${Date.now()}`;
-  await asOwner("documents", { action: "create_branch", documentId, branchName });
-  await asOwner("sections", { action: "update", documentId, branchName, sectionId, ...overrides });
-  const request = await asOwner<{ mergeRequestId: string }>("merge_requests", {
-    action: "create",
-    documentId,
-    sourceBranch: branchName,
-    targetBranch: "main",
-    title: "Overrides",
-  });
-  await asOwner("merge_requests", { action: "execute", mergeRequestId: request.mergeRequestId });
 }
 
 beforeAll(async () => {
@@ -227,7 +212,7 @@ describe("access decided before content", () => {
     const onOlder = await live(roomName(created.documentId, "older", sectionId), { token: member.token });
     const closed = nextClose(onOlder);
     onOlder.provider.shouldConnect = false;
-    await mergeOverrides(created.documentId, sectionId, { defaultPermission: "none" });
+    await mergeSectionOverrides(server, owner.userId, { documentId: created.documentId, sectionId }, { defaultPermission: "none" });
     expect((await closed).code).toBe(4403);
   });
 
@@ -297,7 +282,7 @@ describe("commit and discard act on what the caller may edit", () => {
     ]);
     const { documentId } = created;
     const [openId, hiddenId] = created.sectionIds as [string, string];
-    await mergeOverrides(documentId, hiddenId, { defaultPermission: "none" });
+    await mergeSectionOverrides(server, owner.userId, { documentId, sectionId: hiddenId }, { defaultPermission: "none" });
     const ownerHidden = await live(roomName(documentId, "main", hiddenId), { token: owner.token });
     const memberOpen = await live(roomName(documentId, "main", openId), { token: member.token });
     ownerHidden.text().insert(0, "OWNER-LIVE ");
