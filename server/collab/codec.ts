@@ -145,10 +145,8 @@ export function applyTextChange(text: Y.Text, base: string, next: string): void 
 
 /** A block as the block list is lined up: text blocks by their text, others by all their fields. */
 const blockIdentity = (block: Block): string => (block.blockType === "text" ? `text:${block.text}` : JSON.stringify(block));
-/** Whether two block lists have the same kinds of block in the same places (text where text is). */
-const sameKinds = (a: readonly Block[], b: readonly Block[]): boolean =>
-  a.length === b.length &&
-  a.every((block, i) => (block.blockType === "text" ? b[i]!.blockType === "text" : blockIdentity(block) === blockIdentity(b[i]!)));
+/** A block as a committed list is lined up with the live one: any text block with any (its text may have been typed into), others by all their fields. */
+const blockKind = (block: Block): string => (block.blockType === "text" ? "text" : JSON.stringify(block));
 
 /**
  * Applies the change from committed section `base` to committed section
@@ -157,8 +155,13 @@ const sameKinds = (a: readonly Block[], b: readonly Block[]): boolean =>
  * the blocks (text blocks by their text, so a block added between two others
  * lands between them and the live text of each stays with its block; a text
  * block removed and another added at the same place is one block whose text
- * changed). When live edits changed the block list itself, the next
- * version's block list is lined up against the live one instead.
+ * changed). The change is worked out between the two committed versions and
+ * carried onto the live blocks they correspond to (lined up by kind), so live
+ * edits survive even when the live block list itself differs from `base` (a
+ * block added or removed live, or an update the doc has not received yet): a
+ * block the live list lacks takes no change, one only the live list has is
+ * left alone, and a text block's change is always base text → next text,
+ * never live text → next text (which would erase what was typed).
  */
 export function applySectionChange(doc: Y.Doc, base: LiveSection, next: LiveSection): void {
   doc.transact(() => {
@@ -175,31 +178,50 @@ export function applySectionChange(doc: Y.Doc, base: LiveSection, next: LiveSect
       root.set("blocks", blocks);
     }
     const list = blocks;
-    const live = (list.toArray() as Y.Map<unknown>[]).map(blockFromY);
-    // From `from` (a list that lines up with the live blocks index for index) to `next.content`.
-    const from = sameKinds(live, base.content) ? base.content : live;
-    let index = 0;
-    let fromIndex = 0;
+    const liveMaps = list.toArray().filter((b): b is Y.Map<unknown> => b instanceof Y.Map);
+    // The live block each base block is, where it has one. Bounded like the text diffs: a section may have thousands of blocks.
+    const counterpart: Array<Y.Map<unknown> | undefined> = [];
+    let liveIndex = 0;
+    for (const step of diffTokenOps(
+      base.content.map(blockKind),
+      liveMaps.map((map) => blockKind(blockFromY(map))),
+    )) {
+      if (step.op === 0) for (let k = 0; k < step.count; k++) counterpart.push(liveMaps[liveIndex++]);
+      else if (step.op === 1) for (let k = 0; k < step.count; k++) counterpart.push(undefined);
+      else liveIndex += step.count;
+    }
+    const indexOf = (map: Y.Map<unknown>) => list.toArray().indexOf(map);
+    let baseIndex = 0;
     let nextIndex = 0;
+    /** New blocks go after the live counterpart of the last base block passed (or the last block inserted); at the start before any. */
+    let anchor: Y.Map<unknown> | null = null;
     const insert = (count: number) => {
-      list.insert(index, next.content.slice(nextIndex, nextIndex + count).map(blockToY));
-      index += count;
+      const maps = next.content.slice(nextIndex, nextIndex + count).map(blockToY);
+      list.insert(anchor ? indexOf(anchor) + 1 : 0, maps);
+      anchor = maps.at(-1) ?? anchor;
       nextIndex += count;
     };
     const remove = (count: number) => {
-      list.delete(index, count);
-      fromIndex += count;
+      for (let k = 0; k < count; k++) {
+        const map = counterpart[baseIndex++];
+        if (map) list.delete(indexOf(map), 1);
+      }
     };
-    /** `count` blocks of `from` become as many of `next` in place: text into text by a text diff, anything else replaced. */
+    const keep = (count: number) => {
+      for (let k = 0; k < count; k++) anchor = counterpart[baseIndex++] ?? anchor;
+      nextIndex += count;
+    };
+    /** `count` base blocks become as many next blocks in place: text into text by a text diff, anything else replaced. */
     const change = (count: number) => {
       for (let k = 0; k < count; k++) {
-        const fromBlock = from[fromIndex]!;
+        const baseBlock = base.content[baseIndex]!;
         const nextBlock = next.content[nextIndex]!;
-        const text = list.get(index).get("text");
-        if (fromBlock.blockType === "text" && nextBlock.blockType === "text" && text instanceof Y.Text) {
-          applyTextChange(text, fromBlock.text, nextBlock.text);
-          index++;
-          fromIndex++;
+        const map = counterpart[baseIndex];
+        const text = map?.get("text");
+        if (baseBlock.blockType === "text" && nextBlock.blockType === "text" && text instanceof Y.Text) {
+          applyTextChange(text, baseBlock.text, nextBlock.text);
+          anchor = map!;
+          baseIndex++;
           nextIndex++;
         } else {
           remove(1);
@@ -207,8 +229,7 @@ export function applySectionChange(doc: Y.Doc, base: LiveSection, next: LiveSect
         }
       }
     };
-    // Bounded like the text diffs: a section may have thousands of blocks.
-    const steps = diffTokenOps(from.map(blockIdentity), next.content.map(blockIdentity));
+    const steps = diffTokenOps(base.content.map(blockIdentity), next.content.map(blockIdentity));
     for (let k = 0; k < steps.length; k++) {
       const step = steps[k]!;
       const following = steps[k + 1];
@@ -223,7 +244,7 @@ export function applySectionChange(doc: Y.Doc, base: LiveSection, next: LiveSect
         k++;
       } else if (step.op === 2) insert(step.count);
       else if (step.op === 1) remove(step.count);
-      else change(step.count);
+      else keep(step.count);
     }
   });
 }

@@ -38,6 +38,13 @@ interface BlockMemory {
   /** Opening tags of new comments typed into the draft. */
   newComments: string[];
   keys: string[];
+  /**
+   * Whether its comment markup was well formed. A block a server-side change
+   * left malformed (a revert meeting a comment typed at the same place) still
+   * takes keystrokes — only an edit that breaks well-formed markup is refused —
+   * and is refused at commit until someone mends it.
+   */
+  markupWellFormed: boolean;
 }
 
 const SECTION_ROOT = "section";
@@ -118,6 +125,9 @@ export class SectionRules {
     );
     if (typedComments.some((tag) => typed.has(tag.open) && (typist.userId === null || tag.author !== typist.userId)))
       refuse(`a new comment must carry author="<your user id>"`);
+    // One typed into a block whose markup is malformed cannot be read for its author: it waits until the markup is mended.
+    const read = new Set(typedComments.map((tag) => tag.open));
+    if ([...typed].some((open) => !read.has(open))) refuse("a new comment needs well-formed comment markup around it");
     for (const block of this.memory.keys()) if (!present.has(block)) this.memory.delete(block);
     for (const [block, memory] of judged) this.memory.set(block, memory);
   }
@@ -218,19 +228,18 @@ export class SectionRules {
     const block = parsed.data as Block;
     if (firstLocalFileBlock([block]) === 0) refuse(`${where}: local file blocks go through the stdio proxy`);
     if (Object.values(fields).some((value) => storableProblem(value))) refuse(`${where} holds a NUL character or an unpaired surrogate`);
-    if (block.blockType !== "text") return { memory: { comments: [], newComments: [], keys: storageKeysOf([block]) }, newComments: [] };
-    try {
-      return { memory: memoryOfText(block.text), newComments: newCommentTags(block.text, where) };
-    } catch (error) {
-      if (isDomainError(error)) refuse(`${where}: malformed or unbalanced comment markup`);
-      throw error;
-    }
+    if (block.blockType !== "text")
+      return { memory: { comments: [], newComments: [], keys: storageKeysOf([block]), markupWellFormed: true }, newComments: [] };
+    const memory = memoryOfText(block.text);
+    if (!memory.markupWellFormed && this.memory.get(map)?.markupWellFormed !== false)
+      refuse(`${where}: malformed or unbalanced comment markup`);
+    return { memory, newComments: memory.markupWellFormed ? newCommentTags(block.text, where) : [] };
   }
 
   private remember(map: Y.Map<unknown>): BlockMemory {
     const text = map.get("text");
     const keys = map.get("type") === "storage" && typeof map.get("key") === "string" ? [map.get("key") as string] : [];
-    return text instanceof Y.Text ? memoryOfText(text.toString()) : { comments: [], newComments: [], keys };
+    return text instanceof Y.Text ? memoryOfText(text.toString()) : { comments: [], newComments: [], keys, markupWellFormed: true };
   }
 }
 
@@ -238,7 +247,17 @@ function memoryOfText(text: string): BlockMemory {
   const newComments = commentTagTokens(text)
     .filter((t) => t.raw.startsWith("<svc:comment-new"))
     .map((t) => t.raw);
-  return { comments: existingCommentTags(text).map((c) => c.raw), newComments, keys: [] };
+  return { comments: existingCommentTags(text).map((c) => c.raw), newComments, keys: [], markupWellFormed: wellFormedMarkup(text) };
+}
+
+function wellFormedMarkup(text: string): boolean {
+  try {
+    newCommentTags(text, "");
+    return true;
+  } catch (error) {
+    if (isDomainError(error)) return false;
+    throw error;
+  }
 }
 
 /** Whether a block's field (a string, or strings inside a CSV header list) holds what cannot be stored. */

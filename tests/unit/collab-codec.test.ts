@@ -210,3 +210,54 @@ describe("outline", () => {
     );
   });
 });
+
+describe("a head move onto a live block list that differs from its base", () => {
+  const image = (alt: string): Block => ({
+    blockType: "image",
+    type: "url",
+    mediaType: "image/png",
+    url: "https://example.com/i.png",
+    alt,
+  });
+  const textBlock = (t: string): Block => ({ blockType: "text", text: t });
+  const textAt = (doc: Y.Doc, index: number) =>
+    (doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(index).get("text") as Y.Text;
+
+  it("keeps every block's live text when the live list lacks a block the base has (an update not received yet)", () => {
+    const base: LiveSection = { name: "S", content: [textBlock("first"), image("a"), textBlock("second")] };
+    const next: LiveSection = { name: "S", content: [textBlock("first"), image("a"), textBlock("second, changed")] };
+    const doc = new Y.Doc();
+    // The live doc never got the image, and people typed in both text blocks.
+    sectionIntoYDoc(doc, { name: "S", content: [textBlock("first"), textBlock("second")] });
+    textAt(doc, 0).insert(5, " LIVE-1");
+    textAt(doc, 1).insert(0, "LIVE-2 ");
+    applySectionChange(doc, base, next);
+    expect(sectionFromYDoc(doc).content).toEqual([textBlock("first LIVE-1"), textBlock("LIVE-2 second, changed")]);
+  });
+
+  it("keeps a block added live, and the live text around it, while the commit adds one of its own", () => {
+    const base: LiveSection = { name: "S", content: [textBlock("one"), textBlock("two")] };
+    const next: LiveSection = { name: "S", content: [textBlock("one"), image("committed"), textBlock("two")] };
+    const doc = new Y.Doc();
+    sectionIntoYDoc(doc, base);
+    const blocks = doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>;
+    const live = new Y.Map<unknown>();
+    live.set("blockType", "text");
+    live.set("text", new Y.Text("added live"));
+    blocks.push([live]);
+    textAt(doc, 1).insert(3, " typed");
+    applySectionChange(doc, base, next);
+    expect(sectionFromYDoc(doc).content).toEqual([textBlock("one"), image("committed"), textBlock("two typed"), textBlock("added live")]);
+  });
+
+  it("with no live edits, brings any list to next exactly", () => {
+    fc.assert(
+      fc.property(fc.array(block, { maxLength: 6 }), fc.array(block, { maxLength: 6 }), (before, after) => {
+        const doc = new Y.Doc();
+        sectionIntoYDoc(doc, { name: "n", content: before });
+        applySectionChange(doc, { name: "n", content: before }, { name: "m", content: after });
+        expect(sectionFromYDoc(doc)).toEqual({ name: "m", content: after });
+      }),
+    );
+  });
+});

@@ -236,6 +236,24 @@ describe("content rules on arrival", () => {
     expect(sectionFromYDoc(live.doc).content).toHaveLength(3);
   });
 
+  it("a block a server change left with broken markup still takes typing, and refuses a new comment until it is mended", () => {
+    const { live, writer } = world();
+    // A server-side change (a revert meeting a comment typed at the same place) leaves half a tag behind.
+    const server = new Y.Doc();
+    Y.applyUpdate(server, Y.encodeStateAsUpdate(live.doc));
+    const updates: Uint8Array[] = [];
+    server.on("update", (update: Uint8Array) => updates.push(update));
+    textOf(server.getMap("section"), 1).insert(0, '<svc:comment-new body="half"');
+    textOf(server.getMap("section"), 1).insert(0, "<svc:comment-new>");
+    for (const update of updates) live.applyStored(update);
+    edit(live, writer, (section) => textOf(section, 1).insert(textOf(section, 1).length, " typed on"));
+    expect(writer.refusals).toEqual([]);
+    edit(live, writer, (section) =>
+      textOf(section, 1).insert(textOf(section, 1).length, `<svc:comment-new body="b" author="${WRITER_ID}">x</svc:comment-new>`),
+    );
+    expect(writer.refusals).toEqual(["a new comment needs well-formed comment markup around it"]);
+  });
+
   it("pauses connections while too much waits to be stored, and resumes them once stored", async () => {
     const { live, writer, peer } = world({ maxPendingBytes: 1_000 });
     edit(live, writer, (section) => textOf(section, 1).insert(0, "y".repeat(2_000)));
