@@ -10,6 +10,7 @@
  */
 import * as Y from "yjs";
 import type { Block } from "@/server/core/blocks";
+import { commentTagTokens } from "@/server/core/comment-markup";
 import { diffCharOps, diffTokenOps } from "@/server/core/text-diff";
 
 /** What of a section is edited live: the rest of its version (permissions, references) follows the branch head. */
@@ -109,11 +110,30 @@ function positionMap(base: string, current: string): { at(i: number): number; ke
 export function applyTextChange(text: Y.Text, base: string, next: string): void {
   if (base === next) return;
   const current = text.toString();
+  const atoms = TagAtoms.over(base, current, next);
+  const edits = atoms
+    ? atoms.expandEdits(textEdits(atoms.compact(base).text, atoms.compact(current).text, atoms.compact(next).text), atoms.compact(current))
+    : textEdits(base, current, next);
+  // Applied from the end so earlier positions stay valid.
+  for (let i = edits.length - 1; i >= 0; i--) {
+    const edit = edits[i]!;
+    if (edit.deleteCount > 0) text.delete(edit.position, edit.deleteCount);
+    if (edit.insert) text.insert(edit.position, edit.insert);
+  }
+}
+
+interface TextEdit {
+  position: number;
+  deleteCount: number;
+  insert: string;
+}
+
+/** The edits, in order of position in `current`, that carry the change `base` → `next` onto `current` (see applyTextChange). */
+function textEdits(base: string, current: string, next: string): TextEdit[] {
   const map = current === base ? null : positionMap(base, current);
   const at = (i: number) => (map ? map.at(i) : i);
   const kept = (i: number) => (map ? map.kept(i) : true);
-  // Collected in base order, applied from the end so earlier positions stay valid.
-  const edits: Array<{ position: number; deleteCount: number; insert: string }> = [];
+  const edits: TextEdit[] = [];
   let b = 0;
   let n = 0;
   for (const { op, count } of diffCharOps(base, next)) {
@@ -136,10 +156,78 @@ export function applyTextChange(text: Y.Text, base: string, next: string): void 
       n += count;
     }
   }
-  for (let i = edits.length - 1; i >= 0; i--) {
-    const edit = edits[i]!;
-    if (edit.deleteCount > 0) text.delete(edit.position, edit.deleteCount);
-    if (edit.insert) text.insert(edit.position, edit.insert);
+  return edits;
+}
+
+/** Unicode's private use area (in the BMP, so each stands for one UTF-16 unit, as positions count). */
+const FIRST_ATOM = 0xe000;
+const LAST_ATOM = 0xf8ff;
+const PRIVATE_USE = /[\ue000-\uf8ff]/;
+
+/**
+ * Comment tags as single characters while a change is placed: a character
+ * diff would otherwise align part of one tag with part of another (a removed
+ * `<svc:comment id=…>` with a `<svc:comment-new …>` typed at the same place)
+ * and cut the live one apart, leaving markup nobody wrote. Each distinct tag
+ * becomes one private-use character for the diffs, and back in the edits, so a
+ * tag is kept or removed whole. Not used when a text holds private-use
+ * characters of its own (they could not be told apart) or has no tags.
+ */
+class TagAtoms {
+  private readonly atomOf = new Map<string, string>();
+  private readonly tagOf = new Map<string, string>();
+  private readonly compacted = new Map<string, { text: string; starts: Int32Array }>();
+
+  static over(...texts: string[]): TagAtoms | null {
+    if (texts.some((t) => PRIVATE_USE.test(t))) return null;
+    const atoms = new TagAtoms();
+    for (const text of texts) {
+      for (const token of commentTagTokens(text)) {
+        if (atoms.atomOf.has(token.raw)) continue;
+        const code = FIRST_ATOM + atoms.atomOf.size;
+        if (code > LAST_ATOM) return null;
+        const atom = String.fromCharCode(code);
+        atoms.atomOf.set(token.raw, atom);
+        atoms.tagOf.set(atom, token.raw);
+      }
+    }
+    return atoms.atomOf.size > 0 ? atoms : null;
+  }
+
+  /** The text with each tag as its atom, and where each of its characters starts in the text (one more entry: the text's length). */
+  compact(text: string): { text: string; starts: Int32Array } {
+    const known = this.compacted.get(text);
+    if (known) return known;
+    const parts: string[] = [];
+    const starts: number[] = [];
+    let at = 0;
+    const plain = (to: number) => {
+      parts.push(text.slice(at, to));
+      for (let i = at; i < to; i++) starts.push(i);
+    };
+    for (const token of commentTagTokens(text)) {
+      plain(token.index);
+      parts.push(this.atomOf.get(token.raw)!);
+      starts.push(token.index);
+      at = token.index + token.raw.length;
+    }
+    plain(text.length);
+    starts.push(text.length);
+    const compacted = { text: parts.join(""), starts: Int32Array.from(starts) };
+    this.compacted.set(text, compacted);
+    return compacted;
+  }
+
+  /** Edits made on the compact texts, as edits of the text `current` was compacted from. */
+  expandEdits(edits: readonly TextEdit[], current: { starts: Int32Array }): TextEdit[] {
+    return edits.map(({ position, deleteCount, insert }) => {
+      const from = current.starts[position]!;
+      return {
+        position: from,
+        deleteCount: current.starts[position + deleteCount]! - from,
+        insert: insert.replace(/[\ue000-\uf8ff]/g, (atom) => this.tagOf.get(atom)!),
+      };
+    });
   }
 }
 

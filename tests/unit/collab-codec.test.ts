@@ -261,3 +261,47 @@ describe("a head move onto a live block list that differs from its base", () => 
     );
   });
 });
+
+describe("comment tags are kept or removed whole", () => {
+  it("a committed comment removed where a new one was typed live leaves the live one's markup intact", () => {
+    const existing = '<svc:comment id="c1">said</svc:comment>';
+    const typed = '<svc:comment-new body="mine" author="0b7d3a52-1f7e-4d8e-9a51-5a3f9c2f4d10">new</svc:comment-new>';
+    const base = `Intro ${existing} end`;
+    const doc = new Y.Doc();
+    const text = doc.getText("t");
+    text.insert(0, base);
+    // Typed live right where the committed comment is.
+    text.insert("Intro ".length, typed);
+    applyTextChange(text, base, "Intro said end");
+    expect(text.toString()).toBe(`Intro ${typed}said end`);
+  });
+
+  it("brings any text with tags to next exactly, and never cuts a tag apart under live typing", () => {
+    const tagged = fc.array(
+      fc.oneof(text, fc.constantFrom('<svc:comment id="a">', "</svc:comment>", '<svc:comment-new body="b">', "</svc:comment-new>")),
+      {
+        maxLength: 8,
+      },
+    );
+    fc.assert(
+      fc.property(tagged, tagged, tagged, (before, after, typedParts) => {
+        const base = before.join("");
+        const next = after.join("");
+        const doc = new Y.Doc();
+        const shared = doc.getText("t");
+        shared.insert(0, base);
+        applyTextChange(shared, base, next);
+        expect(shared.toString()).toBe(next);
+        // With something typed first, no tag is left cut apart: every piece of tag markup is a whole tag someone wrote.
+        const live = new Y.Doc().getText("t");
+        live.insert(0, base);
+        live.insert(0, typedParts.join(""));
+        applyTextChange(live, base, next);
+        const wholeTags = /<svc:comment id="a">|<\/svc:comment>|<svc:comment-new body="b">|<\/svc:comment-new>/g;
+        const known = [...before, ...after, ...typedParts].join("").replace(wholeTags, "");
+        if (!known.includes("<svc:") && !known.includes("svc:comment"))
+          expect(live.toString().replace(wholeTags, "")).not.toMatch(/svc:comment/);
+      }),
+    );
+  });
+});
