@@ -810,8 +810,11 @@ class SeedRun {
     const texts = this.texts(peer);
     if (peer.sectionId && this.access(peer.principal, peer.sectionId) === "edit" && texts.length > 0 && this.rng.chance(0.6)) {
       const target = this.rng.pick(texts);
-      typed = this.newMarker(peer.sectionId, "main", "live");
-      if (target.length + 20 < MAX_TEXT_BLOCK_CHARS - LIMIT_MARGIN) target.insert(this.safePosition(target.toString()), ` ${typed.text} `);
+      // A block near its limit takes nothing (the marker would be refused, not lost): no marker is made for it.
+      if (target.length + 20 < MAX_TEXT_BLOCK_CHARS - LIMIT_MARGIN) {
+        typed = this.newMarker(peer.sectionId, "main", "live");
+        target.insert(this.safePosition(target.toString()), ` ${typed.text} `);
+      }
     }
     await new Promise((r) => setTimeout(r, this.rng.int(0, 300)));
     peer.live.provider.connect();
