@@ -32,7 +32,7 @@ import { onHeadMoved } from "@/server/store/head-moves";
 import { loadSections } from "@/server/store/objects";
 import { userIdentities } from "@/server/store/users";
 import { storageKeysVisibleIn } from "@/server/actions/section-content";
-import { MAX_LIVE_MESSAGE_BYTES, MAX_ROOM_PENDING_BYTES } from "@/server/core/limits";
+import { MAX_LIVE_MESSAGE_BYTES, MAX_LIVE_MESSAGES_PER_SECOND, MAX_ROOM_PENDING_BYTES } from "@/server/core/limits";
 import { applyOutline } from "./codec";
 import { type BranchHead, blobHashIn, branchHead, docFromStored, loadOrCreateSectionDraft, rebaseSection } from "./drafts-engine";
 import { LiveDoc, type LiveConnection, type PendingUpdate } from "./live-doc";
@@ -73,8 +73,11 @@ interface RoomConnection extends LiveConnection {
    */
   holds: number;
   heldMessages: Uint8Array[];
-  /** Reasons its messages are not being read (holds, the doc's backpressure): read again when none is left. */
+  /** Reasons its messages are not being read (holds, the doc's backpressure, its rate): read again when none is left. */
   readPauses: number;
+  /** The current second of its messages (performance.now()) and how many it sent in it. */
+  secondStartedAt: number;
+  messagesThisSecond: number;
 }
 
 interface SectionRoom {
@@ -123,6 +126,8 @@ export class CollabRooms {
   private readonly arrivedWhileLoading = new Map<string, Uint8Array[]>();
   /** Updates read-only connections sent, dropped (for the operator's and the tests' eyes). */
   droppedUpdates = 0;
+  /** How many times a connection was held back for sending too many messages in a second. */
+  throttledConnections = 0;
   /** How long stored updates were applied and broadcast but not yet stored (ms): the window a kill -9 could lose them in, were every client holding them gone too. */
   readonly durabilityWindows = new RecentDurations(10_000);
 
@@ -256,6 +261,8 @@ export class CollabRooms {
         holds: 0,
         heldMessages: [],
         readPauses: 1,
+        secondStartedAt: 0,
+        messagesThisSecond: 0,
         send: (message) => {
           if (connection.holds > 0) connection.heldMessages.push(message);
           else if (ws.readyState === ws.OPEN) ws.send(message);
@@ -277,6 +284,25 @@ export class CollabRooms {
     if (!actor) return { userId: null, name: "Guest (share link)" };
     const name = (await userIdentities(this.db, [actor.userId])).get(actor.userId)?.name ?? "";
     return { userId: actor.userId, name: actor.principal === "agent" ? `${name} (agent)` : name };
+  }
+
+  /**
+   * A connection sending more than MAX_LIVE_MESSAGES_PER_SECOND messages is
+   * not read again until its second is over: what it sends waits in TCP and
+   * is taken in later, in order (nothing is dropped), and one flooding client
+   * cannot take the process's time from the others.
+   */
+  private throttle(connection: RoomConnection): void {
+    const now = performance.now();
+    if (now - connection.secondStartedAt >= 1_000) {
+      connection.secondStartedAt = now;
+      connection.messagesThisSecond = 0;
+    }
+    connection.messagesThisSecond += 1;
+    if (connection.messagesThisSecond !== MAX_LIVE_MESSAGES_PER_SECOND) return;
+    this.throttledConnections += 1;
+    pauseReading(connection);
+    setTimeout(() => resumeReading(connection), 1_000 - (now - connection.secondStartedAt)).unref();
   }
 
   /** Holds every connection of a room (see RoomConnection.holds); returns them, for `release`. */
@@ -370,6 +396,7 @@ export class CollabRooms {
     live.connect(connection);
     this.sharePresence(room);
     ws.on("message", (data: Buffer) => {
+      this.throttle(connection);
       try {
         live.receive(connection, new Uint8Array(data));
       } catch {

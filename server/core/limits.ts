@@ -24,6 +24,14 @@ export const MAX_LIVE_MESSAGE_BYTES = MAX_REQUEST_BYTES;
  */
 export const MAX_ROOM_PENDING_BYTES = 4 * MAX_LIVE_MESSAGE_BYTES;
 
+/**
+ * Messages (updates and presence) a live connection may send in a second
+ * before the room stops reading it for the rest of that second. A person
+ * typing fast with a moving caret sends a few dozen; a reconnecting client a
+ * handful; this leaves an order of magnitude to spare.
+ */
+export const MAX_LIVE_MESSAGES_PER_SECOND = 500;
+
 export function requestTooLarge(): DomainError {
   return new DomainError(
     "PAYLOAD_TOO_LARGE",

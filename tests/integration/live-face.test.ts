@@ -7,7 +7,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import * as Y from "yjs";
-import { MAX_LIVE_MESSAGE_BYTES } from "@/server/core/limits";
+import { MAX_LIVE_MESSAGE_BYTES, MAX_LIVE_MESSAGES_PER_SECOND } from "@/server/core/limits";
+import { liveRoomsFor } from "@/server/collab/rooms";
 import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
 import { callMcp, callMcpError, mergeSectionOverrides, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -174,6 +175,23 @@ describe("message size", () => {
     expect(await closed).toBe(1009);
     const editor = await live(room, { token: owner.token });
     expect(editor.text().toString()).toBe("small");
+  });
+});
+
+describe("message rate", () => {
+  test(`a client sending more than ${MAX_LIVE_MESSAGES_PER_SECOND} messages a second is slowed, not cut off: every one is taken in, in order`, async () => {
+    const created = await newDocument("live-face/rate", [{ name: "Fast", content: [text("")] }]);
+    const room = roomName(created.documentId, "main", created.sectionIds[0]);
+    const flooder = await live(room, { token: member.token });
+    const watcher = await live(room, { token: owner.token });
+    const rooms = liveRoomsFor(server.db)!;
+    const throttledBefore = rooms.throttledConnections;
+    // One message per keystroke, sent in one burst by the stock provider.
+    const burst = 3 * MAX_LIVE_MESSAGES_PER_SECOND;
+    for (let i = 0; i < burst; i++) flooder.text().insert(i, String(i % 10));
+    await waitFor(() => watcher.text().length === burst, 20_000, `the burst at the watcher: ${watcher.text().length}`);
+    expect(watcher.text().toString()).toBe(flooder.text().toString());
+    expect(rooms.throttledConnections).toBeGreaterThan(throttledBefore);
   });
 });
 
