@@ -31,7 +31,7 @@
  *    rebuilt on it before any refusal or "unchanged" is answered.
  *
  * DESIGN.md §3 has each write lock the branch row in its own transaction;
- * README "How it is built" says why this differs (a dozen round trips and a
+ * docs/architecture.md says why this differs (a dozen round trips and a
  * WAL flush per write, one writer at a time).
  */
 import type { Database } from "@/db/client";
