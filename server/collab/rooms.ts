@@ -1,9 +1,12 @@
 /**
  * Live rooms: per (document, branch) an outline room and one room per section
- * (see README, "Live collaboration"). Connections are admitted by the access
- * policies; every update is stored in the draft before it is broadcast;
- * committed head moves are applied into open drafts; access changes
- * re-decide every connection at once.
+ * (see README, "Live collaboration", and docs/architecture.md). Connections
+ * are admitted by the access policies and held to the live face's limits
+ * (message size, rate, the section rules in live-rules.ts); updates are
+ * broadcast on arrival and stored behind; committed head moves are applied
+ * into open drafts; access changes and head moves hold a room's sockets until
+ * every connection is decided again; storage is what a room falls back on
+ * when another process's update never reached it.
  */
 import { type IncomingMessage, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
