@@ -30,17 +30,15 @@ import os from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import postgres from "postgres";
 import WebSocket from "ws";
 import { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
-import { openDatabase } from "@/db/client";
 import { addUser, issueApiToken } from "@/server/auth/accounts";
 import type * as Codec from "@/server/collab/codec";
 import { startServer } from "@/server/http/server";
+import { scratchDatabase } from "./scratch-database";
 import { LocalObjectStore } from "@/server/storage/local";
 
-const SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const SIZES = (process.env.BENCH_SIZES ?? "5000,20000,1000000").split(",").map(Number);
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const PASTE_LENGTH = 10_000;
@@ -126,12 +124,7 @@ async function measured(operation: () => Promise<unknown>): Promise<{ wall: numb
 
 async function endToEnd(): Promise<void> {
   const name = `quire_bench_headmove_${randomBytes(4).toString("hex")}`;
-  const admin = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
-  const database = await openDatabase({ url: url.toString() });
-  await database.migrate();
+  const { database, drop } = await scratchDatabase(name);
   const quire = await startServer({
     database,
     port: 0,
@@ -217,9 +210,7 @@ async function endToEnd(): Promise<void> {
     for (const provider of providers) provider.destroy();
     await mcp.close();
     await quire.close();
-    await database.close();
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.end();
+    await drop();
   }
 }
 

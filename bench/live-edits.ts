@@ -35,19 +35,17 @@ import type { AddressInfo } from "node:net";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { setupWSConnection } from "@y/websocket-server/utils";
-import postgres from "postgres";
 import WebSocket, { WebSocketServer } from "ws";
 import { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
-import { openDatabase } from "@/db/client";
 import { tools } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/tool";
 import { actorForUser, addUser, issueApiToken } from "@/server/auth/accounts";
 import { liveRoomsFor } from "@/server/collab/rooms";
 import { startServer } from "@/server/http/server";
+import { scratchDatabase } from "./scratch-database";
 import { LocalObjectStore } from "@/server/storage/local";
 
-const SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 50);
 const RATE = Number(process.env.BENCH_RATE ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
@@ -307,12 +305,7 @@ async function main(): Promise<void> {
   // Every y-websocket provider adds a process exit listener; hundreds of clients are expected here.
   process.setMaxListeners(0);
   const name = `quire_bench_live_${randomBytes(4).toString("hex")}`;
-  const admin = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
-  const database = await openDatabase({ url: url.toString() });
-  await database.migrate();
+  const { database, drop } = await scratchDatabase(name);
   const uploads = `${os.tmpdir()}/${name}`;
   const quire = await startServer({ database, port: 0, host: "127.0.0.1", objectStore: new LocalObjectStore(uploads), next: false });
   const reference = await startReference();
@@ -416,9 +409,7 @@ async function main(): Promise<void> {
   } finally {
     await quire.close();
     reference.server.close();
-    await database.close();
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.end();
+    await drop();
   }
 }
 

@@ -1,0 +1,25 @@
+/**
+ * A database of its own for one bench run, on the PostgreSQL server at
+ * DATABASE_URL (default: the local one), migrated; `drop` closes and drops it.
+ */
+import postgres from "postgres";
+import { type DatabaseHandle, openDatabase } from "@/db/client";
+
+export const BENCH_SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+export async function scratchDatabase(name: string): Promise<{ database: DatabaseHandle; drop(): Promise<void> }> {
+  const admin = postgres(BENCH_SERVER_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  const url = new URL(BENCH_SERVER_URL);
+  url.pathname = `/${name}`;
+  const database = await openDatabase({ url: url.toString() });
+  await database.migrate();
+  return {
+    database,
+    async drop() {
+      await database.close();
+      await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      await admin.end();
+    },
+  };
+}
