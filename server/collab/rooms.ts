@@ -413,12 +413,20 @@ export class CollabRooms {
   }
 
   /** What a section connection may do now: edit (or only read), and which storage keys its edits may use. */
-  private async decideSectionConnection(connection: RoomConnection, head: BranchHead, sectionId: string): Promise<void> {
-    const { branchName } = connection.address;
-    connection.readOnly = !(await this.canEditSection(connection.access, branchName, head, sectionId));
-    if (connection.readOnly) return;
-    const rules = await sectionRules(this.db, connection.access, branchName);
-    connection.usableKeys = await storageKeysVisibleIn(rules, head.tree, (hashes) => loadSections(this.db, hashes));
+  private async decideSectionConnection(
+    connection: RoomConnection,
+    head: BranchHead,
+    sectionId: string,
+    keysVisible: (access: DocumentAccess) => Promise<ReadonlySet<string>> = (access) =>
+      this.keysVisibleTo(access, connection.address.branchName, head),
+  ): Promise<void> {
+    connection.readOnly = !(await this.canEditSection(connection.access, connection.address.branchName, head, sectionId));
+    if (!connection.readOnly) connection.usableKeys = await keysVisible(connection.access);
+  }
+
+  /** The storage keys a principal sees in the document on a branch head (those its live edits may put into a block). */
+  private async keysVisibleTo(access: DocumentAccess, branchName: string, head: BranchHead): Promise<ReadonlySet<string>> {
+    return storageKeysVisibleIn(await sectionRules(this.db, access, branchName), head.tree, (hashes) => loadSections(this.db, hashes));
   }
 
   private detach(room: BranchRoom, connection: RoomConnection, live: LiveDoc): void {
@@ -717,6 +725,16 @@ export class CollabRooms {
    * and outlines show exactly what each may now see.
    */
   private async redecideRoom(room: BranchRoom): Promise<void> {
+    // What a principal sees is worked out once per pass, however many of its connections the room has.
+    const seen = new Map<string, Promise<string[]>>();
+    const keys = new Map<string, Promise<ReadonlySet<string>>>();
+    const once = <T>(memo: Map<string, Promise<T>>, key: string, work: () => Promise<T>): Promise<T> => {
+      const known = memo.get(key);
+      if (known) return known;
+      const answer = work();
+      memo.set(key, answer);
+      return answer;
+    };
     for (const connection of this.connectionsOf(room)) {
       let access: DocumentAccess;
       try {
@@ -726,13 +744,17 @@ export class CollabRooms {
         continue;
       }
       connection.access = access;
-      const visible = await this.visibleSectionIds(access, room.key.branchName, room.head);
+      const principal = `${connection.actor?.userId ?? "share"}|${connection.actor?.principal ?? ""}|${access.permission}`;
+      const visible = await once(seen, principal, () => this.visibleSectionIds(access, room.key.branchName, room.head));
       const sectionId = connection.address.sectionId;
       if (sectionId === null) {
         const outline = room.outlines.get(connection);
         if (outline) applyOutline(outline.doc, visible);
       } else if (!visible.includes(sectionId)) closeNow(connection, CLOSE_ACCESS_LOST, "section hidden");
-      else await this.decideSectionConnection(connection, room.head, sectionId);
+      else
+        await this.decideSectionConnection(connection, room.head, sectionId, () =>
+          once(keys, principal, () => this.keysVisibleTo(access, room.key.branchName, room.head)),
+        );
     }
   }
 
