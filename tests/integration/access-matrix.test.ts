@@ -15,6 +15,10 @@ import type { ToolName } from "@/server/actions/registry";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { isDomainError } from "@/server/core/errors";
 import { AGENT_CANNOT_CHANGE_ACCESS } from "@/server/policies/access";
+import { encode } from "next-auth/jwt";
+import { ensureAuthSecret } from "@/server/auth/accounts";
+import { sessionCookieName } from "@/server/auth/web-session";
+import { roomName, upgradeStatus } from "../helpers/collab";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 /** "workspace": tools about the workspace itself, open to every member and every AI call. */
@@ -823,6 +827,8 @@ describe("a branch from before the hiding", () => {
     "read-link visitor": ["team"],
   };
   const principals = new Map<string, Principal>();
+  /** How each principal opens a live room: a person by session cookie, an agent by its token, a visitor by the share link. */
+  const liveCredentialOf = new Map<string, { query: string; headers: Record<string, string> }>();
   const clients: Client[] = [];
 
   const nameOf = (h: Hidden) => (h === "team" ? TEAM : AI).name;
@@ -992,6 +998,25 @@ describe("a branch from before the hiding", () => {
       principals.set(row.label, { ...row, hidden: HIDDEN_FROM[row.label]!, branchName, mergeRequestId: mr.mergeRequestId });
     }
     await updateSecrets("o3", "target");
+    const secret = await ensureAuthSecret(server.db, undefined);
+    const sessionOf = async (userId: string) => ({
+      query: "",
+      headers: { cookie: `${sessionCookieName(false)}=${await encode({ token: { sub: userId }, secret })}` },
+    });
+    const token = (value: string) => ({ query: `?token=${value}`, headers: {} });
+    const live: Record<string, { query: string; headers: Record<string, string> }> = {
+      owner: await sessionOf(owner.userId),
+      admin: await sessionOf(admin.userId),
+      "member (team edit)": await sessionOf(member.userId),
+      "member with an edit grant": await sessionOf(granted.userId),
+      "guest with an edit grant": await sessionOf(guest.userId),
+      "guest who opened an edit link": await sessionOf(linkedGuest.userId),
+      "owner's token over MCP": token(owner.token),
+      "owner's token over tRPC": token(owner.token),
+      "member's token over MCP": token(member.token),
+      "read-link visitor": { query: `?share=${readLinkToken}`, headers: {} },
+    };
+    for (const [label, credential] of Object.entries(live)) liveCredentialOf.set(label, credential);
   }, 240_000);
 
   afterAll(async () => {
@@ -1000,6 +1025,15 @@ describe("a branch from before the hiding", () => {
 
   const labels = Object.keys(HIDDEN_FROM);
   const writers = labels.filter((label) => label !== "read-link visitor");
+
+  test.each(labels)("%s: on the old branch, a live room of a section main hides is not found; the others open", async (label) => {
+    const p = principals.get(label)!;
+    const { query, headers } = liveCredentialOf.get(label)!;
+    const status = async (sectionId: string) =>
+      (await upgradeStatus(server.url, `${roomName(documentId, p.branchName, sectionId)}${query}`, headers)).status;
+    for (const h of ["team", "ai"] as const) expect(await status(sectionOf[h]), `${label}, ${h}`).toBe(p.hidden.includes(h) ? 404 : 101);
+    expect(await status(publicId)).toBe(101);
+  });
 
   test.each(labels)("%s: read leaves out what main hides, with gapless positions", async (label) => {
     const p = principals.get(label)!;
