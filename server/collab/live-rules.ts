@@ -200,7 +200,7 @@ export class SectionRules {
   }
 
   private judgeName(): void {
-    const name = (this.root.get(NAME_KEY) as Y.Text).toString();
+    const name = plainText(this.root.get(NAME_KEY) as Y.Text, "the name");
     // Empty while someone retypes it: refused at commit, not keystroke by keystroke.
     if (name === "") return;
     if (isUnstorable(name)) refuse("the name holds a NUL character or an unpaired surrogate");
@@ -215,7 +215,7 @@ export class SectionRules {
     for (const [field, value] of map.entries()) {
       if (value instanceof Y.Text && field === "text") {
         if (value.length > MAX_TEXT_BLOCK_CHARS) refuse(`${where} is longer than ${MAX_TEXT_BLOCK_CHARS.toLocaleString("en")} characters`);
-        fields[field] = value.toString();
+        fields[field] = plainText(value, where);
       } else if (value instanceof Y.AbstractType) refuse(`${where}: field "${field}" must be a plain value`);
       else fields[field] = value;
     }
@@ -241,6 +241,18 @@ export class SectionRules {
     const keys = map.get("type") === "storage" && typeof map.get("key") === "string" ? [map.get("key") as string] : [];
     return text instanceof Y.Text ? memoryOfText(text.toString()) : { comments: [], newComments: [], keys, markupWellFormed: true };
   }
+}
+
+/**
+ * A shared text's characters, refusing one that holds anything else (an
+ * embed, a nested type): its string would silently leave them out, and
+ * peers' editors would meet what no block can hold. (Formatting attributes
+ * carry no content and are let through.)
+ */
+function plainText(text: Y.Text, where: string): string {
+  const value = text.toString();
+  if (value.length !== text.length) refuse(`${where} may hold only characters`);
+  return value;
 }
 
 function memoryOfText(text: string): BlockMemory {

@@ -172,6 +172,8 @@ describe("content rules on arrival", () => {
     ],
     ["unbalanced comment markup", (section) => textOf(section, 1).insert(0, '<svc:comment-new body="b">open'), /comment markup/],
     ["another key on the section", (section) => section.set("script", "alert(1)"), /only its name and its blocks/],
+    ["an embed in a text block", (section) => textOf(section, 1).insertEmbed(0, { src: "http://tracker.example/x" }), /only characters/],
+    ["a shared map inside the name", (section) => (section.get("name") as Y.Text).insertEmbed(0, new Y.Map()), /only characters/],
     ["a block that is not a map", (section) => blocks(section).push(["plain" as unknown as Y.Map<unknown>]), /shared map/],
     [
       "a block removed and a bad one added in one change",
