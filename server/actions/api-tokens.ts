@@ -9,7 +9,7 @@ import { issueApiTokenForUser } from "@/server/auth/accounts";
 import { presentApiToken } from "@/server/auth/api-tokens";
 import { notFound } from "@/server/core/errors";
 import { getApiToken, listApiTokens, revokeApiToken } from "@/server/store/api-tokens";
-import { refuseAgents } from "./access";
+import { refuseAgents } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";
 

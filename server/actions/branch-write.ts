@@ -6,7 +6,7 @@ import type { Tx } from "@/server/store/db";
 import type { DocumentRow } from "@/server/store/documents";
 import { type BranchChange, type BranchState, writeOnBranch } from "@/server/store/group-commit";
 import type { NewCommentRow } from "@/server/store/comments";
-import { admitActor, type DocumentAccess, refuse } from "./access";
+import { admitActor, type DocumentAccess, refuse } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 
 export interface WriteResult {

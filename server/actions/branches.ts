@@ -3,7 +3,7 @@ import { z } from "zod";
 import { branchNameSchema } from "@/server/core/names";
 import { createBranch } from "@/server/store/commit-to-branch";
 import { getBranch, listBranches } from "@/server/store/documents";
-import { openDocument } from "./access";
+import { openDocument } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 import { documentIdField } from "./document-fields";
 import { draftStatuses } from "./drafts";

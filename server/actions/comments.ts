@@ -22,7 +22,7 @@ import { CommitGraph } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import { getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { type DocumentAccess, openDocument, requireSection, sectionRules } from "./access";
+import { type DocumentAccess, openDocument, requireSection, sectionRules } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 import { type CommentView, commentViews, readDocument, type SectionView } from "./read";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";

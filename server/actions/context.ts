@@ -1,6 +1,6 @@
 /** What every action receives: the database, who is acting, and the time. No transport in sight. */
 import type { Database } from "@/db/client";
-import type { Actor } from "@/server/auth/actor";
+import type { Actor } from "@/server/access/actor";
 import type { FileLinks } from "@/server/storage/links";
 
 export type { Actor };

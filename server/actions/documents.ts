@@ -22,7 +22,7 @@ import {
   type ListedDocument,
   listDocuments,
 } from "@/server/store/documents";
-import { openDocument, requireFullMember, subjectOf } from "./access";
+import { openDocument, requireFullMember, subjectOf } from "@/server/access/documents";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import { branchActionInputs, branchHandlers } from "./branches";
 import { draftActionInputs, draftHandlers, draftStatuses } from "./drafts";

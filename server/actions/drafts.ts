@@ -30,7 +30,7 @@ import type { Tx } from "@/server/store/db";
 import { loadSections } from "@/server/store/objects";
 import { userIdentities } from "@/server/store/users";
 import { atLeast } from "@/server/policies/access";
-import { type DocumentAccess, openDocument, requireDocument, sectionRules } from "./access";
+import { type DocumentAccess, openDocument, requireDocument, sectionRules } from "@/server/access/documents";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField } from "./document-fields";

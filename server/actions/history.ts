@@ -31,7 +31,13 @@ import type { Tx } from "@/server/store/db";
 import { type DocumentRow, getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
 import { userNames } from "@/server/store/users";
-import { assertSectionChangesAllowed, type DocumentAccess, openDocument, sectionRules, sectionsHidingAtDefaultHead } from "./access";
+import {
+  assertSectionChangesAllowed,
+  type DocumentAccess,
+  openDocument,
+  sectionRules,
+  sectionsHidingAtDefaultHead,
+} from "@/server/access/documents";
 import { writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField, writeBranchField } from "./document-fields";

@@ -41,7 +41,7 @@ import {
   sectionChangesRefused,
   sectionRules,
   sectionsHidingAtDefaultHead,
-} from "./access";
+} from "@/server/access/documents";
 import { assertAgentKeepsSectionAccess } from "./branch-write";
 import { quotableMessages } from "./history";
 

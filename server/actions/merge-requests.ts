@@ -29,7 +29,7 @@ import {
   updateMergeRequest,
 } from "@/server/store/merge-requests";
 import type { ActionContext } from "./context";
-import { accessFor, admitActor, atLeastEdit, type DocumentAccess, openDocument } from "./access";
+import { accessFor, admitActor, atLeastEdit, type DocumentAccess, openDocument } from "@/server/access/documents";
 import {
   analyzeMergeRequest,
   approvalIsStale,

@@ -7,7 +7,7 @@ import { nonMembers } from "@/server/store/accounts";
 import type { Tx } from "@/server/store/db";
 import { getDocument } from "@/server/store/documents";
 import { userNames } from "@/server/store/users";
-import { openDocument } from "./access";
+import { openDocument } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 import { documentIdField } from "./document-fields";
 import { uuidSchema } from "./tool";

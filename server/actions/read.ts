@@ -20,7 +20,7 @@ import { loadSections, loadTree } from "@/server/store/objects";
 import { getComments, getReplies } from "@/server/store/comments";
 import { getTags } from "@/server/store/tags";
 import { userNames } from "@/server/store/users";
-import { type DocumentAccess, openDocument, sectionRules, visibleEntries } from "./access";
+import { type DocumentAccess, openDocument, sectionRules, visibleEntries } from "@/server/access/documents";
 import { downloadLinks } from "./upload-url";
 import { defineTool, uuidSchema } from "./tool";
 import type { ActionContext } from "./context";

@@ -14,7 +14,7 @@ import type { NewCommentRow } from "@/server/store/comments";
 import type { BranchState } from "@/server/store/group-commit";
 import type { Tx } from "@/server/store/db";
 import { completedUploadsAmong } from "@/server/store/uploads";
-import { type DocumentAccess, type SectionRules, sectionRules, visibleEntries } from "./access";
+import { type DocumentAccess, type SectionRules, sectionRules, visibleEntries } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 
 export interface ContentTarget {

@@ -17,7 +17,7 @@ import type { NewCommentRow } from "@/server/store/comments";
 import { getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
 import { accessChangeRefusal } from "@/server/policies/access";
-import { type DocumentAccess, openDocument, refuse, requireSection, sectionRules, visibleEntries } from "./access";
+import { type DocumentAccess, openDocument, refuse, requireSection, sectionRules, visibleEntries } from "@/server/access/documents";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { PROTECTED_DEFAULT_BRANCH_RULE } from "./document-fields";

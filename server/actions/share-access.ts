@@ -7,7 +7,7 @@
 import { findLiveShareLinkById } from "@/server/store/access";
 import type { Tx } from "@/server/store/db";
 import { type DocumentRow, getDocument } from "@/server/store/documents";
-import { accessWithGrant, type DocumentAccess } from "./access";
+import { accessWithGrant, type DocumentAccess } from "@/server/access/documents";
 
 export const shareVisitorAccess = (document: DocumentRow): DocumentAccess =>
   accessWithGrant(document, { kind: "share", permission: "read" }, null);

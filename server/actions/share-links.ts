@@ -14,7 +14,7 @@ import { findLiveShareLink, insertShareLink, listShareLinks, revokeShareLink, ty
 import { getMembership } from "@/server/store/accounts";
 import { getDocument } from "@/server/store/documents";
 import type { FileLinks } from "@/server/storage/links";
-import { accessFor, openDocument } from "./access";
+import { accessFor, openDocument } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 import { documentIdField } from "./document-fields";
 import { uuidSchema } from "./tool";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { quoteForMessage, tagPathSchema } from "@/server/core/names";
 import { notFound } from "@/server/core/errors";
 import { getTags, insertTag } from "@/server/store/tags";
-import { requireFullMember } from "./access";
+import { requireFullMember } from "@/server/access/documents";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField, writeBranchField } from "./document-fields";

@@ -35,7 +35,7 @@ import {
 import { getMembership } from "@/server/store/accounts";
 import { CommitGraph } from "@/server/store/commits";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { type DocumentAccess, openDocument, sectionRules } from "./access";
+import { type DocumentAccess, openDocument, sectionRules } from "@/server/access/documents";
 import type { ActionContext, Actor } from "./context";
 import { shareLinkDocumentAccess } from "./share-access";
 import { storageKeysVisibleIn } from "./section-content";

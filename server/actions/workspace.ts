@@ -28,7 +28,7 @@ import { deleteMembership, getMember, getWorkspaceName, lockOwners, setMemberRol
 import { renameWorkspace } from "@/server/store/workspaces";
 import type { Tx } from "@/server/store/db";
 import { accessChangeRefusal } from "@/server/policies/access";
-import { refuse, refuseAgents } from "./access";
+import { refuse, refuseAgents } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 import { pageOfMembers } from "./members";
 import { cursorSchema, defineTool, pageLimitSchema, type ToolResults, uuidSchema } from "./tool";

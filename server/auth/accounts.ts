@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Database } from "@/db/client";
-import type { Actor } from "./actor";
+import type { Actor } from "@/server/access/actor";
 import { DomainError, validationError } from "@/server/core/errors";
 import {
   type CreatedUser,

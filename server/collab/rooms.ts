@@ -14,7 +14,7 @@ import * as Y from "yjs";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Database, DatabaseHandle } from "@/db/client";
 import type { Actor } from "@/server/actions/context";
-import { accessWithGrant, type DocumentAccess, sectionRules, subjectOf, visibleEntries } from "@/server/actions/access";
+import { accessWithGrant, type DocumentAccess, sectionRules, subjectOf, visibleEntries } from "@/server/access/documents";
 import { hashSecretToken } from "@/server/auth/secret-tokens";
 import { DomainError, ERROR_FACES, isDomainError } from "@/server/core/errors";
 import { atLeast } from "@/server/policies/access";

@@ -25,7 +25,7 @@ import { CommitGraph } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import { type DocumentRow, type DocumentWithGrants, documentNotFound, findDocumentWithGrants, getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
-import type { Actor } from "./context";
+import type { Actor } from "@/server/access/actor";
 
 export type Need = "read" | "edit" | "manage";
 
