@@ -79,7 +79,7 @@ export function OwnerSetupForm({ callbackUrl }: { callbackUrl: string }) {
       setStatus({ kind: "error", message: created.message, alreadyInitialized: created.code === "ALREADY_INITIALIZED" });
       return;
     }
-    const error = await signInWithPassword(created.email, password);
+    const error = await signInWithPassword(created.value.email, password);
     if (error) {
       setStatus({ kind: "error", message: `The account was created, but signing in failed: ${error}` });
       return;

@@ -69,7 +69,7 @@ export function SignUpForm({ token, email }: { token: string; email: string | nu
       setStatus({ kind: "error", message: created.message, code: created.code });
       return;
     }
-    const signedIn = await signIn("credentials", { redirect: false, email: created.email ?? fields.email, password: fields.password });
+    const signedIn = await signIn("credentials", { redirect: false, email: created.value.email, password: fields.password });
     if (!signedIn || signedIn.error) {
       setStatus({ kind: "error", message: "Your account was created, but signing in failed. Sign in with your new password." });
       return;
