@@ -74,8 +74,9 @@ export class S3ObjectStore implements ObjectStore {
     try {
       const object = await this.client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: key }));
       if (!object.Body) return null;
-      const body = object.Body instanceof Readable ? object.Body : Readable.fromWeb(object.Body.transformToWebStream() as never);
-      return { body, byteSize: object.ContentLength ?? 0 };
+      // On Node the SDK hands over the HTTP response itself, a Readable; the web streams its type also admits are a browser's.
+      if (!(object.Body instanceof Readable)) throw new Error("The S3 client returned a body that is not a Node.js stream.");
+      return { body: object.Body, byteSize: object.ContentLength ?? 0 };
     } catch (error) {
       if (isNotFound(error)) return null;
       throw error;
