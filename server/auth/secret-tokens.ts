@@ -9,3 +9,11 @@ import { sha256Hex } from "@/server/core/hashing";
 export const newSecretToken = (prefix = ""): string => prefix + randomBytes(32).toString("base64url");
 
 export const hashSecretToken = (token: string): string => sha256Hex(token);
+
+/**
+ * Whether `token` has the shape newSecretToken makes (`prefix`, then 43
+ * base64url characters): anything else names no secret and is refused before
+ * any lookup.
+ */
+export const hasSecretTokenShape = (token: string, prefix = ""): boolean =>
+  token.startsWith(prefix) && /^[A-Za-z0-9_-]{43}$/.test(token.slice(prefix.length));
