@@ -178,7 +178,7 @@ async function reply(ctx: ActionContext, input: ActionInput<"reply">) {
         { issues: [{ path: "mentions", message: "mention of a non-member" }], userIds: strangers },
       );
     }
-    const row = await insertReply(tx, {
+    const row = await insertReply(tx, open.access.document.id, {
       commentId: open.commentId,
       authorId: ctx.actor.userId,
       body: input.body,

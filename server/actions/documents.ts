@@ -25,10 +25,11 @@ import {
 import { openDocument, requireFullMember, subjectOf } from "@/server/access/documents";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import { branchActionInputs, branchHandlers } from "./branches";
-import { draftActionInputs, draftHandlers, draftStatuses } from "./drafts";
+import { draftActionInputs, draftHandlers } from "./drafts";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField, writeBranchField } from "./document-fields";
 import { historyActionInputs, historyHandlers } from "./history";
+import { undoActionInputs, undoHandlers } from "./undo";
 import { permissionActionInputs, permissionHandlers } from "./permissions";
 import { prepareSectionContent } from "./section-content";
 import { shareLinkActionInputs, shareLinkHandlers } from "./share-links";
@@ -109,6 +110,7 @@ export const documentsInput = z.discriminatedUnion("action", [
   ...branchActionInputs,
   ...draftActionInputs,
   ...historyActionInputs,
+  ...undoActionInputs,
   ...tagAndPropertyActionInputs,
   ...permissionActionInputs,
   ...shareLinkActionInputs,
@@ -221,7 +223,7 @@ async function list(ctx: ActionContext, input: z.output<typeof listInput>) {
 async function get(ctx: ActionContext, input: z.output<typeof getInput>) {
   const { document, permission, canManage } = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   const branch = await getBranch(ctx.db, document.id, document.defaultBranch);
-  const draft = (await draftStatuses(ctx.db, document.id))(document.defaultBranch);
+  const draft = (await ctx.live.statuses(document.id))(document.defaultBranch);
   return { ...summarize(document, branch.updatedAt), headCommitId: branch.headCommitId, yourPermission: permission, canManage, draft };
 }
 
@@ -281,7 +283,7 @@ export const documentsTool = defineTool({
     "- create_branch {documentId, branchName, sourceBranch?}; list_branches {documentId}. get and list_branches say per branch `draft: {uncommittedChanges, editorIds, connectedUserIds}` (live editing; editorIds: who edited since the last commit or discard).",
     "- commit {documentId, branchName, commitMessage?}: the branch's draft (everyone's live edits since its head) becomes one commit, authored by you, crediting the other editors with Co-authored-by lines; `changed: false` when the draft holds nothing. BRANCH_MOVED if the head moved meanwhile (commit again). discard {documentId, branchName}: resets the draft to the head for every open editor.",
     "- log {documentId, branchName?, limit?, cursor?} -> {commits: [{commitId, message, authorId, authorName, createdAt, parentIds, kind}], nextCursor}, newest first.",
-    "- show {documentId, commitId}: the document at that commit, plus `changes` against its first parent: [{sectionId, name, status: added | deleted | modified | moved, diff (unified), moved}]. revert {documentId, branchName, commitId}: a new commit restoring that state (history is kept).",
+    "- show {documentId, commitId}: the document at that commit, plus `changes` against its first parent: [{sectionId, name, status: added | deleted | modified | moved, diff (unified), moved}]. revert {documentId, branchName, commitId}: a new commit restoring that state (history is kept). undo {documentId, branchName, expectedHeadCommitId}: takes back the branch's newest commit (a revert to its parent), only while it is still the head (BRANCH_MOVED otherwise).",
     "- create_tag {tagPath, tagDisplayName?, tagDescription?, tagColor?} -> tagId; assign_tag / remove_tag {documentId, branchName, tagId}.",
     "- set_property {documentId, branchName, columnId, value: string|number|boolean|null (null unsets)}.",
     "- get_permissions / set_permissions {documentId, defaultPermission?, aiAccess?, grants?: [{userId, permission | null}]}: the team default, the AI limit and per-user grants (the document's creator and workspace owners/admins, signed in: never with an API token, which acts as an agent).",
@@ -300,6 +302,7 @@ export const documentsTool = defineTool({
     ...branchHandlers,
     ...draftHandlers,
     ...historyHandlers,
+    ...undoHandlers,
     ...tagAndPropertyHandlers,
     ...permissionHandlers,
     ...shareLinkHandlers,

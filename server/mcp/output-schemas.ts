@@ -178,6 +178,7 @@ const documentsOutput = mergeActionOutputs({
       .describe("What the commit changed against its first parent, by section the caller sees."),
   }),
   revert: z.object(writeResult),
+  undo: z.object({ ...writeResult, undoneCommitId: z.string().describe("The commit taken back (the head it was given).") }),
   create_tag: z.object({
     tagId: z.string(),
     tagPath: z.string(),

@@ -3,10 +3,42 @@
  * <svc:comment id="…"> markup. A thread (the comment, its replies, whether it
  * is resolved) is not versioned with the section: one state on every branch
  * where the comment is anchored.
+ *
+ * A change to a thread moves no branch head, so it has its own event
+ * (`onThreadsChanged`) for what follows threads live (the comments panel's
+ * subscription); new comments arrive with commits, on the head-move seam.
  */
 import { and, asc, eq, isNotNull, isNull } from "drizzle-orm";
+import { afterCommit } from "@/db/commit-hooks";
 import { commentReplies, comments } from "@/db/schema";
 import { anyOf, type Tx } from "./db";
+
+type ThreadsListener = (documentId: string) => void;
+
+/** Entries, not the functions themselves, so one function subscribed twice is called twice (as in head-moves.ts). */
+const threadsListeners = new Set<{ listener: ThreadsListener }>();
+
+/** Calls `listener` with the document once a reply or a resolution change to one of its threads is committed, in this process; returns the unsubscribe function. */
+export function onThreadsChanged(listener: ThreadsListener): () => void {
+  const entry = { listener };
+  threadsListeners.add(entry);
+  return () => {
+    threadsListeners.delete(entry);
+  };
+}
+
+/** After the commit (never on rollback): a listener that read before it would see the old thread. */
+function announceThreadsChanged(tx: Tx, documentId: string): void {
+  afterCommit(tx, () => {
+    for (const { listener } of threadsListeners) {
+      try {
+        listener(documentId);
+      } catch (error) {
+        console.error("[quire] comment-threads listener failed", error);
+      }
+    }
+  });
+}
 
 export type CommentRow = typeof comments.$inferSelect;
 export type NewCommentRow = typeof comments.$inferInsert;
@@ -39,14 +71,17 @@ export async function getReplies(tx: Tx, commentIds: readonly string[]): Promise
     .orderBy(asc(commentReplies.createdAt), asc(commentReplies.id));
 }
 
+/** Adds a reply to a comment of `documentId`. */
 export async function insertReply(
   tx: Tx,
+  documentId: string,
   row: { commentId: string; authorId: string; body: string; mentions: readonly string[]; createdAt: Date },
 ): Promise<CommentReplyRow> {
   const [inserted] = await tx
     .insert(commentReplies)
     .values({ ...row, mentions: [...row.mentions] })
     .returning();
+  announceThreadsChanged(tx, documentId);
   return inserted!;
 }
 
@@ -59,6 +94,7 @@ export async function setCommentResolution(tx: Tx, commentId: string, resolution
     .update(comments)
     .set(resolution ? { resolvedAt: resolution.at, resolvedBy: resolution.by } : { resolvedAt: null, resolvedBy: null })
     .where(and(eq(comments.id, commentId), resolution ? isNull(comments.resolvedAt) : isNotNull(comments.resolvedAt)))
-    .returning({ id: comments.id });
+    .returning({ documentId: comments.documentId });
+  if (changed[0]) announceThreadsChanged(tx, changed[0].documentId);
   return changed.length > 0;
 }

@@ -1,0 +1,63 @@
+/**
+ * `documents` `undo`: takes back a branch's newest commit (the editor's Undo
+ * after deleting a section). It is a revert to that commit's first parent,
+ * made only while the commit is still the head: the head is checked inside
+ * the write, on the head the write is built on, so nothing committed after
+ * the one being undone can be lost with it (a check made before the revert,
+ * in its own call, would race with a write landing in between).
+ */
+import { z } from "zod";
+import { subjectOf } from "@/server/core/commit-messages";
+import { DomainError, notFound } from "@/server/core/errors";
+import { quoteForMessage } from "@/server/core/names";
+import { CommitGraph } from "@/server/store/commits";
+import { loadTree } from "@/server/store/objects";
+import { assertSectionChangesAllowed, sectionRules } from "@/server/access/documents";
+import { writeBranch } from "./branch-write";
+import type { ActionContext } from "./context";
+import { commitMessageField, documentIdField, writeBranchField } from "./document-fields";
+import { hiddenCommitIds, quotableMessages } from "./history";
+import { uuidSchema } from "./tool";
+
+const undoInput = z.strictObject({
+  action: z.literal("undo"),
+  documentId: documentIdField,
+  branchName: writeBranchField,
+  expectedHeadCommitId: uuidSchema.describe(
+    "The commit to take back: the branch head you saw (a write's `commitId`). When the head is anywhere else, nothing happens: BRANCH_MOVED.",
+  ),
+  commitMessage: commitMessageField,
+});
+
+/** The input schemas of these actions, in the order agents read them. */
+export const undoActionInputs = [undoInput] as const;
+
+function undo(ctx: ActionContext, input: z.output<typeof undoInput>) {
+  return writeBranch(ctx, input, "edit", async ({ head, tree, document, loadSections }, tx, access) => {
+    if (head.id !== input.expectedHeadCommitId) {
+      throw new DomainError(
+        "BRANCH_MOVED",
+        `The branch has moved past ${input.expectedHeadCommitId.slice(0, 8)}: undo takes back only the newest commit. Restore from the history (\`documents\` \`revert\`) instead.`,
+        { expectedHeadCommitId: input.expectedHeadCommitId, headCommitId: head.id },
+      );
+    }
+    const graph = new CommitGraph(tx, document.id);
+    // A commit that touched a section hidden from the caller reads as not found, as for `revert`: its undoing is not theirs to see.
+    if ((await hiddenCommitIds(tx, access, graph, [head], [tree])).has(head.id)) {
+      throw notFound("Commit", head.id, "Use `documents` action `log` to list this document's commits.");
+    }
+    const parentId = head.parentIds[0];
+    if (!parentId) {
+      throw new DomainError("NOT_FOUND", "This is the document's first commit: there is nothing before it to go back to.", {
+        commitId: head.id,
+      });
+    }
+    const restored = await loadTree(tx, (await graph.get(parentId)).treeHash);
+    await assertSectionChangesAllowed(await sectionRules(tx, access, null), tree, restored, loadSections, "undo that commit");
+    const [quotable] = await quotableMessages(tx, document, graph, [head], [tree, restored]);
+    const message = quotable ? `Undo ${quoteForMessage(subjectOf(quotable))}` : `Undo ${head.id.slice(0, 8)}`;
+    return { tree: restored, message, kind: "revert", result: { undoneCommitId: head.id } };
+  });
+}
+
+export const undoHandlers = { undo };
