@@ -5,7 +5,6 @@
  */
 import { randomUUID } from "node:crypto";
 import { type Block, storageKeysOf } from "@/server/core/blocks";
-import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
 import { existingCommentTags, newCommentTags, replaceNewCommentTags } from "@/server/core/comment-markup";
 import { DomainError } from "@/server/core/errors";
 import { assertSectionContentAllowed } from "@/server/core/section-rules";
@@ -14,7 +13,8 @@ import type { NewCommentRow } from "@/server/store/comments";
 import type { BranchState } from "@/server/store/group-commit";
 import type { Tx } from "@/server/store/db";
 import { completedUploadsAmong } from "@/server/store/uploads";
-import { type DocumentAccess, type SectionRules, sectionRules, visibleEntries } from "@/server/access/documents";
+import { type DocumentAccess, sectionRules } from "@/server/access/documents";
+import { storageKeysVisibleIn } from "@/server/access/sections";
 import type { ActionContext } from "./context";
 
 export interface ContentTarget {
@@ -35,17 +35,6 @@ export interface ContentTarget {
    * the caller is the author.
    */
   commentAuthors?: "caller" | "as-marked";
-}
-
-/** The storage keys held by the sections of `tree` that the caller can see. */
-export async function storageKeysVisibleIn(
-  rules: SectionRules,
-  tree: DocumentTree,
-  loadSections: (hashes: Iterable<string>) => Promise<Map<string, SectionVersion>>,
-): Promise<ReadonlySet<string>> {
-  const entries = await visibleEntries(rules, tree, loadSections);
-  const versions = await loadSections(entries.map((e) => e.blobHash));
-  return new Set([...versions.values()].flatMap((v) => storageKeysOf(v.content)));
 }
 
 /** `keysVisibleInDocument` for a write on a branch: worked out at most once, and only when a new key needs it. */

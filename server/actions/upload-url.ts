@@ -38,7 +38,7 @@ import { loadSections, loadTree } from "@/server/store/objects";
 import { type DocumentAccess, openDocument, sectionRules } from "@/server/access/documents";
 import type { ActionContext, Actor } from "./context";
 import { shareLinkDocumentAccess } from "./share-access";
-import { storageKeysVisibleIn } from "./section-content";
+import { storageKeysVisibleIn } from "@/server/access/sections";
 import { defineTool } from "./tool";
 
 /** The byteSize column is a 4-byte integer. */

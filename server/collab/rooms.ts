@@ -34,7 +34,7 @@ import type { Tx } from "@/server/store/db";
 import { onHeadMoved } from "@/server/store/head-moves";
 import { loadSections } from "@/server/store/objects";
 import { userIdentities } from "@/server/store/users";
-import { storageKeysVisibleIn } from "@/server/actions/section-content";
+import { storageKeysVisibleIn } from "@/server/access/sections";
 import { MAX_LIVE_MESSAGE_BYTES, MAX_LIVE_MESSAGES_PER_SECOND, MAX_ROOM_PENDING_BYTES } from "@/server/core/limits";
 import { applyOutline } from "./codec";
 import { type BranchHead, blobHashIn, branchHead, docFromStored, loadOrCreateSectionDraft, rebaseSection } from "./drafts-engine";
