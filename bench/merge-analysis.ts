@@ -16,7 +16,7 @@
  *
  * The e2e part creates its own database (quire_bench_merge_*) and drops it at
  * the end. It also times `analyze` in-process through runTool (no HTTP), times
- * each phase of the analysis (the steps of merge-execution.ts `loadMergeState`,
+ * each phase of the analysis (the steps of merge-state.ts `loadMergeState`,
  * replayed with the same store functions), and samples a CPU profile of the
  * MCP runs (node:inspector), printing the functions with the most self time.
  */
@@ -600,7 +600,7 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
     const mcpStats = timed.results.mcp!;
     const runToolStats = timed.results.runTool!;
 
-    // Phases: the steps of merge-execution.ts loadMergeState, replayed with the same store functions.
+    // Phases: the steps of merge-state.ts loadMergeState, replayed with the same store functions.
     const phaseSamples = new Map<string, number[]>();
     const phase = async <T>(name: string, fn: () => Promise<T> | T): Promise<T> => {
       const t0 = performance.now();

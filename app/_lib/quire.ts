@@ -99,5 +99,5 @@ export async function attempt<T>(run: () => Promise<T>): Promise<Outcome<T>> {
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export type { MergeRequestView } from "@/server/actions/merge-requests";
-export type { MergeAnalysisView, MergeSectionView } from "@/server/actions/merge-execution";
+export type { MergeRequestView } from "@/server/actions/merge-request-view";
+export type { MergeAnalysisView, MergeSectionView } from "@/server/actions/merge-state";

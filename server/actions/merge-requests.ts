@@ -1,67 +1,51 @@
 /**
  * The `merge_requests` tool (spec §2.6–2.8, §3, §4.2): list, get, create,
- * analyze, execute, close, update, and reviews (approve, request_changes,
- * reset). The analysis is the pure engine in server/core; this module loads
- * what it needs and writes what it decides.
+ * analyze, execute, close and update here; the reviews (approve,
+ * request_changes, reset, set_required_approvals) in merge-request-reviews.ts.
+ * A request is opened and shown by merge-request-view.ts; its merge is read
+ * by merge-state.ts (the pure engine in server/core does the analysis) and
+ * carried out by merge-execution.ts.
  */
 import { z } from "zod";
-import type { MergeRequestStatus, ReviewPrincipal, ReviewState } from "@/db/schema";
-import { contentSchema } from "@/server/core/blocks";
 import { DomainError, isDomainError } from "@/server/core/errors";
 import { branchNameSchema, commitMessageSchema, descriptionSchema, documentPathSchema } from "@/server/core/names";
+import { contentSchema } from "@/server/core/blocks";
 import { getMembership, nonMembers } from "@/server/store/accounts";
 import type { Tx } from "@/server/store/db";
 import { CommitGraph, isAncestor } from "@/server/store/commits";
-import { type DocumentRow, getBranch } from "@/server/store/documents";
+import { getBranch } from "@/server/store/documents";
 import {
   addReviewers,
   findOpenMergeRequest,
-  getMergeRequestWithDocument,
   insertMergeRequest,
-  mergeRequestNotFound,
   listMergeRequests,
   listReviewers,
   type MergeRequestRow,
   removeReviewers,
-  type ReviewerView,
-  setRequiredApprovals,
-  setReviewState,
   updateMergeRequest,
 } from "@/server/store/merge-requests";
+import { accessFor, atLeastEdit, type DocumentAccess, openDocument } from "@/server/access/documents";
 import type { ActionContext } from "./context";
-import { accessFor, admitActor, atLeastEdit, type DocumentAccess, openDocument } from "@/server/access/documents";
+import { assertApprovalsMet } from "./merge-approvals";
+import { assertMayProposeMerge, executeMerge, type MergeExecution } from "./merge-execution";
+import { reviewActionInputs, reviewHandlers } from "./merge-request-reviews";
 import {
-  analyzeMergeRequest,
-  approvalIsStale,
-  assertHeadsAsReviewed,
-  assertMayProposeMerge,
-  type BranchSides,
-  type BroughtSection,
-  branchSides,
-  executeMerge,
-  type MergeAnalysisView,
-  type MergeExecution,
-  reviewSnapshot,
-} from "./merge-execution";
+  assertOpen,
+  expectedHeadFields,
+  mergeRequestIdField,
+  openMergeRequest,
+  present,
+  presentOne,
+  sidesIfOpen,
+} from "./merge-request-view";
+import { analyzeMergeRequest, type MergeAnalysisView } from "./merge-state";
 import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
 
-const MAX_REQUIRED_APPROVALS = 20;
 const sideSchema = z.enum(["source", "target"]);
 
 const f = {
-  mergeRequestId: uuidSchema.describe("The merge request."),
   title: z.string().trim().min(1, "title must not be empty").max(300),
   reviewerIds: z.array(uuidSchema).max(50).describe("User ids (workspace members; find them with the `members` tool) to add as reviewers."),
-  expectedSourceHeadCommitId: uuidSchema
-    .optional()
-    .describe(
-      "The source head you reviewed (analyze's sourceHeadCommitId). When given and the source branch has moved since, nothing happens: BRANCH_MOVED.",
-    ),
-  expectedTargetHeadCommitId: uuidSchema
-    .optional()
-    .describe(
-      "The target head you reviewed (analyze's targetHeadCommitId). When given and the target branch has moved since, nothing happens: BRANCH_MOVED.",
-    ),
 };
 
 const sectionResolutionSchema = z.discriminatedUnion("resolution", [
@@ -103,7 +87,7 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
     limit: pageLimitSchema,
     cursor: cursorSchema,
   }),
-  z.strictObject({ action: z.literal("get"), mergeRequestId: f.mergeRequestId }),
+  z.strictObject({ action: z.literal("get"), mergeRequestId: mergeRequestIdField }),
   z.strictObject({
     action: z.literal("create"),
     documentId: uuidSchema.describe("The document whose branches are merged."),
@@ -113,10 +97,10 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
     description: descriptionSchema.optional().describe("What the change is and why."),
     reviewerIds: f.reviewerIds.optional(),
   }),
-  z.strictObject({ action: z.literal("analyze"), mergeRequestId: f.mergeRequestId }),
+  z.strictObject({ action: z.literal("analyze"), mergeRequestId: mergeRequestIdField }),
   z.strictObject({
     action: z.literal("execute"),
-    mergeRequestId: f.mergeRequestId,
+    mergeRequestId: mergeRequestIdField,
     resolutions: z
       .array(sectionResolutionSchema)
       .max(10_000)
@@ -135,184 +119,22 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
     commitMessage: commitMessageSchema
       .optional()
       .describe("Merge commit message (max 1000 characters). Generated from the source branch's commits when omitted."),
-    expectedSourceHeadCommitId: f.expectedSourceHeadCommitId,
-    expectedTargetHeadCommitId: f.expectedTargetHeadCommitId,
+    ...expectedHeadFields,
   }),
-  z.strictObject({ action: z.literal("close"), mergeRequestId: f.mergeRequestId }),
+  z.strictObject({ action: z.literal("close"), mergeRequestId: mergeRequestIdField }),
   z.strictObject({
     action: z.literal("update"),
-    mergeRequestId: f.mergeRequestId,
+    mergeRequestId: mergeRequestIdField,
     newTitle: f.title.optional().describe("New title."),
     newDescription: descriptionSchema.nullable().optional().describe("New description; null clears it."),
     reviewerIds: f.reviewerIds.optional(),
     removeReviewerIds: z.array(uuidSchema).max(50).optional().describe("Reviewers to remove."),
   }),
-  z.strictObject({
-    action: z.literal("approve"),
-    mergeRequestId: f.mergeRequestId,
-    expectedSourceHeadCommitId: f.expectedSourceHeadCommitId,
-    expectedTargetHeadCommitId: f.expectedTargetHeadCommitId,
-  }),
-  z.strictObject({ action: z.literal("request_changes"), mergeRequestId: f.mergeRequestId }),
-  z.strictObject({ action: z.literal("reset"), mergeRequestId: f.mergeRequestId }),
-  z.strictObject({
-    action: z.literal("set_required_approvals"),
-    documentId: uuidSchema.describe("The document whose merge rule is set."),
-    requiredApprovals: z
-      .number()
-      .int()
-      .min(0)
-      .max(MAX_REQUIRED_APPROVALS)
-      .describe(
-        "Approvals from people (not agents, not the author) that every section a merge request of this document brings needs, each given on the section as it is now, before execute; 0 = none.",
-      ),
-  }),
+  ...reviewActionInputs,
 ]);
 
 type MergeRequestsInput = z.infer<typeof mergeRequestsInput>;
 type ActionInput<A extends MergeRequestsInput["action"]> = Extract<MergeRequestsInput, { action: A }>;
-
-export interface MergeRequestView {
-  mergeRequestId: string;
-  documentId: string;
-  sourceBranch: string;
-  targetBranch: string;
-  title: string;
-  description: string | null;
-  status: MergeRequestStatus;
-  authorId: string;
-  createdAt: string;
-  updatedAt: string;
-  mergedAt: string | null;
-  mergedBy: string | null;
-  mergeCommitId: string | null;
-  closedAt: string | null;
-  reviewers: Array<{
-    userId: string;
-    name: string;
-    email: string;
-    state: ReviewState;
-    reviewedAt: string | null;
-    /** An approval given before a section it saw changed on either branch: it no longer covers that section. */
-    stale: boolean;
-    /** The heads an approval was given on (null unless approved). */
-    approvedSourceHeadCommitId: string | null;
-    approvedTargetHeadCommitId: string | null;
-    /** Who gave the review: a person, or an agent (API token), whose review is shown and never counts. Null while pending. */
-    reviewedAs: ReviewPrincipal | null;
-  }>;
-  /** The document's rule: approvals needed before execute (0 = none), for every section the request brings. */
-  requiredApprovals: number;
-  /** The fewest approvals that count on any section the request brings (see reviewCoverage); execute needs requiredApprovals. */
-  approvals: number;
-  /** Each section the request brings that the caller may see, with the people whose approval covers it (open requests only). */
-  sectionReviews: Array<{ sectionId: string; name: string; approvedBy: string[]; needsReview: boolean }>;
-  /** Sections the request brings that the caller may not see and that still need a review. */
-  hiddenSectionsNeedingReview: number;
-}
-
-/** An approval can count when a person gave it (an agent's is shown, never counted) and it is not the author's own. */
-function isPersonsApproval(row: MergeRequestRow, reviewer: ReviewerView): boolean {
-  return reviewer.state === "approved" && reviewer.reviewedAs === "person" && reviewer.userId !== row.authorId;
-}
-
-/** An approval covers a section when its approver saw it, and saw it as it is now on both sides. */
-function covers(reviewer: ReviewerView, section: BroughtSection): boolean {
-  return (reviewer.approvedSections ?? []).some(
-    (seen) => seen.sectionId === section.sectionId && seen.source === section.source && seen.target === section.target,
-  );
-}
-
-interface ReviewCoverage {
-  /** Each section the merge brings, with the people whose approval covers it; it needs a review while they are fewer than required. */
-  sections: Array<{ section: BroughtSection; approvedBy: string[]; needsReview: boolean }>;
-  /**
-   * The fewest approvals covering any of those sections, and never more than the approvals that can count: a merge
-   * that brings no section (only the document's own fields) still needs its approvals.
-   */
-  approvals: number;
-}
-
-/**
- * The review rule: a merge request is approved when every section it brings is covered by `requiredApprovals`
- * people's approvals. An approval covers only the sections its approver could see, at the versions they saw, so a
- * section added or changed since needs its own review.
- */
-function reviewCoverage(row: MergeRequestRow, document: DocumentRow, reviewers: ReviewerView[], sides: BranchSides | null): ReviewCoverage {
-  const approvers = reviewers.filter((r) => isPersonsApproval(row, r));
-  const sections = (sides?.brought ?? []).map((section) => {
-    const approvedBy = approvers.filter((r) => covers(r, section)).map((r) => r.userId);
-    return { section, approvedBy, needsReview: approvedBy.length < document.requiredApprovals };
-  });
-  return { sections, approvals: Math.min(approvers.length, ...sections.map((s) => s.approvedBy.length)) };
-}
-
-function isStale(reviewer: ReviewerView, sides: BranchSides | null): boolean {
-  if (reviewer.state !== "approved" || sides === null || reviewer.approvedSourceHead === null || reviewer.approvedTargetHead === null)
-    return false;
-  return approvalIsStale(
-    { sourceHead: reviewer.approvedSourceHead, targetHead: reviewer.approvedTargetHead, sections: reviewer.approvedSections ?? [] },
-    sides,
-  );
-}
-
-/** Reviews are judged on the branches as they are now, for open requests only (a merged request's approvals are history). */
-async function sidesIfOpen(tx: Tx, row: MergeRequestRow, access: DocumentAccess): Promise<BranchSides | null> {
-  return row.status === "open" ? branchSides(tx, row, access) : null;
-}
-
-function present(row: MergeRequestRow, reviewers: ReviewerView[], document: DocumentRow, sides: BranchSides | null): MergeRequestView {
-  const coverage = reviewCoverage(row, document, reviewers, sides);
-  return {
-    mergeRequestId: row.id,
-    documentId: row.documentId,
-    sourceBranch: row.sourceBranch,
-    targetBranch: row.targetBranch,
-    title: row.title,
-    description: row.description,
-    status: row.status,
-    authorId: row.authorId,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-    mergedAt: row.mergedAt?.toISOString() ?? null,
-    mergedBy: row.mergedBy,
-    mergeCommitId: row.mergeCommitId,
-    closedAt: row.closedAt?.toISOString() ?? null,
-    reviewers: reviewers.map((r) => ({
-      userId: r.userId,
-      name: r.name,
-      email: r.email,
-      state: r.state,
-      reviewedAt: r.reviewedAt?.toISOString() ?? null,
-      stale: isStale(r, sides),
-      approvedSourceHeadCommitId: r.approvedSourceHead,
-      approvedTargetHeadCommitId: r.approvedTargetHead,
-      reviewedAs: r.reviewedAs,
-    })),
-    requiredApprovals: document.requiredApprovals,
-    approvals: coverage.approvals,
-    sectionReviews: coverage.sections
-      .filter(({ section }) => !section.hidden)
-      .map(({ section, approvedBy, needsReview }) => ({ sectionId: section.sectionId, name: section.name, approvedBy, needsReview })),
-    hiddenSectionsNeedingReview: coverage.sections.filter(({ section, needsReview }) => section.hidden && needsReview).length,
-  };
-}
-
-async function presentOne(tx: Tx, row: MergeRequestRow, access: DocumentAccess): Promise<MergeRequestView> {
-  const reviewers = (await listReviewers(tx, [row.id])).get(row.id)!;
-  return present(row, reviewers, access.document, await sidesIfOpen(tx, row, access));
-}
-
-function assertOpen(row: MergeRequestRow, doing: string): void {
-  if (row.status !== "open") {
-    const when = row.status === "merged" ? `merged${row.mergedAt ? ` at ${row.mergedAt.toISOString()}` : ""}` : "closed";
-    throw new DomainError(
-      "MERGE_REQUEST_NOT_OPEN",
-      `Merge request ${row.id} is already ${when}, so it cannot ${doing}. Merged and closed requests are final; create a new merge request to merge further changes.`,
-      { mergeRequestId: row.id, status: row.status },
-    );
-  }
-}
 
 async function assertMembers(tx: Tx, workspaceId: string, userIds: readonly string[]): Promise<void> {
   const strangers = await nonMembers(tx, workspaceId, userIds);
@@ -369,17 +191,6 @@ async function readableAccess(ctx: ActionContext, documentId: string): Promise<D
     return await openDocument(ctx.db, ctx.actor, documentId, "read");
   } catch (error) {
     if (isDomainError(error) && error.code === "NOT_FOUND") return null;
-    throw error;
-  }
-}
-
-/** Loads a merge request the caller may see: one on a document they can read (else NOT_FOUND, like a missing id). */
-async function openMergeRequest(tx: Tx, ctx: ActionContext, mergeRequestId: string, options: { forUpdate?: boolean } = {}) {
-  const { row, document, grant } = await getMergeRequestWithDocument(tx, ctx.actor.workspaceId, mergeRequestId, ctx.actor.userId, options);
-  try {
-    return { row, access: admitActor(ctx.actor, row.documentId, { document, grants: new Map([[ctx.actor.userId, grant]]) }, "read") };
-  } catch (error) {
-    if (isDomainError(error) && error.code === "NOT_FOUND") throw mergeRequestNotFound(mergeRequestId);
     throw error;
   }
 }
@@ -513,36 +324,6 @@ function execute(ctx: ActionContext, input: ActionInput<"execute">): Promise<Mer
   });
 }
 
-/**
- * The document's rule (reviewCoverage) on the heads being merged. The refusal names the sections still needing a
- * review that the caller may see and counts the others without naming them.
- */
-function assertApprovalsMet(row: MergeRequestRow, document: DocumentRow, reviewers: ReviewerView[], sides: BranchSides): void {
-  const required = document.requiredApprovals;
-  const coverage = reviewCoverage(row, document, reviewers, sides);
-  if (coverage.approvals >= required) return;
-  const short = coverage.sections.filter((s) => s.needsReview).map((s) => s.section);
-  const named = short.filter((s) => !s.hidden);
-  const hidden = short.length - named.length;
-  const listed = [
-    ...named.map((s) => `${JSON.stringify(s.name)} (${s.sectionId})`),
-    ...(hidden > 0 ? [`${hidden} section(s) you may not see`] : []),
-  ];
-  throw new DomainError(
-    "APPROVALS_REQUIRED",
-    `Merge request ${row.id} is not approved: this document requires ${required} approval(s) from people of every section a merge brings, each given on the section as it is now; ${
-      listed.length > 0 ? `still needing a review: ${listed.join(", ")}` : `it has ${coverage.approvals}`
-    }. Ask reviewers who can see them to look at the current changes and approve, signed in: an approval made with an API token (an agent's) or by the author does not count. Nothing was changed.`,
-    {
-      mergeRequestId: row.id,
-      requiredApprovals: required,
-      approvals: coverage.approvals,
-      sectionsNeedingReview: named.map((s) => s.sectionId),
-      hiddenSectionsNeedingReview: hidden,
-    },
-  );
-}
-
 function close(ctx: ActionContext, input: ActionInput<"close">) {
   return ctx.db.transaction(async (tx) => {
     const { row, access } = await openMergeRequest(tx, ctx, input.mergeRequestId, { forUpdate: true });
@@ -585,56 +366,6 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
   });
 }
 
-const REVIEW_STATES = { approve: "approved", request_changes: "changes_requested", reset: "pending" } as const;
-
-function review(ctx: ActionContext, input: ActionInput<"approve" | "request_changes" | "reset">) {
-  return ctx.db.transaction(async (tx) => {
-    const { row, access } = await openMergeRequest(tx, ctx, input.mergeRequestId, { forUpdate: true });
-    assertOpen(row, "be reviewed");
-    // An approval records what the approver was shown: both heads and the sections they could see.
-    const approval = input.action === "approve" ? await approvalRecord(tx, row, access, input) : undefined;
-    const state = REVIEW_STATES[input.action];
-    const verdict = { state, reviewedAs: state === "pending" ? null : ctx.actor.principal };
-    const recorded = await setReviewState(tx, row.id, ctx.actor.userId, verdict, ctx.clock(), approval);
-    if (!recorded) {
-      throw new DomainError(
-        "PERMISSION_DENIED",
-        `You are not a reviewer of merge request ${row.id}. Ask its author to add you (\`update\` with reviewerIds), then review.`,
-        { mergeRequestId: row.id },
-      );
-    }
-    return presentOne(tx, row, access);
-  });
-}
-
-async function approvalRecord(tx: Tx, row: MergeRequestRow, access: DocumentAccess, input: ActionInput<"approve">) {
-  const { analysis, seen, sides } = await reviewSnapshot(tx, row, access);
-  assertHeadsAsReviewed(
-    row,
-    analysis,
-    { source: input.expectedSourceHeadCommitId, target: input.expectedTargetHeadCommitId },
-    "approve what it shows now",
-  );
-  // An approval covers only what its approver saw; one that could cover nothing would only mislead.
-  if (sides.brought.length > 0 && sides.brought.every((s) => s.hidden)) {
-    throw new DomainError(
-      "PERMISSION_DENIED",
-      `You can see none of the sections merge request ${row.id} changes, so your approval would cover nothing. Ask someone who can see them to review it. Nothing was changed.`,
-      { mergeRequestId: row.id },
-    );
-  }
-  return { sourceHead: analysis.sourceHeadCommitId, targetHead: analysis.targetHeadCommitId, sections: seen };
-}
-
-/** Setting the document's merge rule is managing the document: its creator and workspace owners and admins, in person. */
-function requiredApprovals(ctx: ActionContext, input: ActionInput<"set_required_approvals">) {
-  return ctx.db.transaction(async (tx) => {
-    await openDocument(tx, ctx.actor, input.documentId, "manage");
-    await setRequiredApprovals(tx, input.documentId, input.requiredApprovals);
-    return { documentId: input.documentId, requiredApprovals: input.requiredApprovals };
-  });
-}
-
 export const mergeRequestsTool = defineTool({
   name: "merge_requests",
   description: [
@@ -659,9 +390,6 @@ export const mergeRequestsTool = defineTool({
     execute,
     close,
     update,
-    approve: review,
-    request_changes: review,
-    reset: review,
-    set_required_approvals: requiredApprovals,
+    ...reviewHandlers,
   },
 });

@@ -17,7 +17,7 @@
  * merge bases by commit pair), access-cache.ts (live API tokens, documents'
  * permissions and grants), group-commit.ts (branch tips while a branch's
  * queue runs), auth/rate-limit-guard.ts (exhausted and clear addresses),
- * actions/merge-execution.ts (the merge message `analyze` proposes, by heads),
+ * actions/merge-state.ts (the merge message `analyze` proposes, by heads),
  * actions/access.ts (the sections that hide at a tree, by tree hash).
  * Not here: core/document-model.ts remembers each section version's hash in
  * a WeakMap keyed by the version object itself (core stays free of the
