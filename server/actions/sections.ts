@@ -1,36 +1,31 @@
 /**
- * The `sections` tool (spec §2, §4.1): create, batch_create, update, delete,
- * reorder, add_reference, remove_reference. Each call is one transaction and
- * one commit on `branchName`; the branch row lock makes concurrent calls on a
- * branch queue up, so checks such as `expectedContentHash` see the latest head.
+ * The `sections` tool (spec §2, §4.1): create, batch_create, update, delete
+ * and reorder here; add_reference and remove_reference in
+ * section-references.ts. Each call is one transaction and one commit on
+ * `branchName`; the branch row lock makes concurrent calls on a branch queue
+ * up, so checks such as `expectedContentHash` see the latest head.
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { contentSchema } from "@/server/core/blocks";
-import { type DocumentTree, hashSection, newSectionVersion, PERMISSIONS, type SectionVersion } from "@/server/core/document-model";
-import { DomainError, notFound } from "@/server/core/errors";
-import { branchNameSchema, commitMessageSchema, documentNameSchema, quoteForMessage } from "@/server/core/names";
-import { CommitGraph } from "@/server/store/commits";
-import type { Tx } from "@/server/store/db";
+import { hashSection, newSectionVersion, PERMISSIONS, type SectionVersion } from "@/server/core/document-model";
+import { DomainError } from "@/server/core/errors";
+import { documentNameSchema, quoteForMessage } from "@/server/core/names";
 import type { BranchState } from "@/server/store/group-commit";
 import type { NewCommentRow } from "@/server/store/comments";
-import { getBranch } from "@/server/store/documents";
-import { loadSections, loadTree } from "@/server/store/objects";
 import { accessChangeRefusal } from "@/server/policies/access";
-import { type DocumentAccess, openDocument, refuse, requireSection, sectionRules, visibleEntries } from "@/server/access/documents";
+import { refuse, sectionRules, visibleEntries } from "@/server/access/documents";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
-import { PROTECTED_DEFAULT_BRANCH_RULE } from "./document-fields";
 import { keysVisibleOnBranch, prepareSectionContent } from "./section-content";
+import { referenceActionInputs, referenceHandlers } from "./section-references";
+import { loadSection, sectionWriteFields, withSections } from "./section-target";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";
 
 const permission = z.enum(PERMISSIONS).nullable();
 
 const f = {
-  documentId: uuidSchema.describe("The document."),
-  branchName: branchNameSchema.describe(`The branch to write on; every write commits to it. ${PROTECTED_DEFAULT_BRANCH_RULE}`),
-  sectionId: uuidSchema.describe("The section (from `read`)."),
-  commitMessage: commitMessageSchema.optional(),
+  ...sectionWriteFields,
   name: documentNameSchema.describe("Section name, rendered as the section's H2 heading; do not repeat it as a heading in the content."),
   expectedContentHash: z
     .string()
@@ -105,45 +100,11 @@ export const sectionsInput = z.discriminatedUnion("action", [
       .describe("Every section id of the document on this branch, exactly once, in the new order."),
     commitMessage: f.commitMessage,
   }),
-  z.strictObject({
-    action: z.literal("add_reference"),
-    documentId: f.documentId,
-    branchName: f.branchName,
-    sectionId: f.sectionId.describe("The section the reference is added to."),
-    targetDocumentId: uuidSchema.describe("The document the reference points to."),
-    targetSectionId: uuidSchema
-      .nullable()
-      .optional()
-      .describe("A section of the target document; null or absent links the whole document."),
-    displayTitle: z.string().trim().min(1).max(300).nullable().optional().describe("Link text override; null uses the target's own title."),
-    commitMessage: f.commitMessage,
-  }),
-  z.strictObject({
-    action: z.literal("remove_reference"),
-    documentId: f.documentId,
-    branchName: f.branchName,
-    referenceId: uuidSchema.describe("The reference to remove (from `read` or `add_reference`)."),
-    commitMessage: f.commitMessage,
-  }),
+  ...referenceActionInputs,
 ]);
 
 type SectionsInput = z.infer<typeof sectionsInput>;
 type ActionInput<A extends SectionsInput["action"]> = Extract<SectionsInput, { action: A }>;
-
-/** Loads a section the caller names, checking they may `need` it (hidden sections read as missing). */
-async function loadSection(tx: Tx, state: BranchState, access: DocumentAccess, sectionId: string, need: "read" | "edit") {
-  const entry = state.tree.sections.find((e) => e.sectionId === sectionId);
-  if (!entry) {
-    throw notFound(
-      "Section",
-      sectionId,
-      `It is not in this document on branch ${JSON.stringify(state.branch.name)}; \`read\` lists its sections.`,
-    );
-  }
-  const version = (await state.loadSections([entry.blobHash])).get(entry.blobHash)!;
-  requireSection(await sectionRules(tx, access, state.branch.name), sectionId, [version], need, state.branch.name);
-  return { ...entry, version };
-}
 
 function assertExpectedHash(sectionId: string, current: string, expected: string | undefined): void {
   if (expected !== undefined && expected !== current) {
@@ -179,10 +140,6 @@ function assertPermissionsSettable(state: BranchState, input: { defaultPermissio
       { branchName: state.branch.name },
     );
   }
-}
-
-function withSections(tree: DocumentTree, sections: DocumentTree["sections"]): DocumentTree {
-  return { ...tree, sections };
 }
 
 function create(ctx: ActionContext, input: ActionInput<"create">) {
@@ -388,79 +345,6 @@ function reorder(ctx: ActionContext, input: ActionInput<"reorder">) {
   });
 }
 
-/** Checks the target of a reference exists in the caller's workspace (and, if named, its section on the default branch). */
-async function assertReferenceTarget(ctx: ActionContext, tx: Tx, targetDocumentId: string, targetSectionId: string | null) {
-  const target = await openDocument(tx, ctx.actor, targetDocumentId, "read");
-  if (targetSectionId === null) return;
-  const head = await getBranch(tx, target.document.id, target.document.defaultBranch);
-  const commit = await new CommitGraph(tx, target.document.id).get(head.headCommitId);
-  const tree = await loadTree(tx, commit.treeHash);
-  const entry = tree.sections.find((s) => s.sectionId === targetSectionId);
-  const version = entry ? (await loadSections(tx, [entry.blobHash])).get(entry.blobHash) : undefined;
-  if (!version || (await sectionRules(tx, target, target.document.defaultBranch)).permission(targetSectionId, version) === "none") {
-    throw notFound("Section", targetSectionId, `It is not a section of document ${targetDocumentId} on its default branch.`);
-  }
-}
-
-function addReference(ctx: ActionContext, input: ActionInput<"add_reference">) {
-  return writeBranch(ctx, input, "read", async (state, tx, access) => {
-    assertNotDeleted(state.tree, input.branchName);
-    const section = await loadSection(tx, state, access, input.sectionId, "edit");
-    const targetSectionId = input.targetSectionId ?? null;
-    await assertReferenceTarget(ctx, tx, input.targetDocumentId, targetSectionId);
-    const referenceId = randomUUID();
-    const version: SectionVersion = {
-      ...section.version,
-      references: [
-        ...section.version.references,
-        { referenceId, targetDocumentId: input.targetDocumentId, targetSectionId, displayTitle: input.displayTitle ?? null },
-      ],
-    };
-    const contentHash = hashSection(version);
-    return {
-      tree: withSections(
-        state.tree,
-        state.tree.sections.map((e) => (e.sectionId === section.sectionId ? { ...e, blobHash: contentHash } : e)),
-      ),
-      newSections: [version],
-      message: `Add reference from section ${quoteForMessage(section.version.name)}`,
-      result: { sectionId: section.sectionId, referenceId, contentHash },
-    };
-  });
-}
-
-function removeReference(ctx: ActionContext, input: ActionInput<"remove_reference">) {
-  return writeBranch(ctx, input, "read", async (state, tx, access) => {
-    assertNotDeleted(state.tree, input.branchName);
-    const rules = await sectionRules(tx, access, state.branch.name);
-    const versions = await state.loadSections(state.tree.sections.map((e) => e.blobHash));
-    const holder = state.tree.sections.find((e) => {
-      const version = versions.get(e.blobHash)!;
-      return rules.permission(e.sectionId, version) !== "none" && version.references.some((r) => r.referenceId === input.referenceId);
-    });
-    if (!holder) {
-      throw notFound(
-        "Reference",
-        input.referenceId,
-        `No section of this document on branch ${JSON.stringify(input.branchName)} has it; \`read\` lists references per section.`,
-      );
-    }
-    const before = versions.get(holder.blobHash)!;
-    requireSection(rules, holder.sectionId, [before], "edit", input.branchName);
-    const version: SectionVersion = { ...before, references: before.references.filter((r) => r.referenceId !== input.referenceId) };
-    const contentHash = hashSection(version);
-    return {
-      tree: withSections(
-        state.tree,
-        state.tree.sections.map((e) => (e.sectionId === holder.sectionId ? { ...e, blobHash: contentHash } : e)),
-      ),
-      newSections: [version],
-      message: `Remove reference from section ${quoteForMessage(before.name)}`,
-      result: { sectionId: holder.sectionId, referenceId: input.referenceId, contentHash },
-    };
-  });
-}
-
 export const sectionsTool = defineTool({
   name: "sections",
   description: [
@@ -482,8 +366,7 @@ export const sectionsTool = defineTool({
     update,
     delete: deleteSection,
     reorder,
-    add_reference: addReference,
-    remove_reference: removeReference,
+    ...referenceHandlers,
   },
 });
 
