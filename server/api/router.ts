@@ -1,26 +1,31 @@
 /**
  * The tRPC face. Each tool is one procedure taking the tool's own parameter
  * object; validation and errors go through the same runTool path MCP uses.
+ *
+ * Subscriptions (over SSE) are what the browser follows live instead of
+ * polling: each yields the current state at once and again whenever an
+ * event may have changed it (a head move, a draft change, a thread's reply
+ * or resolution, an access change), read through the same action as the
+ * query that shows it once, so its access and hiding are that action's.
  */
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
-import type { Actor } from "@/server/actions/context";
 import type { z } from "zod";
+import type { Actor, ActionContext } from "@/server/actions/context";
 import { apiTokensTool } from "@/server/actions/api-tokens";
+import { branchHeads, branchHeadsInput, branchInput, commentThreads } from "@/server/actions/live-views";
 import { tools } from "@/server/actions/registry";
-import { type AnyTool, runTool, type ToolContext, type ToolResult } from "@/server/actions/tool";
+import { type AnyTool, parseInput, runTool, type ToolContext, type ToolResult } from "@/server/actions/tool";
 import { workspaceTool } from "@/server/actions/workspace";
 import { type DomainError, ERROR_FACES, type ErrorCode, type ErrorPayload, isDomainError } from "@/server/core/errors";
 import { requestTooLarge } from "@/server/core/limits";
-import type { Database } from "@/db/client";
-import type { FileLinks } from "@/server/storage/links";
+import { onAccessChanged } from "@/server/store/access-cache";
+import { onThreadsChanged } from "@/server/store/comments";
+import { onHeadMoved } from "@/server/store/head-moves";
 
-export interface TrpcContext {
-  db: Database;
-  /** Null when the request carried no valid session or token. */
+/** An action's context, with the caller not yet known (null when the request carried no valid session or token). */
+export interface TrpcContext extends Omit<ActionContext, "actor"> {
   actor: Actor | null;
-  clock: () => Date;
-  files: FileLinks;
   /** Public base URL for links handed out (invites): config.publicBaseUrl's answer. */
   baseUrl: string;
 }
@@ -97,6 +102,58 @@ const toolQuery = <T extends AnyTool>(tool: T) =>
     callAction(() => runTool(tool, contextFor<T>(ctx), input) as Promise<ToolResult<T, z.input<T["input"]>>>),
   );
 
+/**
+ * Yields `read()` now and again after each wake-up `subscribe` gives, until
+ * the client goes (`signal`). Subscribed before the first read, so no change
+ * falls between the read and the listening; wake-ups during a read make one
+ * more read, not one each (a batch of head moves, a burst of draft changes);
+ * a state equal to the last one sent is not sent again. A read that fails
+ * (access gone: NOT_FOUND) ends the subscription with that error.
+ */
+async function* follow<T>(
+  signal: AbortSignal | undefined,
+  subscribe: (wake: () => void) => Array<() => void>,
+  read: () => Promise<T>,
+): AsyncGenerator<T> {
+  let dirty = true;
+  let wakeUp: (() => void) | null = null;
+  const wake = () => {
+    dirty = true;
+    wakeUp?.();
+  };
+  const unsubscribes = subscribe(wake);
+  signal?.addEventListener("abort", wake);
+  try {
+    let last: string | undefined;
+    while (!signal?.aborted) {
+      if (!dirty) await new Promise<void>((resolve) => (wakeUp = resolve));
+      wakeUp = null;
+      if (signal?.aborted) return;
+      dirty = false;
+      const state = await callAction(read);
+      const json = JSON.stringify(state);
+      if (json !== last) {
+        last = json;
+        yield state;
+      }
+    }
+  } finally {
+    signal?.removeEventListener("abort", wake);
+    for (const unsubscribe of unsubscribes) unsubscribe();
+  }
+}
+
+/** A subscription's input, checked by the action module's schema (VALIDATION_FAILED with field issues, as for tools). */
+const liveInput = <T>(schema: z.ZodType<T>) => authenticated.input((raw: unknown) => parseInput(schema, raw));
+
+/** Wakes on every head move of the document and every access change (hiding at the default branch reaches every branch). */
+const onDocumentChanges = (documentId: string, wake: () => void) => [
+  onHeadMoved((move) => {
+    if (move.documentId === documentId) wake();
+  }),
+  onAccessChanged(wake),
+];
+
 export const appRouter = t.router({
   documents: toolMutation(tools.documents),
   read: toolQuery(tools.read),
@@ -109,6 +166,48 @@ export const appRouter = t.router({
   workspace: toolMutation(workspaceTool),
   /** The caller's own API tokens; not an MCP tool. */
   apiTokens: toolMutation(apiTokensTool),
+  /** `documents` `draft_status`, again on every head move, draft change (who edits, who is connected) and access change. */
+  draftStatus: liveInput(branchInput).subscription(({ ctx, input, signal }) =>
+    follow(
+      signal,
+      (wake) => [
+        ...onDocumentChanges(input.documentId, wake),
+        ctx.live.onDraftChanged((key) => {
+          if (key.documentId === input.documentId && key.branchName === input.branchName) wake();
+        }),
+      ],
+      () => runTool(tools.documents, ctx, { action: "draft_status", ...input }),
+    ),
+  ),
+  /** The heads of the named branches, again whenever one of them moves. */
+  branchHeads: liveInput(branchHeadsInput).subscription(({ ctx, input, signal }) =>
+    follow(
+      signal,
+      (wake) => [
+        onHeadMoved((move) => {
+          if (move.documentId === input.documentId && input.branchNames.includes(move.branchName)) wake();
+        }),
+        onAccessChanged(wake),
+      ],
+      () => branchHeads(ctx, input),
+    ),
+  ),
+  /** The branch's comment threads as its draft holds them, again on replies and resolutions, head moves and draft changes. */
+  commentThreads: liveInput(branchInput).subscription(({ ctx, input, signal }) =>
+    follow(
+      signal,
+      (wake) => [
+        ...onDocumentChanges(input.documentId, wake),
+        onThreadsChanged((documentId) => {
+          if (documentId === input.documentId) wake();
+        }),
+        ctx.live.onDraftChanged((key) => {
+          if (key.documentId === input.documentId && key.branchName === input.branchName) wake();
+        }),
+      ],
+      () => commentThreads(ctx, input),
+    ),
+  ),
 });
 
 export type AppRouter = typeof appRouter;
