@@ -21,7 +21,7 @@ import { installBridge, type QuireBridge } from "@/server/bridge";
 import { followAccessChanges } from "@/server/store/access-cache";
 import { DomainError, ERROR_FACES, isDomainError, retryAfterSeconds } from "@/server/core/errors";
 import { MAX_REQUEST_BYTES, requestTooLarge } from "@/server/core/limits";
-import { createMcpEndpoint } from "@/server/mcp/server";
+import { createMcpEndpoint } from "./mcp-endpoint";
 import { connectRedisBus } from "@/server/collab/bus";
 import { CollabRooms, type Credential, parseRoomPath } from "@/server/collab/rooms";
 import { exportNextEnvironment, publicBaseUrl } from "@/server/config";

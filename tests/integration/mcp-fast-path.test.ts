@@ -14,7 +14,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import type { ActionContext } from "@/server/actions/context";
-import { createMcpEndpoint } from "@/server/mcp/server";
+import { createMcpEndpoint } from "@/server/http/mcp-endpoint";
 import { startTestServer, type TestServer } from "../helpers/server";
 
 interface Exchange {

@@ -19,7 +19,7 @@ import { createServer, type IncomingHttpHeaders, request, type Server } from "no
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { MAX_REQUEST_BYTES } from "@/server/core/limits";
-import { createMcpEndpoint } from "@/server/mcp/server";
+import { createMcpEndpoint } from "@/server/http/mcp-endpoint";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 const PUBLIC_HOST = "docs.example.test";

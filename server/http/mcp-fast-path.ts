@@ -1,5 +1,5 @@
 /**
- * The MCP fast path: the answers of the SDK path (server.ts) for the plain
+ * The MCP fast path: the answers of the SDK path (mcp-endpoint.ts) for the plain
  * requests that make up nearly all traffic, without building a protocol
  * server, a Web Request/Response pair and web streams for each of them (most
  * of a small write's CPU on a busy instance; see bench/README.md).
@@ -14,7 +14,7 @@
  * - Everything else (initialize, notifications, batches, an unsupported
  *   MCP-Protocol-Version) is left to the SDK path.
  *
- * The endpoint (server.ts) has already checked the request's host, origin,
+ * The endpoint (mcp-endpoint.ts) has already checked the request's host, origin,
  * method and headers and parsed its body, for both paths.
  *
  * tests/integration/mcp-fast-path.test.ts sends every kind of request through
@@ -32,8 +32,8 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ActionContext } from "@/server/actions/context";
-import { sendJsonText } from "@/server/http/send-json";
-import { callTool, createQuireMcpServer, guardToolCalls } from "./protocol";
+import { callTool, createQuireMcpServer, guardToolCalls } from "@/server/mcp/protocol";
+import { sendJsonText } from "./send-json";
 
 /**
  * A transport for many concurrent HTTP requests on one protocol server: each

@@ -1,13 +1,13 @@
 /**
  * The MCP face over Streamable HTTP in stateless mode (any instance can answer
- * any call): for each request a fresh McpServer (protocol.ts) on the SDK's
+ * any call): for each request a fresh McpServer (server/mcp/protocol.ts) on the SDK's
  * StreamableHTTPServerTransport, as the SDK documents stateless serving.
  *
  * Ahead of both paths below, the endpoint itself answers what is the same for
  * every request:
  * - a request sent to a host that is not the site's, or from a web page of
  *   another origin, is refused with 403 (DNS rebinding; see isOwnHost and
- *   isOwnOrigin in server/http/csrf.ts), as the SDK's own protection answers;
+ *   isOwnOrigin in csrf.ts), as the SDK's own protection answers;
  * - only POST is served: a stateless server has no GET event stream to offer
  *   and no session to DELETE (405 with `Allow: POST`, what the MCP spec asks of
  *   a server without a GET stream; the SDK would hold a GET open, silent);
@@ -15,7 +15,7 @@
  *   JSON that is not a JSON-RPC message is -32600 Invalid Request.
  *
  * One seam, `fastPath`, lets the plain requests that make up nearly all
- * traffic be answered without that per-request machinery (fast-path.ts); it
+ * traffic be answered without that per-request machinery (mcp-fast-path.ts); it
  * is on in production because the section-write benchmark misses its target
  * without it (bench/README.md), and a test holds it to the SDK path's answers.
  */
@@ -24,11 +24,11 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import type { ActionContext } from "@/server/actions/context";
-import { addressedHost, isOwnHost, isOwnOrigin, type SiteAddress } from "@/server/http/csrf";
-import { sendJson } from "@/server/http/send-json";
-import { createMcpFastPath } from "./fast-path";
+import { authInfoFor, createQuireMcpServer, guardToolCalls } from "@/server/mcp/protocol";
+import { addressedHost, isOwnHost, isOwnOrigin, type SiteAddress } from "./csrf";
+import { createMcpFastPath } from "./mcp-fast-path";
+import { sendJson } from "./send-json";
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { authInfoFor, createQuireMcpServer, guardToolCalls } from "./protocol";
 
 export interface McpEndpoint {
   /** Serves one MCP HTTP request for an already authenticated caller. */
@@ -70,7 +70,7 @@ function acceptsJsonRpcPost(req: IncomingMessage): boolean {
   return accept.includes("application/json") && accept.includes("text/event-stream") && isJsonContentType(req.headers["content-type"]);
 }
 
-/** The request body: read by the server already when it bounded a body sent without a length (server/http/server.ts), else from the stream. */
+/** The request body: read by the server already when it bounded a body sent without a length (server.ts), else from the stream. */
 function requestText(req: IncomingMessage & { body?: unknown }): Promise<string> {
   if (typeof req.body === "string") return Promise.resolve(req.body);
   return new Promise((resolve, reject) => {
