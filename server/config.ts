@@ -128,7 +128,7 @@ export function publicBaseUrl(sources: { configured: string | undefined; request
  * whether to believe forwarded host headers only from NEXTAUTH_URL and
  * AUTH_TRUST_HOST, and Next.js its telemetry switch only from
  * NEXT_TELEMETRY_DISABLED. (next-auth's secret is passed in, see
- * server/auth/next-auth-options.ts.)
+ * app/_lib/next-auth-options.ts.)
  */
 export function exportNextEnvironment(settings: { siteUrl: string; trustProxy: boolean }): void {
   process.env.NEXTAUTH_URL = settings.siteUrl;

@@ -6,7 +6,7 @@
 import { getServerSession } from "next-auth";
 import { redirect } from "next/navigation";
 import { connection } from "next/server";
-import { authOptions } from "@/server/auth/next-auth-options";
+import { authOptions } from "./next-auth-options";
 
 export interface SessionUser {
   id: string;

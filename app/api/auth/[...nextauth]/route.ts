@@ -1,6 +1,6 @@
 import NextAuth from "next-auth";
 import { ERROR_FACES } from "@/server/core/errors";
-import { authOptions } from "@/server/auth/next-auth-options";
+import { authOptions } from "@/app/_lib/next-auth-options";
 import { rateLimitedSignInWait } from "@/server/auth/sign-in-errors";
 
 const handler = NextAuth(authOptions);

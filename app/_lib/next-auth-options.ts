@@ -11,15 +11,15 @@
  *
  * Cookies are secure (`__Secure-` session cookie with the Secure flag) when
  * the public URL is https; the server reads the same cookie name
- * (web-session.ts). A rate-limited sign-in fails with the error
- * `RATE_LIMITED:<seconds>` (sign-in-errors.ts), which the auth route answers
+ * (server/auth/web-session.ts). A rate-limited sign-in fails with the error
+ * `RATE_LIMITED:<seconds>` (server/auth/sign-in-errors.ts), which the auth route answers
  * with 429.
  */
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
-import { getBridge, installedBridge } from "../bridge";
-import { isDomainError, retryAfterSeconds } from "../core/errors";
-import { rateLimitedSignInError } from "./sign-in-errors";
+import { rateLimitedSignInError } from "@/server/auth/sign-in-errors";
+import { getBridge, installedBridge } from "@/server/bridge";
+import { isDomainError, retryAfterSeconds } from "@/server/core/errors";
 
 export const authOptions: NextAuthOptions = {
   session: { strategy: "jwt" },
