@@ -30,6 +30,7 @@ import { CommitGraph, insertCommit, walkLog, walkToMergeBases } from "@/server/s
 import type { Tx } from "@/server/store/db";
 import { createBranch } from "@/server/store/commit-to-branch";
 import { putTree } from "@/server/store/objects";
+import { storageOnlyLiveDrafts } from "@/server/collab/live-drafts";
 
 const SIZES = [100, 10_000, 100_000];
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -204,7 +205,7 @@ async function main(): Promise<void> {
     const actor = (await actorForUser(db, user.id, "agent"))!;
     // `log` never signs file links; the context just needs them.
     const files = createFileLinks({ authSecret: "quire-bench", baseUrl: "http://127.0.0.1" });
-    const ctx: ActionContext = { db, actor, clock: () => new Date(), files };
+    const ctx: ActionContext = { db, actor, clock: () => new Date(), files, live: storageOnlyLiveDrafts(db) };
 
     console.log(`# history bench — ${new Date().toISOString().slice(0, 10)}`);
     console.log(

@@ -41,7 +41,6 @@ import * as Y from "yjs";
 import { tools } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/tool";
 import { actorForUser, addUser, issueApiToken } from "@/server/auth/accounts";
-import { liveRoomsFor } from "@/server/collab/rooms";
 import { startServer } from "@/server/http/server";
 import { scratchDatabase } from "./scratch-database";
 import { LocalObjectStore } from "@/server/storage/local";
@@ -317,7 +316,7 @@ async function main(): Promise<void> {
     );
     const { token } = await issueApiToken(database.db, { email: "bench@example.test", label: "bench" }, new Date());
     const actor = (await actorForUser(database.db, user.id, "person"))!;
-    const ctx = { db: database.db, actor, clock: () => new Date(), files: quire.files };
+    const ctx = { db: database.db, actor, clock: () => new Date(), files: quire.files, live: quire.live };
     const create = (path: string, count: number) =>
       runTool(tools.documents, ctx, {
         action: "create",
@@ -358,7 +357,7 @@ async function main(): Promise<void> {
     log(
       `ratio Quire / reference: p50 ${(percentile(quireLatency, 50) / percentile(referenceLatency, 50)).toFixed(2)}x, p99 ${(percentile(quireLatency, 99) / percentile(referenceLatency, 99)).toFixed(2)}x`,
     );
-    const windows = liveRoomsFor(database.db)!.durabilityWindows;
+    const windows = quire.rooms.durabilityWindows;
     const stored = windows.sorted();
     log(
       `durability window (update applied and broadcast → stored in PostgreSQL), ${windows.count} updates: p50 ${percentile(stored, 50).toFixed(2)} ms, p99 ${percentile(stored, 99).toFixed(2)} ms, max ${windows.max.toFixed(2)} ms`,

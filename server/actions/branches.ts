@@ -6,7 +6,6 @@ import { getBranch, listBranches } from "@/server/store/documents";
 import { openDocument } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 import { documentIdField } from "./document-fields";
-import { draftStatuses } from "./drafts";
 
 const createBranchInput = z.strictObject({
   action: z.literal("create_branch"),
@@ -38,7 +37,7 @@ async function createBranchAction(ctx: ActionContext, input: z.output<typeof cre
 async function listBranchesAction(ctx: ActionContext, input: z.output<typeof listBranchesInput>) {
   const { document } = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   const rows = await listBranches(ctx.db, document.id);
-  const draftOf = await draftStatuses(ctx.db, document.id);
+  const draftOf = await ctx.live.statuses(document.id);
   return {
     documentId: document.id,
     branches: rows.map((b) => ({

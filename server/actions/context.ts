@@ -1,6 +1,7 @@
-/** What every action receives: the database, who is acting, and the time. No transport in sight. */
+/** What every action receives: the database, who is acting, the time, and the services it may call. No transport in sight. */
 import type { Database } from "@/db/client";
 import type { Actor } from "@/server/access/actor";
+import type { LiveDrafts } from "@/server/collab/live-drafts";
 import type { FileLinks } from "@/server/storage/links";
 
 export type { Actor };
@@ -11,4 +12,6 @@ export interface ActionContext {
   clock: () => Date;
   /** Signs upload and download links for uploaded files (no HTTP knowledge needed). */
   files: FileLinks;
+  /** The branches' live drafts: through the server's rooms, or storage alone where the process has none (storageOnlyLiveDrafts). */
+  live: LiveDrafts;
 }

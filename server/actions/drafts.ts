@@ -1,36 +1,24 @@
 /**
- * A branch's draft as actions see it: commit it (one commit through the
- * write path, compare-and-swap on the head it is based on), discard it, read
- * it, and say who has uncommitted edits and who is connected. Works whether
- * or not this process has the branch's rooms open (the CLI has none).
+ * The draft actions (`documents` commit, discard, draft_status) and what
+ * `read` takes of a draft: access and the write are decided here; the
+ * draft's own mechanics (bringing it to the head, settling it after a
+ * commit, open rooms) are the live layer's, reached through `ctx.live`.
+ * A commit is one commit through the write path, on the head the draft
+ * absorbed (BRANCH_MOVED otherwise).
  */
-import type * as Y from "yjs";
 import { z } from "zod";
 import type { Database } from "@/db/client";
-import type { LiveSection } from "@/server/collab/codec";
-import { sectionFromYDoc } from "@/server/collab/codec";
-import { type BranchHead, blobHashIn, branchHead, docFromStored, draftContentAt, rebaseSection } from "@/server/collab/drafts-engine";
-import { liveRoomsFor } from "@/server/collab/rooms";
+import type { BranchHead, LiveDrafts, LiveSection } from "@/server/collab/live-drafts";
 import { hashSection, type SectionVersion, type TreeEntry } from "@/server/core/document-model";
 import { DomainError, isDomainError } from "@/server/core/errors";
 import { contentSchema } from "@/server/core/blocks";
 import { branchNameSchema, documentNameSchema, quoteForMessage } from "@/server/core/names";
-import {
-  draftEditorsByBranch,
-  type DraftKey,
-  deleteSectionDraft,
-  draftEditors,
-  ensureDraft,
-  findSectionDraft,
-  lastDraftUpdateId,
-  listSectionDrafts,
-  settleDraft,
-} from "@/server/store/drafts";
+import type { DraftKey } from "@/server/store/drafts";
 import type { Tx } from "@/server/store/db";
 import { loadSections } from "@/server/store/objects";
 import { userIdentities } from "@/server/store/users";
 import { atLeast } from "@/server/policies/access";
-import { type DocumentAccess, openDocument, requireDocument, sectionRules } from "@/server/access/documents";
+import { type DocumentAccess, openDocument, requireDocument, sectionRules, visibleEntries } from "@/server/access/documents";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField } from "./document-fields";
@@ -56,70 +44,6 @@ export interface DiscardDraftResult {
   headCommitId: string;
   /** Sections whose live edits were thrown away. */
   discardedSections: number;
-}
-
-export interface DraftStatus {
-  /** Someone edited the draft since its last commit or discard. */
-  uncommittedChanges: boolean;
-  /** Who edited the draft since its last commit or discard (empty when nothing is uncommitted). */
-  editorIds: string[];
-  /** Users with a live connection to this branch: in any Quire process with QUIRE_REDIS_URL, else in this one. */
-  connectedUserIds: string[];
-}
-
-/** Runs a draft operation after every earlier one on the branch in this process (rooms open or not). */
-function onDraft<T>(db: Database, key: DraftKey, work: () => Promise<T>): Promise<T> {
-  const rooms = liveRoomsFor(db);
-  return rooms ? rooms.serial(key, work) : work();
-}
-
-const liveDocOf = (db: Tx, key: DraftKey) => (sectionId: string) => liveRoomsFor(db)?.liveSection({ ...key, sectionId })?.doc;
-
-/**
- * Brings each stored section draft to its version at `head`, storing the
- * change and applying it into an open room: from the draft's base version,
- * or from content of the caller's choosing (`fromContent`; undefined for a
- * section leaves its live edits as they are). Drafts of sections no longer on
- * the branch are dropped. Returns how many sections' content actually changed.
- */
-async function rewriteStoredDrafts(
-  db: Database,
-  key: DraftKey,
-  head: BranchHead,
-  fromContent?: (sectionId: string, doc: Y.Doc) => LiveSection | undefined,
-): Promise<number> {
-  const rooms = liveRoomsFor(db);
-  let changed = 0;
-  for (const { sectionId, baseBlobHash } of await listSectionDrafts(db, key)) {
-    const sectionKey = { ...key, sectionId };
-    const next = blobHashIn(head.tree, sectionId);
-    const live = rooms?.liveSection(sectionKey);
-    if (!next) {
-      if (!live) await deleteSectionDraft(db, sectionKey);
-      continue;
-    }
-    if (live) await live.settled();
-    const stored = live ? undefined : await findSectionDraft(db, sectionKey);
-    const doc = live?.doc ?? (stored ? docFromStored(stored) : undefined);
-    if (!doc) continue;
-    const update = await rebaseSection(db, sectionKey, doc, baseBlobHash, next, fromContent?.(sectionId, doc));
-    if (update) {
-      changed += 1;
-      // An open room here applies and publishes it; without one, the rooms other processes have open still must get it.
-      if (live) live.applyStored(update);
-      else rooms?.shareStored(sectionKey, update);
-    }
-    if (!live) doc.destroy();
-  }
-  return changed;
-}
-
-/** Brings the stored draft up to the branch head (so what is read or committed has absorbed every commit). */
-async function draftAtHead(db: Database, key: DraftKey): Promise<BranchHead> {
-  const head = await branchHead(db, key);
-  const draft = await ensureDraft(db, key, head.commitId);
-  if (draft.baseCommitId !== head.commitId) await rewriteStoredDrafts(db, key, head);
-  return head;
 }
 
 /** The commit message: the caller's or one naming the changed sections, then one `Co-authored-by:` line per other editor. */
@@ -172,14 +96,10 @@ export function commitDraft(
   input: { documentId: string; branchName: string; commitMessage?: string },
 ): Promise<CommitDraftResult> {
   const key: DraftKey = { documentId: input.documentId, branchName: input.branchName };
-  return onDraft(ctx.db, key, async () => {
+  return ctx.live.commit<CommitDraftResult>(key, async ({ head, sections: drafted, editorIds }) => {
     const opened = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
-    const head = await draftAtHead(ctx.db, key);
-    await liveRoomsFor(ctx.db)?.storedSoFar(key);
-    const through = await lastDraftUpdateId(ctx.db, key);
-    const drafted = await draftContentAt(ctx.db, key, head, liveDocOf(ctx.db, key));
     const actedOn = await sectionsActedOn(ctx.db, opened, input.branchName, head);
-    const coAuthorIds = (await draftEditors(ctx.db, key)).filter((id) => id !== ctx.actor.userId);
+    const coAuthorIds = editorIds.filter((id) => id !== ctx.actor.userId);
     const written = await writeBranch(
       ctx,
       { documentId: input.documentId, branchName: input.branchName },
@@ -237,65 +157,28 @@ export function commitDraft(
       // A changed draft is judged section by section above; with nothing to commit, one who may not edit is told that, not "nothing to commit".
       requireDocument(opened, "edit");
       return {
-        ...key,
-        commitId: head.commitId,
-        changed: false,
-        message: `Nothing to commit: the draft of branch ${JSON.stringify(input.branchName)} is the same as its head${actedOn.size < head.tree.sections.length ? " in the sections you may edit" : ""}.`,
-        coAuthorIds: [],
+        took: null,
+        result: {
+          ...key,
+          commitId: head.commitId,
+          changed: false,
+          message: `Nothing to commit: the draft of branch ${JSON.stringify(input.branchName)} is the same as its head${actedOn.size < head.tree.sections.length ? " in the sections you may edit" : ""}.`,
+          coAuthorIds: [],
+        },
       };
     }
-    const committed = await branchHead(ctx.db, key);
-    // The draft now rests on the commit; what the commit stored differently (new comments anchored) flows back into it.
-    await rewriteStoredDrafts(ctx.db, key, committed, (sectionId) => (actedOn.has(sectionId) ? drafted.get(sectionId) : undefined));
-    await settleDraft(ctx.db, key, committed.commitId, through, leftInDraft(drafted, head, actedOn, await headVersions(ctx.db, head)));
-    await liveRoomsFor(ctx.db)?.settled(key, committed);
-    liveRoomsFor(ctx.db)?.announceHeadMove(key);
-    return { ...key, commitId: committed.commitId, changed: true, message: written.message, coAuthorIds };
+    return {
+      took: actedOn,
+      result: { ...key, commitId: written.commitId, changed: true, message: written.message, coAuthorIds },
+    };
   });
 }
 
-async function headVersions(db: Tx, head: BranchHead): Promise<Map<string, SectionVersion>> {
-  const versions = await loadSections(
-    db,
-    head.tree.sections.map((e) => e.blobHash),
-  );
-  return new Map(head.tree.sections.map((e) => [e.sectionId, versions.get(e.blobHash)!]));
-}
-
-/** Sections whose live edits a commit or discard left in the draft (the caller may not edit them): their editors stay credited. */
-function leftInDraft(
-  drafted: ReadonlyMap<string, LiveSection>,
-  head: BranchHead,
-  actedOn: ReadonlySet<string>,
-  versions: ReadonlyMap<string, SectionVersion>,
-): string[] {
-  return head.tree.sections
-    .map((e) => e.sectionId)
-    .filter((id) => !actedOn.has(id) && drafted.has(id) && !sameContent(drafted.get(id)!, versions.get(id)!));
-}
-
-export function discardDraft(ctx: ActionContext, input: { documentId: string; branchName: string }): Promise<DiscardDraftResult> {
+export async function discardDraft(ctx: ActionContext, input: { documentId: string; branchName: string }): Promise<DiscardDraftResult> {
   const key: DraftKey = { documentId: input.documentId, branchName: input.branchName };
-  return onDraft(ctx.db, key, async () => {
-    const access = await openDocument(ctx.db, ctx.actor, input.documentId, "edit");
-    const head = await draftAtHead(ctx.db, key);
-    await liveRoomsFor(ctx.db)?.storedSoFar(key);
-    const through = await lastDraftUpdateId(ctx.db, key);
-    const actedOn = await sectionsActedOn(ctx.db, access, input.branchName, head);
-    const left = leftInDraft(
-      await draftContentAt(ctx.db, key, head, liveDocOf(ctx.db, key)),
-      head,
-      actedOn,
-      await headVersions(ctx.db, head),
-    );
-    // From the draft as it is to the head's version: every live edit the caller may discard undone, for every open editor.
-    const discardedSections = await rewriteStoredDrafts(ctx.db, key, head, (sectionId, doc) =>
-      actedOn.has(sectionId) ? sectionFromYDoc(doc) : undefined,
-    );
-    await settleDraft(ctx.db, key, head.commitId, through, left);
-    await liveRoomsFor(ctx.db)?.settled(key, head);
-    return { ...key, headCommitId: head.commitId, discardedSections };
-  });
+  const access = await openDocument(ctx.db, ctx.actor, input.documentId, "edit");
+  const discarded = await ctx.live.discard(key, (head) => sectionsActedOn(ctx.db, access, input.branchName, head));
+  return { ...key, ...discarded };
 }
 
 /**
@@ -305,8 +188,8 @@ export function discardDraft(ctx: ActionContext, input: { documentId: string; br
  * it did may hold one) is read as its head version, so `read` never answers
  * what its own output schema refuses.
  */
-export async function draftSections(db: Tx, key: DraftKey): Promise<Map<string, LiveSection>> {
-  const drafted = await draftContentAt(db, key, await branchHead(db, key), liveDocOf(db, key));
+export async function draftSections(live: LiveDrafts, key: DraftKey): Promise<Map<string, LiveSection>> {
+  const drafted = await live.read(key);
   for (const [sectionId, section] of drafted) {
     if (!readableDraftSchema.safeParse(section).success) drafted.delete(sectionId);
   }
@@ -316,13 +199,28 @@ export async function draftSections(db: Tx, key: DraftKey): Promise<Map<string, 
 /** What `read` may answer of a draft section: the output schema's content (a name may be empty while someone retypes it). */
 const readableDraftSchema = z.strictObject({ name: z.string().max(300), content: contentSchema });
 
-/** Per branch of a document: uncommitted edits, and who is connected. */
-export async function draftStatuses(db: Database, documentId: string): Promise<(branchName: string) => DraftStatus> {
-  const editors = await draftEditorsByBranch(db, documentId);
-  const connected = (await liveRoomsFor(db)?.connectedUsers(documentId)) ?? new Map<string, string[]>();
-  return (branchName) => {
-    const editorIds = editors.get(branchName) ?? [];
-    return { uncommittedChanges: editorIds.length > 0, editorIds, connectedUserIds: connected.get(branchName) ?? [] };
+/**
+ * `draft_status`: the branch's draft against its head for the caller: only
+ * sections the caller sees are named, and people by name. Costs no `read`:
+ * the live layer compares each drafted section with its head version.
+ */
+async function draftStatus(ctx: ActionContext, input: z.output<typeof draftStatusInput>) {
+  const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
+  const status = await ctx.live.status({ documentId: access.document.id, branchName: input.branchName });
+  const rules = await sectionRules(ctx.db, access, input.branchName);
+  const visible = new Set(
+    (await visibleEntries(rules, status.head.tree, (hashes) => loadSections(ctx.db, hashes))).map((e) => e.sectionId),
+  );
+  const names = await userIdentities(ctx.db, [...status.editorIds, ...status.connectedUserIds]);
+  const person = (userId: string) => ({ userId, name: names.get(userId)?.name ?? "Someone" });
+  return {
+    documentId: access.document.id,
+    branchName: input.branchName,
+    headCommitId: status.head.commitId,
+    uncommittedChanges: status.uncommittedChanges,
+    editors: status.editorIds.map(person),
+    connected: status.connectedUserIds.map(person),
+    changedSections: status.changedSections.filter((s) => visible.has(s.sectionId)),
   };
 }
 
@@ -337,6 +235,14 @@ const commitInput = z.strictObject({
   ),
 });
 
+const draftStatusInput = z.strictObject({
+  action: z.literal("draft_status"),
+  documentId: documentIdField,
+  branchName: branchNameSchema.describe(
+    "The branch whose live draft is described: its head, whether it holds uncommitted edits, who edited and who is connected, and which of the sections you may see differ from the head.",
+  ),
+});
+
 const discardInput = z.strictObject({
   action: z.literal("discard"),
   documentId: documentIdField,
@@ -346,9 +252,10 @@ const discardInput = z.strictObject({
 });
 
 /** The input schemas of the draft actions, in the order agents read them. */
-export const draftActionInputs = [commitInput, discardInput] as const;
+export const draftActionInputs = [commitInput, discardInput, draftStatusInput] as const;
 
 export const draftHandlers = {
   commit: (ctx: ActionContext, input: z.output<typeof commitInput>) => commitDraft(ctx, input),
   discard: (ctx: ActionContext, input: z.output<typeof discardInput>) => discardDraft(ctx, input),
+  draft_status: draftStatus,
 };

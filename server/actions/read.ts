@@ -24,6 +24,7 @@ import { type DocumentAccess, openDocument, sectionRules, visibleEntries } from 
 import { downloadLinks } from "./upload-url";
 import { defineTool, uuidSchema } from "./tool";
 import type { ActionContext } from "./context";
+import type { LiveDrafts } from "@/server/collab/live-drafts";
 import { draftSections } from "./drafts";
 
 export const readInput = z.strictObject({
@@ -249,6 +250,8 @@ export async function readDocument(
   access: DocumentAccess,
   input: { branchName?: string; commitId?: string; sectionIds?: string[]; includeDraft?: boolean },
   downloads?: DownloadSigner,
+  /** Where `includeDraft` reads the draft from (the read tool's context; share visitors never read drafts). */
+  live?: LiveDrafts,
 ): Promise<DocumentView> {
   const { document } = access;
   if (input.includeDraft && input.commitId) {
@@ -264,7 +267,7 @@ export async function readDocument(
   const branchName = input.branchName ?? document.defaultBranch;
   const branch = await getBranch(tx, document.id, branchName);
   const commit = await graph.get(branch.headCommitId);
-  const draft = input.includeDraft ? await draftSections(tx, { documentId: document.id, branchName }) : undefined;
+  const draft = input.includeDraft && live ? await draftSections(live, { documentId: document.id, branchName }) : undefined;
   return documentView(tx, { access, commit, branchName, sectionIds: input.sectionIds, downloads, draft });
 }
 
@@ -276,6 +279,6 @@ export const readTool = defineTool({
   readOnly: true,
   async handle(ctx: ActionContext, input) {
     const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
-    return readDocument(ctx.db, access, input, (content, commitId) => downloadLinks(ctx, access.document.id, commitId, content));
+    return readDocument(ctx.db, access, input, (content, commitId) => downloadLinks(ctx, access.document.id, commitId, content), ctx.live);
   },
 });

@@ -17,12 +17,11 @@ import {
   createSectionDraft,
   type DraftKey,
   findSectionDraft,
-  listSectionDrafts,
   type SectionKey,
   type StoredSectionDraft,
 } from "@/server/store/drafts";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { type LiveSection, sectionFromYDoc, sectionIntoYDoc } from "./codec";
+import { type LiveSection, sectionIntoYDoc } from "./codec";
 import { sectionChangeUpdate } from "./section-change";
 
 export interface BranchHead {
@@ -103,47 +102,4 @@ export async function rebaseSection(
     if (update) await appendDraftUpdates(tx, [{ ...key, update, authorId: null }]);
     return update;
   });
-}
-
-/**
- * The draft's sections as they would be on `head`: each stored draft, with
- * the change from its base to its version at `head` applied on a copy (so
- * reading never writes). Sections no longer on the branch are left out.
- */
-export async function draftContentAt(
-  db: Tx,
-  key: DraftKey,
-  head: BranchHead,
-  liveDoc: (sectionId: string) => Y.Doc | undefined,
-): Promise<Map<string, LiveSection>> {
-  const content = new Map<string, LiveSection>();
-  for (const { sectionId, baseBlobHash } of await listSectionDrafts(db, key)) {
-    const next = blobHashIn(head.tree, sectionId);
-    if (!next) continue;
-    const open = liveDoc(sectionId);
-    let doc: Y.Doc;
-    if (open) {
-      doc = new Y.Doc();
-      Y.applyUpdate(doc, Y.encodeStateAsUpdate(open));
-    } else {
-      const stored = await findSectionDraft(db, { ...key, sectionId });
-      if (!stored) continue;
-      doc = docFromStored(stored);
-    }
-    if (baseBlobHash !== next) {
-      const versions = await loadSections(
-        db,
-        [baseBlobHash, next].filter((h): h is string => h !== null),
-      );
-      const update = await sectionChangeUpdate(
-        doc,
-        baseBlobHash ? liveOf(versions.get(baseBlobHash)!) : EMPTY_SECTION,
-        liveOf(versions.get(next)!),
-      );
-      if (update) Y.applyUpdate(doc, update);
-    }
-    content.set(sectionId, sectionFromYDoc(doc));
-    doc.destroy();
-  }
-  return content;
 }

@@ -30,14 +30,16 @@ import {
   type SectionKey,
   setDraftBase,
 } from "@/server/store/drafts";
-import type { Tx } from "@/server/store/db";
 import { onHeadMoved } from "@/server/store/head-moves";
 import { loadSections } from "@/server/store/objects";
 import { userIdentities } from "@/server/store/users";
 import { storageKeysVisibleIn } from "@/server/access/sections";
 import { MAX_LIVE_MESSAGE_BYTES, MAX_LIVE_MESSAGES_PER_SECOND, MAX_ROOM_PENDING_BYTES } from "@/server/core/limits";
 import { applyOutline } from "./codec";
+import { BranchQueue, branchKey } from "./branch-queue";
+import { DraftChanges } from "./draft-changes";
 import { type BranchHead, blobHashIn, branchHead, docFromStored, loadOrCreateSectionDraft, rebaseSection } from "./drafts-engine";
+import type { DraftRooms } from "./live-drafts";
 import { LiveDoc, type LiveConnection, type PendingUpdate } from "./live-doc";
 import type { PresenceIdentity } from "./presence";
 import { type CollabBus, PRESENCE_TTL_MS } from "./bus";
@@ -113,12 +115,14 @@ export interface CollabOptions {
 }
 
 /** One process's live rooms. */
-export class CollabRooms {
+export class CollabRooms implements DraftRooms {
   private readonly db: Database;
   private readonly rooms = new Map<string, BranchRoom>();
   private readonly opening = new Map<string, Promise<BranchRoom>>();
   /** Per branch, operations that must not interleave (opening sections, head moves, commits, discards). */
-  private readonly chains = new Map<string, Promise<unknown>>();
+  readonly queue = new BranchQueue();
+  /** Drafts whose content or connected people changed here (LiveDrafts.onDraftChanged). */
+  readonly changes = new DraftChanges();
   // A larger message closes its socket with 1009 (Message Too Big), before it is buffered whole.
   private readonly sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_LIVE_MESSAGE_BYTES });
   private readonly stops: Array<() => unknown> = [];
@@ -139,7 +143,6 @@ export class CollabRooms {
   }
 
   async start(): Promise<void> {
-    roomsByDatabase.set(this.db, this);
     this.stops.push(
       onHeadMoved((move) => {
         // A draft commit brings its own rooms up to date (its content is already in them) and announces itself once settled.
@@ -398,6 +401,7 @@ export class CollabRooms {
     }
     live.connect(connection);
     this.sharePresence(room);
+    this.changes.changed(room.key);
     ws.on("message", (data: Buffer) => {
       this.throttle(connection);
       try {
@@ -433,6 +437,7 @@ export class CollabRooms {
     live.disconnect(connection);
     // Counted once the connection is out of the room's sets (below), so the list no longer holds it.
     queueMicrotask(() => this.sharePresence(room));
+    this.changes.changed(room.key);
     this.droppedUpdates += connection.droppedUpdates;
     connection.droppedUpdates = 0;
     const sectionId = connection.address.sectionId;
@@ -518,6 +523,8 @@ export class CollabRooms {
       catchingUp: false,
     };
     room.sections.set(sectionId, section);
+    // Whatever changes the section's content (a connection, another process, the server) changes the draft.
+    section.live.doc.on("update", () => this.changes.changed(room.key));
     for (const update of arrived) section.live.applyRemote(update);
     await this.bringSectionToHead(room, sectionId, section);
     return section;
@@ -703,16 +710,8 @@ export class CollabRooms {
   }
 
   /** Runs `work` after every earlier operation on the branch in this process. */
-  serial<T>(key: DraftKey, work: () => Promise<T>): Promise<T> {
-    const name = roomKey(key);
-    const previous = this.chains.get(name) ?? Promise.resolve();
-    const next = previous.then(work, work);
-    const tail = next.catch(() => undefined);
-    this.chains.set(name, tail);
-    void tail.then(() => {
-      if (this.chains.get(name) === tail) this.chains.delete(name);
-    });
-    return next;
+  private serial<T>(key: DraftKey, work: () => Promise<T>): Promise<T> {
+    return this.queue.run(key, work);
   }
 
   private connectionsOf(room: BranchRoom): RoomConnection[] {
@@ -760,7 +759,7 @@ export class CollabRooms {
 
   async close(): Promise<void> {
     this.closing = true;
-    if (roomsByDatabase.get(this.db) === this) roomsByDatabase.delete(this.db);
+    this.changes.close();
     for (const stop of this.stops) await stop();
     for (const client of this.sockets.clients) client.terminate();
     if (this.options.bus) {
@@ -776,22 +775,15 @@ export class CollabRooms {
       }
     }
     this.rooms.clear();
-    for (const name of [...this.chains.keys()]) await this.chains.get(name);
+    await this.queue.drained();
     await Promise.all([...this.compactions]);
     this.sockets.close();
   }
 }
 
-/** The live rooms serving each database in this process (a test may run several servers), for the draft actions. */
-const roomsByDatabase = new WeakMap<Tx, CollabRooms>();
-
-export function liveRoomsFor(db: Tx): CollabRooms | undefined {
-  return roomsByDatabase.get(db);
-}
-
 const sectionName = (key: SectionKey): string => `${roomKey(key)}\u0000${key.sectionId}`;
 
-export const roomKey = (key: DraftKey): string => `${key.documentId}\u0000${key.branchName}`;
+const roomKey = branchKey;
 
 /** A connection that may no longer see what it is connected to: what was held for it is dropped, and nothing more is sent. */
 function closeNow(connection: RoomConnection, code: number, reason: string): void {

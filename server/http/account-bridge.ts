@@ -12,6 +12,7 @@ import { acceptInvite, acceptInviteAsNewUser, inviteInfo } from "@/server/action
 import type { QuireBridge } from "@/server/bridge";
 import { DomainError } from "@/server/core/errors";
 import type { FileLinks } from "@/server/storage/links";
+import type { LiveDrafts } from "@/server/collab/live-drafts";
 
 type AccountMethods = Pick<QuireBridge, "callTool" | "workspace" | "apiTokens" | "inviteInfo" | "acceptInvite" | "acceptInviteAsNewUser">;
 
@@ -19,10 +20,11 @@ export function accountBridge(options: {
   db: Database;
   clock: () => Date;
   files: FileLinks;
+  live: LiveDrafts;
   /** The base of links handed out for the request being handled (see publicBaseUrl). */
   baseUrl: () => string;
 }): AccountMethods {
-  const { db, clock, files } = options;
+  const { db, clock, files, live } = options;
   async function webActor(userId: string) {
     const actor = await actorForUser(db, userId, "person");
     if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is not a member of this workspace.");
@@ -31,7 +33,9 @@ export function accountBridge(options: {
   return {
     async callTool(tool, userId, input) {
       const actor = await webActor(userId);
-      return runTool(toolsByName[tool as ToolName], { db, actor, clock, files }, input) as Promise<ToolOutput<typeof tool, typeof input>>;
+      return runTool(toolsByName[tool as ToolName], { db, actor, clock, files, live }, input) as Promise<
+        ToolOutput<typeof tool, typeof input>
+      >;
     },
     async workspace(userId, input) {
       const actor = await webActor(userId);

@@ -23,6 +23,7 @@ import { DomainError, ERROR_FACES, isDomainError, retryAfterSeconds } from "@/se
 import { MAX_REQUEST_BYTES, requestTooLarge } from "@/server/core/limits";
 import { createMcpEndpoint } from "./mcp-endpoint";
 import { connectRedisBus } from "@/server/collab/bus";
+import { type LiveDrafts, roomsLiveDrafts } from "@/server/collab/live-drafts";
 import { CollabRooms, type Credential, parseRoomPath } from "@/server/collab/rooms";
 import { exportNextEnvironment, publicBaseUrl } from "@/server/config";
 import { createFileLinks, type FileLinks } from "@/server/storage/links";
@@ -62,6 +63,10 @@ export interface RunningServer {
   port: number;
   /** Signs this server's upload and download links. */
   files: FileLinks;
+  /** The live drafts, through this server's rooms (what its action contexts carry). */
+  live: LiveDrafts;
+  /** This server's live rooms: their counters are for the operator's and the tests' eyes. */
+  rooms: CollabRooms;
   close(): Promise<void>;
 }
 
@@ -130,6 +135,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const secureCookies = usesSecureCookies(options.siteUrl) || usesSecureCookies(options.publicUrl);
   const rateLimitStore = createRateLimitStore(db);
   const limits = createRateLimitGuard(db, rateLimitStore);
+  const bus = options.redisUrl ? await connectRedisBus(options.redisUrl) : undefined;
+  const rooms = new CollabRooms({
+    database: options.database,
+    clock,
+    bus,
+    actorForToken: (token) => actorForApiToken(db, token, clock()),
+    actorForUser: (userId) => actorForUser(db, userId, "person"),
+    shareLinkFailed: (req) => limits.countFailure("shareLink", clientAddress(req, trustProxy)),
+  });
+  await rooms.start();
+
+  // Every action context of this server reaches the drafts through its rooms.
+  const live = roomsLiveDrafts(db, rooms);
   /** A share-link action; an unknown, revoked or expired link counts against the client address. */
   async function shareLinkAttempt<T>(run: () => Promise<T>): Promise<T> {
     const address = currentClientAddress();
@@ -151,7 +169,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       const { user } = await addUser(db, input, clock(), { onlyIfFirst: true });
       return { id: user.id, email: user.email, name: user.name };
     },
-    ...accountBridge({ db, clock, files, baseUrl }),
+    ...accountBridge({ db, clock, files, live, baseUrl }),
     readShared: (token, input) => shareLinkAttempt(() => readSharedDocument(db, token, input, clock(), files)),
     acceptShare: (token, userId) => shareLinkAttempt(() => acceptShareLink(db, userId, token, clock())),
   };
@@ -175,7 +193,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     maxBodySize: MAX_REQUEST_BYTES,
     createContext: async ({ req }) => {
       try {
-        return { db, clock, files, baseUrl: baseUrl(), actor: await actorFor(req) };
+        return { db, clock, files, live, baseUrl: baseUrl(), actor: await actorFor(req) };
       } catch (error) {
         throw isDomainError(error) ? toTrpcError(error) : error;
       }
@@ -227,7 +245,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         );
         return;
       }
-      await mcp.handle(req, res, { db, actor, clock, files });
+      await mcp.handle(req, res, { db, actor, clock, files, live });
       return;
     }
     if (isFileRoute(path)) {
@@ -287,17 +305,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         : { code: "NOT_FOUND", message: `No route for ${path}.` },
     });
   }
-
-  const bus = options.redisUrl ? await connectRedisBus(options.redisUrl) : undefined;
-  const rooms = new CollabRooms({
-    database: options.database,
-    clock,
-    bus,
-    actorForToken: (token) => actorForApiToken(db, token, clock()),
-    actorForUser: (userId) => actorForUser(db, userId, "person"),
-    shareLinkFailed: (req) => limits.countFailure("shareLink", clientAddress(req, trustProxy)),
-  });
-  await rooms.start();
 
   /** The credential of a live-room upgrade: an API token (`token` or Authorization), a share link (`share`), else the session cookie. */
   async function roomCredential(req: IncomingMessage, query: URLSearchParams): Promise<Credential | null> {
@@ -372,6 +379,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url,
     port,
     files,
+    live,
+    rooms,
     close: async () => {
       await rooms.close();
       await bus?.close();

@@ -119,6 +119,8 @@ const shareLink = {
   revokedAt: z.string().nullable(),
 };
 
+const draftPerson = z.object({ userId: z.string().describe("The user."), name: z.string().describe("Their display name.") });
+
 const draftStatus = z.object({
   uncommittedChanges: z.boolean().describe("Someone edited the draft since its last commit or discard."),
   editorIds: z.array(z.string()).describe("Who edited the draft since its last commit or discard."),
@@ -207,6 +209,17 @@ const documentsOutput = mergeActionOutputs({
     branchName: z.string().describe("The branch whose draft was discarded."),
     headCommitId: z.string().describe("The head the draft now equals."),
     discardedSections: z.number().describe("Sections whose live edits were thrown away."),
+  }),
+  draft_status: z.object({
+    documentId: id("The document."),
+    branchName: z.string().describe("The branch whose draft is described."),
+    headCommitId: z.string().describe("The branch head the draft is compared with."),
+    uncommittedChanges: z.boolean().describe("Someone edited the draft since its last commit or discard."),
+    editors: z.array(draftPerson).describe("Who edited the draft since its last commit or discard."),
+    connected: z.array(draftPerson).describe("Users with a live connection to the branch."),
+    changedSections: z
+      .array(z.object({ sectionId: z.string().describe("The section."), name: z.string().describe("Its name in the draft.") }))
+      .describe("The sections you may see whose draft differs from the head, in the head's order."),
   }),
 });
 

@@ -34,6 +34,8 @@ export async function startTestServer(
     maxUploadBytes?: number;
     publicUrl?: string;
     trustProxy?: boolean;
+    /** Share live rooms with other processes through this Redis. */
+    redisUrl?: string;
   } = {},
 ) {
   const database = options.database ?? (await createTestDatabase());
@@ -48,8 +50,9 @@ export async function startTestServer(
     maxUploadBytes: options.maxUploadBytes,
     publicUrl: options.publicUrl,
     trustProxy: options.trustProxy,
+    redisUrl: options.redisUrl,
   });
-  const { files } = server;
+  const { files, live, rooms } = server;
   const { db } = database;
   let userCount = 0;
 
@@ -59,6 +62,10 @@ export async function startTestServer(
     db,
     /** The server's file-link signer (to build contexts and test links). */
     files,
+    /** The server's live drafts (to build contexts). */
+    live,
+    /** The server's live rooms (their counters). */
+    rooms,
     objectStore,
     /** Adds a user (the first is the owner) and an API token for them. */
     async createUser(email?: string, name?: string, password = "correct horse battery"): Promise<TestUser> {
@@ -79,11 +86,11 @@ export async function startTestServer(
     /** Calls a tool in-process as a user, as the web app does. */
     async callTool<T extends ToolName, const I extends ToolInput<T>>(tool: T, userId: string, input: I): Promise<ToolOutput<T, I>> {
       const actor = (await actorForUser(db, userId, "person"))!;
-      return (await runTool(toolsByName[tool as ToolName], { db, actor, clock: () => new Date(), files }, input)) as ToolOutput<T, I>;
+      return (await runTool(toolsByName[tool as ToolName], { db, actor, clock: () => new Date(), files, live }, input)) as ToolOutput<T, I>;
     },
     /** A tRPC caller acting as the user. */
     trpcCaller(user: TestUser) {
-      return createCaller({ db, actor: { ...user.actor, principal: "person" }, clock: () => new Date(), files, baseUrl: server.url });
+      return createCaller({ db, actor: { ...user.actor, principal: "person" }, clock: () => new Date(), files, live, baseUrl: server.url });
     },
     /** A tRPC client over HTTP with the user's bearer token. */
     trpcClient(token?: string) {

@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { encode } from "next-auth/jwt";
 import { ensureAuthSecret, issueApiToken } from "@/server/auth/accounts";
 import { sessionCookieName } from "@/server/auth/web-session";
-import { liveRoomsFor } from "@/server/collab/rooms";
 import { revokeApiToken } from "@/server/store/api-tokens";
 import { connectLive, type LiveClient, roomName, upgradeStatus, waitFor } from "../helpers/collab";
 import { mergeSectionOverrides, startTestServer, type TestServer, type TestUser } from "../helpers/server";
@@ -165,7 +164,7 @@ describe("editing together", () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(writer.text().toString()).toBe(`${before}!`);
     reader.close();
-    await waitFor(() => liveRoomsFor(server.db)!.droppedUpdates > 0);
+    await waitFor(() => server.rooms.droppedUpdates > 0);
     await asOwner("documents", { action: "set_permissions", documentId, defaultPermission: "edit" });
   });
 });

@@ -21,6 +21,7 @@ import { type CommitRecord, CommitGraph, insertCommit, isAncestor, mergeBases, w
 import type { Tx } from "@/server/store/db";
 import { createBranch } from "@/server/store/commit-to-branch";
 import { putTree } from "@/server/store/objects";
+import { storageOnlyLiveDrafts } from "@/server/collab/live-drafts";
 import { createTestDatabase } from "../helpers/database";
 
 let database: DatabaseHandle;
@@ -583,6 +584,7 @@ describe("walkLog on a DAG with merges", () => {
       actor,
       clock: () => new Date(),
       files: createFileLinks({ authSecret: "history-test", baseUrl: "http://127.0.0.1" }),
+      live: storageOnlyLiveDrafts(db),
     };
     const seen: string[] = [];
     let cursor: string | undefined;

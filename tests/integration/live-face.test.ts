@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import * as Y from "yjs";
 import { MAX_LIVE_MESSAGE_BYTES, MAX_LIVE_MESSAGES_PER_SECOND } from "@/server/core/limits";
-import { liveRoomsFor } from "@/server/collab/rooms";
 import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
 import { callMcp, callMcpError, mergeSectionOverrides, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -184,7 +183,7 @@ describe("message rate", () => {
     const room = roomName(created.documentId, "main", created.sectionIds[0]);
     const flooder = await live(room, { token: member.token });
     const watcher = await live(room, { token: owner.token });
-    const rooms = liveRoomsFor(server.db)!;
+    const { rooms } = server;
     const throttledBefore = rooms.throttledConnections;
     // One message per keystroke, sent in one burst by the stock provider.
     const burst = 3 * MAX_LIVE_MESSAGES_PER_SECOND;

@@ -46,7 +46,7 @@ async function makeWorld(fastPath: boolean): Promise<World> {
     now += 1000;
     return new Date(now);
   };
-  const context: ActionContext = { db: test.db, actor: owner.actor, clock: tick, files: test.files };
+  const context: ActionContext = { db: test.db, actor: owner.actor, clock: tick, files: test.files, live: test.live };
   const endpoint = createMcpEndpoint("test", { fastPath });
   const http = createServer((req, res) => {
     endpoint.handle(req, res, context).catch((error: unknown) => {

@@ -96,7 +96,7 @@ beforeAll(async () => {
   proxied = await startTestServer({ database: server.database, publicUrl: `https://${PUBLIC_HOST}`, trustProxy: true });
   owner = await server.createUser("owner@example.test", "Olive Owner");
   const endpoint = createMcpEndpoint("test", { fastPath: false });
-  const context = { db: server.db, actor: owner.actor, clock: () => new Date(), files: server.files };
+  const context = { db: server.db, actor: owner.actor, clock: () => new Date(), files: server.files, live: server.live };
   const http = createServer((req, res) => {
     endpoint.handle(req, res, context).catch((error: unknown) => {
       res.statusCode = 500;

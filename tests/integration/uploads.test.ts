@@ -298,7 +298,7 @@ describe("the PUT refuses", () => {
     const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
     const g = (await runTool(
       tools.upload_url,
-      { db: server.db, actor, clock: () => twoHoursAgo, files: server.files },
+      { db: server.db, actor, clock: () => twoHoursAgo, files: server.files, live: server.live },
       {
         filename: "old.png",
         mediaType: "image/png",

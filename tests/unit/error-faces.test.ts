@@ -17,6 +17,7 @@ describe("the error table", () => {
       actor: null,
       clock: () => new Date(),
       files: null as never,
+      live: null as never,
       baseUrl: "http://localhost",
     });
     const error = await caller.read({ documentId: "x" } as never).catch((e: unknown) => e as TRPCError);

@@ -1,0 +1,334 @@
+/**
+ * Live drafts as a service: what the actions ask of a branch's draft —
+ * commit it, discard it, read it, its status, who is connected — on
+ * `ActionContext.live`, as `files` is. The server's service works through its
+ * rooms (`DraftRooms`): open sections are read and rewritten in their live
+ * docs, so every editor sees a commit's or discard's effect at once. Without
+ * rooms (the CLI, contexts built outside a server) `storageOnlyLiveDrafts`
+ * runs the same operations on storage alone: nobody is connected in that
+ * process, and rooms other processes have open take in what it stores
+ * through the draft's base (catch-up), as they take in any other process's.
+ *
+ * Access is the caller's business (the actions decide it); this service only
+ * keeps drafts consistent with the branch head and with each other.
+ */
+import * as Y from "yjs";
+import type { Database } from "@/db/client";
+import type { SectionVersion } from "@/server/core/document-model";
+import {
+  type DraftKey,
+  deleteSectionDraft,
+  draftEditors,
+  draftEditorsByBranch,
+  ensureDraft,
+  findSectionDraft,
+  lastDraftUpdateId,
+  listSectionDrafts,
+  type SectionKey,
+  settleDraft,
+} from "@/server/store/drafts";
+import { loadSections } from "@/server/store/objects";
+import { BranchQueue } from "./branch-queue";
+import { type LiveSection, sectionFromYDoc } from "./codec";
+import { DraftChanges } from "./draft-changes";
+import { type BranchHead, blobHashIn, branchHead, docFromStored, liveOf, rebaseSection } from "./drafts-engine";
+import type { LiveDoc } from "./live-doc";
+import { sectionChangeUpdate } from "./section-change";
+
+export type { BranchHead, LiveSection };
+
+/** A branch's draft in one line: has it uncommitted edits, by whom, and who is connected. */
+export interface DraftStatus {
+  /** Someone edited the draft since its last commit or discard. */
+  uncommittedChanges: boolean;
+  /** Who edited the draft since its last commit or discard (empty when nothing is uncommitted). */
+  editorIds: string[];
+  /** Users with a live connection to this branch: in any Quire process with QUIRE_REDIS_URL, else in this one. */
+  connectedUserIds: string[];
+}
+
+/** One branch's draft against its head, section by section (before any access filter: the caller applies its own). */
+export interface BranchDraftStatus extends DraftStatus {
+  head: BranchHead;
+  /** The sections whose draft (name or content) differs from the head, in the head's order, with the draft's name. */
+  changedSections: Array<{ sectionId: string; name: string }>;
+}
+
+/** What a commit is handed: the draft brought to the head, every edit made so far stored. */
+export interface DraftToCommit {
+  /** The head the draft has absorbed: the commit goes on it or not at all. */
+  head: BranchHead;
+  /** Each drafted section as it stands on `head` (sections no longer on the branch left out). */
+  sections: ReadonlyMap<string, LiveSection>;
+  /** Who edited the draft since its last commit or discard. */
+  editorIds: string[];
+}
+
+export interface DraftCommitted<T> {
+  result: T;
+  /** The sections whose draft the commit took in (the caller may edit them); null when nothing was committed. */
+  took: ReadonlySet<string> | null;
+}
+
+export interface LiveDrafts {
+  /**
+   * Commits the branch's draft: `write` gets the draft at the head and
+   * writes its commit (through the one write path); the draft then rests on
+   * that commit (what the commit stored differently, such as new comments'
+   * anchors, flows back into it), and the editors of the sections it took
+   * are settled. Sections it did not take keep their edits and editors.
+   */
+  commit<T>(key: DraftKey, write: (draft: DraftToCommit) => Promise<DraftCommitted<T>>): Promise<T>;
+  /** Resets the sections `discardable` names (of the head) to the head, for every open editor; the rest keep their edits. */
+  discard(
+    key: DraftKey,
+    discardable: (head: BranchHead) => Promise<ReadonlySet<string>>,
+  ): Promise<{ headCommitId: string; discardedSections: number }>;
+  /** The draft's sections as they stand on the head (only those with a draft; reading writes nothing). */
+  read(key: DraftKey): Promise<Map<string, LiveSection>>;
+  /** Per branch of a document: uncommitted edits, and who is connected. */
+  statuses(documentId: string): Promise<(branchName: string) => DraftStatus>;
+  /** One branch's draft against its head: which sections differ, by whom, who is connected. */
+  status(key: DraftKey): Promise<BranchDraftStatus>;
+  /** Users connected to a document's rooms, per branch. */
+  connected(documentId: string): Promise<Map<string, string[]>>;
+  /** Calls `listener` (debounced, DRAFT_CHANGE_DELAY_MS) when a branch's draft content or its connected people change in this process. */
+  onDraftChanged(listener: (key: { documentId: string; branchName: string }) => void): () => void;
+}
+
+/** What the service needs of a process's open rooms (server/collab/rooms.ts). */
+export interface DraftRooms {
+  /** The rooms' per-branch line: draft operations queue behind room openings and head moves. */
+  readonly queue: BranchQueue;
+  readonly changes: DraftChanges;
+  /** Resolves once every update the branch's open sections here have applied is stored. */
+  storedSoFar(key: DraftKey): Promise<void>;
+  /** The open live doc of a section in this process, if any. */
+  liveSection(key: SectionKey): LiveDoc | undefined;
+  /** Publishes an update stored in a section's draft without a room here, for other processes' rooms. */
+  shareStored(key: SectionKey, update: Uint8Array): void;
+  /** After a commit or discard: the room's head and bases are what the service stored. */
+  settled(key: DraftKey, head: BranchHead): Promise<void>;
+  /** Tells other processes the head moved (a draft commit, once its drafts are settled). */
+  announceHeadMove(key: DraftKey): void;
+  connectedUsers(documentId: string): Promise<Map<string, string[]>>;
+}
+
+const EMPTY_SECTION: LiveSection = { name: "", content: [] };
+
+const sameContent = (a: LiveSection, b: Pick<SectionVersion, "name" | "content">) =>
+  a.name === b.name && JSON.stringify(a.content) === JSON.stringify(b.content);
+
+class LiveDraftsService implements LiveDrafts {
+  private readonly queue: BranchQueue;
+  private readonly changes: DraftChanges;
+
+  constructor(
+    private readonly db: Database,
+    private readonly rooms: DraftRooms | null,
+  ) {
+    this.queue = rooms?.queue ?? new BranchQueue();
+    this.changes = rooms?.changes ?? new DraftChanges();
+  }
+
+  commit<T>(key: DraftKey, write: (draft: DraftToCommit) => Promise<DraftCommitted<T>>): Promise<T> {
+    return this.queue.run(key, async () => {
+      const head = await this.atHead(key);
+      await this.rooms?.storedSoFar(key);
+      const through = await lastDraftUpdateId(this.db, key);
+      const sections = await this.contentAt(key, head);
+      const written = await write({ head, sections, editorIds: await draftEditors(this.db, key) });
+      const took = written.took;
+      if (!took) return written.result;
+      const committed = await branchHead(this.db, key);
+      // The draft now rests on the commit; what the commit stored differently (new comments anchored) flows back into it.
+      await this.rewrite(key, committed, (sectionId) => (took.has(sectionId) ? sections.get(sectionId) : undefined));
+      await settleDraft(this.db, key, committed.commitId, through, await this.leftInDraft(sections, head, took));
+      await this.rooms?.settled(key, committed);
+      this.rooms?.announceHeadMove(key);
+      this.changes.changed(key);
+      return written.result;
+    });
+  }
+
+  discard(
+    key: DraftKey,
+    discardable: (head: BranchHead) => Promise<ReadonlySet<string>>,
+  ): Promise<{ headCommitId: string; discardedSections: number }> {
+    return this.queue.run(key, async () => {
+      const head = await this.atHead(key);
+      await this.rooms?.storedSoFar(key);
+      const through = await lastDraftUpdateId(this.db, key);
+      const actedOn = await discardable(head);
+      const left = await this.leftInDraft(await this.contentAt(key, head), head, actedOn);
+      // From the draft as it is to the head's version: every live edit the caller may discard undone, for every open editor.
+      const discardedSections = await this.rewrite(key, head, (sectionId, doc) =>
+        actedOn.has(sectionId) ? sectionFromYDoc(doc) : undefined,
+      );
+      await settleDraft(this.db, key, head.commitId, through, left);
+      await this.rooms?.settled(key, head);
+      this.changes.changed(key);
+      return { headCommitId: head.commitId, discardedSections };
+    });
+  }
+
+  async read(key: DraftKey): Promise<Map<string, LiveSection>> {
+    return this.contentAt(key, await branchHead(this.db, key));
+  }
+
+  async statuses(documentId: string): Promise<(branchName: string) => DraftStatus> {
+    const [editors, connected] = await Promise.all([draftEditorsByBranch(this.db, documentId), this.connected(documentId)]);
+    return (branchName) => {
+      const editorIds = editors.get(branchName) ?? [];
+      return { uncommittedChanges: editorIds.length > 0, editorIds, connectedUserIds: connected.get(branchName) ?? [] };
+    };
+  }
+
+  async status(key: DraftKey): Promise<BranchDraftStatus> {
+    const head = await branchHead(this.db, key);
+    const [editorIds, connected] = await Promise.all([draftEditors(this.db, key), this.connected(key.documentId)]);
+    // Nobody edited since the last commit or discard: the draft equals the head, with nothing to compare.
+    const changedSections = editorIds.length === 0 ? [] : await this.changedSections(key, head);
+    return {
+      head,
+      uncommittedChanges: editorIds.length > 0,
+      editorIds,
+      connectedUserIds: connected.get(key.branchName) ?? [],
+      changedSections,
+    };
+  }
+
+  async connected(documentId: string): Promise<Map<string, string[]>> {
+    return (await this.rooms?.connectedUsers(documentId)) ?? new Map();
+  }
+
+  onDraftChanged(listener: (key: { documentId: string; branchName: string }) => void): () => void {
+    return this.changes.listen(listener);
+  }
+
+  private async changedSections(key: DraftKey, head: BranchHead): Promise<Array<{ sectionId: string; name: string }>> {
+    const drafted = await this.contentAt(key, head);
+    const versions = await this.headVersions(head);
+    return head.tree.sections
+      .filter((e) => drafted.has(e.sectionId) && !sameContent(drafted.get(e.sectionId)!, versions.get(e.sectionId)!))
+      .map((e) => ({ sectionId: e.sectionId, name: drafted.get(e.sectionId)!.name }));
+  }
+
+  /** Brings the stored draft up to the branch head (so what is read or committed has absorbed every commit). */
+  private async atHead(key: DraftKey): Promise<BranchHead> {
+    const head = await branchHead(this.db, key);
+    const draft = await ensureDraft(this.db, key, head.commitId);
+    if (draft.baseCommitId !== head.commitId) await this.rewrite(key, head);
+    return head;
+  }
+
+  /**
+   * Brings each stored section draft to its version at `head`, storing the
+   * change and applying it into an open room: from the draft's base version,
+   * or from content of the caller's choosing (`fromContent`; undefined for a
+   * section leaves its live edits as they are). Drafts of sections no longer
+   * on the branch are dropped. Returns how many sections' content changed.
+   */
+  private async rewrite(
+    key: DraftKey,
+    head: BranchHead,
+    fromContent?: (sectionId: string, doc: Y.Doc) => LiveSection | undefined,
+  ): Promise<number> {
+    let changed = 0;
+    for (const { sectionId, baseBlobHash } of await listSectionDrafts(this.db, key)) {
+      const sectionKey = { ...key, sectionId };
+      const next = blobHashIn(head.tree, sectionId);
+      const live = this.rooms?.liveSection(sectionKey);
+      if (!next) {
+        if (!live) await deleteSectionDraft(this.db, sectionKey);
+        continue;
+      }
+      if (live) await live.settled();
+      const stored = live ? undefined : await findSectionDraft(this.db, sectionKey);
+      const doc = live?.doc ?? (stored ? docFromStored(stored) : undefined);
+      if (!doc) continue;
+      const update = await rebaseSection(this.db, sectionKey, doc, baseBlobHash, next, fromContent?.(sectionId, doc));
+      if (update) {
+        changed += 1;
+        // An open room here applies and publishes it; without one, the rooms other processes have open still must get it.
+        if (live) live.applyStored(update);
+        else this.rooms?.shareStored(sectionKey, update);
+      }
+      if (!live) doc.destroy();
+    }
+    return changed;
+  }
+
+  /**
+   * The draft's sections as they would be on `head`: each stored draft, with
+   * the change from its base to its version at `head` applied on a copy (so
+   * reading never writes). Sections no longer on the branch are left out.
+   */
+  private async contentAt(key: DraftKey, head: BranchHead): Promise<Map<string, LiveSection>> {
+    const content = new Map<string, LiveSection>();
+    for (const { sectionId, baseBlobHash } of await listSectionDrafts(this.db, key)) {
+      const next = blobHashIn(head.tree, sectionId);
+      if (!next) continue;
+      const open = this.rooms?.liveSection({ ...key, sectionId })?.doc;
+      if (open && baseBlobHash === next) {
+        // Already on the head: read as it is (reading changes nothing, so no copy).
+        content.set(sectionId, sectionFromYDoc(open));
+        continue;
+      }
+      let doc: Y.Doc;
+      if (open) {
+        doc = new Y.Doc();
+        Y.applyUpdate(doc, Y.encodeStateAsUpdate(open));
+      } else {
+        const stored = await findSectionDraft(this.db, { ...key, sectionId });
+        if (!stored) continue;
+        doc = docFromStored(stored);
+      }
+      if (baseBlobHash !== next) {
+        const versions = await loadSections(
+          this.db,
+          [baseBlobHash, next].filter((h): h is string => h !== null),
+        );
+        const update = await sectionChangeUpdate(
+          doc,
+          baseBlobHash ? liveOf(versions.get(baseBlobHash)!) : EMPTY_SECTION,
+          liveOf(versions.get(next)!),
+        );
+        if (update) Y.applyUpdate(doc, update);
+      }
+      content.set(sectionId, sectionFromYDoc(doc));
+      doc.destroy();
+    }
+    return content;
+  }
+
+  private async headVersions(head: BranchHead): Promise<Map<string, SectionVersion>> {
+    const versions = await loadSections(
+      this.db,
+      head.tree.sections.map((e) => e.blobHash),
+    );
+    return new Map(head.tree.sections.map((e) => [e.sectionId, versions.get(e.blobHash)!]));
+  }
+
+  /** Sections whose live edits a commit or discard left in the draft (the caller could not act on them): their editors stay credited. */
+  private async leftInDraft(drafted: ReadonlyMap<string, LiveSection>, head: BranchHead, actedOn: ReadonlySet<string>): Promise<string[]> {
+    const versions = await this.headVersions(head);
+    return head.tree.sections
+      .map((e) => e.sectionId)
+      .filter((id) => !actedOn.has(id) && drafted.has(id) && !sameContent(drafted.get(id)!, versions.get(id)!));
+  }
+}
+
+/** The server's live drafts: through its open rooms. */
+export function roomsLiveDrafts(db: Database, rooms: DraftRooms): LiveDrafts {
+  return new LiveDraftsService(db, rooms);
+}
+
+/**
+ * Live drafts where this process has no rooms (the CLI; contexts built
+ * outside a server): the same operations on storage alone. Nobody is
+ * connected here; `onDraftChanged` hears this process's commits and discards.
+ */
+export function storageOnlyLiveDrafts(db: Database): LiveDrafts {
+  return new LiveDraftsService(db, null);
+}
