@@ -1,7 +1,7 @@
 /**
  * The `sections` tool (spec §2, §4.1): create, batch_create, update, delete
- * and reorder here; add_reference and remove_reference in
- * section-references.ts. Each call is one transaction and one commit on
+ * and reorder here; move in section-moves.ts; add_reference and
+ * remove_reference in section-references.ts. Each call is one transaction and one commit on
  * `branchName`; the branch row lock makes concurrent calls on a branch queue
  * up, so checks such as `expectedContentHash` see the latest head.
  */
@@ -18,6 +18,7 @@ import { refuse, sectionRules, visibleEntries } from "@/server/access/documents"
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { keysVisibleOnBranch, prepareSectionContent } from "./section-content";
+import { moveActionInputs, moveHandlers } from "./section-moves";
 import { referenceActionInputs, referenceHandlers } from "./section-references";
 import { loadSection, sectionWriteFields, withSections } from "./section-target";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";
@@ -100,6 +101,7 @@ export const sectionsInput = z.discriminatedUnion("action", [
       .describe("Every section id of the document on this branch, exactly once, in the new order."),
     commitMessage: f.commitMessage,
   }),
+  ...moveActionInputs,
   ...referenceActionInputs,
 ]);
 
@@ -353,7 +355,7 @@ export const sectionsTool = defineTool({
     "- batch_create {documentId, branchName, sections: [{name, content}]}: atomic, in order, one commit -> {sectionIds, contentHashes, positions}. Prefer it whenever you add more than one section.",
     "- update {documentId, branchName, sectionId, newContent? (replaces all blocks), newName?, expectedContentHash?} -> {sectionId, name, contentHash, position}. Pass the contentHash from `read` as expectedContentHash: if someone changed the section meanwhile you get CONTENT_HASH_MISMATCH and nothing is written.",
     "- delete {documentId, branchName, sectionId, expectedContentHash?}.",
-    "- reorder {documentId, branchName, sectionOrder: every section id exactly once} -> {sectionOrder}.",
+    "- reorder {documentId, branchName, sectionOrder: every section id exactly once} -> {sectionOrder}. move {documentId, branchName, sectionId, beforeSectionId: the section it goes before, or null for the end} -> {sectionId}.",
     "- add_reference {documentId, branchName, sectionId, targetDocumentId, targetSectionId?, displayTitle?} -> {referenceId}; remove_reference {documentId, branchName, referenceId}.",
     "Every result also has {documentId, branchName, commitId, changed}.",
     'Rules: the section name is shown as its H2 heading, so content must not start with that same heading (DUPLICATE_HEADING). Keep <svc:comment id="…">…</svc:comment> elements intact (COMMENT_TAGS_REMOVED otherwise); add comments with <svc:comment-new body="…" mentions="<userId>,…">text</svc:comment-new>. defaultPermission / aiAccess (edit | read | none | null) can be set on create/update only on a non-default branch and only by a person signed in: an API token acts as an agent, and agents never change access (PERMISSION_DENIED, also for a revert or merge that would change them). A document with requiredApprovals > 0 protects its default branch: every write to it is refused with DEFAULT_BRANCH_PROTECTED; write on another branch and open a merge request. Image blocks with type "file" work only through the stdio proxy; storage blocks must name a key from `upload_url`.',
@@ -366,6 +368,7 @@ export const sectionsTool = defineTool({
     update,
     delete: deleteSection,
     reorder,
+    ...moveHandlers,
     ...referenceHandlers,
   },
 });

@@ -78,6 +78,11 @@ const sectionView = z.object({
   position: z.number().describe("0-based index among the sections the caller sees."),
   defaultPermission: permission.nullable(),
   aiAccess: permission.nullable(),
+  yourPermission: z
+    .enum(["read", "edit"])
+    .describe(
+      "What you may do with this section: `edit` lets the `sections` tool change it (at a branch head, unless the document is deleted there), `read` only read it. The server's decision (overrides, grants, the agent cap).",
+    ),
   references: z.array(
     z.object({
       referenceId: z.string(),
@@ -247,6 +252,7 @@ const sectionsOutput = mergeActionOutputs({
   }),
   delete: z.object({ ...writeResult, sectionId: id("The section.") }),
   reorder: z.object({ ...writeResult, sectionOrder: z.array(z.string()).describe("The section ids in their new order.") }),
+  move: z.object({ ...writeResult, sectionId: id("The section moved.") }),
   add_reference: z.object({
     ...writeResult,
     sectionId: id("The section."),

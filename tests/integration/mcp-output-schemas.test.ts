@@ -154,6 +154,13 @@ describe("every action's result matches its tool's outputSchema", () => {
       branchName: "work",
       sectionOrder: read.sections.map((section) => section.sectionId).reverse(),
     });
+    await call(ownerMcp, "sections", {
+      action: "move",
+      documentId,
+      branchName: "work",
+      sectionId: doc.sectionIds[0],
+      beforeSectionId: null,
+    });
     await call(ownerMcp, "sections", { action: "delete", documentId, branchName: "work", sectionId: created.sectionId });
 
     await call(ownerMcp, "documents", { action: "commit", documentId, branchName: "work", commitMessage: "Nothing live" });
@@ -161,7 +168,13 @@ describe("every action's result matches its tool's outputSchema", () => {
     await call(ownerMcp, "documents", { action: "log", documentId, branchName: "work", limit: 3 });
     await call(ownerMcp, "documents", { action: "show", documentId, commitId: doc.commitId });
     await call(ownerMcp, "documents", { action: "remove_tag", documentId, branchName: "work", tagId: tag.tagId });
-    await call(ownerMcp, "documents", { action: "revert", documentId, branchName: "work", commitId: doc.commitId });
+    const reverted = await call<{ commitId: string }>(ownerMcp, "documents", {
+      action: "revert",
+      documentId,
+      branchName: "work",
+      commitId: doc.commitId,
+    });
+    await call(ownerMcp, "documents", { action: "undo", documentId, branchName: "work", expectedHeadCommitId: reverted.commitId });
     await call(ownerMcp, "documents", { action: "create_branch", documentId, branchName: "gone" });
     await call(ownerMcp, "documents", { action: "delete", documentId, branchName: "gone" });
     await call(ownerMcp, "read", { documentId, commitId: doc.commitId });
