@@ -1,12 +1,27 @@
 "use client";
 
-/** Client plumbing shared by the forms that call a server action and show its error. */
+/** Client plumbing shared by the forms that call the server (a tool over tRPC, or a server action) and show its error. */
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent, type ReactNode } from "react";
 import type { ActionResult } from "@/app/_lib/action-result";
 
+/** The text of a form's field (every field these forms read is text; a missing one reads as ""). */
+export const field = (data: FormData, name: string): string => data.get(name)?.toString() ?? "";
+
+/** An optional field: undefined when left empty, so the tool applies its default. */
+export function optionalField(data: FormData, name: string): string | undefined {
+  const value = field(data, name);
+  return value.trim() === "" ? undefined : value;
+}
+
+/** An optional number field (type="number"); the tool's schema judges the number. */
+export function optionalNumber(data: FormData, name: string): number | undefined {
+  const value = optionalField(data, name);
+  return value === undefined ? undefined : Number(value);
+}
+
 /**
- * Submits a form's data to a server action. While it runs `pending` is true;
+ * Submits a form's data to the server. While it runs `pending` is true;
  * a failure's message lands in `error`; on success `onSuccess` gets the value,
  * the form is cleared and the page refreshed.
  */
@@ -62,7 +77,7 @@ export function AutoSaveSelect<T extends string>({
 }: {
   label: string;
   initial: T;
-  save: (value: T) => Promise<ActionResult>;
+  save: (value: T) => Promise<ActionResult<unknown>>;
   children: ReactNode;
 }) {
   const router = useRouter();

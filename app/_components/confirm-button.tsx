@@ -64,7 +64,7 @@ export function ConfirmButton({
 }
 
 /**
- * A ConfirmButton that runs a server action: its error message is shown
+ * A ConfirmButton that calls the server: its error message is shown
  * inline; on success the page refreshes (or `onDone` runs instead).
  */
 export function ActionConfirmButton({
@@ -76,7 +76,7 @@ export function ActionConfirmButton({
   confirmLabel: string;
   question: string;
   pendingLabel: string;
-  action: () => Promise<ActionResult>;
+  action: () => Promise<ActionResult<unknown>>;
   onDone?: () => void;
 }) {
   const router = useRouter();

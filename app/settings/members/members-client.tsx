@@ -1,17 +1,24 @@
 "use client";
 
+import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import type { Role } from "@/db/schema";
-import { AutoSaveSelect, FormError, useActionForm } from "@/app/_components/action-form";
+import { AutoSaveSelect, FormError, field, optionalField, optionalNumber, useActionForm } from "@/app/_components/action-form";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
 import { OneTimeSecret } from "@/app/_components/one-time-secret";
-import { changeMemberRole, createInvite, removeMember, revokeInvite } from "../actions";
+import { toolCall } from "@/app/_lib/tool-call";
+import { useTRPC } from "@/app/_lib/trpc";
+import type { WorkspaceInput, WorkspaceResults, workspaceTool } from "@/server/actions/workspace";
+
+/** The workspace tool over tRPC, typed per action. */
+const useWorkspace = () => toolCall<typeof workspaceTool>(useMutation(useTRPC().workspace.mutationOptions()).mutateAsync);
 
 export function RoleSelect({ userId, name, role, roles }: { userId: string; name: string; role: Role; roles: Role[] }) {
+  const workspace = useWorkspace();
   const options = roles.includes(role) ? roles : [role, ...roles];
 
   return (
-    <AutoSaveSelect label={`Role of ${name}`} initial={role} save={(next) => changeMemberRole(userId, next)}>
+    <AutoSaveSelect label={`Role of ${name}`} initial={role} save={(next) => workspace({ action: "change_role", userId, role: next })}>
       {options.map((option) => (
         <option key={option} value={option}>
           {option}
@@ -22,36 +29,48 @@ export function RoleSelect({ userId, name, role, roles }: { userId: string; name
 }
 
 export function RemoveMemberButton({ userId, name, isMe }: { userId: string; name: string; isMe: boolean }) {
+  const workspace = useWorkspace();
   return (
     <ActionConfirmButton
       label={isMe ? "Leave" : "Remove"}
       question={isMe ? "Leave the workspace?" : `Remove ${name}?`}
       confirmLabel={isMe ? "Leave" : "Remove"}
       pendingLabel="Removing…"
-      action={() => removeMember(userId)}
+      action={() => workspace({ action: "remove_member", userId })}
       onDone={isMe ? () => window.location.assign("/") : undefined}
     />
   );
 }
 
 export function RevokeInviteButton({ inviteId, label }: { inviteId: string; label: string }) {
+  const workspace = useWorkspace();
   return (
     <ActionConfirmButton
       label="Revoke"
       question={`Revoke the invite for ${label}?`}
       confirmLabel="Revoke"
       pendingLabel="Revoking…"
-      action={() => revokeInvite(inviteId)}
+      action={() => workspace({ action: "revoke_invite", inviteId })}
     />
   );
 }
 
-type Created = { url: string; role: string; email: string | null };
+/** What creating an invite answers: the link (shown once) and the invite. */
+type Created = WorkspaceResults["create_invite"];
+type InviteRole = Extract<WorkspaceInput, { action: "create_invite" }>["role"];
 
 export function InviteForm({ roles }: { roles: Role[] }) {
+  const workspace = useWorkspace();
   const [created, setCreated] = useState<Created | null>(null);
   const { pending, error, onSubmit } = useActionForm(
-    (data) => createInvite({ role: data.get("role"), email: data.get("email"), expiresInDays: data.get("expiresInDays") }),
+    (data) =>
+      workspace({
+        action: "create_invite",
+        // The select offers only the roles this user may invite with; the tool checks again.
+        role: field(data, "role") as InviteRole,
+        email: optionalField(data, "email"),
+        expiresInDays: optionalNumber(data, "expiresInDays"),
+      }),
     setCreated,
   );
 
@@ -85,7 +104,7 @@ export function InviteForm({ roles }: { roles: Role[] }) {
       <FormError error={error} />
       {created ? (
         <OneTimeSecret
-          title={`Invite link for ${created.email ?? "anyone with the link"} (${created.role})`}
+          title={`Invite link for ${created.invite.email ?? "anyone with the link"} (${created.invite.role})`}
           value={created.url}
           testId="invite-link"
           hint="Copy it now and send it to the person you invite: Quire keeps only a fingerprint of the link and cannot show it again."

@@ -1,12 +1,15 @@
 "use client";
 
+import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import { FormError, useActionForm, OptionalExpiryField } from "@/app/_components/action-form";
+import { FormError, field, OptionalExpiryField, optionalNumber, useActionForm } from "@/app/_components/action-form";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
 import { CopySnippet } from "@/app/_components/copy";
 import { OneTimeSecret } from "@/app/_components/one-time-secret";
 import { SettingsSection } from "@/app/_components/page-parts";
-import { createApiToken, revokeApiToken } from "../actions";
+import { toolCall } from "@/app/_lib/tool-call";
+import { useTRPC } from "@/app/_lib/trpc";
+import type { ApiTokensResults, apiTokensTool } from "@/server/actions/api-tokens";
 import { httpClientConfig, mcpEndpoint, stdioClientConfig, stdioCommand, TOKEN_PLACEHOLDER } from "./mcp-config";
 
 /** What an API token may do, said plainly where tokens are made. */
@@ -14,7 +17,11 @@ export const TOKEN_RULE =
   "An API token acts as an agent on every face (MCP and the API): what it can do is capped by each document's AI access, " +
   "and it cannot change permissions, share links, roles, invites, tokens or the workspace's name. Only you, signed in, can.";
 
-type Created = { token: string; label: string | null };
+/** The API-tokens tool over tRPC, typed per action. */
+const useApiTokens = () => toolCall<typeof apiTokensTool>(useMutation(useTRPC().apiTokens.mutationOptions()).mutateAsync);
+
+/** What creating a token answers: the token (shown once) and its record. */
+type Created = ApiTokensResults["create"];
 
 /**
  * Creating a token and connecting an MCP client with it: the client
@@ -63,8 +70,9 @@ export function TokenSetup({ publicUrl }: { publicUrl: string }) {
 }
 
 function CreateTokenForm({ created, onCreated }: { created: Created | null; onCreated: (created: Created) => void }) {
+  const apiTokens = useApiTokens();
   const { pending, error, onSubmit } = useActionForm(
-    (data) => createApiToken({ label: data.get("label"), expiresInDays: data.get("expiresInDays") }),
+    (data) => apiTokens({ action: "create", label: field(data, "label"), expiresInDays: optionalNumber(data, "expiresInDays") }),
     onCreated,
   );
 
@@ -83,7 +91,7 @@ function CreateTokenForm({ created, onCreated }: { created: Created | null; onCr
       <FormError error={error} />
       {created ? (
         <OneTimeSecret
-          title={`New token${created.label ? ` “${created.label}”` : ""}`}
+          title={`New token${created.tokenInfo.label ? ` “${created.tokenInfo.label}”` : ""}`}
           value={created.token}
           testId="new-token"
           hint="Copy it now, or the configuration below: Quire stores only a hash of the token and cannot show it again. Keep it secret, like a password."
@@ -94,13 +102,14 @@ function CreateTokenForm({ created, onCreated }: { created: Created | null; onCr
 }
 
 export function RevokeTokenButton({ tokenId, label }: { tokenId: string; label: string }) {
+  const apiTokens = useApiTokens();
   return (
     <ActionConfirmButton
       label="Revoke"
       question={`Revoke “${label}”?`}
       confirmLabel="Revoke"
       pendingLabel="Revoking…"
-      action={() => revokeApiToken(tokenId)}
+      action={() => apiTokens({ action: "revoke", tokenId })}
     />
   );
 }

@@ -1,15 +1,19 @@
 "use client";
 
+import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import { FormError, useActionForm } from "@/app/_components/action-form";
-import { renameWorkspace } from "../actions";
+import { FormError, field, useActionForm } from "@/app/_components/action-form";
+import { toolCall } from "@/app/_lib/tool-call";
+import { useTRPC } from "@/app/_lib/trpc";
+import type { workspaceTool } from "@/server/actions/workspace";
 
 /** Renames the workspace (owners and admins); the header follows once it is saved. */
 export function WorkspaceNameForm({ name }: { name: string }) {
+  const workspace = toolCall<typeof workspaceTool>(useMutation(useTRPC().workspace.mutationOptions()).mutateAsync);
   const [saved, setSaved] = useState<string | null>(null);
   const { pending, error, onSubmit } = useActionForm(
-    (data) => renameWorkspace(data.get("name")),
-    (value) => setSaved(value.name),
+    (data) => workspace({ action: "rename", name: field(data, "name") }),
+    (renamed) => setSaved(renamed.workspace.name),
   );
 
   return (

@@ -1,12 +1,16 @@
 "use client";
 
+import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { ConfirmButton } from "@/app/_components/confirm-button";
-import { revertToCommit } from "./actions";
+import { toolCall } from "@/app/_lib/tool-call";
+import { useTRPC } from "@/app/_lib/trpc";
+import type { documentsTool } from "@/server/actions/documents";
 
 /** "Revert to this commit", confirmed inline; then the history shows the new revert commit. */
 export function RevertButton({ documentId, branchName, commitId }: { documentId: string; branchName: string; commitId: string }) {
   const router = useRouter();
+  const documents = toolCall<typeof documentsTool>(useMutation(useTRPC().documents.mutationOptions()).mutateAsync);
   return (
     <ConfirmButton
       label="Revert to this commit"
@@ -14,7 +18,7 @@ export function RevertButton({ documentId, branchName, commitId }: { documentId:
       confirmLabel="Revert"
       pendingLabel="Reverting…"
       onConfirm={async () => {
-        const result = await revertToCommit({ documentId, branchName, commitId });
+        const result = await documents({ action: "revert", documentId, branchName, commitId });
         if (!result.ok) return result.message;
         const query = new URLSearchParams({ branch: branchName, commit: result.value.commitId });
         if (!result.value.changed) query.set("unchanged", "1");

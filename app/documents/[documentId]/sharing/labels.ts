@@ -4,5 +4,3 @@ import type { Permission } from "@/server/core/document-model";
 export type Level = Permission;
 
 export const LEVEL_LABELS: Record<Level, string> = { edit: "Can edit", read: "Can read", none: "No access" };
-
-export const isLevel = (value: unknown): value is Level => value === "edit" || value === "read" || value === "none";

@@ -45,7 +45,7 @@ async function allMembers(userId: string): Promise<PickableMember[]> {
   const members: PickableMember[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 25; page += 1) {
-    const result: { members: PickableMember[]; nextCursor: string | null } = await getBridge().callTool("members", userId, {
+    const result = await getBridge().callTool("members", userId, {
       action: "list",
       limit: 200,
       ...(cursor ? { cursor } : {}),
@@ -88,13 +88,15 @@ export default async function SharingPage({ params }: Props) {
   }
 
   const bridge = getBridge();
-  const [permissions, links, members] = await Promise.all([
+  const [permissions, links, members, workspace] = await Promise.all([
     attempt(() => bridge.callTool("documents", user.id, { action: "get_permissions", documentId })),
     attempt(
       async (): Promise<{ shareLinks: ShareLinkInfo[] }> =>
         bridge.callTool("documents", user.id, { action: "list_share_links", documentId }),
     ),
     attempt(() => allMembers(user.id)),
+    // The base of share links is the server's to decide (QUIRE_PUBLIC_URL, else the origin this page was asked for).
+    bridge.workspace(user.id, { action: "get" }),
   ]);
   if (!permissions.ok) {
     return (
@@ -200,7 +202,7 @@ export default async function SharingPage({ params }: Props) {
         description="A read link lets anyone who has it read the document without an account. An edit link gives workspace members who open it edit access. Revoke a link to stop it working."
       >
         <div className="panel settings-panel">
-          <ShareLinkForm documentId={documentId} />
+          <ShareLinkForm documentId={documentId} publicUrl={workspace.publicUrl} />
         </div>
         {!links.ok ? (
           <p className="form-error form-error-spaced" role="alert">

@@ -1,19 +1,23 @@
 "use client";
 
+import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
-import { AutoSaveSelect, FormError, useActionForm, OptionalExpiryField } from "@/app/_components/action-form";
+import { AutoSaveSelect, FormError, field, OptionalExpiryField, optionalNumber, useActionForm } from "@/app/_components/action-form";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
 import { OneTimeSecret } from "@/app/_components/one-time-secret";
-import {
-  createDocumentShareLink,
-  revokeDocumentShareLink,
-  saveDocumentPermissions,
-  setUserPermission,
-  type CreatedShareLink,
-} from "./actions";
-
+import { toolCall } from "@/app/_lib/tool-call";
+import { useTRPC } from "@/app/_lib/trpc";
+import type { DocumentsResults, documentsTool } from "@/server/actions/documents";
+import type { MemberList } from "@/server/actions/members";
 import { LEVEL_LABELS, type Level } from "./labels";
+
+/**
+ * The documents tool over tRPC, typed per action. It checks again that the
+ * user may manage the document (its creator, workspace owners and admins);
+ * the page hiding its controls from others is a courtesy, not the check.
+ */
+const useDocuments = () => toolCall<typeof documentsTool>(useMutation(useTRPC().documents.mutationOptions()).mutateAsync);
 
 function LevelOptions({ levels = ["edit", "read", "none"] }: { levels?: Level[] }) {
   return (
@@ -38,6 +42,7 @@ export function DocumentPermissionsForm({
   aiAccess: Level;
 }) {
   const router = useRouter();
+  const documents = useDocuments();
   const [team, setTeam] = useState<Level>(defaultPermission);
   const [ai, setAi] = useState<Level>(aiAccess);
   const [state, setState] = useState<{ kind: "idle" | "pending" | "saved" } | { kind: "error"; message: string }>({ kind: "idle" });
@@ -46,7 +51,7 @@ export function DocumentPermissionsForm({
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     setState({ kind: "pending" });
-    const result = await saveDocumentPermissions(documentId, { defaultPermission: team, aiAccess: ai });
+    const result = await documents({ action: "set_permissions", documentId, defaultPermission: team, aiAccess: ai });
     if (!result.ok) {
       setState({ kind: "error", message: result.message });
       return;
@@ -121,34 +126,43 @@ export function GrantSelect({
   name: string;
   permission: Level;
 }) {
+  const documents = useDocuments();
   return (
-    <AutoSaveSelect label={`Access of ${name}`} initial={permission} save={(next) => setUserPermission(documentId, userId, next)}>
+    <AutoSaveSelect
+      label={`Access of ${name}`}
+      initial={permission}
+      save={(next) => documents({ action: "set_permissions", documentId, grants: [{ userId, permission: next }] })}
+    >
       <LevelOptions />
     </AutoSaveSelect>
   );
 }
 
 export function RemoveGrantButton({ documentId, userId, name }: { documentId: string; userId: string; name: string }) {
+  const documents = useDocuments();
   return (
     <ActionConfirmButton
       label="Remove"
       question={`Remove ${name}'s own access?`}
       confirmLabel="Remove"
       pendingLabel="Removing…"
-      action={() => setUserPermission(documentId, userId, null)}
+      action={() => documents({ action: "set_permissions", documentId, grants: [{ userId, permission: null }] })}
     />
   );
 }
 
-export interface PickableMember {
-  userId: string;
-  name: string;
-  email: string;
-  role: string;
-}
+export type PickableMember = MemberList["members"][number];
 
 export function AddGrantForm({ documentId, members }: { documentId: string; members: PickableMember[] }) {
-  const { pending, error, onSubmit } = useActionForm((data) => setUserPermission(documentId, data.get("userId"), data.get("permission")));
+  const documents = useDocuments();
+  const { pending, error, onSubmit } = useActionForm((data) =>
+    documents({
+      action: "set_permissions",
+      documentId,
+      // The select offers only the levels; the tool's schema judges what arrives.
+      grants: [{ userId: field(data, "userId"), permission: field(data, "permission") as Level }],
+    }),
+  );
 
   if (members.length === 0) {
     return (
@@ -188,10 +202,22 @@ export function AddGrantForm({ documentId, members }: { documentId: string; memb
   );
 }
 
-export function ShareLinkForm({ documentId }: { documentId: string }) {
+/** What creating a link answers (its path: the token is in it, shown once). */
+type CreatedShareLink = DocumentsResults["create_share_link"];
+
+/** `publicUrl`: the base of links handed out, the server's decision (QUIRE_PUBLIC_URL, else the origin this page was asked for). */
+export function ShareLinkForm({ documentId, publicUrl }: { documentId: string; publicUrl: string }) {
+  const documents = useDocuments();
   const [created, setCreated] = useState<CreatedShareLink | null>(null);
   const { pending, error, onSubmit } = useActionForm(
-    (data) => createDocumentShareLink(documentId, { permission: data.get("permission"), expiresInDays: data.get("expiresInDays") }),
+    (data) =>
+      documents({
+        action: "create_share_link",
+        documentId,
+        // The select offers only read and edit; the tool's schema judges what arrives.
+        permission: field(data, "permission") as CreatedShareLink["permission"],
+        expiresInDays: optionalNumber(data, "expiresInDays"),
+      }),
     setCreated,
   );
 
@@ -219,7 +245,7 @@ export function ShareLinkForm({ documentId }: { documentId: string }) {
       {created ? (
         <OneTimeSecret
           title={created.permission === "edit" ? "New edit link" : "New read-only link"}
-          value={created.url}
+          value={`${publicUrl}${created.path}`}
           testId="share-link"
           hint={`${who} Copy it now: Quire keeps only a fingerprint of the link and cannot show it again.`}
         />
@@ -229,13 +255,14 @@ export function ShareLinkForm({ documentId }: { documentId: string }) {
 }
 
 export function RevokeShareLinkButton({ documentId, shareLinkId }: { documentId: string; shareLinkId: string }) {
+  const documents = useDocuments();
   return (
     <ActionConfirmButton
       label="Revoke"
       question="Stop this link from working?"
       confirmLabel="Revoke"
       pendingLabel="Revoking…"
-      action={() => revokeDocumentShareLink(documentId, shareLinkId)}
+      action={() => documents({ action: "revoke_share_link", documentId, shareLinkId })}
     />
   );
 }

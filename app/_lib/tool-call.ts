@@ -1,0 +1,26 @@
+/**
+ * How the app's client components call a tool over tRPC. The router serves
+ * each tool as one procedure taking the tool's own input, so tRPC types its
+ * answer as the union of every action's result; `toolCall` types each call by
+ * the action it sends, as `runTool` does for the bridge, and hands a refusal
+ * back as the forms show it (the server's code and message) instead of a throw.
+ */
+import type { z } from "zod";
+import type { ActionResult } from "@/app/_lib/action-result";
+import { errorPayloadOf } from "@/app/_lib/trpc";
+import type { AnyTool, ToolResult } from "@/server/actions/tool";
+
+/**
+ * `call` is a tool's tRPC mutation (`useMutation(trpc.<tool>.mutationOptions()).mutateAsync`). The type
+ * parameter names the tool; a procedure of another tool does not compile (its input or answer differ).
+ */
+export function toolCall<T extends AnyTool>(call: (input: z.input<T["input"]>) => Promise<ToolResult<T, z.input<T["input"]>>>) {
+  return async <const I extends z.input<T["input"]>>(input: I): Promise<ActionResult<ToolResult<T, I>>> => {
+    try {
+      // The answer is what runTool returned for this input: the result of the action it names.
+      return { ok: true, value: (await call(input)) as ToolResult<T, I> };
+    } catch (error) {
+      return { ok: false, ...errorPayloadOf(error) };
+    }
+  };
+}
