@@ -20,7 +20,7 @@ import { actorForApiToken, actorForUser } from "@/server/auth/accounts";
 import type { RateLimitGuard } from "@/server/auth/rate-limit-guard";
 import { hasSecretTokenShape, hashSecretToken } from "@/server/auth/secret-tokens";
 import { DomainError } from "@/server/core/errors";
-import { findLiveShareLink, type ShareLinkRow } from "@/server/store/access";
+import { findLiveShareLink, findLiveShareLinkById, type ShareLinkRow } from "@/server/store/access";
 import type { Tx } from "@/server/store/db";
 import { documentNotFound, findDocumentWithGrants, getDocument } from "@/server/store/documents";
 import type { Actor } from "./actor";
@@ -77,17 +77,29 @@ const invalidToken = () =>
   new DomainError("UNAUTHENTICATED", "This API token is not valid: unknown, revoked or expired. Create one with `npx quire token create`.");
 
 /**
- * What a share link gives a visitor without an account on its document: the
- * document read only through a read link, as the `share` principal (which no
- * section override raises); nothing through an edit link (see the header).
+ * What a live share link gives a visitor without an account on `documentId`:
+ * NOT_FOUND, worded as for a missing id, when the link shares another
+ * document; the document read only through a read link, as the `share`
+ * principal (which no section override raises); nothing through an edit link
+ * (see the header).
  */
-export async function visitorAccess(tx: Tx, link: ShareLinkRow): Promise<DocumentAccess> {
+export async function visitorAccess(tx: Tx, link: ShareLinkRow, documentId: string): Promise<DocumentAccess> {
+  if (link.documentId !== documentId) throw documentNotFound(documentId);
   if (link.permission !== "read") {
     throw new DomainError("PERMISSION_DENIED", "This link grants edit access, which needs an account: sign in, then open the link again.", {
-      documentId: link.documentId,
+      documentId,
     });
   }
   return accessWithGrant(await getDocument(tx, link.workspaceId, link.documentId), { kind: "share", permission: "read" }, null);
+}
+
+/**
+ * The access of a download signed for share link `shareLinkId`: its visitor's
+ * (`visitorAccess`) while the link lives, null once it is revoked or expired.
+ */
+export async function shareLinkHolderAccess(tx: Tx, shareLinkId: string, documentId: string, now: Date): Promise<DocumentAccess | null> {
+  const link = await findLiveShareLinkById(tx, shareLinkId, now);
+  return link ? visitorAccess(tx, link, documentId) : null;
 }
 
 export function createAuthorizer(options: AuthorizerOptions): Authorizer {
@@ -138,8 +150,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
       const { actor, shareLink } = await principal(credential, client);
       if (actor)
         return { actor, access: admitActor(actor, documentId, await findDocumentWithGrants(db, documentId, [actor.userId]), need) };
-      if (!shareLink || shareLink.documentId !== documentId) throw documentNotFound(documentId);
-      const access = await visitorAccess(db, shareLink);
+      const access = await visitorAccess(db, shareLink!, documentId);
       requireDocument(access, need);
       return { actor: null, access };
     },

@@ -57,6 +57,13 @@ export interface SectionView {
   position: number;
   defaultPermission: Permission | null;
   aiAccess: Permission | null;
+  /**
+   * What the caller may do with the section as this version has it: the one
+   * decision (`sectionRules`), so no page or client works it out again.
+   * `edit` at a branch head lets the `sections` tool change it (unless the
+   * document is deleted there).
+   */
+  yourPermission: "read" | "edit";
   references: readonly SectionReference[];
   /** Comments anchored in this section's text by <svc:comment id="…"> markup. */
   comments: CommentView[];
@@ -226,6 +233,8 @@ export async function documentView(
       const committed = versions.get(e.blobHash)!;
       const live = input.draft?.get(e.sectionId);
       const v = live ? { ...committed, name: live.name, content: live.content } : committed;
+      // Only visible sections are here, so the caller holds at least read.
+      const yourPermission = rules.permission(e.sectionId, committed) === "edit" ? "edit" : "read";
       return {
         sectionId: e.sectionId,
         name: v.name,
@@ -234,6 +243,7 @@ export async function documentView(
         position: e.position,
         defaultPermission: v.defaultPermission,
         aiAccess: v.aiAccess,
+        yourPermission,
         references: v.references,
         comments: v.content.flatMap((b) =>
           b.blockType === "text" ? existingCommentTags(b.text).flatMap((tag) => comments.get(tag.id) ?? []) : [],
@@ -274,7 +284,7 @@ export async function readDocument(
 export const readTool = defineTool({
   name: "read",
   description:
-    "Read a document: its path, name, description, tags, scalar properties and ordered sections (sectionId, name, content blocks, contentHash, position, permission overrides, references, comments, and `downloads`: signed URLs for storage blocks, valid 15 minutes). Sections you may not see are left out (positions count only the sections you see). Reads the head of `branchName` (default: main) or, with `commitId`, the document as it was at that commit. Keep each section's `contentHash` and pass it as `expectedContentHash` when you update the section with the `sections` tool, so a concurrent edit is detected instead of overwritten.",
+    "Read a document: its path, name, description, tags, scalar properties and ordered sections (sectionId, name, content blocks, contentHash, position, permission overrides, `yourPermission` (read or edit: what you may do with the section), references, comments, and `downloads`: signed URLs for storage blocks, valid 15 minutes). Sections you may not see are left out (positions count only the sections you see). Reads the head of `branchName` (default: main) or, with `commitId`, the document as it was at that commit. Keep each section's `contentHash` and pass it as `expectedContentHash` when you update the section with the `sections` tool, so a concurrent edit is detected instead of overwritten.",
   input: readInput,
   readOnly: true,
   async handle(ctx: ActionContext, input) {

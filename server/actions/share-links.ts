@@ -1,39 +1,40 @@
 /**
  * Opening a share link. A signed-in workspace member who opens it gets the
  * link's permission on the document as a grant (never lowering one they
- * have); a visitor without an account can read the document through a read
- * link, and nothing else. Creating, listing and revoking links are `documents`
- * actions, for those who manage the document.
+ * have); a visitor without an account reads the document through a read link
+ * (the one share-link rule, `server/access/authorize.ts`). Creating, listing
+ * and revoking links are `documents` actions, for those who manage the
+ * document.
  */
 import { z } from "zod";
 import type { Database } from "@/db/client";
+import { type Authorizer, createAuthorizer, visitorAccess } from "@/server/access/authorize";
+import { accessFor, openDocument } from "@/server/access/documents";
 import { hashSecretToken, newSecretToken } from "@/server/auth/secret-tokens";
 import { DomainError, notFound } from "@/server/core/errors";
 import { atLeast } from "@/server/policies/access";
-import { findLiveShareLink, insertShareLink, listShareLinks, revokeShareLink, type ShareLinkRow, setGrant } from "@/server/store/access";
+import { insertShareLink, listShareLinks, revokeShareLink, type ShareLinkRow, setGrant } from "@/server/store/access";
 import { getMembership } from "@/server/store/accounts";
 import { getDocument } from "@/server/store/documents";
 import type { FileLinks } from "@/server/storage/links";
-import { accessFor, openDocument } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 import { documentIdField } from "./document-fields";
 import { uuidSchema } from "./tool";
 import { type DocumentView, readDocument } from "./read";
-import { shareVisitorAccess } from "./share-access";
 import { signedDownloads } from "./upload-url";
 
-const deadLink = () =>
-  new DomainError(
-    "NOT_FOUND",
-    "This share link does not work: it was revoked, it expired, or it never existed. Ask the person who shared it for a new one.",
-  );
-
-async function liveLink(db: Database, token: string, now: Date): Promise<ShareLinkRow> {
-  if (token.length < 20 || token.length > 200) throw deadLink();
-  const link = await findLiveShareLink(db, hashSecretToken(token), now);
-  if (!link) throw deadLink();
-  return link;
+/**
+ * Which door a share link is checked at: the server's authorizer, with its
+ * rate limits, and the client address the link came from. Absent: an
+ * authorizer of `db` without limits (the CLI, tests).
+ */
+export interface ShareLinkDoor {
+  authorizer: Authorizer;
+  client: string;
 }
+
+const doorOf = (db: Database, now: Date, door: ShareLinkDoor | undefined): ShareLinkDoor =>
+  door ?? { authorizer: createAuthorizer({ db, clock: () => now }), client: "unknown" };
 
 /**
  * The document behind a read link, as a visitor without an account sees it. Given the server's `files`, each
@@ -46,24 +47,31 @@ export async function readSharedDocument(
   input: { branchName?: string; commitId?: string },
   now: Date,
   files?: FileLinks,
+  door?: ShareLinkDoor,
 ): Promise<DocumentView> {
-  const link = await liveLink(db, token, now);
-  if (link.permission !== "read") {
-    throw new DomainError("UNAUTHENTICATED", "This link grants edit access, which needs an account: sign in, then open the link again.");
-  }
-  const document = await getDocument(db, link.workspaceId, link.documentId);
+  const { authorizer, client } = doorOf(db, now, door);
+  const link = (await authorizer.principal({ kind: "share", token }, client)).shareLink!;
+  const access = await visitorAccess(db, link, link.documentId);
   const holder = { shareLinkId: link.id, principal: "share" } as const;
+  const documentId = link.documentId;
   return readDocument(
     db,
-    shareVisitorAccess(document),
+    access,
     input,
-    files && ((content, commitId) => signedDownloads({ files, now, holder, documentId: document.id }, commitId, content)),
+    files && ((content, commitId) => signedDownloads({ files, now, holder, documentId }, commitId, content)),
   );
 }
 
 /** Gives a signed-in member the link's access to its document; returns the document id to open. */
-export async function acceptShareLink(db: Database, userId: string, token: string, now: Date): Promise<{ documentId: string }> {
-  const link = await liveLink(db, token, now);
+export async function acceptShareLink(
+  db: Database,
+  userId: string,
+  token: string,
+  now: Date,
+  door?: ShareLinkDoor,
+): Promise<{ documentId: string }> {
+  const { authorizer, client } = doorOf(db, now, door);
+  const link = (await authorizer.principal({ kind: "share", token }, client)).shareLink!;
   const membership = await getMembership(db, userId);
   if (!membership || membership.workspaceId !== link.workspaceId) {
     throw new DomainError(

@@ -37,7 +37,7 @@ import { CommitGraph } from "@/server/store/commits";
 import { loadSections, loadTree } from "@/server/store/objects";
 import { type DocumentAccess, openDocument, sectionRules } from "@/server/access/documents";
 import type { ActionContext, Actor } from "./context";
-import { shareLinkDocumentAccess } from "./share-access";
+import { shareLinkHolderAccess } from "@/server/access/authorize";
 import { storageKeysVisibleIn } from "@/server/access/sections";
 import { defineTool } from "./tool";
 
@@ -267,7 +267,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * visitor's. Null when they have none any more; NOT_FOUND when they may not read the document.
  */
 async function holderAccess(db: Database, target: DownloadTarget, now: Date): Promise<DocumentAccess | null> {
-  if (target.principal === "share") return shareLinkDocumentAccess(db, target.shareLinkId, target.documentId, now);
+  if (target.principal === "share") return shareLinkHolderAccess(db, target.shareLinkId, target.documentId, now);
   const membership = await getMembership(db, target.userId);
   if (!membership) return null;
   const actor: Actor = { userId: target.userId, workspaceId: membership.workspaceId, role: membership.role, principal: target.principal };

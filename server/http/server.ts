@@ -10,7 +10,8 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import type { DatabaseHandle } from "@/db/client";
-import type { Actor } from "@/server/actions/context";
+import { type Credential, createAuthorizer } from "@/server/access/authorize";
+import type { Actor } from "@/server/access/actor";
 import { toolsByName } from "@/server/actions/registry";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { appRouter, toTrpcError } from "@/server/api/router";
@@ -24,7 +25,7 @@ import { MAX_REQUEST_BYTES, requestTooLarge } from "@/server/core/limits";
 import { createMcpEndpoint } from "./mcp-endpoint";
 import { connectRedisBus } from "@/server/collab/bus";
 import { type LiveDrafts, roomsLiveDrafts } from "@/server/collab/live-drafts";
-import { CollabRooms, type Credential, parseRoomPath } from "@/server/collab/rooms";
+import { CollabRooms, parseRoomPath, type RoomAddress } from "@/server/collab/rooms";
 import { exportNextEnvironment, publicBaseUrl } from "@/server/config";
 import { createFileLinks, type FileLinks } from "@/server/storage/links";
 import type { ObjectStore } from "@/server/storage/object-store";
@@ -148,17 +149,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   // Every action context of this server reaches the drafts through its rooms.
   const live = roomsLiveDrafts(db, rooms);
-  /** A share-link action; an unknown, revoked or expired link counts against the client address. */
-  async function shareLinkAttempt<T>(run: () => Promise<T>): Promise<T> {
-    const address = currentClientAddress();
-    await limits.refuseIfExhausted("shareLink", address);
-    try {
-      return await run();
-    } catch (error) {
-      if (isDomainError(error) && error.code === "NOT_FOUND") await limits.countFailure("shareLink", address);
-      throw error;
-    }
-  }
+  // The one door every face asks (server/access/authorize.ts); a token or share link that does not work counts against
+  // the client address it came from.
+  const authorizer = createAuthorizer({ db, clock, limits });
 
   const bridge: QuireBridge = {
     verifyCredentials: (email, password) => limits.signIn(email, password, currentClientAddress()),
@@ -170,21 +163,30 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       return { id: user.id, email: user.email, name: user.name };
     },
     ...accountBridge({ db, clock, files, live, baseUrl }),
-    readShared: (token, input) => shareLinkAttempt(() => readSharedDocument(db, token, input, clock(), files)),
-    acceptShare: (token, userId) => shareLinkAttempt(() => acceptShareLink(db, userId, token, clock())),
+    readShared: (token, input) => readSharedDocument(db, token, input, clock(), files, { authorizer, client: currentClientAddress() }),
+    acceptShare: (token, userId) => acceptShareLink(db, userId, token, clock(), { authorizer, client: currentClientAddress() }),
   };
   installBridge(bridge);
 
-  /** The agent behind a bearer token, under the API credential rate limit (throws RATE_LIMITED). */
-  const tokenActor = (req: IncomingMessage, token: string): Promise<Actor | null> =>
-    limits.check("apiCredential", clientAddress(req, trustProxy), () => actorForApiToken(db, token, clock()));
+  /**
+   * The actor a request's credential makes, by the authorizer; null when it is not valid (each face answers
+   * UNAUTHENTICATED its own way). A token is checked under the API credential rate limit (throws RATE_LIMITED).
+   */
+  async function actorOf(req: IncomingMessage, credential: Credential): Promise<Actor | null> {
+    try {
+      return (await authorizer.principal(credential, clientAddress(req, trustProxy))).actor;
+    } catch (error) {
+      if (isDomainError(error) && error.code === "UNAUTHENTICATED") return null;
+      throw error;
+    }
+  }
 
   /** A bearer token makes an agent (on every face); without one, the browser session cookie makes the person. */
   async function actorFor(req: IncomingMessage): Promise<Actor | null> {
     const token = bearerToken(req);
-    if (token) return tokenActor(req, token);
+    if (token) return actorOf(req, { kind: "token", token });
     const userId = await sessionUserId(req.headers.cookie, authSecret, { secure: secureCookies });
-    return userId ? actorForUser(db, userId, "person") : null;
+    return userId ? actorOf(req, { kind: "person", userId }) : null;
   }
 
   const trpcHandler = createHTTPHandler({
@@ -225,7 +227,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       const token = bearerToken(req);
       let actor: Actor | null = null;
       try {
-        actor = token ? await tokenActor(req, token) : null;
+        actor = token ? await actorOf(req, { kind: "token", token }) : null;
       } catch (error) {
         if (!isDomainError(error) || error.code !== "RATE_LIMITED") throw error;
         sendRateLimited(req, res, error);
@@ -306,19 +308,25 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
   }
 
-  /** The credential of a live-room upgrade: an API token (`token` or Authorization), a share link (`share`), else the session cookie. */
-  async function roomCredential(req: IncomingMessage, query: URLSearchParams): Promise<Credential | null> {
+  /**
+   * The credential of a live-room upgrade: an API token (`token` or Authorization), a share link (`share`), else the
+   * session cookie. It is checked at the door here, where its client address is known (a token under the API
+   * credential rate limit; a share link for the room's document by the one share-link rule, a link that does not work
+   * counted as on the share page); the room decides branch and section, and the principal again on every access change.
+   */
+  async function roomCredential(req: IncomingMessage, query: URLSearchParams, address: RoomAddress): Promise<Credential | null> {
+    const client = clientAddress(req, trustProxy);
     const token = query.get("token") ?? bearerToken(req);
     if (token) {
-      // Checked here under the API credential rate limit; the room resolves it again on every access change.
-      const actor = await tokenActor(req, token);
-      return actor ? { kind: "token", token } : null;
+      const credential: Credential = { kind: "token", token };
+      await authorizer.principal(credential, client);
+      return credential;
     }
     const share = query.get("share");
     if (share) {
-      const address = clientAddress(req, trustProxy);
-      await limits.refuseIfExhausted("shareLink", address);
-      return { kind: "share", token: share };
+      const credential: Credential = { kind: "share", token: share };
+      await authorizer.document(credential, address.documentId, "read", client);
+      return credential;
     }
     const userId = await sessionUserId(req.headers.cookie, authSecret, { secure: secureCookies });
     return userId ? { kind: "person", userId } : null;
@@ -346,7 +354,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // A page of another origin of this site (another port, a sibling subdomain) gets the session cookie sent with
     // its upgrade: only the site's own pages may open a room. Clients outside a browser send no Origin.
     const crossOrigin = foreignOriginRefusal(req, site);
-    (crossOrigin ? Promise.reject(new DomainError(crossOrigin.code, crossOrigin.message)) : roomCredential(req, url.searchParams))
+    (crossOrigin ? Promise.reject(new DomainError(crossOrigin.code, crossOrigin.message)) : roomCredential(req, url.searchParams, address))
       .then(
         (credential) => rooms.upgrade(req, socket, head, credential, address),
         (error: unknown) => rooms.upgrade(req, socket, head, null, address, isDomainError(error) ? error : undefined),

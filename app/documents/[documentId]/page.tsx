@@ -155,14 +155,9 @@ export default async function DocumentPage({ params, searchParams }: Props) {
               resolvedCommentIds={sections.flatMap((s) => s.comments.filter((c) => c.status === "resolved").map((c) => c.commentId))}
               sections={initialSections(sections, {
                 editsByDefault: canEdit,
-                editable: (section) => editsSection(section, canEdit, access.ok && access.value.canManage),
+                editable: editsSection,
                 references: (section) => (
-                  <SectionReferences
-                    section={section}
-                    removableOn={
-                      editsSection(section, canEdit, access.ok && access.value.canManage) ? { documentId, branchName } : undefined
-                    }
-                  />
+                  <SectionReferences section={section} removableOn={editsSection(section) ? { documentId, branchName } : undefined} />
                 ),
               })}
             />
@@ -253,9 +248,8 @@ function SectionReferences({ section, removableOn }: { section: DocumentSection;
  * it read-only for people who do not manage the document (the server drops
  * such edits anyway, this only spares them an editor that cannot save).
  */
-function editsSection(section: DocumentSection, canEdit: boolean, canManage: boolean): boolean {
-  return canEdit && (canManage || !section.defaultPermission || section.defaultPermission === "edit");
-}
+/** Whether this person edits a section: the server's answer in `read` (the page decides nothing of its own). */
+const editsSection = (section: DocumentSection): boolean => section.yourPermission === "edit";
 
 function SectionView({ section }: { section: DocumentSection }) {
   return (

@@ -32,8 +32,10 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 /**
  * A share link. Signed in: the link's access is added to the user's own and
  * they go to the document. Signed out: a read link shows the document read
- * only; an edit link asks them to sign in. This page never calls
- * requireUser(): it must work without a session.
+ * only; an edit link asks them to sign in (the server's one share-link rule,
+ * server/access/authorize.ts: it refuses an edit link's visitor, here as in
+ * the live rooms). This page never calls requireUser(): it must work without
+ * a session.
  */
 export default async function SharePage({ params }: Props) {
   const { token } = await params;
@@ -46,7 +48,8 @@ export default async function SharePage({ params }: Props) {
     // The server grants the link's access only where it raises what the member can already do.
     const accepted = await attempt(() => getBridge().acceptShare(token, user.id));
     if (accepted.ok) redirect(`/documents/${encodeURIComponent(accepted.value.documentId)}`);
-    if (accepted.code === "NOT_FOUND") notFound();
+    // A link that does not work is an invalid credential (UNAUTHENTICATED): the dead-link page.
+    if (accepted.code === "UNAUTHENTICATED" || accepted.code === "NOT_FOUND") notFound();
     if (accepted.code !== "PERMISSION_DENIED") {
       return (
         <AppShell user={user}>
@@ -60,8 +63,9 @@ export default async function SharePage({ params }: Props) {
 
   const read = await readOnce(token);
   if (!read.ok) {
-    if (read.code === "NOT_FOUND" || read.code === "VALIDATION_FAILED") notFound();
-    if (read.code === "UNAUTHENTICATED") return <EditLinkCard user={user} signInHref={signInHref} notice={notice} />;
+    if (read.code === "UNAUTHENTICATED" || read.code === "NOT_FOUND" || read.code === "VALIDATION_FAILED") notFound();
+    // A live edit link gives a visitor without an account nothing: signing in opens it.
+    if (read.code === "PERMISSION_DENIED") return <EditLinkCard user={user} signInHref={signInHref} notice={notice} />;
     return (
       <>
         <SignedOutHeader signInHref={signInHref} />

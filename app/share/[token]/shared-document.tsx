@@ -69,7 +69,7 @@ export function SharedDocument({
             order={sections.map((s) => s.sectionId)}
             sections={initialSections(sections, {
               editsByDefault: false,
-              editable: () => false,
+              editable: (section) => section.yourPermission === "edit",
               references: (section) => <PlainReferences section={section} />,
             })}
           />
