@@ -136,6 +136,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const secureCookies = usesSecureCookies(options.siteUrl) || usesSecureCookies(options.publicUrl);
   const rateLimitStore = createRateLimitStore(db);
   const limits = createRateLimitGuard(db, rateLimitStore);
+  // The one door every face asks (server/access/authorize.ts); a token or share link that does not work counts against
+  // the client address it came from.
+  const authorizer = createAuthorizer({ db, clock, limits });
   const bus = options.redisUrl ? await connectRedisBus(options.redisUrl) : undefined;
   const rooms = new CollabRooms({
     database: options.database,
@@ -149,9 +152,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   // Every action context of this server reaches the drafts through its rooms.
   const live = roomsLiveDrafts(db, rooms);
-  // The one door every face asks (server/access/authorize.ts); a token or share link that does not work counts against
-  // the client address it came from.
-  const authorizer = createAuthorizer({ db, clock, limits });
 
   const bridge: QuireBridge = {
     verifyCredentials: (email, password) => limits.signIn(email, password, currentClientAddress()),
