@@ -10,6 +10,9 @@ import type { ActionResult } from "@/app/_lib/action-result";
 import { errorPayloadOf } from "@/app/_lib/trpc";
 import type { AnyTool, ToolResult } from "@/server/actions/tool";
 
+/** A failed call as the forms show it: the server's own code and message. */
+export const refusalOf = (error: unknown) => ({ ok: false as const, ...errorPayloadOf(error) });
+
 /**
  * `call` is a tool's tRPC mutation (`useMutation(trpc.<tool>.mutationOptions()).mutateAsync`). The type
  * parameter names the tool; a procedure of another tool does not compile (its input or answer differ).
@@ -20,7 +23,7 @@ export function toolCall<T extends AnyTool>(call: (input: z.input<T["input"]>) =
       // The answer is what runTool returned for this input: the result of the action it names.
       return { ok: true, value: (await call(input)) as ToolResult<T, I> };
     } catch (error) {
-      return { ok: false, ...errorPayloadOf(error) };
+      return refusalOf(error);
     }
   };
 }
