@@ -15,7 +15,7 @@ import { loadSections, loadTree } from "@/server/store/objects";
 import { openDocument, requireSection, sectionRules } from "@/server/access/documents";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
-import { loadSection, sectionWriteFields, withSections } from "./section-target";
+import { loadSection, sectionWriteFields, withSectionVersion } from "./section-target";
 import { uuidSchema } from "./tool";
 
 const addReferenceInput = z.strictObject({
@@ -70,10 +70,7 @@ function addReference(ctx: ActionContext, input: z.output<typeof addReferenceInp
     };
     const contentHash = hashSection(version);
     return {
-      tree: withSections(
-        state.tree,
-        state.tree.sections.map((e) => (e.sectionId === section.sectionId ? { ...e, blobHash: contentHash } : e)),
-      ),
+      tree: withSectionVersion(state.tree, section.sectionId, contentHash),
       newSections: [version],
       message: `Add reference from section ${quoteForMessage(section.version.name)}`,
       result: { sectionId: section.sectionId, referenceId, contentHash },
@@ -102,10 +99,7 @@ function removeReference(ctx: ActionContext, input: z.output<typeof removeRefere
     const version: SectionVersion = { ...before, references: before.references.filter((r) => r.referenceId !== input.referenceId) };
     const contentHash = hashSection(version);
     return {
-      tree: withSections(
-        state.tree,
-        state.tree.sections.map((e) => (e.sectionId === holder.sectionId ? { ...e, blobHash: contentHash } : e)),
-      ),
+      tree: withSectionVersion(state.tree, holder.sectionId, contentHash),
       newSections: [version],
       message: `Remove reference from section ${quoteForMessage(before.name)}`,
       result: { sectionId: holder.sectionId, referenceId: input.referenceId, contentHash },

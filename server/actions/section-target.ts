@@ -40,3 +40,11 @@ export async function loadSection(tx: Tx, state: BranchState, access: DocumentAc
 export function withSections(tree: DocumentTree, sections: DocumentTree["sections"]): DocumentTree {
   return { ...tree, sections };
 }
+
+/** The tree with one section at another version, in its place. */
+export function withSectionVersion(tree: DocumentTree, sectionId: string, blobHash: string): DocumentTree {
+  return withSections(
+    tree,
+    tree.sections.map((e) => (e.sectionId === sectionId ? { ...e, blobHash } : e)),
+  );
+}

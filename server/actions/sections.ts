@@ -20,7 +20,7 @@ import type { ActionContext } from "./context";
 import { keysVisibleOnBranch, prepareSectionContent } from "./section-content";
 import { moveActionInputs, moveHandlers } from "./section-moves";
 import { referenceActionInputs, referenceHandlers } from "./section-references";
-import { loadSection, sectionWriteFields, withSections } from "./section-target";
+import { loadSection, sectionWriteFields, withSections, withSectionVersion } from "./section-target";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";
 
 const permission = z.enum(PERMISSIONS).nullable();
@@ -280,13 +280,12 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
       aiAccess: input.aiAccess === undefined ? section.version.aiAccess : input.aiAccess,
     };
     const contentHash = hashSection(version);
-    const sections = state.tree.sections.map((e) => (e.sectionId === section.sectionId ? { ...e, blobHash: contentHash } : e));
     const what =
       input.newName !== undefined && input.newName !== section.version.name
         ? `Rename section ${quoteForMessage(section.version.name)} to ${quoteForMessage(input.newName)}`
         : `Update section ${quoteForMessage(name)}`;
     return {
-      tree: withSections(state.tree, sections),
+      tree: withSectionVersion(state.tree, section.sectionId, contentHash),
       newSections: [version],
       newComments: comments,
       message: what,
