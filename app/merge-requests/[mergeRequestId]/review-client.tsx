@@ -1,20 +1,19 @@
 "use client";
 
-import { FormError } from "@/app/_components/action-form";
+import { useMutation } from "@tanstack/react-query";
+import { useSubscription } from "@trpc/tanstack-react-query";
 import { useRouter } from "next/navigation";
-import { type FormEvent, useEffect, useState } from "react";
+import { type FormEvent, useState } from "react";
+import { FormError, field, optionalField } from "@/app/_components/action-form";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
-import type { MergeAnalysisView, MergeRequestView } from "@/app/_lib/quire";
-import {
-  branchHeads,
-  closeMergeRequest,
-  editMergeRequest,
-  executeMergeRequest,
-  reviewMergeRequest,
-  type SectionChoice,
-  type Verdict,
-} from "../actions";
 import { type DiffView, SectionDiff } from "@/app/_components/section-diff";
+import type { MergeAnalysisView, MergeRequestView } from "@/app/_lib/quire";
+import { toolCall } from "@/app/_lib/tool-call";
+import { useTRPC } from "@/app/_lib/trpc";
+import type { mergeRequestsTool } from "@/server/actions/merge-requests";
+
+/** The merge_requests tool over tRPC, typed per action; whether someone may approve, merge or close is its decision. */
+const useMergeRequests = () => toolCall<typeof mergeRequestsTool>(useMutation(useTRPC().mergeRequests.mutationOptions()).mutateAsync);
 
 /** One side of a conflicting section as the page read it: its text, its deletion on that branch, or why it could not be read. */
 export type ConflictSide = { kind: "text"; text: string } | { kind: "deleted" } | { kind: "unread"; message: string };
@@ -27,7 +26,6 @@ const NOT_READ: ConflictSide = { kind: "unread", message: "The page did not read
 const MAX_COMMIT_MESSAGE_CHARS = 1000;
 /** Sections with more diff lines than this start collapsed. */
 const LARGE_DIFF_LINES = 60;
-const POLL_MS = 4000;
 
 export function HeaderEditor({
   mergeRequestId,
@@ -41,12 +39,19 @@ export function HeaderEditor({
   editable: boolean;
 }) {
   const router = useRouter();
+  const mergeRequests = useMergeRequests();
   const [editing, setEditing] = useState(false);
   const [error, setError] = useState<string | null>(null);
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    const result = await editMergeRequest(mergeRequestId, { title: form.get("title"), description: form.get("description") });
+    const result = await mergeRequests({
+      action: "update",
+      mergeRequestId,
+      newTitle: field(form, "title"),
+      // An emptied description removes it.
+      newDescription: optionalField(form, "description") ?? null,
+    });
     if (!result.ok) return setError(result.message);
     setError(null);
     setEditing(false);
@@ -90,7 +95,11 @@ export function HeaderEditor({
   );
 }
 
-/** Polls the branch heads; when either moved, says so and offers the fresh analysis (what was on screen is never merged). */
+/**
+ * Follows the branch heads (the branchHeads subscription: now, then on every
+ * move); when either differs from the analysis on screen, says so and offers
+ * the fresh analysis (what was on screen is never merged).
+ */
 export function LiveNotice({
   documentId,
   branches,
@@ -101,23 +110,25 @@ export function LiveNotice({
   heads: { source: string; target: string };
 }) {
   const router = useRouter();
+  const trpc = useTRPC();
   const [moved, setMoved] = useState<string[]>([]);
-  useEffect(() => {
-    let stopped = false;
-    const timer = setInterval(async () => {
-      const now = await branchHeads(documentId, branches);
-      if (stopped || !now.ok) return;
-      setMoved(
-        [now.value.source !== heads.source ? branches.source : "", now.value.target !== heads.target ? branches.target : ""].filter(
-          Boolean,
-        ),
-      );
-    }, POLL_MS);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
-  }, [documentId, branches, heads]);
+  useSubscription(
+    trpc.branchHeads.subscriptionOptions(
+      { documentId, branchNames: [branches.source, branches.target] },
+      {
+        onData: (now) => {
+          // A branch deleted since is absent, so it reads as moved too.
+          const head = (name: string) => now.branches.find((b) => b.name === name)?.headCommitId;
+          setMoved(
+            [
+              head(branches.source) !== heads.source ? branches.source : "",
+              head(branches.target) !== heads.target ? branches.target : "",
+            ].filter(Boolean),
+          );
+        },
+      },
+    ),
+  );
   if (moved.length === 0) return null;
   return (
     <div className="banner banner-warning mr-live" role="status" data-testid="branch-moved">
@@ -135,6 +146,8 @@ export function LiveNotice({
 /** Your review as the buttons need it; `outdated`: an approval that does not cover every change now, so it can be given again. */
 export type MyReviewState = "pending" | "approved" | "changes_requested" | "outdated";
 
+type Verdict = "approve" | "request_changes" | "reset";
+
 export function ReviewActions({
   mergeRequestId,
   myState,
@@ -145,12 +158,21 @@ export function ReviewActions({
   heads: { source: string; target: string };
 }) {
   const router = useRouter();
+  const mergeRequests = useMergeRequests();
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
   if (myState === null) return <p className="muted small">You are not a reviewer of this request.</p>;
   async function review(verdict: Verdict) {
     setPending(true);
-    const result = await reviewMergeRequest(mergeRequestId, verdict, heads);
+    // An approval names the heads the page showed, so nothing unseen is approved (BRANCH_MOVED otherwise).
+    const result = await (verdict === "approve"
+      ? mergeRequests({
+          action: "approve",
+          mergeRequestId,
+          expectedSourceHeadCommitId: heads.source,
+          expectedTargetHeadCommitId: heads.target,
+        })
+      : mergeRequests({ action: verdict, mergeRequestId }));
     setPending(false);
     if (!result.ok) return setError(result.message);
     setError(null);
@@ -209,6 +231,9 @@ function sectionsNeedingReview(request: MergeRequestView): string {
   return [...named, ...(hidden > 0 ? [`${hidden} section${hidden === 1 ? "" : "s"} you may not see`] : [])].join(", ");
 }
 
+/** What the merge keeps of a conflicting section: one side, or a text written here. */
+type SectionChoice = { resolution: "source" | "target" } | { resolution: "merged"; text: string };
+
 type DocumentChoices = {
   tagResolution?: "source" | "target";
   resolvedPath?: string;
@@ -227,6 +252,7 @@ export function ReviewWorkspace({
   conflictSides: ConflictSides;
 }) {
   const router = useRouter();
+  const mergeRequests = useMergeRequests();
   const [view, setView] = useState<DiffView>("split");
   const [sections, setSections] = useState<Record<string, SectionChoice>>({});
   const [doc, setDoc] = useState<DocumentChoices>({ properties: {} });
@@ -249,16 +275,28 @@ export function ReviewWorkspace({
   const stillNeedingReview = sectionsNeedingReview(request);
   const blocked = analysis.upToDate || missing.length > 0 || messageTooLong || approvalsShort || analysis.hiddenConflicts > 0;
 
+  /** Merges exactly the heads the page showed (the server refuses with BRANCH_MOVED otherwise). */
   async function merge() {
     setState({ kind: "pending" });
-    const result = await executeMergeRequest(request.mergeRequestId, {
-      sections,
+    const result = await mergeRequests({
+      action: "execute",
+      mergeRequestId: request.mergeRequestId,
+      resolutions: Object.entries(sections).map(([sectionId, choice]) =>
+        choice.resolution === "merged"
+          ? {
+              sectionId,
+              resolution: "merged" as const,
+              content: choice.text === "" ? [] : [{ blockType: "text" as const, text: choice.text }],
+            }
+          : { sectionId, resolution: choice.resolution },
+      ),
       tagResolution: doc.tagResolution,
       scalarPropertyResolutions: Object.keys(doc.properties).length ? doc.properties : undefined,
       resolvedPath: doc.resolvedPath?.trim() || undefined,
       documentDeletionResolution: doc.documentDeletionResolution,
       commitMessage: analysis.fastForward || message === analysis.generatedCommitMessage ? undefined : message,
-      heads: { source: analysis.sourceHeadCommitId, target: analysis.targetHeadCommitId },
+      expectedSourceHeadCommitId: analysis.sourceHeadCommitId,
+      expectedTargetHeadCommitId: analysis.targetHeadCommitId,
     });
     if (!result.ok) return setState({ kind: "error", message: result.message });
     setState({ kind: "idle" });
@@ -490,7 +528,7 @@ export function ReviewWorkspace({
             question="Close without merging? This cannot be undone."
             confirmLabel="Close it"
             pendingLabel="Closing…"
-            action={() => closeMergeRequest(request.mergeRequestId)}
+            action={() => mergeRequests({ action: "close", mergeRequestId: request.mergeRequestId })}
           />
         </div>
       </section>

@@ -1,9 +1,18 @@
 "use client";
 
-import { FormError } from "@/app/_components/action-form";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useEffect, useState } from "react";
-import { createMergeRequest, type PickedMember, searchMembers } from "../actions";
+import { FormError, field, optionalField } from "@/app/_components/action-form";
+import { toolCall } from "@/app/_lib/tool-call";
+import { useTRPC } from "@/app/_lib/trpc";
+import type { MemberList } from "@/server/actions/members";
+import type { mergeRequestsTool } from "@/server/actions/merge-requests";
+
+type PickedMember = MemberList["members"][number];
+
+/** How long typing in the reviewer search rests before it is looked up. */
+const SEARCH_DEBOUNCE_MS = 150;
 
 export function CreateForm({
   documentId,
@@ -21,34 +30,33 @@ export function CreateForm({
   incomingCommits: number;
 }) {
   const router = useRouter();
+  const trpc = useTRPC();
+  const mergeRequests = toolCall<typeof mergeRequestsTool>(useMutation(trpc.mergeRequests.mutationOptions()).mutateAsync);
   const [query, setQuery] = useState("");
-  const [found, setFound] = useState<PickedMember[]>([]);
+  const [searched, setSearched] = useState("");
   const [reviewers, setReviewers] = useState<PickedMember[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
 
+  // A typing debounce, not polling: the search runs once the query has rested.
   useEffect(() => {
-    let current = true;
-    const timer = setTimeout(async () => {
-      const result = await searchMembers(query);
-      if (current && result.ok) setFound(result.value);
-    }, 150);
-    return () => {
-      current = false;
-      clearTimeout(timer);
-    };
+    const timer = setTimeout(() => setSearched(query.trim()), SEARCH_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
   }, [query]);
+  const search = useQuery(trpc.members.queryOptions({ action: "search", query: searched, limit: 8 }, { enabled: searched !== "" }));
+  const found = query.trim() !== "" && search.data ? search.data.members : [];
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     setPending(true);
-    const result = await createMergeRequest({
+    const result = await mergeRequests({
+      action: "create",
       documentId,
-      sourceBranch: form.get("source"),
-      targetBranch: form.get("target"),
-      title: form.get("title"),
-      description: form.get("description"),
+      sourceBranch: field(form, "source"),
+      targetBranch: field(form, "target"),
+      title: field(form, "title"),
+      description: optionalField(form, "description"),
       reviewerIds: reviewers.map((r) => r.userId),
     });
     setPending(false);
