@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { memberships } from "@/db/schema";
 import type { ToolName } from "@/server/actions/registry";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
-import { isDomainError } from "@/server/core/errors";
+import { ERROR_FACES, isDomainError } from "@/server/core/errors";
+import { getBridge } from "@/server/bridge";
 import { AGENT_CANNOT_CHANGE_ACCESS } from "@/server/policies/access";
 import { encode } from "next-auth/jwt";
 import { ensureAuthSecret } from "@/server/auth/accounts";
@@ -471,11 +472,12 @@ describe("callers outside the workspace", () => {
     expect(view.documentId).toBe(f.documentId);
     expect(view.sections.map((s) => s.name)).toEqual(["One", "Two"]);
     const edit = await asOwner<{ path: string }>("documents", { action: "create_share_link", ...d(f), permission: "edit" });
+    // An edit link gives a visitor without an account nothing (sign in); a revoked link is no credential.
     await expect(readSharedDocument(server.db, edit.path.replace("/share/", ""), {}, new Date())).rejects.toMatchObject({
-      code: "UNAUTHENTICATED",
+      code: "PERMISSION_DENIED",
     });
     await asOwner("documents", { action: "revoke_share_link", ...d(f), shareLinkId: link.shareLinkId });
-    await expect(readSharedDocument(server.db, token, {}, new Date())).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(readSharedDocument(server.db, token, {}, new Date())).rejects.toMatchObject({ code: "UNAUTHENTICATED" });
   });
 
   test("opening a share link while signed in raises a member's access, never lowers it", async () => {
@@ -506,6 +508,114 @@ describe("callers outside the workspace", () => {
     expect((result.structuredContent as { error: { code: string } }).error.code).toBe("PERMISSION_DENIED");
     const list = await callMcp<{ documents: unknown[] }>(ownerMcp, "documents", { action: "list", pathPrefix: "matrix/" });
     expect(list.documents.length).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * Where the copies of the rules used to disagree: the share page and the live
+ * room each resolved share links their own way (a token length check on one
+ * side only; an edit link refused by the page, read-only in the room), and
+ * the document page worked out editability itself. One door answers them all
+ * now (server/access/authorize.ts, and `read`'s yourPermission).
+ */
+describe("one door: the cases where the copies disagreed", () => {
+  let documentId: string;
+  let otherDocumentId: string;
+  let openId: string;
+  let closedId: string;
+  let readToken: string;
+  let editToken: string;
+  let member: TestUser;
+
+  /** The share page's answer (the bridge call it makes), as an HTTP status. */
+  const pageStatus = async (token: string): Promise<number> => {
+    try {
+      await getBridge().readShared(token, {});
+      return 200;
+    } catch (error) {
+      if (!isDomainError(error)) throw error;
+      return ERROR_FACES[error.code].http;
+    }
+  };
+  /** The live room's answer to a visitor with the link (101: admitted). */
+  const roomStatus = async (token: string, room = roomName(documentId, "main")): Promise<number> =>
+    (await upgradeStatus(server.url, `${room}?share=${encodeURIComponent(token)}`)).status;
+
+  beforeAll(async () => {
+    const doc = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
+      action: "create",
+      path: `one-door/${crypto.randomUUID()}`,
+      sections: [
+        { name: "Open to the team", content: [text("anyone may edit")] },
+        { name: "As the document", content: [text("read only")] },
+      ],
+    });
+    documentId = doc.documentId;
+    [openId, closedId] = doc.sectionIds as [string, string];
+    otherDocumentId = (
+      await asOwner<{ documentId: string }>("documents", { action: "create", path: `one-door/other-${crypto.randomUUID()}` })
+    ).documentId;
+    // The override goes through review: set on a branch, merged into main. Then the team default drops to read.
+    await asOwner("documents", { action: "create_branch", documentId, branchName: "open-up" });
+    await asOwner("sections", { action: "update", documentId, branchName: "open-up", sectionId: openId, defaultPermission: "edit" });
+    const mr = await asOwner<{ mergeRequestId: string }>("merge_requests", {
+      action: "create",
+      documentId,
+      sourceBranch: "open-up",
+      targetBranch: "main",
+      title: "Open up",
+    });
+    await asOwner("merge_requests", { action: "execute", mergeRequestId: mr.mergeRequestId });
+    await asOwner("documents", { action: "set_permissions", documentId, defaultPermission: "read" });
+    const link = async (permission: string) =>
+      (await asOwner<{ path: string }>("documents", { action: "create_share_link", documentId, permission })).path.replace("/share/", "");
+    readToken = await link("read");
+    editToken = await link("edit");
+    member = await server.createUser("one-door-member@example.test", "Mo Member");
+  }, 120_000);
+
+  test("a malformed or short share token gets the same refusal on the share page and at the live room", async () => {
+    for (const token of ["short", readToken.slice(0, 20), `${readToken.slice(0, 42)}!`, `${readToken}A`, "a".repeat(300)]) {
+      expect([await pageStatus(token), await roomStatus(token)], token).toEqual([401, 401]);
+    }
+    // The well-formed link itself opens both.
+    expect([await pageStatus(readToken), await roomStatus(readToken)]).toEqual([200, 101]);
+  });
+
+  test("an edit share link gives a visitor without an account the same answer on the share page and at the live room: sign in", async () => {
+    expect([await pageStatus(editToken), await roomStatus(editToken)]).toEqual([403, 403]);
+    expect(await roomStatus(editToken, roomName(documentId, "main", openId))).toBe(403);
+  });
+
+  test("a live read link of another document opens no room of this one, worded as a missing document", async () => {
+    const { status, body } = await upgradeStatus(server.url, `${roomName(otherDocumentId, "main")}?share=${readToken}`);
+    expect(status).toBe(404);
+    expect(body).toContain(otherDocumentId);
+  });
+
+  test("a member whose section override is edit on a read-default document: read, a sections update and get agree with the policy", async () => {
+    const caller = humanCaller(member, callers.get("owner")!.fixture);
+    const view = (await caller.call("read", { documentId })) as { sections: Array<{ sectionId: string; yourPermission: string }> };
+    expect(view.sections.map((s) => [s.sectionId, s.yourPermission])).toEqual([
+      [openId, "edit"],
+      [closedId, "read"],
+    ]);
+    const update = (sectionId: string) =>
+      caller.call("sections", { action: "update", documentId, branchName: "main", sectionId, newContent: [text("changed by the team")] });
+    await expect(update(openId)).resolves.toBeTruthy();
+    await expect(update(closedId)).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
+    expect(((await caller.call("documents", { action: "get", documentId })) as { yourPermission: string }).yourPermission).toBe("read");
+  });
+
+  test("read's yourPermission follows the agent cap and the share link too", async () => {
+    const shared = await readSharedDocument(server.db, readToken, {}, new Date());
+    expect(shared.sections.map((s) => s.yourPermission)).toEqual(["read", "read"]);
+    const agent = await callMcp<{ sections: Array<{ yourPermission: string }> }>(ownerMcp, "read", { documentId });
+    expect(agent.sections.map((s) => s.yourPermission)).toEqual(["edit", "edit"]);
+    await asOwner("documents", { action: "set_permissions", documentId, aiAccess: "read" });
+    const capped = await callMcp<{ sections: Array<{ yourPermission: string }> }>(ownerMcp, "read", { documentId });
+    expect(capped.sections.map((s) => s.yourPermission)).toEqual(["read", "read"]);
+    await asOwner("documents", { action: "set_permissions", documentId, aiAccess: "edit" });
   });
 });
 
