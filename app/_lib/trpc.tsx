@@ -13,11 +13,10 @@
  * same-origin EventSource GETs.
  */
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink, TRPCClientError } from "@trpc/client";
+import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { type ReactNode, useState } from "react";
 import type { AppRouter } from "@/server/api/router";
-import type { ErrorPayload } from "@/server/core/errors";
 
 export const { TRPCProvider: TypedApiProvider, useTRPC } = createTRPCContext<AppRouter>();
 
@@ -59,15 +58,3 @@ export function TRPCProvider({ children }: { children: ReactNode }) {
     </QueryClientProvider>
   );
 }
-
-/**
- * The server's coded error (code and message, server/core/errors.ts) carried by a failed call, or a generic one
- * when the call failed before reaching the server (network down).
- */
-export function errorPayloadOf(error: unknown): ErrorPayload {
-  if (isApiError(error) && error.data?.error) return error.data.error;
-  return { code: "INTERNAL", message: "The server could not be reached. Please try again." };
-}
-
-/** Whether a call failed with an error from this API (typed by the router's error formatter). */
-const isApiError = (error: unknown): error is TRPCClientError<AppRouter> => error instanceof TRPCClientError;

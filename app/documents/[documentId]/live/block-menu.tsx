@@ -16,10 +16,10 @@ import { useRouter } from "next/navigation";
 import { type KeyboardEvent, useEffect, useRef, useState } from "react";
 import { useActionForm, InlineError } from "@/app/_components/action-form";
 import type { Block } from "@/server/core/blocks";
-import { insertBlock } from "./actions";
 import { DocumentLinkPicker } from "./document-links";
-import { mediaTypeOf, uploadAsBlock } from "./image-drop";
+import { mediaTypeOf, useUploadAsBlock } from "./image-drop";
 import type { RoomAddress } from "./live-room";
+import { useInsertBlock } from "./tools";
 
 type FileKind = "image" | "file" | "csv";
 type FormKind = "document" | "database" | "quire";
@@ -63,6 +63,8 @@ export function BlockMenu({
   afterIndex: () => number | undefined;
 }) {
   const router = useRouter();
+  const insertBlock = useInsertBlock();
+  const uploadAsBlock = useUploadAsBlock();
   const [open, setOpen] = useState(false);
   const [form, setForm] = useState<FormKind | null>(null);
   const [state, setState] = useState<{ kind: "idle" } | { kind: "pending" } | { kind: "error"; message: string }>({ kind: "idle" });
@@ -82,7 +84,7 @@ export function BlockMenu({
   };
   const add = async (block: Block) => {
     setState({ kind: "pending" });
-    const result = await insertBlock({ ...address, sectionId, block, afterIndex: afterIndex() });
+    const result = await insertBlock(address, sectionId, block, afterIndex());
     finish(result.ok ? null : result.message);
   };
   const close = () => {
@@ -197,6 +199,7 @@ function BlockFields({
   onClose: () => void;
 }) {
   const router = useRouter();
+  const insertBlock = useInsertBlock();
   const { pending, error, onSubmit } = useActionForm(
     (data) => {
       const field = (name: string) => String(data.get(name) ?? "").trim();
@@ -204,7 +207,7 @@ function BlockFields({
         kind === "database"
           ? { blockType: "database_embed", databaseId: field("databaseId") }
           : { blockType: "document", type: "url", mediaType: "text/html", url: field("url"), filename: field("filename") || field("url") };
-      return insertBlock({ ...address, sectionId, block, afterIndex: afterIndex() });
+      return insertBlock(address, sectionId, block, afterIndex());
     },
     () => {
       onClose();

@@ -9,12 +9,13 @@
  * highlighted at once; the commit stores it as a comment by that author,
  * whoever commits (spec §2.3).
  */
+import { useQuery } from "@tanstack/react-query";
 import { InlineError } from "@/app/_components/action-form";
-import { useEffect, useState, type FormEvent } from "react";
+import { refusalOf } from "@/app/_lib/tool-call";
+import { useTRPC } from "@/app/_lib/trpc";
+import { useState, type FormEvent } from "react";
 import type * as Y from "yjs";
 import { commentTagWithin, MAX_COMMENT_BODY_CHARS, newCommentMarkup } from "@/server/core/comment-markup";
-import type { Person } from "./actions";
-import { readMentionable } from "./comment-actions";
 
 export interface TextRange {
   from: number;
@@ -36,13 +37,11 @@ export function CommentComposer({
   open: boolean;
   setOpen: (open: boolean) => void;
 }) {
-  const [people, setPeople] = useState<Person[] | null>(null);
   const [error, setError] = useState<string | null>(null);
-
-  useEffect(() => {
-    if (!open || people) return;
-    void readMentionable().then((result) => (result.ok ? setPeople(result.value) : setError(result.message)));
-  }, [open, people]);
+  // Everyone in the workspace (the first 200), asked for when the form first opens.
+  const members = useQuery({ ...useTRPC().members.queryOptions({ action: "list", limit: 200 }), enabled: open });
+  const people = members.data?.members ?? null;
+  const shownError = error ?? (members.error ? refusalOf(members.error).message : null);
 
   if (!open) {
     return (
@@ -108,7 +107,7 @@ export function CommentComposer({
           Cancel
         </button>
       </div>
-      <InlineError error={error} />
+      <InlineError error={shownError} />
     </form>
   );
 }

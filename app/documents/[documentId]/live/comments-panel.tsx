@@ -6,15 +6,22 @@
  * editor), its author and time, its replies, and a link to its section;
  * comments typed into the draft and not committed yet are marked so. Those
  * who may edit the comment's section reply, resolve and reopen; resolved
- * threads wait behind "Show resolved". Loaded when opened (and again on
- * request), through the reader's own access.
+ * threads wait behind "Show resolved". While open it follows the branch's
+ * threads live (the `commentThreads` subscription: the server sends them
+ * again on every reply, resolution, commit and comment typed into the
+ * draft), through the reader's own access.
  */
-import { type FormEvent, useCallback, useEffect, useRef, useState } from "react";
+import { useSubscription } from "@trpc/tanstack-react-query";
+import { type FormEvent, useEffect, useRef, useState } from "react";
 import { InlineError } from "@/app/_components/action-form";
 import type { ActionResult } from "@/app/_lib/action-result";
+import { refusalOf } from "@/app/_lib/tool-call";
+import { useTRPC } from "@/app/_lib/trpc";
+import type { ThreadView } from "@/server/actions/comments";
+import type { CommentThread } from "@/server/actions/live-views";
 import { MAX_COMMENT_BODY_CHARS } from "@/server/core/comment-markup";
-import { type CommentThread, readCommentThreads, replyToComment, setCommentResolved } from "./comment-actions";
 import { type ResolvedComments, revealComment } from "./comment-highlights";
+import { useCommentsTool } from "./tools";
 
 const when = (iso: string) => new Date(iso).toLocaleString("en");
 
@@ -29,8 +36,6 @@ export function CommentsPanel({
 }) {
   const [open, setOpen] = useState(false);
   const [threads, setThreads] = useState<CommentThread[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [loading, setLoading] = useState(false);
   const [showResolved, setShowResolved] = useState(false);
   const [announcement, setAnnouncement] = useState("");
   // Where keyboard focus goes once a resolved or reopened thread has left the list it was in.
@@ -44,34 +49,33 @@ export function CommentsPanel({
     setFocusNext(null);
   }, [focusNext]);
 
-  const load = useCallback(async () => {
-    setLoading(true);
-    const result = await readCommentThreads({ documentId, branchName });
-    setLoading(false);
-    if (!result.ok) return setError(result.message);
-    setThreads(result.value);
-    setError(null);
-    for (const t of result.value) if (t.commentId) resolvedComments.set(t.commentId, t.status === "resolved");
-  }, [documentId, branchName, resolvedComments]);
-
+  const live = useSubscription(useTRPC().commentThreads.subscriptionOptions({ documentId, branchName }, { enabled: open }));
+  const error = live.error ? refusalOf(live.error).message : null;
+  const loading = open && live.data === undefined && !error;
   useEffect(() => {
-    if (open) void load();
-  }, [open, load]);
+    if (!live.data) return;
+    setThreads(live.data.threads);
+    for (const t of live.data.threads) if (t.commentId) resolvedComments.set(t.commentId, t.status === "resolved");
+  }, [live.data, resolvedComments]);
 
-  /** A thread as the server answered after a write; it keeps the draft's quote and place. */
-  const changed = (next: CommentThread) => {
+  /**
+   * A thread as the server answered a write from this panel, shown at once (focus moves on by it) until the
+   * subscription sends the branch's threads again; it keeps the draft's quote and place.
+   */
+  const changed = (next: ThreadView) => {
+    const { status, resolvedByName, resolvedAt, replies } = next;
     setThreads(
-      (all) => all?.map((t) => (t.commentId === next.commentId ? { ...next, text: t.text, sectionName: t.sectionName } : t)) ?? all,
+      (all) => all?.map((t) => (t.commentId === next.commentId ? { ...t, status, resolvedByName, resolvedAt, replies } : t)) ?? all,
     );
-    resolvedComments.set(next.commentId!, next.status === "resolved");
+    resolvedComments.set(next.commentId, status === "resolved");
   };
-  const resolvedOne = (next: CommentThread) => {
+  const resolvedOne = (next: ThreadView) => {
     changed(next);
     setAnnouncement(`Resolved: it is listed under "Show resolved".`);
     // The thread leaves the list of open ones: keep keyboard focus in the panel.
     setFocusNext("resolved-toggle");
   };
-  const reopenedOne = (next: CommentThread) => {
+  const reopenedOne = (next: ThreadView) => {
     changed(next);
     setAnnouncement("Reopened: it is listed with the open threads.");
     setFocusNext("heading");
@@ -107,9 +111,6 @@ export function CommentsPanel({
             <h2 ref={heading} tabIndex={-1}>
               Comments
             </h2>
-            <button type="button" className="button button-small button-quiet" disabled={loading} onClick={() => void load()}>
-              {loading && threads ? "Refreshing…" : "Refresh"}
-            </button>
           </div>
           <p className="visually-hidden" role="status">
             {announcement}
@@ -165,17 +166,18 @@ function ThreadItem({
 }: {
   thread: CommentThread;
   address: { documentId: string; branchName: string };
-  onChanged: (thread: CommentThread) => void;
-  onResolved: (thread: CommentThread) => void;
-  onReopened: (thread: CommentThread) => void;
+  onChanged: (thread: ThreadView) => void;
+  onResolved: (thread: ThreadView) => void;
+  onReopened: (thread: ThreadView) => void;
 }) {
+  const comments = useCommentsTool();
   const [busy, setBusy] = useState<Busy>(null);
   const [error, setError] = useState<string | null>(null);
   const { commentId } = thread;
   const resolved = thread.status === "resolved";
 
   /** Runs one write; the thread the server answers replaces this one. */
-  const run = async (what: Exclude<Busy, null>, call: () => Promise<ActionResult<CommentThread>>): Promise<CommentThread | null> => {
+  const run = async (what: Exclude<Busy, null>, call: () => Promise<ActionResult<{ thread: ThreadView }>>): Promise<ThreadView | null> => {
     setBusy(what);
     setError(null);
     const result = await call();
@@ -184,7 +186,7 @@ function ThreadItem({
       setError(result.message);
       return null;
     }
-    return result.value;
+    return result.value.thread;
   };
 
   const reply = async (event: FormEvent<HTMLFormElement>) => {
@@ -192,13 +194,15 @@ function ThreadItem({
     const form = event.currentTarget;
     const body = String(new FormData(form).get("body") ?? "").trim();
     if (body === "") return setError("Write the reply first.");
-    const next = await run("reply", () => replyToComment({ ...address, commentId, body }));
+    if (!commentId) return;
+    const next = await run("reply", () => comments({ action: "reply", ...address, commentId, body }));
     if (!next) return;
     form.reset();
     onChanged(next);
   };
   const setResolved = async (value: boolean) => {
-    const next = await run(value ? "resolve" : "reopen", () => setCommentResolved({ ...address, commentId, resolved: value }));
+    if (!commentId) return;
+    const next = await run(value ? "resolve" : "reopen", () => comments({ action: value ? "resolve" : "reopen", ...address, commentId }));
     if (next) (value ? onResolved : onReopened)(next);
   };
 

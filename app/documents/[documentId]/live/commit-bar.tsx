@@ -1,42 +1,29 @@
 "use client";
 
 /**
- * The branch's draft as the page sees it, polled every few seconds (a cheap
- * `list_branches`, plus two reads when something is uncommitted), and the
- * commit bar built on it: which sections changed, who edited, Commit with a
- * suggested message, Discard with a confirmation. A commit or discard by
- * anyone clears the bar on every page at the next poll.
+ * The branch's draft as the page sees it, followed live (the `draftStatus`
+ * subscription: the server sends it again when the draft changes, the head
+ * moves or someone connects), and the commit bar built on it: which sections
+ * changed, who edited, Commit with a suggested message, Discard with a
+ * confirmation. A commit or discard by anyone clears the bar on every page.
  */
 import { InlineError } from "@/app/_components/action-form";
+import { useMutation } from "@tanstack/react-query";
+import { useSubscription } from "@trpc/tanstack-react-query";
 import { useRouter } from "next/navigation";
-import { type FormEvent, useCallback, useEffect, useState } from "react";
+import { type FormEvent, useState } from "react";
 import { ConfirmButton } from "@/app/_components/confirm-button";
-import { commitDraft, type DraftView, discardDraft, readDraftStatus } from "./actions";
+import { toolCall } from "@/app/_lib/tool-call";
+import { useTRPC } from "@/app/_lib/trpc";
+import type { DocumentsResults, documentsTool } from "@/server/actions/documents";
 
-const POLL_MS = 3_000;
+type DraftView = DocumentsResults["draft_status"];
 
-/** The draft status, refreshed every few seconds while the page is open; `refresh` asks at once. */
-export function useDraftStatus(documentId: string, branchName: string, enabled: boolean) {
-  const [status, setStatus] = useState<DraftView | null>(null);
-  const refresh = useCallback(async () => {
-    const result = await readDraftStatus({ documentId, branchName });
-    if (result.ok) setStatus(result.value);
-  }, [documentId, branchName]);
-  useEffect(() => {
-    if (!enabled) return;
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const tick = async () => {
-      await refresh();
-      if (!stopped) timer = setTimeout(tick, POLL_MS);
-    };
-    void tick();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [enabled, refresh]);
-  return { status, refresh };
+/** The branch's draft status as the server last sent it (null until it has, or while `enabled` is false). */
+export function useDraftStatus(documentId: string, branchName: string, enabled: boolean): DraftView | null {
+  const trpc = useTRPC();
+  const { data } = useSubscription(trpc.draftStatus.subscriptionOptions({ documentId, branchName }, { enabled }));
+  return data ?? null;
 }
 
 function suggestedMessage(sections: DraftView["changedSections"]): string {
@@ -46,18 +33,9 @@ function suggestedMessage(sections: DraftView["changedSections"]): string {
   return `Update ${sections.length} sections`;
 }
 
-export function CommitBar({
-  documentId,
-  branchName,
-  status,
-  refresh,
-}: {
-  documentId: string;
-  branchName: string;
-  status: DraftView | null;
-  refresh: () => Promise<void>;
-}) {
+export function CommitBar({ documentId, branchName, status }: { documentId: string; branchName: string; status: DraftView | null }) {
   const router = useRouter();
+  const documents = toolCall<typeof documentsTool>(useMutation(useTRPC().documents.mutationOptions()).mutateAsync);
   const [message, setMessage] = useState("");
   const [touched, setTouched] = useState(false);
   const [pending, setPending] = useState(false);
@@ -73,7 +51,8 @@ export function CommitBar({
   const commit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     setPending(true);
-    const result = await commitDraft({ documentId, branchName, message: shown });
+    const message = shown.trim();
+    const result = await documents({ action: "commit", documentId, branchName, ...(message ? { commitMessage: message } : {}) });
     setPending(false);
     if (!result.ok) {
       setError(result.message);
@@ -82,7 +61,6 @@ export function CommitBar({
     setError(null);
     setTouched(false);
     setMessage("");
-    await refresh();
     router.refresh();
   };
 
@@ -131,10 +109,8 @@ export function CommitBar({
             confirmLabel="Discard changes"
             pendingLabel="Discarding…"
             onConfirm={async () => {
-              const result = await discardDraft({ documentId, branchName });
-              if (!result.ok) return result.message;
-              await refresh();
-              return null;
+              const result = await documents({ action: "discard", documentId, branchName });
+              return result.ok ? null : result.message;
             }}
           />
         </div>

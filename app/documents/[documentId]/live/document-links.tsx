@@ -10,10 +10,9 @@
 import { useRouter } from "next/navigation";
 import { type KeyboardEvent, useEffect, useId, useState } from "react";
 import { InlineError } from "@/app/_components/action-form";
-import { addReference, findDocuments, removeReference } from "./actions";
+import type { DocumentSummary } from "@/app/_lib/quire";
 import type { RoomAddress } from "./live-room";
-
-type Found = { documentId: string; name: string; path: string };
+import { useDocumentsTool, useSectionsTool } from "./tools";
 
 /** Moves focus between the picker's search field and its results with the arrow keys. */
 function moveFocus(event: KeyboardEvent<HTMLElement>) {
@@ -29,9 +28,11 @@ function moveFocus(event: KeyboardEvent<HTMLElement>) {
 
 export function DocumentLinkPicker({ address, sectionId, onClose }: { address: RoomAddress; sectionId: string; onClose: () => void }) {
   const router = useRouter();
+  const documents = useDocumentsTool();
+  const sections = useSectionsTool();
   const fieldId = useId();
   const [search, setSearch] = useState("");
-  const [found, setFound] = useState<Found[] | null>(null);
+  const [found, setFound] = useState<DocumentSummary[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
 
@@ -44,10 +45,11 @@ export function DocumentLinkPicker({ address, sectionId, onClose }: { address: R
     let current = true;
     // Asked once typing pauses, and only the latest answer is shown.
     const timer = setTimeout(async () => {
-      const result = await findDocuments({ search: wanted });
+      // The `documents` tool's own list: only documents this person may see are offered.
+      const result = await documents({ action: "list", search: wanted, orderBy: "updated", limit: 8 });
       if (!current) return;
       if (result.ok) {
-        setFound(result.value.filter((d) => d.documentId !== address.documentId));
+        setFound(result.value.documents.filter((d) => d.documentId !== address.documentId));
         setError(null);
       } else setError(result.message);
     }, 150);
@@ -55,11 +57,19 @@ export function DocumentLinkPicker({ address, sectionId, onClose }: { address: R
       current = false;
       clearTimeout(timer);
     };
-  }, [search, address.documentId]);
+  }, [search, address.documentId, documents]);
 
-  const link = async (target: Found) => {
+  const link = async (target: DocumentSummary) => {
     setPending(true);
-    const result = await addReference({ ...address, sectionId, targetDocumentId: target.documentId, displayTitle: target.name });
+    // The link's text is the name as found here: a reference does not carry its target's name, which a reader may not be allowed to see.
+    const result = await sections({
+      action: "add_reference",
+      documentId: address.documentId,
+      branchName: address.branchName,
+      sectionId,
+      targetDocumentId: target.documentId,
+      displayTitle: target.name.slice(0, 300),
+    });
     setPending(false);
     if (!result.ok) {
       setError(result.message);
@@ -105,11 +115,17 @@ export function DocumentLinkPicker({ address, sectionId, onClose }: { address: R
 /** Removes one "See also" link of a section (for people who edit it). */
 export function RemoveReferenceButton({ address, referenceId, title }: { address: RoomAddress; referenceId: string; title: string }) {
   const router = useRouter();
+  const sections = useSectionsTool();
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const remove = async () => {
     setPending(true);
-    const result = await removeReference({ ...address, referenceId });
+    const result = await sections({
+      action: "remove_reference",
+      documentId: address.documentId,
+      branchName: address.branchName,
+      referenceId,
+    });
     setPending(false);
     setError(result.ok ? null : result.message);
     if (result.ok) router.refresh();

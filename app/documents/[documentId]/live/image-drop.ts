@@ -10,8 +10,8 @@
 import { useRouter } from "next/navigation";
 import { type ClipboardEvent, type DragEvent, useState } from "react";
 import type { Block } from "@/server/core/blocks";
-import { insertBlock, requestUpload } from "./actions";
 import type { RoomAddress } from "./live-room";
+import { useInsertBlock, useUploadUrlTool } from "./tools";
 
 export type ImageDropState = { kind: "idle" } | { kind: "uploading"; count: number } | { kind: "error"; message: string };
 
@@ -23,30 +23,31 @@ export const mediaTypeOf = (file: File): string => file.type || "application/oct
 /**
  * Uploads a file through `upload_url` and adds the block `toBlock` makes of
  * its storage key to the section, one commit. Shared by image paste/drop and
- * the block menu. Returns the refusal's message, or null when it was added.
+ * the block menu. Answers the refusal's message, or null when it was added.
  */
-export async function uploadAsBlock(
-  address: RoomAddress,
-  sectionId: string,
-  file: File,
-  toBlock: (key: string) => Block,
-  afterIndex?: number,
-): Promise<string | null> {
-  const upload = await requestUpload({ filename: file.name || "pasted-file", mediaType: mediaTypeOf(file), size: file.size });
-  if (!upload.ok) return upload.message;
-  // The URL is the app's own route; asked for by path, so the bytes never go to another host whatever base the server names.
-  const target = new URL(upload.value.uploadUrl, window.location.href);
-  const put = await fetch(`${target.pathname}${target.search}`, { method: "PUT", headers: upload.value.headers, body: file });
-  if (!put.ok) {
-    const body = (await put.json().catch(() => null)) as { error?: { message?: string } } | null;
-    return body?.error?.message ?? `The upload failed (${put.status}).`;
-  }
-  const added = await insertBlock({ ...address, sectionId, block: toBlock(upload.value.key), afterIndex });
-  return added.ok ? null : added.message;
+export function useUploadAsBlock() {
+  const uploadUrl = useUploadUrlTool();
+  const insertBlock = useInsertBlock();
+  return async (
+    address: RoomAddress,
+    sectionId: string,
+    file: File,
+    toBlock: (key: string) => Block,
+    afterIndex?: number,
+  ): Promise<string | null> => {
+    const upload = await uploadUrl({ filename: file.name || "pasted-file", mediaType: mediaTypeOf(file), size: file.size });
+    if (!upload.ok) return upload.message;
+    // The URL is the app's own route; asked for by path, so the bytes never go to another host whatever base the server names.
+    const target = new URL(upload.value.uploadUrl, window.location.href);
+    const put = await fetch(`${target.pathname}${target.search}`, { method: "PUT", headers: upload.value.headers, body: file });
+    if (!put.ok) {
+      const body = (await put.json().catch(() => null)) as { error?: { message?: string } } | null;
+      return body?.error?.message ?? `The upload failed (${put.status}).`;
+    }
+    const added = await insertBlock(address, sectionId, toBlock(upload.value.key), afterIndex);
+    return added.ok ? null : added.message;
+  };
 }
-
-const addImage = (address: RoomAddress, sectionId: string, file: File, afterIndex: number | undefined) =>
-  uploadAsBlock(address, sectionId, file, (key) => ({ blockType: "image", type: "storage", mediaType: file.type, key }), afterIndex);
 
 /** The place in its section of the block an event happened in (blocks carry `data-block-index`), if any. */
 export function blockIndexAt(target: EventTarget | null): number | undefined {
@@ -56,13 +57,16 @@ export function blockIndexAt(target: EventTarget | null): number | undefined {
 
 export function useImageDrop(address: RoomAddress, sectionId: string) {
   const router = useRouter();
+  const uploadAsBlock = useUploadAsBlock();
   const [state, setState] = useState<ImageDropState>({ kind: "idle" });
+  const addImage = (file: File, afterIndex: number | undefined) =>
+    uploadAsBlock(address, sectionId, file, (key) => ({ blockType: "image", type: "storage", mediaType: file.type, key }), afterIndex);
 
   /** Adds the images after the block `afterIndex` (at the end of the section when undefined), in their order. */
   const upload = async (files: File[], afterIndex: number | undefined) => {
     setState({ kind: "uploading", count: files.length });
     for (const [i, file] of files.entries()) {
-      const error = await addImage(address, sectionId, file, afterIndex === undefined ? undefined : afterIndex + i);
+      const error = await addImage(file, afterIndex === undefined ? undefined : afterIndex + i);
       if (error) {
         setState({ kind: "error", message: error });
         return;

@@ -12,7 +12,7 @@ import "./live.css";
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import * as Y from "yjs";
 import { outlineFromYDoc } from "@/server/collab/codec";
-import type { Person } from "./actions";
+import type { WorkspacePerson as Person } from "@/app/_lib/quire";
 import { ResolvedComments, ResolvedCommentsContext } from "./comment-highlights";
 import { CommentsPanel } from "./comments-panel";
 import { CommitBar, useDraftStatus } from "./commit-bar";
@@ -63,14 +63,14 @@ export function LiveDocument({
   const [resolvedComments] = useState(() => new ResolvedComments(resolvedCommentIds ?? []));
   const order = useOutline(address, initialOrder);
   const adoptsServerHtml = useServerHtmlAdoption();
-  // Share-link visitors have no session for server actions: they see who is in the rooms they opened.
-  const { status, refresh } = useDraftStatus(documentId, branchName, me !== null);
+  // Share-link visitors have no session for the typed API: they see who is in the rooms they opened.
+  const status = useDraftStatus(documentId, branchName, me !== null);
 
   return (
     <ResolvedCommentsContext.Provider value={resolvedComments}>
       <div className="live-document" data-testid="live-document">
         <PresenceBar presence={presence} connected={status?.connected ?? []} />
-        {/* Share-link visitors have no session for server actions, so no comment list. */}
+        {/* Share-link visitors have no session for the typed API, so no comment list. */}
         {me ? <CommentsPanel documentId={documentId} branchName={branchName} resolvedComments={resolvedComments} /> : null}
         <SectionArrangement address={address}>
           <SectionList
@@ -84,7 +84,7 @@ export function LiveDocument({
           />
         </SectionArrangement>
         {/* Last in the column and stuck to the bottom of the screen: when it appears nothing above it moves. */}
-        {canEdit ? <CommitBar documentId={documentId} branchName={branchName} status={status} refresh={refresh} /> : null}
+        {canEdit ? <CommitBar documentId={documentId} branchName={branchName} status={status} /> : null}
       </div>
     </ResolvedCommentsContext.Provider>
   );
@@ -92,8 +92,8 @@ export function LiveDocument({
 
 /**
  * The sections in outline order. Memoized, and each section too: the draft
- * status polled every few seconds re-renders the bars above and below, never
- * two thousand sections.
+ * status the server sends as the draft changes re-renders the bars above and
+ * below, never two thousand sections.
  */
 const SectionList = memo(function SectionList({
   address,

@@ -3,15 +3,16 @@
 /** "New branch" from the branch being viewed: the server checks the name and access; the page then opens the new branch. */
 import { useRouter } from "next/navigation";
 import { useState } from "react";
-import { useActionForm, InlineError } from "@/app/_components/action-form";
-import { createBranch } from "./actions";
+import { field, InlineError, useActionForm } from "@/app/_components/action-form";
+import { useDocumentsTool } from "./tools";
 import "./live.css";
 
 export function NewBranchForm({ documentId, sourceBranch }: { documentId: string; sourceBranch: string }) {
   const router = useRouter();
   const [open, setOpen] = useState(false);
+  const documents = useDocumentsTool();
   const { pending, error, onSubmit } = useActionForm(
-    (data) => createBranch({ documentId, branchName: String(data.get("branchName") ?? ""), sourceBranch }),
+    (data) => documents({ action: "create_branch", documentId, branchName: field(data, "branchName").trim(), sourceBranch }),
     (created) => router.push(`/documents/${encodeURIComponent(documentId)}?branch=${encodeURIComponent(created.branchName)}`),
   );
   if (!open) {

@@ -9,10 +9,10 @@
  */
 import { useRouter } from "next/navigation";
 import { createContext, type DragEvent, type ReactNode, useContext, useState } from "react";
-import { useActionForm, InlineError } from "@/app/_components/action-form";
+import { field, InlineError, useActionForm } from "@/app/_components/action-form";
 import { ToastProvider, useToast } from "@/app/_components/toast";
-import { addSection, deleteSection, moveSection, placeSection, undoDeleteSection } from "./actions";
 import type { RoomAddress } from "./live-room";
+import { useDocumentsTool, useSectionsTool } from "./tools";
 
 /** The drag payload of a section being moved (not a file, so image drop ignores it). */
 const SECTION_DRAG_TYPE = "application/x-quire-section";
@@ -40,6 +40,7 @@ const AnnounceContext = createContext<(message: string) => void>(() => {});
  */
 function useSectionDrop(address: RoomAddress, announce: (message: string) => void) {
   const router = useRouter();
+  const sections = useSectionsTool();
   const [error, setError] = useState<string | null>(null);
   const targetOf = (event: DragEvent<HTMLElement>): { before: string; section: HTMLElement; edge: "before" | "after" } | null => {
     const section = (event.target as HTMLElement).closest<HTMLElement>("section[data-section-id]");
@@ -80,7 +81,13 @@ function useSectionDrop(address: RoomAddress, announce: (message: string) => voi
         event.preventDefault();
         const moved = sectionName(list.querySelector(`[data-section-id="${CSS.escape(sectionId)}"]`));
         const before = target.before ? sectionName(list.querySelector(`[data-section-id="${CSS.escape(target.before)}"]`)) : null;
-        const result = await placeSection({ ...address, sectionId, beforeSectionId: target.before });
+        const result = await sections({
+          action: "move",
+          documentId: address.documentId,
+          branchName: address.branchName,
+          sectionId,
+          beforeSectionId: target.before || null,
+        });
         setError(result.ok ? null : result.message);
         if (!result.ok) return;
         announce(before ? `Moved “${moved}” before “${before}”.` : `Moved “${moved}” to the end.`);
@@ -125,14 +132,28 @@ export function SectionControls({
   count: number;
 }) {
   const router = useRouter();
+  const sections = useSectionsTool();
+  const documents = useDocumentsTool();
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
   const toast = useToast();
   const announce = useContext(AnnounceContext);
+  const { documentId, branchName } = address;
   const move = async (direction: "up" | "down", from: Element) => {
-    const name = sectionName(from.closest("section[data-section-id]"));
+    const section = from.closest<HTMLElement>("section[data-section-id]");
+    const name = sectionName(section);
+    // Up: before the section above; down: before the one after the section below (or to the end).
+    const siblings = [...(section?.closest(".section-list")?.querySelectorAll<HTMLElement>("section[data-section-id]") ?? [])];
+    const at = section ? siblings.indexOf(section) : -1;
+    const before = direction === "up" ? siblings[at - 1] : siblings[at + 2];
     setPending(true);
-    const result = await moveSection({ ...address, sectionId, direction });
+    const result = await sections({
+      action: "move",
+      documentId,
+      branchName,
+      sectionId,
+      beforeSectionId: before?.dataset.sectionId ?? null,
+    });
     setPending(false);
     setError(result.ok ? null : result.message);
     if (!result.ok) return;
@@ -141,7 +162,7 @@ export function SectionControls({
   };
   const remove = async () => {
     setPending(true);
-    const result = await deleteSection({ ...address, sectionId });
+    const result = await sections({ action: "delete", documentId, branchName, sectionId });
     setPending(false);
     setError(result.ok ? null : result.message);
     if (!result.ok) return;
@@ -151,7 +172,13 @@ export function SectionControls({
       action: {
         label: "Undo",
         run: async () => {
-          const undone = await undoDeleteSection({ ...address, commitId: result.value.commitId });
+          const undone = await documents({
+            action: "undo",
+            documentId,
+            branchName,
+            expectedHeadCommitId: result.value.commitId,
+            commitMessage: "Undo: restore the deleted section",
+          });
           if (!undone.ok) return undone.message;
           router.refresh();
           return null;
@@ -200,8 +227,17 @@ export function SectionControls({
 
 export function AddSection({ address, position, label }: { address: RoomAddress; position: number; label: string }) {
   const [open, setOpen] = useState(false);
+  const sections = useSectionsTool();
   const { pending, error, onSubmit } = useActionForm(
-    (data) => addSection({ ...address, name: String(data.get("name") ?? ""), position }),
+    (data) =>
+      sections({
+        action: "create",
+        documentId: address.documentId,
+        branchName: address.branchName,
+        name: field(data, "name").trim(),
+        content: [{ blockType: "text", text: "" }],
+        position,
+      }),
     () => setOpen(false),
   );
   if (!open) {

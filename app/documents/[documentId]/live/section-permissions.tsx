@@ -7,9 +7,23 @@
  * request). The server decides who may change them; a refusal shows its message.
  */
 import { useState } from "react";
-import { FormError, useActionForm } from "@/app/_components/action-form";
-import { type PermissionChoice, readSectionPermissions, type SectionPermissionsView, setSectionPermissions } from "./actions";
+import { FormError, field, useActionForm } from "@/app/_components/action-form";
+import type { Permission } from "@/app/_lib/quire";
 import type { RoomAddress } from "./live-room";
+import { useDocumentsTool, useReadNow, useSectionsTool } from "./tools";
+
+/** An override as the form shows it: a permission, or null to inherit from the document. */
+type PermissionChoice = Permission | null;
+
+interface SectionPermissionsView {
+  defaultPermission: PermissionChoice;
+  aiAccess: PermissionChoice;
+  /** Set when the overrides cannot be changed here: the default branch, where a change goes through a merge request. */
+  lockedReason: string | null;
+}
+
+/** The select's value as the `sections` tool takes it ("" = inherit); the tool's schema judges anything else. */
+const choiceOf = (data: FormData, name: string) => field(data, name) || null;
 
 const CHOICES: ReadonlyArray<{ value: string; label: string }> = [
   { value: "", label: "Inherit from document" },
@@ -22,13 +36,21 @@ export function SectionPermissions({ address, sectionId }: { address: RoomAddres
   const [open, setOpen] = useState(false);
   const [view, setView] = useState<SectionPermissionsView | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
+  const documents = useDocumentsTool();
+  const sections = useSectionsTool();
+  const readNow = useReadNow();
+  const { documentId, branchName } = address;
   const { pending, error, onSubmit } = useActionForm(
     (data) =>
-      setSectionPermissions({
-        ...address,
+      sections({
+        action: "update",
+        documentId,
+        branchName,
         sectionId,
-        defaultPermission: data.get("defaultPermission"),
-        aiAccess: data.get("aiAccess"),
+        // The schema takes edit | read | none | null; anything else a tampered form sends is refused there.
+        defaultPermission: choiceOf(data, "defaultPermission") as PermissionChoice,
+        aiAccess: choiceOf(data, "aiAccess") as PermissionChoice,
+        commitMessage: "Change section permissions",
       }),
     () => setOpen(false),
   );
@@ -40,9 +62,23 @@ export function SectionPermissions({ address, sectionId }: { address: RoomAddres
     setOpen(true);
     setView(null);
     setLoadError(null);
-    const result = await readSectionPermissions({ ...address, sectionId });
-    if (result.ok) setView(result.value);
-    else setLoadError(result.message);
+    const [document, read] = await Promise.all([
+      documents({ action: "get", documentId }),
+      readNow({ documentId, branchName, sectionIds: [sectionId] }),
+    ]);
+    if (!document.ok) return setLoadError(document.message);
+    if (!read.ok) return setLoadError(read.message);
+    const section = read.value.sections.find((s) => s.sectionId === sectionId);
+    if (!section) return setLoadError("This section is no longer on the branch.");
+    const { defaultBranch } = document.value;
+    setView({
+      defaultPermission: section.defaultPermission,
+      aiAccess: section.aiAccess,
+      lockedReason:
+        branchName === defaultBranch
+          ? `Section permissions cannot be changed directly on the default branch "${defaultBranch}": change them on another branch and merge it with a merge request, so the change is reviewed.`
+          : null,
+    });
   };
   const formId = `section-permissions-${sectionId}`;
   return (
