@@ -5,13 +5,24 @@
  * the action it sends, as `runTool` does for the bridge, and hands a refusal
  * back as the forms show it (the server's code and message) instead of a throw.
  */
+import { isTRPCClientError } from "@trpc/client";
 import type { z } from "zod";
 import type { ActionResult } from "@/app/_lib/action-result";
-import { errorPayloadOf } from "@/app/_lib/trpc";
+import type { AppRouter } from "@/server/api/router";
 import type { AnyTool, ToolResult } from "@/server/actions/tool";
 
-/** A failed call as the forms show it: the server's own code and message. */
-export const refusalOf = (error: unknown) => ({ ok: false as const, ...errorPayloadOf(error) });
+/**
+ * A failed call as the forms show it: the server's own code and message (the router's error formatter puts
+ * them in `data.error`), or a generic one when the call never reached the server.
+ */
+export function refusalOf(error: unknown): { ok: false; code: string; message: string } {
+  if (isTRPCClientError<AppRouter>(error)) {
+    const payload = error.data?.error;
+    return { ok: false, code: payload?.code ?? "INTERNAL", message: payload?.message ?? error.message };
+  }
+  console.error("[quire] a call to the server failed", error);
+  return { ok: false, code: "INTERNAL", message: "The server could not be reached. Please try again." };
+}
 
 /**
  * `call` is a tool's tRPC mutation (`useMutation(trpc.<tool>.mutationOptions()).mutateAsync`). The type
