@@ -36,7 +36,8 @@ import { documents as documentsTable } from "@/db/schema";
 import type { ActionContext } from "@/server/actions/context";
 import { tools } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/tool";
-import { actorForUser, addUser, issueApiToken } from "@/server/auth/accounts";
+import { addUser, issueApiToken } from "@/server/auth/accounts";
+import { actorForUser } from "@/server/access/actor";
 import type { Block } from "@/server/core/blocks";
 import { type DocumentTree, hashSection, newSectionVersion, type SectionVersion, type TreeEntry } from "@/server/core/document-model";
 import {

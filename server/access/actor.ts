@@ -1,6 +1,10 @@
 /** Who is acting: what authentication establishes, and what every action and policy receives. */
+import type { Database } from "@/db/client";
 import type { Role } from "@/db/schema";
+import { API_TOKEN_PREFIX, hashApiToken } from "@/server/auth/accounts";
+import { hasSecretTokenShape } from "@/server/auth/secret-tokens";
 import type { Principal } from "@/server/policies/access";
+import { getMembership, useApiToken } from "@/server/store/accounts";
 
 export interface Actor {
   userId: string;
@@ -11,4 +15,26 @@ export interface Actor {
    * CLI) is the person; an API token is an agent on MCP and tRPC alike.
    */
   principal: Principal;
+}
+
+/**
+ * The actor a user acts as: their membership in the workspace, or null for a
+ * user who belongs nowhere. `principal` is the credential's: "person" for a
+ * browser session or the CLI.
+ */
+export async function actorForUser(db: Database, userId: string, principal: Actor["principal"]): Promise<Actor | null> {
+  const membership = await getMembership(db, userId);
+  if (!membership) return null;
+  return { userId, workspaceId: membership.workspaceId, role: membership.role, principal };
+}
+
+/**
+ * The actor behind a bearer token, or null when the token is unknown, revoked
+ * or expired (or not of a token's shape: refused before any lookup). An API
+ * token is an agent's credential on every face.
+ */
+export async function actorForApiToken(db: Database, token: string, now: Date): Promise<Actor | null> {
+  if (!hasSecretTokenShape(token, API_TOKEN_PREFIX)) return null;
+  const used = await useApiToken(db, hashApiToken(token), now);
+  return used?.membership ? { userId: used.userId, ...used.membership, principal: "agent" } : null;
 }

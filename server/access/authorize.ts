@@ -16,7 +16,7 @@
  * its permission as a grant (`acceptShareLink`).
  */
 import type { Database } from "@/db/client";
-import { actorForApiToken, actorForUser } from "@/server/auth/accounts";
+import { actorForApiToken, actorForUser } from "@/server/access/actor";
 import type { RateLimitGuard } from "@/server/auth/rate-limit-guard";
 import { hasSecretTokenShape, hashSecretToken } from "@/server/auth/secret-tokens";
 import { DomainError } from "@/server/core/errors";

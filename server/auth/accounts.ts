@@ -1,22 +1,13 @@
 /**
  * Account operations shared by the CLI and the web sign-in: users, the first
- * owner, credential checks, API tokens and the actor a credential acts as.
+ * owner, credential checks and API tokens. The actor a credential acts as is
+ * access's question (`server/access/actor.ts`).
  */
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Database } from "@/db/client";
-import type { Actor } from "@/server/access/actor";
 import { DomainError, validationError } from "@/server/core/errors";
-import {
-  type CreatedUser,
-  countUsers,
-  createUser,
-  findUserByEmail,
-  getMembership,
-  getOrInitSetting,
-  insertApiToken,
-  useApiToken,
-} from "@/server/store/accounts";
+import { type CreatedUser, countUsers, createUser, findUserByEmail, getOrInitSetting, insertApiToken } from "@/server/store/accounts";
 import { hashPassword, verifyPassword } from "./passwords";
 import { hashSecretToken, newSecretToken } from "./secret-tokens";
 
@@ -64,7 +55,8 @@ export async function verifyCredentials(db: Database, email: string, password: s
   return { id: user.id, email: user.email, name: user.name };
 }
 
-const TOKEN_PREFIX = "qk_";
+/** What every API token starts with (see `newSecretToken`). */
+export const API_TOKEN_PREFIX = "qk_";
 
 export const hashApiToken = hashSecretToken;
 
@@ -84,7 +76,7 @@ export async function issueApiTokenForUser(
   input: { userId: string; label?: string; expiresAt?: Date },
   now: Date,
 ): Promise<{ token: string; tokenId: string; userId: string }> {
-  const token = newSecretToken(TOKEN_PREFIX);
+  const token = newSecretToken(API_TOKEN_PREFIX);
   const { id } = await insertApiToken(db, {
     userId: input.userId,
     label: input.label ?? null,
@@ -93,27 +85,6 @@ export async function issueApiTokenForUser(
     now,
   });
   return { token, tokenId: id, userId: input.userId };
-}
-
-/**
- * The actor a user acts as: their membership in the workspace, or null for a
- * user who belongs nowhere. `principal` is the credential's: "person" for a
- * browser session or the CLI.
- */
-export async function actorForUser(db: Database, userId: string, principal: Actor["principal"]): Promise<Actor | null> {
-  const membership = await getMembership(db, userId);
-  if (!membership) return null;
-  return { userId, workspaceId: membership.workspaceId, role: membership.role, principal };
-}
-
-/**
- * The actor behind a bearer token, or null when the token is unknown, revoked
- * or expired. An API token is an agent's credential on every face.
- */
-export async function actorForApiToken(db: Database, token: string, now: Date): Promise<Actor | null> {
-  if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
-  const used = await useApiToken(db, hashApiToken(token), now);
-  return used?.membership ? { userId: used.userId, ...used.membership, principal: "agent" } : null;
 }
 
 const AUTH_SECRET_KEY = "auth_secret";

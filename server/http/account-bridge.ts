@@ -7,7 +7,7 @@ import { apiTokensTool } from "@/server/actions/api-tokens";
 import { type ToolName, type ToolOutput, toolsByName } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/tool";
 import { workspaceTool } from "@/server/actions/workspace";
-import { actorForUser } from "@/server/auth/accounts";
+import { actorForUser } from "@/server/access/actor";
 import { acceptInvite, acceptInviteAsNewUser, inviteInfo } from "@/server/actions/invites";
 import type { QuireBridge } from "@/server/bridge";
 import { DomainError } from "@/server/core/errors";

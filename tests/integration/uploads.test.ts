@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { uploads } from "@/db/schema";
 import { tools } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/tool";
-import { actorForUser } from "@/server/auth/accounts";
+import { actorForUser } from "@/server/access/actor";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 const MAX_UPLOAD = 64 * 1024;
