@@ -150,7 +150,7 @@ export function commitDraft(
         }
         const tree = { ...state.tree, sections };
         const message = await draftCommitMessage(ctx.db, input.commitMessage, names, coAuthorIds);
-        return { tree, newSections, newComments, message, kind: "draft-commit", result: { message } };
+        return { tree, newSections, newComments, message, result: { message } };
       },
     );
     if (!written.changed) {

@@ -96,21 +96,28 @@ export interface LiveDrafts {
   onDraftChanged(listener: (key: { documentId: string; branchName: string }) => void): () => void;
 }
 
-/** What the service needs of a process's open rooms (server/collab/rooms.ts). */
+/** A section room open in this process (section-room.ts). */
+export interface OpenSection {
+  readonly live: Pick<LiveDoc, "doc" | "settled">;
+  /** Moves the draft from the committed version `from` to `next` in the room (stored, applied, broadcast); returns the change or null. */
+  rebase(from: string | null, next: string, fromContent?: LiveSection): Promise<Uint8Array | null>;
+}
+
+/**
+ * What the service needs of a process's open rooms (rooms.ts). The rooms
+ * follow every head move on the same per-branch line, after the operation
+ * that made it: a commit's sections are already rebased onto its commit by
+ * then, so following it changes nothing in them.
+ */
 export interface DraftRooms {
   /** The rooms' per-branch line: draft operations queue behind room openings and head moves. */
   readonly queue: BranchQueue;
   readonly changes: DraftChanges;
   /** Resolves once every update the branch's open sections here have applied is stored. */
   storedSoFar(key: DraftKey): Promise<void>;
-  /** The open live doc of a section in this process, if any. */
-  liveSection(key: SectionKey): LiveDoc | undefined;
+  openSection(key: SectionKey): OpenSection | undefined;
   /** Publishes an update stored in a section's draft without a room here, for other processes' rooms. */
   shareStored(key: SectionKey, update: Uint8Array): void;
-  /** After a commit or discard: the room's head and bases are what the service stored. */
-  settled(key: DraftKey, head: BranchHead): Promise<void>;
-  /** Tells other processes the head moved (a draft commit, once its drafts are settled). */
-  announceHeadMove(key: DraftKey): void;
   connectedUsers(documentId: string): Promise<Map<string, string[]>>;
 }
 
@@ -144,8 +151,6 @@ class LiveDraftsService implements LiveDrafts {
       // The draft now rests on the commit; what the commit stored differently (new comments anchored) flows back into it.
       await this.rewrite(key, committed, (sectionId) => (took.has(sectionId) ? sections.get(sectionId) : undefined));
       await settleDraft(this.db, key, committed.commitId, through, await this.leftInDraft(sections, head, took));
-      await this.rooms?.settled(key, committed);
-      this.rooms?.announceHeadMove(key);
       this.changes.changed(key);
       return written.result;
     });
@@ -166,7 +171,6 @@ class LiveDraftsService implements LiveDrafts {
         actedOn.has(sectionId) ? sectionFromYDoc(doc) : undefined,
       );
       await settleDraft(this.db, key, head.commitId, through, left);
-      await this.rooms?.settled(key, head);
       this.changes.changed(key);
       return { headCommitId: head.commitId, discardedSections };
     });
@@ -238,23 +242,26 @@ class LiveDraftsService implements LiveDrafts {
     for (const { sectionId, baseBlobHash } of await listSectionDrafts(this.db, key)) {
       const sectionKey = { ...key, sectionId };
       const next = blobHashIn(head.tree, sectionId);
-      const live = this.rooms?.liveSection(sectionKey);
+      const open = this.rooms?.openSection(sectionKey);
       if (!next) {
-        if (!live) await deleteSectionDraft(this.db, sectionKey);
+        if (!open) await deleteSectionDraft(this.db, sectionKey);
         continue;
       }
-      if (live) await live.settled();
-      const stored = live ? undefined : await findSectionDraft(this.db, sectionKey);
-      const doc = live?.doc ?? (stored ? docFromStored(stored) : undefined);
-      if (!doc) continue;
-      const update = await rebaseSection(this.db, sectionKey, doc, baseBlobHash, next, fromContent?.(sectionId, doc));
-      if (update) {
-        changed += 1;
-        // An open room here applies and publishes it; without one, the rooms other processes have open still must get it.
-        if (live) live.applyStored(update);
-        else this.rooms?.shareStored(sectionKey, update);
+      if (open) {
+        // Its content as stored so far (what the commit or discard's log position covers).
+        await open.live.settled();
+        if (await open.rebase(baseBlobHash, next, fromContent?.(sectionId, open.live.doc))) changed += 1;
+        continue;
       }
-      if (!live) doc.destroy();
+      const stored = await findSectionDraft(this.db, sectionKey);
+      if (!stored) continue;
+      const doc = docFromStored(stored);
+      const update = await rebaseSection(this.db, sectionKey, doc, baseBlobHash, next, fromContent?.(sectionId, doc));
+      doc.destroy();
+      if (!update) continue;
+      changed += 1;
+      // No room here applies it; the rooms other processes have open still must get it.
+      this.rooms?.shareStored(sectionKey, update);
     }
     return changed;
   }
@@ -269,7 +276,7 @@ class LiveDraftsService implements LiveDrafts {
     for (const { sectionId, baseBlobHash } of await listSectionDrafts(this.db, key)) {
       const next = blobHashIn(head.tree, sectionId);
       if (!next) continue;
-      const open = this.rooms?.liveSection({ ...key, sectionId })?.doc;
+      const open = this.rooms?.openSection({ ...key, sectionId })?.live.doc;
       if (open && baseBlobHash === next) {
         // Already on the head: read as it is (reading changes nothing, so no copy).
         content.set(sectionId, sectionFromYDoc(open));

@@ -11,7 +11,7 @@ import type { Duplex } from "node:stream";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import type { DatabaseHandle } from "@/db/client";
 import { type Credential, createAuthorizer } from "@/server/access/authorize";
-import { type Actor, actorForApiToken, actorForUser } from "@/server/access/actor";
+import type { Actor } from "@/server/access/actor";
 import { toolsByName } from "@/server/actions/registry";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { appRouter, toTrpcError } from "@/server/api/router";
@@ -140,14 +140,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // the client address it came from.
   const authorizer = createAuthorizer({ db, clock, limits });
   const bus = options.redisUrl ? await connectRedisBus(options.redisUrl) : undefined;
-  const rooms = new CollabRooms({
-    database: options.database,
-    clock,
-    bus,
-    actorForToken: (token) => actorForApiToken(db, token, clock()),
-    actorForUser: (userId) => actorForUser(db, userId, "person"),
-    shareLinkFailed: (req) => limits.countFailure("shareLink", clientAddress(req, trustProxy)),
-  });
+  const rooms = new CollabRooms({ database: options.database, bus, authorize: authorizer });
   await rooms.start();
 
   // Every action context of this server reaches the drafts through its rooms.

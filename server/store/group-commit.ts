@@ -82,8 +82,8 @@ export interface BranchChange<R> {
   /** Comments the new content introduces (their anchors are in the section text). */
   newComments: NewCommentRow[];
   message: string;
-  /** A draft commit is stored as a write; its head move says "draft-commit" (the live layer's). */
-  kind?: "write" | "revert" | "draft-commit";
+  /** Default "write" (a live draft's commit is one too). */
+  kind?: "write" | "revert";
   /** Returned to the caller with the commit. */
   result: R;
 }
@@ -311,7 +311,7 @@ async function attemptBatch(
         treeHash,
         message: change.message,
         authorId: write.authorId,
-        kind: move === "revert" ? "revert" : "write",
+        kind: move,
         sectionIds: changedSectionIds(tree, nextTree),
         createdAt: write.now,
       },

@@ -12,7 +12,7 @@
  * commits (fast-forward, a new branch) is one move to the existing commit.
  */
 
-export type HeadMoveKind = "write" | "revert" | "merge" | "fast-forward" | "create-document" | "create-branch" | "draft-commit";
+export type HeadMoveKind = "write" | "revert" | "merge" | "fast-forward" | "create-document" | "create-branch";
 
 export interface HeadMove {
   documentId: string;

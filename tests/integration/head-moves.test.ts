@@ -9,7 +9,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { type HeadMove, onHeadMoved } from "@/server/store/head-moves";
 import { findBranch } from "@/server/store/documents";
-import { writeOnBranch } from "@/server/store/group-commit";
+import { connectLive, roomName } from "../helpers/collab";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 let server: TestServer;
@@ -237,39 +237,44 @@ describe("each kind of head move", () => {
     expect(await head(doc.documentId)).toBe(merged.mergeCommitId);
   });
 
-  test("a draft commit is announced as one", async () => {
-    const doc = await newDocument("moves/draft");
-    taken();
-    const written = await writeOnBranch(server.db, {
-      documentId: doc.documentId,
-      branchName: "main",
-      authorId: owner.userId,
-      now: new Date(),
-      admit: () => {},
-      change: async ({ tree }) => ({
-        tree: { ...tree, properties: { ...tree.properties, draft: "yes" } },
-        newSections: [],
-        newComments: [],
-        message: "Draft",
-        kind: "draft-commit",
-        result: null,
-      }),
-    });
-    expect(taken()).toEqual([
-      {
+  test("a live draft's commit is announced as a write, like any other (the rooms follow it as they follow every move)", async () => {
+    const doc = await newDocument("moves/draft", ["A"]);
+    const editor = await connectLive(server.url, roomName(doc.documentId, "main", doc.sectionIds[0]!), { token: owner.token });
+    try {
+      editor.text().insert(0, "typed live ");
+      const drafted = () =>
+        callMcp<{ uncommittedChanges: boolean }>(mcp, "documents", {
+          action: "draft_status",
+          documentId: doc.documentId,
+          branchName: "main",
+        });
+      for (let tries = 0; !(await drafted()).uncommittedChanges; tries++) {
+        if (tries > 100) throw new Error("the live edit never reached the draft");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      taken();
+      const committed = await callMcp<{ commitId: string; changed: boolean }>(mcp, "documents", {
+        action: "commit",
         documentId: doc.documentId,
         branchName: "main",
-        previousCommitId: doc.commitId,
-        commitId: written.commitId,
-        authorId: owner.userId,
-        kind: "draft-commit",
-      },
-    ]);
-    const log = await callMcp<{ commits: Array<{ commitId: string; kind: string }> }>(mcp, "documents", {
-      action: "log",
-      documentId: doc.documentId,
-    });
-    expect(log.commits[0]).toMatchObject({ commitId: written.commitId, kind: "write" });
+      });
+      expect(committed.changed).toBe(true);
+      expect(taken()).toEqual([
+        {
+          documentId: doc.documentId,
+          branchName: "main",
+          previousCommitId: doc.commitId,
+          commitId: committed.commitId,
+          authorId: owner.userId,
+          kind: "write",
+        },
+      ]);
+      // Following its own commit changed nothing in the editor's text.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(editor.text().toString()).toBe("typed live A v0");
+    } finally {
+      editor.close();
+    }
   });
 });
 

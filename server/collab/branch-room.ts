@@ -1,0 +1,211 @@
+/**
+ * One branch's rooms in this process: per connection an outline (the section
+ * ids it may see, written by the server), and the open section rooms. It
+ * follows the branch head (`follow`, on the per-branch line: every section
+ * brought to the new head, every connection decided again) and decides its
+ * connections again when access changes (`redecide`): gone access closes a
+ * connection, lowered access makes it read-only, and outlines show exactly
+ * what each may now see. While a decision is under way the room's
+ * connections are held (connection.ts), so no byte crosses before it.
+ */
+import type { DocumentAccess } from "@/server/access/documents";
+import { canEditSection, storageKeysVisibleIn, visibleSectionIds } from "@/server/access/sections";
+import { sectionRules } from "@/server/access/documents";
+import { type DraftKey, setDraftBase } from "@/server/store/drafts";
+import { loadSections } from "@/server/store/objects";
+import { applyOutline } from "./codec";
+import { CLOSE_ACCESS_LOST, closeNow, hold, type RoomConnection, release, resumeReading, throttle } from "./connection";
+import type { BranchHead } from "./drafts-engine";
+import { LiveDoc } from "./live-doc";
+import type { RoomServices } from "./room-services";
+import { SectionRoom } from "./section-room";
+
+export class BranchRoom {
+  readonly outlines = new Map<RoomConnection, LiveDoc>();
+  readonly sections = new Map<string, SectionRoom>();
+
+  constructor(
+    private readonly services: RoomServices,
+    readonly key: DraftKey,
+    /** The head this room's sections and outlines show. */
+    public head: BranchHead,
+    /** Called when the room holds nothing any more (its owner forgets it). */
+    private readonly emptied: (room: BranchRoom) => void,
+  ) {}
+
+  connections(): RoomConnection[] {
+    return [...this.outlines.keys(), ...[...this.sections.values()].flatMap((s) => [...s.connections])];
+  }
+
+  /** The users connected here, sorted (a share visitor is nobody). */
+  users(): string[] {
+    return [...new Set(this.connections().flatMap((c) => (c.actor ? [c.actor.userId] : [])))].sort();
+  }
+
+  /** The document's default branch, as its connections' access knows it (null for a room with no connection). */
+  defaultBranch(): string | null {
+    return this.connections()[0]?.access.document.defaultBranch ?? null;
+  }
+
+  /** Holds every connection until `work` (a decision about them) is over. */
+  async held<T>(work: () => Promise<T>): Promise<T> {
+    const connections = hold(this.connections());
+    try {
+      return await work();
+    } finally {
+      release(connections);
+    }
+  }
+
+  /** Takes an admitted connection into its section room (opened on the branch line) or its own outline, and reads it. */
+  async attach(connection: RoomConnection): Promise<void> {
+    const { address, socket } = connection;
+    let live: LiveDoc;
+    if (address.sectionId) {
+      const sectionId = address.sectionId;
+      const section = await this.services.queue.run(this.key, () => this.openSection(sectionId));
+      await this.decideSectionConnection(connection, sectionId);
+      section.connections.add(connection);
+      live = section.live;
+    } else {
+      // The outline is the server's: each connection has its own, listing only what it may see.
+      live = new LiveDoc([], { store: async () => {} });
+      applyOutline(live.doc, await visibleSectionIds(this.services.db, connection.access, this.key.branchName, this.head.tree));
+      this.outlines.set(connection, live);
+    }
+    live.connect(connection);
+    this.shareUsers();
+    socket.on("message", (data: Buffer) => {
+      if (throttle(connection)) this.services.stats.throttledConnections += 1;
+      try {
+        live.receive(connection, new Uint8Array(data));
+      } catch {
+        socket.close(1003, "malformed message");
+      }
+    });
+    if (socket.readyState !== socket.OPEN) this.detach(connection, live);
+    else socket.on("close", () => this.detach(connection, live));
+    // Read what waited in the socket while the room opened.
+    resumeReading(connection);
+  }
+
+  /** Tells who is connected: other processes (the shared presence) and this process's draft listeners. */
+  shareUsers(): void {
+    void this.services.fanOut.sharePresence(this.key, this.users());
+    this.services.changes.changed(this.key);
+  }
+
+  private detach(connection: RoomConnection, live: LiveDoc): void {
+    live.disconnect(connection);
+    this.services.stats.droppedUpdates += connection.droppedUpdates;
+    connection.droppedUpdates = 0;
+    const sectionId = connection.address.sectionId;
+    if (sectionId) {
+      const section = this.sections.get(sectionId);
+      section?.connections.delete(connection);
+      if (section && section.connections.size === 0) void this.unloadSection(sectionId, section);
+    } else {
+      this.outlines.delete(connection);
+      live.destroy();
+    }
+    // Counted once the connection is out of the room's sets (above), so the list no longer holds it.
+    this.shareUsers();
+    this.forgetIfEmpty();
+  }
+
+  private forgetIfEmpty(): void {
+    if (this.outlines.size === 0 && this.sections.size === 0) this.emptied(this);
+  }
+
+  /** Loads a section's draft into a room, bringing it up to the branch head first if it was based on an older one. On the branch line. */
+  private async openSection(sectionId: string): Promise<SectionRoom> {
+    const open = this.sections.get(sectionId);
+    if (open) return open;
+    const section = await SectionRoom.open(this.services, { ...this.key, sectionId }, this.head.tree, (failed) => {
+      if (this.sections.get(sectionId) === failed) this.sections.delete(sectionId);
+      this.forgetIfEmpty();
+    });
+    this.sections.set(sectionId, section);
+    await section.bringToHead(this.head.tree);
+    return section;
+  }
+
+  /** Unloads a section whose last connection left, once every update it received is stored (nothing pending is lost). */
+  private async unloadSection(sectionId: string, section: SectionRoom): Promise<void> {
+    await this.services.queue.run(this.key, async () => {
+      await section.live.settled().catch(() => undefined);
+      if (section.connections.size > 0 || this.sections.get(sectionId) !== section) return;
+      this.sections.delete(sectionId);
+      section.live.destroy();
+      this.forgetIfEmpty();
+      if (section.hasUncompacted) await this.services.compact({ ...this.key, sectionId });
+    });
+  }
+
+  /**
+   * Takes a new head in (on the branch line): the draft's base, every open
+   * section brought to it, every connection decided again. A section already
+   * on its version there (a draft commit rebased it onto its own commit) is
+   * left as it is.
+   */
+  async follow(head: BranchHead): Promise<void> {
+    if (head.commitId === this.head.commitId) return;
+    this.head = head;
+    await setDraftBase(this.services.db, this.key, head.commitId);
+    await this.redecide();
+    for (const section of this.sections.values()) await section.bringToHead(head.tree);
+  }
+
+  /**
+   * Decides every connection again (access changed, or the head moved): gone
+   * access closes it, lowered access makes it read-only at once, and outlines
+   * show exactly what each may now see.
+   */
+  async redecide(): Promise<void> {
+    const { db } = this.services;
+    // What a principal sees is worked out once per pass, however many of its connections the room has.
+    const seen = new Map<string, Promise<string[]>>();
+    const keys = new Map<string, Promise<ReadonlySet<string>>>();
+    const once = <T>(memo: Map<string, Promise<T>>, key: string, work: () => Promise<T>): Promise<T> => {
+      const known = memo.get(key);
+      if (known) return known;
+      const answer = work();
+      memo.set(key, answer);
+      return answer;
+    };
+    for (const connection of this.connections()) {
+      let access: DocumentAccess;
+      try {
+        ({ access } = await this.services.authorize.document(connection.credential, this.key.documentId, "read"));
+      } catch {
+        closeNow(connection, CLOSE_ACCESS_LOST, "access revoked");
+        continue;
+      }
+      connection.access = access;
+      const principal = `${connection.actor?.userId ?? "share"}|${connection.actor?.principal ?? ""}|${access.permission}`;
+      const visible = await once(seen, principal, () => visibleSectionIds(db, access, this.key.branchName, this.head.tree));
+      const sectionId = connection.address.sectionId;
+      if (sectionId === null) {
+        const outline = this.outlines.get(connection);
+        if (outline) applyOutline(outline.doc, visible);
+      } else if (!visible.includes(sectionId)) closeNow(connection, CLOSE_ACCESS_LOST, "section hidden");
+      else await this.decideSectionConnection(connection, sectionId, () => once(keys, principal, () => this.keysVisibleTo(access)));
+    }
+  }
+
+  /** What a section connection may do now: edit (or only read), and which storage keys its edits may use. */
+  private async decideSectionConnection(
+    connection: RoomConnection,
+    sectionId: string,
+    keysVisible: () => Promise<ReadonlySet<string>> = () => this.keysVisibleTo(connection.access),
+  ): Promise<void> {
+    connection.readOnly = !(await canEditSection(this.services.db, connection.access, this.key.branchName, this.head.tree, sectionId));
+    if (!connection.readOnly) connection.usableKeys = await keysVisible();
+  }
+
+  /** The storage keys a principal sees in the document on the head (those its live edits may put into a block). */
+  private async keysVisibleTo(access: DocumentAccess): Promise<ReadonlySet<string>> {
+    const { db } = this.services;
+    return storageKeysVisibleIn(await sectionRules(db, access, this.key.branchName), this.head.tree, (hashes) => loadSections(db, hashes));
+  }
+}

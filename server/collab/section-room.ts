@@ -1,0 +1,176 @@
+/**
+ * One section's room: its live doc (live-doc.ts) loaded from the stored
+ * draft, the connections editing it, and its draft in storage. Updates are
+ * applied and broadcast on arrival and stored behind (the durability window
+ * from arrival to stored is measured), then published to other processes;
+ * the log is compacted every COMPACT_AFTER_UPDATES updates and when the room
+ * empties. A committed change reaches the doc as the change between two
+ * versions (`rebase`), stored with the new base by compare-and-swap, so of
+ * several processes one computes it and the others take it from storage
+ * (`catchUp`), which is also where a room turns when an update from another
+ * process hangs on edits it never received.
+ */
+import * as Y from "yjs";
+import { MAX_ROOM_PENDING_BYTES } from "@/server/core/limits";
+import type { DocumentTree } from "@/server/core/document-model";
+import { appendDraftUpdates, compactSectionDraft, findSectionDraft, type SectionKey } from "@/server/store/drafts";
+import type { LiveSection } from "./codec";
+import { CLOSE_INTERNAL, CLOSE_SECTION_GONE, type RoomConnection } from "./connection";
+import { blobHashIn, docFromStored, loadOrCreateSectionDraft, rebaseSection } from "./drafts-engine";
+import { LiveDoc, type PendingUpdate } from "./live-doc";
+import type { RoomServices } from "./room-services";
+
+/** Compaction folds a section's log into its state once this many updates piled up (and when its room empties). */
+const COMPACT_AFTER_UPDATES = 500;
+
+export class SectionRoom {
+  readonly live: LiveDoc;
+  readonly connections = new Set<RoomConnection>();
+  /** The committed version the draft is based on, as this process last stored or saw it. */
+  baseBlobHash: string | null;
+  private updatesSinceCompaction: number;
+  /** A catch-up from storage is under way (one at a time is enough). */
+  private catchingUp = false;
+
+  private constructor(
+    private readonly services: RoomServices,
+    readonly key: SectionKey,
+    stored: { baseBlobHash: string | null; state: Uint8Array; updates: Array<{ update: Uint8Array }> },
+    failed: (room: SectionRoom) => void,
+  ) {
+    this.baseBlobHash = stored.baseBlobHash;
+    this.updatesSinceCompaction = stored.updates.length;
+    this.live = new LiveDoc(
+      [stored.state, ...stored.updates.map((u) => u.update)],
+      {
+        store: (updates) => this.store(updates),
+        stored: (updates) => {
+          for (const u of updates) services.fanOut.publishStored(key, u.update);
+        },
+        awarenessChanged: (update) => services.fanOut.publishAwareness(key, update),
+        failed: (error) => {
+          // Clients reconnect to the stored draft and hand over whatever it lacks, the unstored edits included.
+          console.error("[quire] storing a draft update failed; closing the section's room", error);
+          for (const connection of this.connections) connection.socket.close(CLOSE_INTERNAL, "storage failed");
+          this.live.destroy();
+          failed(this);
+        },
+      },
+      { sectionRules: true, maxPendingBytes: MAX_ROOM_PENDING_BYTES },
+    );
+    // Whatever changes the section's content (a connection, another process, the server) changes the draft.
+    this.live.doc.on("update", () => services.changes.changed(key));
+  }
+
+  /**
+   * Loads a section's stored draft (created from its version in `tree` if it
+   * has none) into a live doc, with what other processes published while it
+   * loaded. `failed`: its storing failed and it closed (the owner forgets it).
+   */
+  static async open(
+    services: RoomServices,
+    key: SectionKey,
+    tree: DocumentTree,
+    failed: (room: SectionRoom) => void,
+  ): Promise<SectionRoom> {
+    const { loaded, arrived } = await services.fanOut.whileLoading(key, () => loadOrCreateSectionDraft(services.db, key, tree));
+    const room = new SectionRoom(services, key, loaded, failed);
+    for (const update of arrived) room.live.applyRemote(update);
+    return room;
+  }
+
+  private async store(updates: readonly PendingUpdate[]): Promise<void> {
+    await appendDraftUpdates(
+      this.services.db,
+      updates.map((u) => ({ ...this.key, update: u.update, authorId: u.authorId })),
+    );
+    const storedAt = performance.now();
+    for (const u of updates) this.services.stats.durabilityWindows.record(storedAt - u.receivedAt);
+    this.updatesSinceCompaction += updates.length;
+    if (this.updatesSinceCompaction >= COMPACT_AFTER_UPDATES) {
+      this.updatesSinceCompaction = 0;
+      void this.services.compact(this.key);
+    }
+  }
+
+  /** Whether updates were stored since the last compaction this room started (its unloading compacts them). */
+  get hasUncompacted(): boolean {
+    return this.updatesSinceCompaction > 0;
+  }
+
+  /**
+   * Moves the draft from the committed version `from` to `next`: the change
+   * between them (or from `fromContent`, see rebaseSection) is stored with the
+   * new base unless another process moved the base first, and applied here
+   * (broadcast and published). Returns the stored change, or null.
+   */
+  async rebase(from: string | null, next: string, fromContent?: LiveSection): Promise<Uint8Array | null> {
+    await this.live.settled();
+    const update = await rebaseSection(this.services.db, this.key, this.live.doc, from, next, fromContent);
+    this.baseBlobHash = next;
+    if (update) this.live.applyStored(update);
+    return update;
+  }
+
+  /** Applies the change from the section's base to its version in `tree` (the branch head) into the live draft. */
+  async bringToHead(tree: DocumentTree): Promise<void> {
+    const next = blobHashIn(tree, this.key.sectionId);
+    if (next === this.baseBlobHash) return;
+    if (next === null) {
+      // The section left the branch: its editors are told, its draft stays until commit or discard settles it.
+      for (const connection of this.connections) connection.socket.close(CLOSE_SECTION_GONE, "section removed");
+      return;
+    }
+    // Null: another process stored the change first; it is taken from storage.
+    if (!(await this.rebase(this.baseBlobHash, next))) await this.catchUp();
+  }
+
+  /**
+   * Takes in what storage has of the draft: another process brought it to a
+   * head first (its change is stored, not computed here), or stored an update
+   * whose Redis message never came (a process killed between storing and
+   * publishing). Yjs takes in only what the doc lacks.
+   */
+  async catchUp(): Promise<void> {
+    if (this.catchingUp) return;
+    this.catchingUp = true;
+    try {
+      const stored = await findSectionDraft(this.services.db, this.key);
+      if (!stored) return;
+      this.live.applyRemote(stored.state);
+      for (const { update } of stored.updates) this.live.applyRemote(update);
+    } catch (error) {
+      console.error("[quire] catching a room up from storage failed", error);
+    } finally {
+      this.catchingUp = false;
+    }
+  }
+
+  /** An update another process stored: applied here; one that hangs on edits this room never received sends it to storage. */
+  applyRemote(update: Uint8Array): void {
+    this.live.applyRemote(update);
+    if (this.live.lacksEdits) void this.catchUp();
+  }
+}
+
+/**
+ * Folds a section's log into its compacted state, from storage (so updates
+ * other processes stored are included). One process at a time: the bus lock
+ * with Redis, and in any case the compare-and-swap on the log position.
+ */
+export async function compactFromStorage(services: Pick<RoomServices, "db" | "fanOut">, key: SectionKey): Promise<void> {
+  const release = await services.fanOut.lock(`compact:${key.documentId}\u0000${key.branchName}:${key.sectionId}`);
+  if (!release) return;
+  try {
+    const stored = await findSectionDraft(services.db, key);
+    const last = stored?.updates.at(-1);
+    if (!stored || !last) return;
+    const doc = docFromStored(stored);
+    await compactSectionDraft(services.db, key, Y.encodeStateAsUpdate(doc), last.id);
+    doc.destroy();
+  } catch (error) {
+    console.error("[quire] draft compaction failed", error);
+  } finally {
+    await release();
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * The WebSocket upgrade to a room: `/collab/<documentId>/<branch>` (the
+ * outline) or `.../~<sectionId>`. The credential the transport found is
+ * decided by the one authorize (server/access/authorize.ts): the document to
+ * at least read, the branch, and for a section room the section visible on
+ * the branch head. A refusal is a plain HTTP answer before any WebSocket or
+ * Yjs byte (a hidden section is 404, as a missing one); an admitted socket
+ * becomes a RoomConnection with the presence the server stamps on it.
+ */
+import { type IncomingMessage, STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer } from "ws";
+import type { Database } from "@/db/client";
+import type { Authorizer, Credential } from "@/server/access/authorize";
+import type { Actor } from "@/server/access/actor";
+import type { DocumentAccess } from "@/server/access/documents";
+import { visibleSectionIds } from "@/server/access/sections";
+import { DomainError, ERROR_FACES, isDomainError } from "@/server/core/errors";
+import { MAX_LIVE_MESSAGE_BYTES } from "@/server/core/limits";
+import { findBranch } from "@/server/store/documents";
+import { userIdentities } from "@/server/store/users";
+import {
+  CLOSE_CONTENT_REFUSED,
+  CLOSE_INTERNAL,
+  closeNow,
+  closeReason,
+  pauseReading,
+  type RoomAddress,
+  type RoomConnection,
+  resumeReading,
+} from "./connection";
+import { branchHead } from "./drafts-engine";
+import type { PresenceIdentity } from "./presence";
+
+export class LiveUpgrade {
+  // A larger message closes its socket with 1009 (Message Too Big), before it is buffered whole.
+  private readonly sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_LIVE_MESSAGE_BYTES });
+
+  constructor(
+    private readonly db: Database,
+    private readonly authorize: Authorizer,
+    /** Takes an admitted connection into its room (it is paused until then). */
+    private readonly attach: (connection: RoomConnection) => Promise<void>,
+  ) {}
+
+  /** Decides an upgrade: refused with an HTTP status (before any Yjs byte), or the socket handed to its room. */
+  async upgrade(
+    request: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    credential: Credential | null,
+    address: RoomAddress,
+    refusal?: DomainError,
+  ): Promise<void> {
+    let admitted: { actor: Actor | null; access: DocumentAccess };
+    let presence: PresenceIdentity;
+    try {
+      if (refusal) throw refusal;
+      if (!credential) throw new DomainError("UNAUTHENTICATED", "Sign in, or pass an API token as `token` or a share link as `share`.");
+      admitted = await this.admit(credential, address);
+      presence = await this.presenceOf(admitted.actor);
+    } catch (error) {
+      refuseUpgrade(socket, isDomainError(error) ? error : new DomainError("INTERNAL", "Internal error."));
+      if (!isDomainError(error)) console.error("[quire] collab upgrade failed", error);
+      return;
+    }
+    this.sockets.handleUpgrade(request, socket, head, (ws) => {
+      // Messages wait in the socket until the room is open (attach reads them).
+      ws.pause();
+      // ws closes the socket itself on a protocol error (1009 for a message past maxPayload, 1002 for a bad frame) and then
+      // emits the error: without a listener, that emit would throw out of the server.
+      ws.on("error", () => {});
+      const connection: RoomConnection = {
+        socket: ws,
+        credential,
+        actor: admitted.actor,
+        access: admitted.access,
+        address,
+        authorId: admitted.actor?.userId ?? null,
+        readOnly: true,
+        droppedUpdates: 0,
+        presence,
+        usableKeys: new Set(),
+        typist: { userId: admitted.actor?.userId ?? null, mayUseKey: (key) => connection.usableKeys.has(key) },
+        holds: 0,
+        heldMessages: [],
+        readPauses: 1,
+        secondStartedAt: 0,
+        messagesThisSecond: 0,
+        send: (message) => {
+          if (connection.holds > 0) connection.heldMessages.push(message);
+          else if (ws.readyState === ws.OPEN) ws.send(message);
+        },
+        // The repair was sent before this: the client converges, then hears why (and what it sent meanwhile is not taken in).
+        refused: (reason) => closeNow(connection, CLOSE_CONTENT_REFUSED, closeReason(`content refused: ${reason}`)),
+        pause: () => pauseReading(connection),
+        resume: () => resumeReading(connection),
+      };
+      void this.attach(connection).catch((error: unknown) => {
+        console.error("[quire] collab room failed to open", error);
+        ws.close(CLOSE_INTERNAL, "room failed to open");
+      });
+    });
+  }
+
+  /** The principal's access, checked to at least read the document, branch and (for a section room) the section. */
+  private async admit(credential: Credential, address: RoomAddress): Promise<{ actor: Actor | null; access: DocumentAccess }> {
+    const admitted = await this.authorize.document(credential, address.documentId, "read");
+    const branch = await findBranch(this.db, address.documentId, address.branchName);
+    if (!branch) throw new DomainError("NOT_FOUND", `No branch ${JSON.stringify(address.branchName)} in this document.`);
+    if (address.sectionId) {
+      const head = await branchHead(this.db, address);
+      if (!(await visibleSectionIds(this.db, admitted.access, address.branchName, head.tree)).includes(address.sectionId)) {
+        throw new DomainError("NOT_FOUND", `No section ${address.sectionId} in this document on this branch.`);
+      }
+    }
+    return admitted;
+  }
+
+  /** Who a connection's presence shows: the account's name (an agent's marked as such), or a guest for a share link. */
+  private async presenceOf(actor: Actor | null): Promise<PresenceIdentity> {
+    if (!actor) return { userId: null, name: "Guest (share link)" };
+    const name = (await userIdentities(this.db, [actor.userId])).get(actor.userId)?.name ?? "";
+    return { userId: actor.userId, name: actor.principal === "agent" ? `${name} (agent)` : name };
+  }
+
+  /** Cuts every socket (the process is closing). */
+  terminateAll(): void {
+    for (const client of this.sockets.clients) client.terminate();
+  }
+
+  close(): void {
+    this.sockets.close();
+  }
+}
+
+/** Answers a refused upgrade with a plain HTTP response, before any WebSocket or Yjs byte. */
+function refuseUpgrade(socket: Duplex, error: DomainError): void {
+  const status = ERROR_FACES[error.code].http;
+  const body = JSON.stringify({ error: error.toPayload() });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Refused"}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** `/collab/<documentId>/<branchName>` (the outline) or `/collab/<documentId>/<branchName>/~<sectionId>`; null for any other path. */
+export function parseRoomPath(pathname: string): RoomAddress | null {
+  const match = /^\/collab\/([0-9a-f-]{36})\/(.+?)(?:\/~([0-9a-f-]{36}))?$/i.exec(pathname);
+  if (!match) return null;
+  let branchName: string;
+  try {
+    branchName = decodeURIComponent(match[2]!);
+  } catch {
+    return null;
+  }
+  return { documentId: match[1]!.toLowerCase(), branchName, sectionId: match[3]?.toLowerCase() ?? null };
+}
