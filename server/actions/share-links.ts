@@ -24,17 +24,17 @@ import { type DocumentView, readDocument } from "./read";
 import { signedDownloads } from "./upload-url";
 
 /**
- * Which door a share link is checked at: the server's authorizer, with its
- * rate limits, and the client address the link came from. Absent: an
- * authorizer of `db` without limits (the CLI, tests).
+ * Where a share link is checked: the server's authorizer, with its rate
+ * limits, and the client address the link came from (failures count against
+ * it). Absent: an authorizer of `db` without limits (tests, scripts).
  */
 export interface ShareLinkDoor {
   authorizer: Authorizer;
-  client: string;
+  client?: string;
 }
 
 const doorOf = (db: Database, now: Date, door: ShareLinkDoor | undefined): ShareLinkDoor =>
-  door ?? { authorizer: createAuthorizer({ db, clock: () => now }), client: "unknown" };
+  door ?? { authorizer: createAuthorizer({ db, clock: () => now }) };
 
 /**
  * The document behind a read link, as a visitor without an account sees it. Given the server's `files`, each
