@@ -2,7 +2,10 @@
  * Section permission overrides from the live page: on a branch an editor
  * changes a section's team and AI overrides and the new badges show (and the
  * server stores them); on the default branch the form is read only and says
- * why; a reader gets no control at all.
+ * why; a reader gets no control at all. The page offers an editor exactly
+ * where the server lets the person edit (`read`'s yourPermission): a member
+ * whose section override is edit on a read-default document edits that
+ * section, and the live room takes the edit.
  */
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
@@ -113,5 +116,68 @@ test("a reader gets no permissions control", async ({ browser }) => {
   await openDocument(page, "tighten");
   await expect(sectionOf(page, 0).getByRole("heading", { name: "Goals" })).toBeVisible();
   await expect(page.getByRole("button", { name: "Permissions" })).toHaveCount(0);
+  await page.context().close();
+});
+
+test("a member whose section override is edit on a read-default document gets that section's editor, and only that one", async ({
+  browser,
+}) => {
+  const created = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "handbook/open-notes",
+    name: "Open notes",
+    sections: [
+      { name: "Ideas", content: [text("Anyone on the team adds ideas here.")] },
+      { name: "Decisions", content: [text("Only the owners decide.")] },
+    ],
+  });
+  const [ideas, decisions] = created.sectionIds as [string, string];
+  // The override reaches main through review; then the team default drops to read.
+  await server.callTool("documents", olive.userId, { action: "create_branch", documentId: created.documentId, branchName: "open-up" });
+  await server.callTool("sections", olive.userId, {
+    action: "update",
+    documentId: created.documentId,
+    branchName: "open-up",
+    sectionId: ideas,
+    defaultPermission: "edit",
+  });
+  const request = await server.callTool("merge_requests", olive.userId, {
+    action: "create",
+    documentId: created.documentId,
+    sourceBranch: "open-up",
+    targetBranch: "main",
+    title: "Open the ideas to the team",
+  });
+  await server.callTool("merge_requests", olive.userId, { action: "execute", mergeRequestId: request.mergeRequestId });
+  await server.callTool("documents", olive.userId, {
+    action: "set_permissions",
+    documentId: created.documentId,
+    defaultPermission: "read",
+  });
+  const mo = await server.createUser("mo@example.test", "Mo Member", PASSWORD);
+
+  const page = await signedIn(browser, mo.email);
+  await openLiveDocument(page, server.url, { documentId: created.documentId, firstSectionId: ideas });
+  const prose = (sectionId: string) => page.locator(`[data-section-id="${sectionId}"] [data-testid="editor-prose"] .cm-content`);
+  await expect(prose(ideas)).toHaveAttribute("contenteditable", "true");
+  await expect(page.locator(`[data-section-id="${decisions}"]`).getByRole("heading", { name: "Decisions" })).toBeVisible();
+  await expect(page.locator(`[data-section-id="${decisions}"] .cm-content`)).toHaveCount(0);
+  await expect(page.locator(`[data-section-id="${decisions}"] [contenteditable]`)).toHaveCount(0);
+
+  // The live room agrees: Mo's typing reaches the branch's draft.
+  await prose(ideas).click();
+  await page.keyboard.press("End");
+  await page.keyboard.type(" Mo was here.");
+  await expect
+    .poll(async () => {
+      const draft = await server.callTool("read", olive.userId, {
+        documentId: created.documentId,
+        branchName: "main",
+        sectionIds: [ideas],
+        includeDraft: true,
+      });
+      return JSON.stringify(draft.sections[0]!.content);
+    })
+    .toContain("Mo was here.");
   await page.context().close();
 });
