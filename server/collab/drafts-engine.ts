@@ -1,22 +1,21 @@
 /**
- * A branch's draft in storage, outside any room: its sections' live states
- * brought up to a committed head, read, and reset. The rooms use the same
- * functions with their live docs; commit, discard and `read` use them for
- * drafts no room has open.
+ * The draft's building blocks shared by the rooms and the live drafts
+ * service: a branch's head with its tree, a section's stored draft as a doc
+ * (created from the head's version on first use), and the rebase of a
+ * section's draft from one committed version to another (computed on the
+ * doc given, stored with compare-and-swap on the base: store/drafts.ts).
  */
-import { sql } from "drizzle-orm";
 import * as Y from "yjs";
 import type { Database } from "@/db/client";
-import { draftSections } from "@/db/schema";
 import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
 import { getCommit } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import { getBranch } from "@/server/store/documents";
 import {
-  appendDraftUpdates,
   createSectionDraft,
   type DraftKey,
   findSectionDraft,
+  rebaseSectionDraft,
   type SectionKey,
   type StoredSectionDraft,
 } from "@/server/store/drafts";
@@ -89,17 +88,5 @@ export async function rebaseSection(
   );
   const from = fromContent ?? (fromBlobHash ? liveOf(versions.get(fromBlobHash)!) : EMPTY_SECTION);
   const update = await sectionChangeUpdate(doc, from, liveOf(versions.get(nextBlobHash)!));
-  return db.transaction(async (tx) => {
-    const moved = await tx
-      .update(draftSections)
-      .set({ baseBlobHash: nextBlobHash })
-      .where(
-        sql`${draftSections.documentId} = ${key.documentId} and ${draftSections.branchName} = ${key.branchName}
-          and ${draftSections.sectionId} = ${key.sectionId} and ${draftSections.baseBlobHash} is not distinct from ${fromBlobHash}`,
-      )
-      .returning({ sectionId: draftSections.sectionId });
-    if (moved.length === 0) return null;
-    if (update) await appendDraftUpdates(tx, [{ ...key, update, authorId: null }]);
-    return update;
-  });
+  return (await rebaseSectionDraft(db, key, fromBlobHash, nextBlobHash, update)) ? update : null;
 }

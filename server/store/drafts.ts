@@ -1,7 +1,8 @@
 /**
  * Drafts in PostgreSQL: per branch the head its sections are based on; per
- * section a compacted Yjs state; and the append log of updates, each stored
- * before the room broadcasts it. Compaction folds the log into the state.
+ * section the committed version it is based on and a compacted Yjs state;
+ * and the append log of updates (a room stores them behind the broadcast,
+ * in arrival order). Compaction folds the log into the state.
  */
 import { and, eq, getTableName, gt, isNotNull, lte, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
@@ -43,7 +44,7 @@ const updatesOfSection = (key: SectionKey) =>
   and(eq(draftUpdates.documentId, key.documentId), eq(draftUpdates.branchName, key.branchName), eq(draftUpdates.sectionId, key.sectionId));
 const updatesOfDraft = (key: DraftKey) => and(eq(draftUpdates.documentId, key.documentId), eq(draftUpdates.branchName, key.branchName));
 
-export async function findDraft(tx: Tx, key: DraftKey): Promise<DraftRow | undefined> {
+async function findDraft(tx: Tx, key: DraftKey): Promise<DraftRow | undefined> {
   const [row] = await tx.select().from(drafts).where(draftIs(key));
   return row;
 }
@@ -132,9 +133,30 @@ export async function compactSectionDraft(tx: Tx, key: SectionKey, state: Uint8A
   });
 }
 
-/** Records the committed version a section draft is now based on (after a committed change was applied into it). */
-export async function rebaseSectionDraft(tx: Tx, key: SectionKey, baseBlobHash: string | null): Promise<void> {
-  await tx.update(draftSections).set({ baseBlobHash }).where(sectionRowIs(key));
+/**
+ * Moves a section draft from the committed version `fromBlobHash` to
+ * `nextBlobHash`, appending `update` (the change between them, as applied to
+ * the draft; null when there was nothing to apply) — unless another room, in
+ * any process, moved the base first: then nothing is stored and the answer
+ * is false (that room's change is in storage to take instead).
+ */
+export async function rebaseSectionDraft(
+  tx: Tx,
+  key: SectionKey,
+  fromBlobHash: string | null,
+  nextBlobHash: string,
+  update: Uint8Array | null,
+): Promise<boolean> {
+  return tx.transaction(async (t) => {
+    const moved = await t
+      .update(draftSections)
+      .set({ baseBlobHash: nextBlobHash })
+      .where(and(sectionRowIs(key), sql`${draftSections.baseBlobHash} is not distinct from ${fromBlobHash}`))
+      .returning({ sectionId: draftSections.sectionId });
+    if (moved.length === 0) return false;
+    if (update) await appendDraftUpdates(t, [{ ...key, update, authorId: null }]);
+    return true;
+  });
 }
 
 export async function deleteSectionDraft(tx: Tx, key: SectionKey): Promise<void> {
