@@ -1,7 +1,8 @@
 /**
  * "A branch's draft changed here": its content (an edit in a room of this
  * process, one arriving from another process through Redis, a commit, a
- * discard, a head move taken in) or the people connected to it. Listeners
+ * discard), the people connected to it, or the head it is compared with (a
+ * head move this process made or heard of). Listeners
  * hear of a branch at most once per DRAFT_CHANGE_DELAY_MS, that long after
  * the first change (a burst of keystrokes is one notice), so whoever asks
  * for the draft's status again does so a few times a second at most.

@@ -22,6 +22,7 @@ import {
   draftEditorsByBranch,
   ensureDraft,
   findSectionDraft,
+  findSectionDrafts,
   lastDraftUpdateId,
   listSectionDrafts,
   type SectionKey,
@@ -92,7 +93,12 @@ export interface LiveDrafts {
   status(key: DraftKey): Promise<BranchDraftStatus>;
   /** Users connected to a document's rooms, per branch. */
   connected(documentId: string): Promise<Map<string, string[]>>;
-  /** Calls `listener` (debounced, DRAFT_CHANGE_DELAY_MS) when a branch's draft content or its connected people change in this process. */
+  /**
+   * Calls `listener` (debounced, DRAFT_CHANGE_DELAY_MS) when a branch's draft
+   * content, its connected people or its head change in this process
+   * (updates and head moves from other processes included, for rooms open
+   * here); returns the unsubscribe function.
+   */
   onDraftChanged(listener: (key: { documentId: string; branchName: string }) => void): () => void;
 }
 
@@ -273,10 +279,17 @@ class LiveDraftsService implements LiveDrafts {
    */
   private async contentAt(key: DraftKey, head: BranchHead): Promise<Map<string, LiveSection>> {
     const content = new Map<string, LiveSection>();
-    for (const { sectionId, baseBlobHash } of await listSectionDrafts(this.db, key)) {
-      const next = blobHashIn(head.tree, sectionId);
-      if (!next) continue;
-      const open = this.rooms?.openSection({ ...key, sectionId })?.live.doc;
+    const drafts = (await listSectionDrafts(this.db, key)).filter((d) => blobHashIn(head.tree, d.sectionId) !== null);
+    const openDoc = (sectionId: string) => this.rooms?.openSection({ ...key, sectionId })?.live.doc;
+    // The sections no room here has open, read from storage all at once.
+    const closed = await findSectionDrafts(
+      this.db,
+      key,
+      drafts.filter((d) => !openDoc(d.sectionId)).map((d) => d.sectionId),
+    );
+    for (const { sectionId, baseBlobHash } of drafts) {
+      const next = blobHashIn(head.tree, sectionId)!;
+      const open = openDoc(sectionId);
       if (open && baseBlobHash === next) {
         // Already on the head: read as it is (reading changes nothing, so no copy).
         content.set(sectionId, sectionFromYDoc(open));
@@ -287,7 +300,8 @@ class LiveDraftsService implements LiveDrafts {
         doc = new Y.Doc();
         Y.applyUpdate(doc, Y.encodeStateAsUpdate(open));
       } else {
-        const stored = await findSectionDraft(this.db, { ...key, sectionId });
+        // A room that closed since is read on its own.
+        const stored = closed.get(sectionId) ?? (await findSectionDraft(this.db, { ...key, sectionId }));
         if (!stored) continue;
         doc = docFromStored(stored);
       }

@@ -174,6 +174,8 @@ export class CollabRooms implements DraftRooms {
       // Announced before anything following it is published (Redis keeps one publisher's order): the other processes hold
       // their rooms before a change that depends on the move (a section hidden and changed in one commit) reaches them.
       if (options.announce) this.fanOut.announceHeadMove(key);
+      // The draft's status is against the head: whoever watches it hears of the move (the sections' own changes follow).
+      this.changes.changed(key);
       if (!room) return;
       const head = await branchHead(this.services.db, key).catch(() => null);
       if (head) await room.follow(head);

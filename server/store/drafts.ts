@@ -69,6 +69,35 @@ export async function findSectionDraft(tx: Tx, key: SectionKey): Promise<StoredS
   return { baseBlobHash: row.baseBlobHash, state: row.state, compactedThrough: row.compactedThrough, updates };
 }
 
+/** Several sections' stored drafts of one branch, in two statements whatever their number (those without a draft are left out). */
+export async function findSectionDrafts(tx: Tx, key: DraftKey, sectionIds: readonly string[]): Promise<Map<string, StoredSectionDraft>> {
+  const found = new Map<string, StoredSectionDraft>();
+  if (sectionIds.length === 0) return found;
+  const rows = await tx
+    .select()
+    .from(draftSections)
+    .where(
+      and(
+        eq(draftSections.documentId, key.documentId),
+        eq(draftSections.branchName, key.branchName),
+        anyOf(draftSections.sectionId, [...sectionIds]),
+      ),
+    );
+  for (const row of rows) {
+    found.set(row.sectionId, { baseBlobHash: row.baseBlobHash, state: row.state, compactedThrough: row.compactedThrough, updates: [] });
+  }
+  const logged = await tx
+    .select({ sectionId: draftUpdates.sectionId, id: draftUpdates.id, update: draftUpdates.update })
+    .from(draftUpdates)
+    .where(and(updatesOfDraft(key), anyOf(draftUpdates.sectionId, [...found.keys()])))
+    .orderBy(draftUpdates.id);
+  for (const { sectionId, id, update } of logged) {
+    const draft = found.get(sectionId)!;
+    if (id > draft.compactedThrough) draft.updates.push({ id, update });
+  }
+  return found;
+}
+
 /**
  * Stores a section's first state unless another room (in any process) stored
  * one first; returns what is stored. The first state is never written over:
