@@ -16,14 +16,13 @@
  * its permission as a grant (`acceptShareLink`).
  */
 import type { Database } from "@/db/client";
-import { actorForApiToken, actorForUser } from "@/server/access/actor";
 import type { RateLimitGuard } from "@/server/auth/rate-limit-guard";
 import { hasSecretTokenShape, hashSecretToken } from "@/server/auth/secret-tokens";
 import { DomainError } from "@/server/core/errors";
 import { findLiveShareLink, findLiveShareLinkById, type ShareLinkRow } from "@/server/store/access";
 import type { Tx } from "@/server/store/db";
 import { documentNotFound, findDocumentWithGrants, getDocument } from "@/server/store/documents";
-import type { Actor } from "./actor";
+import { type Actor, actorForApiToken, actorForUser } from "./actor";
 import { accessWithGrant, admitActor, type DocumentAccess, type Need, requireDocument } from "./documents";
 
 /** Who is asking, as their credential says. */
