@@ -244,11 +244,10 @@ function SectionReferences({ section, removableOn }: { section: DocumentSection;
 }
 
 /**
- * An editor of the document edits a section unless its team override makes
- * it read-only for people who do not manage the document (the server drops
- * such edits anyway, this only spares them an editor that cannot save).
+ * Whether this person edits a section: the server's answer in `read`
+ * (`yourPermission`, the policy's own decision), so the page offers an editor
+ * exactly where the live room will take the edits.
  */
-/** Whether this person edits a section: the server's answer in `read` (the page decides nothing of its own). */
 const editsSection = (section: DocumentSection): boolean => section.yourPermission === "edit";
 
 function SectionView({ section }: { section: DocumentSection }) {
