@@ -168,6 +168,19 @@ test("the reviewer finds it waiting for her review, reads split and unified diff
   await expect(reviewer.getByTestId("reviewer-state")).toHaveText("Rita Reviewer Changes requested");
 });
 
+test("an open request page follows the branch heads by one subscription and sends nothing while idle (no polling)", async () => {
+  const sent: string[] = [];
+  const record = (request: { method(): string; url(): string }) => sent.push(`${request.method()} ${new URL(request.url()).pathname}`);
+  reviewer.on("request", record);
+  await reviewer.goto(mergeRequestUrl);
+  await expect(reviewer.getByRole("button", { name: "Approve" })).toBeVisible();
+  // Longer than the 4 s the page used to poll at: an idle page asks the server nothing more.
+  await reviewer.waitForTimeout(6_000);
+  reviewer.off("request", record);
+  const calls = sent.filter((line) => line.startsWith("POST") || line.includes("/api/trpc/"));
+  expect(calls).toEqual(["GET /api/trpc/branchHeads"]);
+});
+
 test("the author commits again: the reviewer's open page says the branch moved and shows the fresh analysis", async () => {
   await commit("spring-prices", "intro", "How we charge, and why prices change in spring.");
   const notice = reviewer.getByTestId("branch-moved");

@@ -162,6 +162,25 @@ test("the owner opens Share & permissions from the document and creates a read l
   }
 });
 
+test("the page calls the typed API: an expiry the tool's schema refuses comes back VALIDATION_FAILED, shown on the form, and no link is made", async () => {
+  await owner.goto(`${server.url}/documents/${documentId}/sharing`);
+  const linksNow = async () =>
+    (await server.callTool("documents", ownerUser.userId, { action: "list_share_links", documentId })).shareLinks;
+  const before = await linksNow();
+  const form = owner.getByRole("form", { name: "Create a share link" });
+  const expiry = form.getByLabel(/Expires in days/);
+  // The field's own limit stops this in the browser; lifted, the server is the one to judge.
+  await expiry.evaluate((input) => input.removeAttribute("max"));
+  await expiry.fill("4000");
+  const answered = owner.waitForResponse((response) => new URL(response.url()).pathname === "/api/trpc/documents");
+  await form.getByRole("button", { name: "Create link" }).click();
+  const [refusal] = (await (await answered).json()) as Array<{ error: { data: { error: { code: string; message: string } } } }>;
+  expect(refusal?.error.data.error.code).toBe("VALIDATION_FAILED");
+  expect(refusal?.error.data.error.message).toContain("expiresInDays");
+  await expect(owner.getByRole("alert").filter({ hasText: "expiresInDays" })).toBeVisible();
+  expect(await linksNow()).toEqual(before);
+});
+
 test("with the team default at none a member cannot see the document until they open an edit link", async () => {
   await owner.goto(`${server.url}/documents/${documentId}/sharing`);
   const general = owner.getByRole("form", { name: "Document permissions" });
