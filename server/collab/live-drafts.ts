@@ -1,16 +1,21 @@
 /**
  * Live drafts as a service: what the actions ask of a branch's draft —
- * commit it, discard it, read it, its status, who is connected — on
- * `ActionContext.live`, as `files` is. The server's service works through its
- * rooms (`DraftRooms`): open sections are read and rewritten in their live
- * docs, so every editor sees a commit's or discard's effect at once. Without
- * rooms (the CLI, contexts built outside a server) `storageOnlyLiveDrafts`
- * runs the same operations on storage alone: nobody is connected in that
- * process, and rooms other processes have open take in what it stores
- * through the draft's base (catch-up), as they take in any other process's.
+ * commit it, discard it, read it, its status, who is connected, and when it
+ * changed — on `ActionContext.live`, as `files` is. The server's service
+ * works through its rooms (`DraftRooms`, rooms.ts): open sections are read
+ * and rewritten in their live docs, so every editor sees a commit's or
+ * discard's effect at once, and what it stores for sections open only in
+ * other processes is published to them. Without rooms (a context built
+ * outside a server: benches, tests; the CLI builds none today)
+ * `storageOnlyLiveDrafts` runs the same operations on storage alone: nobody
+ * is connected there and no other process hears of it, as of any write made
+ * without Redis; a room opened later starts from the stored draft.
  *
- * Access is the caller's business (the actions decide it); this service only
- * keeps drafts consistent with the branch head and with each other.
+ * Access is the caller's business (the actions decide it and write the
+ * commit through the one write path); this service keeps drafts consistent
+ * with the branch head: commit and discard run on the branch's line
+ * (branch-queue.ts), the one the rooms follow head moves on; reading writes
+ * nothing.
  */
 import * as Y from "yjs";
 import type { Database } from "@/db/client";

@@ -165,6 +165,7 @@ describe("every action's result matches its tool's outputSchema", () => {
 
     await call(ownerMcp, "documents", { action: "commit", documentId, branchName: "work", commitMessage: "Nothing live" });
     await call(ownerMcp, "documents", { action: "discard", documentId, branchName: "work" });
+    await call(ownerMcp, "documents", { action: "draft_status", documentId, branchName: "work" });
     await call(ownerMcp, "documents", { action: "log", documentId, branchName: "work", limit: 3 });
     await call(ownerMcp, "documents", { action: "show", documentId, commitId: doc.commitId });
     await call(ownerMcp, "documents", { action: "remove_tag", documentId, branchName: "work", tagId: tag.tagId });
