@@ -3,6 +3,7 @@
  * in the server's own result types (never redeclared here).
  */
 import type { DocumentsResults } from "@/server/actions/documents";
+import type { MemberList } from "@/server/actions/members";
 import type { DocumentView } from "@/server/actions/read";
 import { isDomainError } from "@/server/core/errors";
 import { getBridge } from "@/server/bridge";
@@ -26,14 +27,11 @@ export interface DocumentListOptions {
 }
 
 /** Someone in the workspace, by id and name. */
-export interface WorkspacePerson {
-  userId: string;
-  name: string;
-}
+export type WorkspacePerson = Pick<MemberList["members"][number], "userId" | "name">;
 
 /** Everyone in the workspace (the first 200), as the `members` tool lists them to this user. */
 export async function listMembers(userId: string): Promise<WorkspacePerson[]> {
-  const { members }: { members: WorkspacePerson[] } = await getBridge().callTool("members", userId, { action: "list", limit: 200 });
+  const { members } = await getBridge().callTool("members", userId, { action: "list", limit: 200 });
   return members.map(({ userId: id, name }) => ({ userId: id, name }));
 }
 
