@@ -108,11 +108,12 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   async function limited<T>(
     limit: "apiCredential" | "shareLink",
     client: string | undefined,
-    check: () => Promise<T | undefined>,
-  ): Promise<T | undefined> {
-    if (limits && client !== undefined) await limits.refuseIfExhausted(limit, client);
+    check: () => Promise<T | null | undefined>,
+  ): Promise<T | null | undefined> {
+    if (!limits || client === undefined) return check();
+    await limits.refuseIfExhausted(limit, client);
     const found = await check();
-    if (found === undefined && limits && client !== undefined) await limits.countFailure(limit, client);
+    if (!found) await limits.countFailure(limit, client);
     return found;
   }
 
@@ -124,18 +125,16 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
         return { actor, shareLink: null };
       }
       case "token": {
-        const actor = await limited(
-          "apiCredential",
-          client,
-          async () => (await actorForApiToken(db, credential.token, clock())) ?? undefined,
-        );
+        const actor = await limited("apiCredential", client, () => actorForApiToken(db, credential.token, clock()));
         if (!actor) throw invalidToken();
         return { actor, shareLink: null };
       }
       case "share": {
         // A token newSecretToken could not have made names no link: refused before any lookup.
-        const shareLink = await limited("shareLink", client, async () =>
-          hasSecretTokenShape(credential.token) ? findLiveShareLink(db, hashSecretToken(credential.token), clock()) : undefined,
+        const shareLink = await limited("shareLink", client, () =>
+          hasSecretTokenShape(credential.token)
+            ? findLiveShareLink(db, hashSecretToken(credential.token), clock())
+            : Promise.resolve(undefined),
         );
         if (!shareLink) throw deadShareLink();
         return { actor: null, shareLink };
