@@ -6,7 +6,8 @@
  * sees the panel and no Comment; a hidden section's comment never reaches the
  * panel of someone who may not see it. Threads: a reply, Resolve (the
  * highlight muted), Show resolved, Reopen, from the keyboard; a reader gets
- * no reply box; a refused reply says why; clicking a thread's quote brings
+ * no reply box; a thread whose section is deleted leaves the open panel; a
+ * failed reply says why and keeps the text; clicking a thread's quote brings
  * the highlighted span itself into view and focus, even in a section whose
  * editor had not mounted yet.
  */
@@ -111,7 +112,7 @@ test("a comment on a selection shows at once, is listed as not committed, and Co
   expect(comment).toMatchObject({ body: 'Is "spring" firm? <ask finance>', authorId: olive.userId, mentions: [mo.userId] });
   expect(goalsRead.content).toEqual([text(`We launch in <svc:comment id="${comment.commentId}">spring</svc:comment>.`)]);
 
-  await olivePage.getByRole("button", { name: "Refresh" }).click();
+  // The panel follows the branch's threads: the commit shows without asking.
   await expect(thread).not.toContainText("Not committed yet");
   await expect(thread).toContainText("Olive Owner");
   await expect(thread.getByRole("link", { name: "Goals" })).toHaveAttribute("href", `#section-${sectionIds[0]}`);
@@ -256,22 +257,31 @@ test("a reader sees the replies but is offered no reply box, Resolve or Reopen; 
   await page.context().close();
 });
 
-test("a failed reply says why and keeps what was typed", async () => {
+test("a thread whose section goes leaves the open panel; a failed reply says why and keeps what was typed", async () => {
   await openDocument(olivePage);
   await olivePage.getByRole("button", { name: /^Comments/ }).click();
   const thread = olivePage.getByTestId("comment-thread");
   await expect(thread).toHaveCount(1);
-  // The comment's section is deleted on the branch while the panel shows its thread.
+  // The comment's section is deleted on the branch while the panel shows its thread: the panel follows the branch.
   const branch = "threads-gone";
   await server.callTool("documents", olive.userId, { action: "create_branch", documentId, branchName: branch, sourceBranch: "main" });
   await openDocument(olivePage, branch);
   await olivePage.getByRole("button", { name: /^Comments/ }).click();
   await expect(thread).toHaveCount(1);
   await server.callTool("sections", olive.userId, { action: "delete", documentId, branchName: branch, sectionId: sectionIds[0]! });
+  await expect(thread).toHaveCount(0);
+
+  // A reply that cannot reach the server (the connection drops) says so, and what was typed stays.
+  await openDocument(olivePage);
+  await olivePage.getByRole("button", { name: /^Comments/ }).click();
+  await expect(thread).toHaveCount(1);
+  const isCommentsCall = (url: URL) => /^\/api\/trpc\/(.*,)?comments(,|$)/.test(url.pathname);
+  await olivePage.route(isCommentsCall, (route) => route.abort("internetdisconnected"));
   await thread.getByRole("textbox", { name: "Reply" }).fill("Too late");
   await thread.getByRole("button", { name: "Reply" }).click();
-  await expect(thread.getByRole("alert")).toContainText("not anchored in a section you can see");
+  await expect(thread.getByRole("alert")).not.toBeEmpty();
   await expect(thread.getByRole("textbox", { name: "Reply" })).toHaveValue("Too late");
+  await olivePage.unroute(isCommentsCall);
 });
 
 test("clicking a thread's quote brings the highlighted text itself into view and focus, in a section whose editor was not mounted", async ({

@@ -8,7 +8,7 @@
  * editors remove a link there. Each is one commit.
  */
 import { useRouter } from "next/navigation";
-import { type KeyboardEvent, useEffect, useId, useState } from "react";
+import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
 import { InlineError } from "@/app/_components/action-form";
 import type { DocumentSummary } from "@/app/_lib/quire";
 import type { RoomAddress } from "./live-room";
@@ -29,6 +29,10 @@ function moveFocus(event: KeyboardEvent<HTMLElement>) {
 export function DocumentLinkPicker({ address, sectionId, onClose }: { address: RoomAddress; sectionId: string; onClose: () => void }) {
   const router = useRouter();
   const documents = useDocumentsTool();
+  // The search's timer calls the latest one: it is a new function at each render (the call's own progress
+  // re-renders), which must not restart the search and drop its answer.
+  const listDocuments = useRef(documents);
+  listDocuments.current = documents;
   const sections = useSectionsTool();
   const fieldId = useId();
   const [search, setSearch] = useState("");
@@ -46,7 +50,7 @@ export function DocumentLinkPicker({ address, sectionId, onClose }: { address: R
     // Asked once typing pauses, and only the latest answer is shown.
     const timer = setTimeout(async () => {
       // The `documents` tool's own list: only documents this person may see are offered.
-      const result = await documents({ action: "list", search: wanted, orderBy: "updated", limit: 8 });
+      const result = await listDocuments.current({ action: "list", search: wanted, orderBy: "updated", limit: 8 });
       if (!current) return;
       if (result.ok) {
         setFound(result.value.documents.filter((d) => d.documentId !== address.documentId));
@@ -57,7 +61,7 @@ export function DocumentLinkPicker({ address, sectionId, onClose }: { address: R
       current = false;
       clearTimeout(timer);
     };
-  }, [search, address.documentId, documents]);
+  }, [search, address.documentId]);
 
   const link = async (target: DocumentSummary) => {
     setPending(true);
