@@ -13,7 +13,7 @@ import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { z } from "zod";
 import type { Actor, ActionContext } from "@/server/actions/context";
 import { apiTokensTool } from "@/server/actions/api-tokens";
-import { branchHeads, branchHeadsInput, branchInput, commentThreads } from "@/server/actions/live-views";
+import { branchHeads, branchHeadsInput, branchInput, commentThreads, withCallerNow } from "@/server/actions/live-views";
 import { tools } from "@/server/actions/registry";
 import { type AnyTool, parseInput, runTool, type ToolContext, type ToolResult } from "@/server/actions/tool";
 import { workspaceTool } from "@/server/actions/workspace";
@@ -107,13 +107,15 @@ const toolQuery = <T extends AnyTool>(tool: T) =>
  * the client goes (`signal`). Subscribed before the first read, so no change
  * falls between the read and the listening; wake-ups during a read make one
  * more read, not one each (a batch of head moves, a burst of draft changes);
- * a state equal to the last one sent is not sent again. A read that fails
- * (access gone: NOT_FOUND) ends the subscription with that error.
+ * a state equal to the last one sent is not sent again. Each read is made as
+ * the caller is now (withCallerNow); one that fails (access gone: NOT_FOUND,
+ * membership gone: UNAUTHENTICATED) ends the subscription with that error.
  */
 async function* follow<T>(
+  ctx: ActionContext,
   signal: AbortSignal | undefined,
   subscribe: (wake: () => void) => Array<() => void>,
-  read: () => Promise<T>,
+  read: (ctx: ActionContext) => Promise<T>,
 ): AsyncGenerator<T> {
   let dirty = true;
   let wakeUp: (() => void) | null = null;
@@ -130,7 +132,7 @@ async function* follow<T>(
       wakeUp = null;
       if (signal?.aborted) return;
       dirty = false;
-      const state = await callAction(read);
+      const state = await callAction(async () => read(await withCallerNow(ctx)));
       const json = JSON.stringify(state);
       if (json !== last) {
         last = json;
@@ -169,6 +171,7 @@ export const appRouter = t.router({
   /** `documents` `draft_status`, again on every head move, draft change (who edits, who is connected) and access change. */
   draftStatus: liveInput(branchInput).subscription(({ ctx, input, signal }) =>
     follow(
+      ctx,
       signal,
       (wake) => [
         ...onDocumentChanges(input.documentId, wake),
@@ -176,12 +179,13 @@ export const appRouter = t.router({
           if (key.documentId === input.documentId && key.branchName === input.branchName) wake();
         }),
       ],
-      () => runTool(tools.documents, ctx, { action: "draft_status", ...input }),
+      (now) => runTool(tools.documents, now, { action: "draft_status", ...input }),
     ),
   ),
   /** The heads of the named branches, again whenever one of them moves. */
   branchHeads: liveInput(branchHeadsInput).subscription(({ ctx, input, signal }) =>
     follow(
+      ctx,
       signal,
       (wake) => [
         onHeadMoved((move) => {
@@ -189,12 +193,13 @@ export const appRouter = t.router({
         }),
         onAccessChanged(wake),
       ],
-      () => branchHeads(ctx, input),
+      (now) => branchHeads(now, input),
     ),
   ),
   /** The branch's comment threads as its draft holds them, again on replies and resolutions, head moves and draft changes. */
   commentThreads: liveInput(branchInput).subscription(({ ctx, input, signal }) =>
     follow(
+      ctx,
       signal,
       (wake) => [
         ...onDocumentChanges(input.documentId, wake),
@@ -205,7 +210,7 @@ export const appRouter = t.router({
           if (key.documentId === input.documentId && key.branchName === input.branchName) wake();
         }),
       ],
-      () => commentThreads(ctx, input),
+      (now) => commentThreads(now, input),
     ),
   ),
 });

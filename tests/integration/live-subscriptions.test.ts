@@ -4,7 +4,8 @@
  * httpSubscriptionLink (Server-Sent Events) signed in by the session cookie,
  * as the page's own client is, against a started server. Each yields the
  * state at once and again on the events that change it; a member who may not
- * read the document gets NOT_FOUND (also when access goes mid-subscription);
+ * read the document gets NOT_FOUND (also when access goes mid-subscription;
+ * UNAUTHENTICATED once they are no longer a member);
  * a hidden section's comment never arrives; the CSRF guard lets the page's own
  * EventSource requests through and refuses other sites'.
  */
@@ -209,6 +210,18 @@ describe("access", () => {
     await server.callTool("documents", owner.userId, { action: "set_permissions", documentId: doc.documentId, defaultPermission: "none" });
     await waitFor(() => status.error !== null, 5_000, "the refusal");
     expect(errorCodeOf(status)).toBe("NOT_FOUND");
+  });
+
+  test("a member removed from the workspace mid-subscription is refused (UNAUTHENTICATED), not served as they were", async () => {
+    const leaver = await server.createUser("leaver@example.test", "Lee Leaver");
+    const secret = await ensureAuthSecret(server.db, undefined);
+    cookies.set(leaver.userId, `next-auth.session-token=${await encode({ token: { sub: leaver.userId }, secret })}`);
+    const doc = await newDocument("live/leaver", [{ name: "Team", content: [text("t")] }]);
+    const heads = follow((h) => clientFor(leaver).branchHeads.subscribe({ documentId: doc.documentId, branchNames: ["main"] }, h));
+    await waitFor(() => heads.values.length > 0, 5_000, "the first heads");
+    await server.trpcCaller(owner).workspace({ action: "remove_member", userId: leaver.userId });
+    await waitFor(() => heads.error !== null, 5_000, "the refusal");
+    expect(errorCodeOf(heads)).toBe("UNAUTHENTICATED");
   });
 
   test("bad input is VALIDATION_FAILED", async () => {
