@@ -8,14 +8,13 @@
  * confirmation. A commit or discard by anyone clears the bar on every page.
  */
 import { InlineError } from "@/app/_components/action-form";
-import { useMutation } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
 import { ConfirmButton } from "@/app/_components/confirm-button";
-import { toolCall } from "@/app/_lib/tool-call";
 import { useTRPC } from "@/app/_lib/trpc";
-import type { DocumentsResults, documentsTool } from "@/server/actions/documents";
+import type { DocumentsResults } from "@/server/actions/documents";
+import { useDocumentsTool } from "./tools";
 
 type DraftView = DocumentsResults["draft_status"];
 
@@ -35,7 +34,7 @@ function suggestedMessage(sections: DraftView["changedSections"]): string {
 
 export function CommitBar({ documentId, branchName, status }: { documentId: string; branchName: string; status: DraftView | null }) {
   const router = useRouter();
-  const documents = toolCall<typeof documentsTool>(useMutation(useTRPC().documents.mutationOptions()).mutateAsync);
+  const documents = useDocumentsTool();
   const [message, setMessage] = useState("");
   const [touched, setTouched] = useState(false);
   const [pending, setPending] = useState(false);
