@@ -23,7 +23,7 @@ import { z } from "zod";
 import { revertCommitMessage } from "@/server/core/commit-messages";
 import { sectionChanges } from "@/server/core/section-changes";
 import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
-import { notFound } from "@/server/core/errors";
+import { DomainError, notFound } from "@/server/core/errors";
 import { branchNameSchema } from "@/server/core/names";
 import { isRestrictedSection } from "@/server/policies/access";
 import { CommitGraph, type CommitRecord, walkLog } from "@/server/store/commits";
@@ -160,6 +160,11 @@ const revertInput = z.strictObject({
   commitId: commitIdField.describe(
     "Restore the document to its state at this commit (a new commit; history is kept). An API token (an agent) is refused (PERMISSION_DENIED) when that would change a section's defaultPermission or aiAccess: a person reverts it, signed in.",
   ),
+  expectedHeadCommitId: uuidSchema
+    .optional()
+    .describe(
+      "The branch head you decided on (the newest commit you saw). When given and the head is anywhere else, nothing happens: BRANCH_MOVED, so a revert never also takes back commits you have not seen.",
+    ),
   commitMessage: commitMessageField,
 });
 
@@ -219,12 +224,29 @@ async function show(ctx: ActionContext, input: z.output<typeof showInput>) {
 }
 
 /**
+ * Refuses a write decided on a head the branch has moved from (checked in the
+ * write, on the head it is built on, so no write can land in between); `then`
+ * says what to do instead.
+ */
+export function assertHeadUnmoved(headCommitId: string, expectedHeadCommitId: string, then: string): void {
+  if (headCommitId === expectedHeadCommitId) return;
+  throw new DomainError(
+    "BRANCH_MOVED",
+    `The branch has moved past ${expectedHeadCommitId.slice(0, 8)} (its head is now ${headCommitId.slice(0, 8)}): ${then}.`,
+    { expectedHeadCommitId, headCommitId },
+  );
+}
+
+/**
  * Restores the document state of a commit. A commit whose message the caller
  * may not see (it touched a section hidden from them) reads as not found: they
  * cannot see what the revert would bring back.
  */
 function revert(ctx: ActionContext, input: z.output<typeof revertInput>) {
-  return writeBranch(ctx, input, "edit", async ({ tree, document, loadSections }, tx, access) => {
+  return writeBranch(ctx, input, "edit", async ({ head, tree, document, loadSections }, tx, access) => {
+    if (input.expectedHeadCommitId !== undefined) {
+      assertHeadUnmoved(head.id, input.expectedHeadCommitId, "look at the history again, then revert");
+    }
     const graph = new CommitGraph(tx, document.id);
     const target = await graph.get(input.commitId);
     if ((await hiddenCommitIds(tx, access, graph, [target], [tree])).has(target.id)) {

@@ -16,7 +16,7 @@ import { assertSectionChangesAllowed, sectionRules } from "@/server/access/docum
 import { writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField, writeBranchField } from "./document-fields";
-import { hiddenCommitIds, quotableMessages } from "./history";
+import { assertHeadUnmoved, hiddenCommitIds, quotableMessages } from "./history";
 import { uuidSchema } from "./tool";
 
 const undoInput = z.strictObject({
@@ -34,13 +34,11 @@ export const undoActionInputs = [undoInput] as const;
 
 function undo(ctx: ActionContext, input: z.output<typeof undoInput>) {
   return writeBranch(ctx, input, "edit", async ({ head, tree, document, loadSections }, tx, access) => {
-    if (head.id !== input.expectedHeadCommitId) {
-      throw new DomainError(
-        "BRANCH_MOVED",
-        `The branch has moved past ${input.expectedHeadCommitId.slice(0, 8)}: undo takes back only the newest commit. Restore from the history (\`documents\` \`revert\`) instead.`,
-        { expectedHeadCommitId: input.expectedHeadCommitId, headCommitId: head.id },
-      );
-    }
+    assertHeadUnmoved(
+      head.id,
+      input.expectedHeadCommitId,
+      "undo takes back only the newest commit; restore from the history (`documents` `revert`) instead",
+    );
     const graph = new CommitGraph(tx, document.id);
     // A commit that touched a section hidden from the caller reads as not found, as for `revert`: its undoing is not theirs to see.
     if ((await hiddenCommitIds(tx, access, graph, [head], [tree])).has(head.id)) {

@@ -1,7 +1,8 @@
 /**
  * The history page in a real Chromium: a branch's commits, what the selected
  * one changed per section, the document as it left it, and Revert with its
- * confirmation (a reader is not offered it).
+ * confirmation, made only on the head the page showed (a reader is not
+ * offered it).
  */
 import type { Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
@@ -103,6 +104,25 @@ test("Revert asks first, then commits the old state on the branch", async () => 
   const read = await server.callTool("read", owner.userId, { documentId, branchName: "spring" });
   expect(read.sections[0]!.content).toEqual([{ blockType: "text", text: "Plans start at 10 euros a month." }]);
   await photograph(page, "history");
+});
+
+test("a commit made after the page was loaded is never reverted unseen: Revert answers that the branch moved, and nothing changes", async () => {
+  await page.goto(`${server.url}/documents/${documentId}/history?branch=spring&commit=${firstCommitId}`);
+  const theirs = await server.callTool("sections", owner.userId, {
+    action: "update",
+    documentId,
+    branchName: "spring",
+    sectionId: sectionIds[1]!,
+    newContent: [{ blockType: "text", text: "Contracts renew monthly." }],
+    commitMessage: "Monthly contracts",
+  });
+  await page.getByRole("button", { name: "Revert to this commit" }).click();
+  await page.getByRole("button", { name: "Revert", exact: true }).click();
+  await expect(page.getByRole("alert")).toContainText("The branch has moved");
+  const log = await server.callTool("documents", owner.userId, { action: "log", documentId, branchName: "spring", limit: 1 });
+  expect(log.commits[0]!.commitId).toBe(theirs.commitId);
+  const read = await server.callTool("read", owner.userId, { documentId, branchName: "spring" });
+  expect(read.sections[1]!.content).toEqual([{ blockType: "text", text: "Contracts renew monthly." }]);
 });
 
 test("a reader sees the history but is not offered Revert", async ({ browser }) => {

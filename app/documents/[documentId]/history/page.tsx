@@ -51,7 +51,9 @@ export default async function HistoryPage({ params, searchParams }: Props) {
     ? await attempt(() => getBridge().callTool("documents", user.id, { action: "show", documentId, commitId }))
     : undefined;
   if (shown && !shown.ok && shown.code === "NOT_FOUND") notFound();
-  const canRevert = doc.yourPermission === "edit";
+  // The head the page shows (its branch as listed); a revert names it, so nothing committed since is taken back unseen.
+  const headCommitId = branches.ok ? branches.value.find((b) => b.name === branchName)?.headCommitId : undefined;
+  const canRevert = doc.yourPermission === "edit" && headCommitId !== undefined;
   const branchNames = branches.ok ? branches.value.map((b) => b.name) : [branchName];
 
   return (
@@ -150,7 +152,12 @@ export default async function HistoryPage({ params, searchParams }: Props) {
                     View the document at this commit
                   </Link>
                   {canRevert ? (
-                    <RevertButton documentId={documentId} branchName={branchName} commitId={shown.value.commit.commitId} />
+                    <RevertButton
+                      documentId={documentId}
+                      branchName={branchName}
+                      commitId={shown.value.commit.commitId}
+                      headCommitId={headCommitId}
+                    />
                   ) : null}
                 </div>
               </header>

@@ -7,8 +7,22 @@ import { toolCall } from "@/app/_lib/tool-call";
 import { useTRPC } from "@/app/_lib/trpc";
 import type { documentsTool } from "@/server/actions/documents";
 
-/** "Revert to this commit", confirmed inline; then the history shows the new revert commit. */
-export function RevertButton({ documentId, branchName, commitId }: { documentId: string; branchName: string; commitId: string }) {
+/**
+ * "Revert to this commit", confirmed inline; then the history shows the new
+ * revert commit. It names the branch head the page showed, so a commit made
+ * since is never taken back unseen (the server answers BRANCH_MOVED).
+ */
+export function RevertButton({
+  documentId,
+  branchName,
+  commitId,
+  headCommitId,
+}: {
+  documentId: string;
+  branchName: string;
+  commitId: string;
+  headCommitId: string;
+}) {
   const router = useRouter();
   const documents = toolCall<typeof documentsTool>(useMutation(useTRPC().documents.mutationOptions()).mutateAsync);
   return (
@@ -18,7 +32,7 @@ export function RevertButton({ documentId, branchName, commitId }: { documentId:
       confirmLabel="Revert"
       pendingLabel="Reverting…"
       onConfirm={async () => {
-        const result = await documents({ action: "revert", documentId, branchName, commitId });
+        const result = await documents({ action: "revert", documentId, branchName, commitId, expectedHeadCommitId: headCommitId });
         if (!result.ok) return result.message;
         const query = new URLSearchParams({ branch: branchName, commit: result.value.commitId });
         if (!result.value.changed) query.set("unchanged", "1");
