@@ -7,9 +7,7 @@
  * NOT_FOUND, and a section hidden from them brings no comment.
  */
 import { z } from "zod";
-import { actorForUser } from "@/server/access/actor";
 import { newCommentTags, existingCommentTags } from "@/server/core/comment-markup";
-import { DomainError } from "@/server/core/errors";
 import { branchNameSchema } from "@/server/core/names";
 import { listBranches } from "@/server/store/documents";
 import { openDocument } from "@/server/access/documents";
@@ -31,18 +29,6 @@ export const branchInput = z.strictObject({
   documentId,
   branchName: branchNameSchema.describe("The branch (its draft: the head plus everyone's live edits)."),
 });
-
-/**
- * The context with the caller as the workspace has them now. A subscription
- * outlives the request that opened it, so each state it sends is read as the
- * member is at that moment: a new role counts, and someone no longer a member
- * is refused (UNAUTHENTICATED), which ends the subscription.
- */
-export async function withCallerNow(ctx: ActionContext): Promise<ActionContext> {
-  const actor = await actorForUser(ctx.db, ctx.actor.userId, ctx.actor.principal);
-  if (!actor) throw new DomainError("UNAUTHENTICATED", "You are no longer a member of this workspace. Sign in again.");
-  return { ...ctx, actor };
-}
 
 /** The heads of the named branches that exist, by name (a branch deleted or never made is absent). */
 export async function branchHeads(ctx: ActionContext, input: z.output<typeof branchHeadsInput>) {

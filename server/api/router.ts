@@ -13,11 +13,11 @@ import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { z } from "zod";
 import type { Actor, ActionContext } from "@/server/actions/context";
 import { apiTokensTool } from "@/server/actions/api-tokens";
-import { branchHeads, branchHeadsInput, branchInput, commentThreads, withCallerNow } from "@/server/actions/live-views";
+import { branchHeads, branchHeadsInput, branchInput, commentThreads } from "@/server/actions/live-views";
 import { tools } from "@/server/actions/registry";
 import { type AnyTool, parseInput, runTool, type ToolContext, type ToolResult } from "@/server/actions/tool";
 import { workspaceTool } from "@/server/actions/workspace";
-import { type DomainError, ERROR_FACES, type ErrorCode, type ErrorPayload, isDomainError } from "@/server/core/errors";
+import { DomainError, ERROR_FACES, type ErrorCode, type ErrorPayload, isDomainError } from "@/server/core/errors";
 import { requestTooLarge } from "@/server/core/limits";
 import { onAccessChanged } from "@/server/store/access-cache";
 import { onThreadsChanged } from "@/server/store/comments";
@@ -26,6 +26,11 @@ import { onHeadMoved } from "@/server/store/head-moves";
 /** An action's context, with the caller not yet known (null when the request carried no valid session or token). */
 export interface TrpcContext extends Omit<ActionContext, "actor"> {
   actor: Actor | null;
+  /**
+   * The caller as the request's credential makes them now (the session or token checked again; null when it no
+   * longer holds): a subscription outlives its request, and reads each state it sends as this caller.
+   */
+  callerNow: () => Promise<Actor | null>;
   /** Public base URL for links handed out (invites): config.publicBaseUrl's answer. */
   baseUrl: string;
 }
@@ -108,11 +113,12 @@ const toolQuery = <T extends AnyTool>(tool: T) =>
  * falls between the read and the listening; wake-ups during a read make one
  * more read, not one each (a batch of head moves, a burst of draft changes);
  * a state equal to the last one sent is not sent again. Each read is made as
- * the caller is now (withCallerNow); one that fails (access gone: NOT_FOUND,
- * membership gone: UNAUTHENTICATED) ends the subscription with that error.
+ * the caller is now (`callerNow`: a revoked token, an ended session or
+ * membership is UNAUTHENTICATED); one that fails (that, or access gone:
+ * NOT_FOUND) ends the subscription with that error.
  */
 async function* follow<T>(
-  ctx: ActionContext,
+  ctx: TrpcContext,
   signal: AbortSignal | undefined,
   subscribe: (wake: () => void) => Array<() => void>,
   read: (ctx: ActionContext) => Promise<T>,
@@ -132,7 +138,12 @@ async function* follow<T>(
       wakeUp = null;
       if (signal?.aborted) return;
       dirty = false;
-      const state = await callAction(async () => read(await withCallerNow(ctx)));
+      const state = await callAction(async () => {
+        const actor = await ctx.callerNow();
+        if (!actor)
+          throw new DomainError("UNAUTHENTICATED", "Your session or token no longer holds (or you left the workspace). Sign in again.");
+        return read({ ...ctx, actor });
+      });
       const json = JSON.stringify(state);
       if (json !== last) {
         last = json;

@@ -188,7 +188,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     maxBodySize: MAX_REQUEST_BYTES,
     createContext: async ({ req }) => {
       try {
-        return { db, clock, files, live, baseUrl: baseUrl(), actor: await actorFor(req) };
+        return { db, clock, files, live, baseUrl: baseUrl(), actor: await actorFor(req), callerNow: () => actorFor(req) };
       } catch (error) {
         throw isDomainError(error) ? toTrpcError(error) : error;
       }

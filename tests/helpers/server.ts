@@ -91,7 +91,8 @@ export async function startTestServer(
     },
     /** A tRPC caller acting as the user. */
     trpcCaller(user: TestUser) {
-      return createCaller({ db, actor: { ...user.actor, principal: "person" }, clock: () => new Date(), files, live, baseUrl: server.url });
+      const actor = { ...user.actor, principal: "person" as const };
+      return createCaller({ db, actor, clock: () => new Date(), files, live, baseUrl: server.url, callerNow: async () => actor });
     },
     /** A tRPC client over HTTP with the user's bearer token. */
     trpcClient(token?: string) {

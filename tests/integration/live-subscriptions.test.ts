@@ -5,7 +5,7 @@
  * as the page's own client is, against a started server. Each yields the
  * state at once and again on the events that change it; a member who may not
  * read the document gets NOT_FOUND (also when access goes mid-subscription;
- * UNAUTHENTICATED once they are no longer a member);
+ * UNAUTHENTICATED once they are no longer a member or their token is revoked);
  * a hidden section's comment never arrives; the CSRF guard lets the page's own
  * EventSource requests through and refuses other sites'.
  */
@@ -220,6 +220,29 @@ describe("access", () => {
     const heads = follow((h) => clientFor(leaver).branchHeads.subscribe({ documentId: doc.documentId, branchNames: ["main"] }, h));
     await waitFor(() => heads.values.length > 0, 5_000, "the first heads");
     await server.trpcCaller(owner).workspace({ action: "remove_member", userId: leaver.userId });
+    await waitFor(() => heads.error !== null, 5_000, "the refusal");
+    expect(errorCodeOf(heads)).toBe("UNAUTHENTICATED");
+  });
+
+  test("an API token revoked mid-subscription ends it (UNAUTHENTICATED): the credential is checked again at each state", async () => {
+    const doc = await newDocument("live/token", [{ name: "Agents", content: [text("a")] }]);
+    const created = await server.trpcCaller(member).apiTokens({ action: "create", label: "subscriber" });
+    const token = (created as { token: string }).token;
+    const tokenId = (created as { tokenInfo: { tokenId: string } }).tokenInfo.tokenId;
+    const agent = createTRPCClient<AppRouter>({
+      links: [
+        httpSubscriptionLink({
+          url: `${server.url}/api/trpc`,
+          EventSource,
+          eventSourceOptions: {
+            fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, authorization: `Bearer ${token}` } }),
+          },
+        }),
+      ],
+    });
+    const heads = follow((h) => agent.branchHeads.subscribe({ documentId: doc.documentId, branchNames: ["main"] }, h));
+    await waitFor(() => heads.values.length > 0, 5_000, "the first heads");
+    await server.trpcCaller(member).apiTokens({ action: "revoke", tokenId });
     await waitFor(() => heads.error !== null, 5_000, "the refusal");
     expect(errorCodeOf(heads)).toBe("UNAUTHENTICATED");
   });

@@ -19,6 +19,7 @@ describe("the error table", () => {
       files: null as never,
       live: null as never,
       baseUrl: "http://localhost",
+      callerNow: async () => null,
     });
     const error = await caller.read({ documentId: "x" } as never).catch((e: unknown) => e as TRPCError);
     expect(error).toBeInstanceOf(TRPCError);
