@@ -118,7 +118,7 @@ test("a commit made after the page was loaded is never reverted unseen: Revert a
   });
   await page.getByRole("button", { name: "Revert to this commit" }).click();
   await page.getByRole("button", { name: "Revert", exact: true }).click();
-  await expect(page.getByRole("alert")).toContainText("The branch has moved");
+  await expect(page.getByRole("alert").filter({ hasText: "The branch has moved" })).toBeVisible();
   const log = await server.callTool("documents", owner.userId, { action: "log", documentId, branchName: "spring", limit: 1 });
   expect(log.commits[0]!.commitId).toBe(theirs.commitId);
   const read = await server.callTool("read", owner.userId, { documentId, branchName: "spring" });
