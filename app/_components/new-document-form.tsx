@@ -1,17 +1,14 @@
 "use client";
 
-import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { FormError, field, optionalField, useActionForm } from "@/app/_components/action-form";
-import { toolCall } from "@/app/_lib/tool-call";
-import { useTRPC } from "@/app/_lib/trpc";
-import type { documentsTool } from "@/server/actions/documents";
+import { useDocumentsTool } from "@/app/_lib/tool-call";
 
 /** "New document": a path (folders separated by /) and an optional name; opens the new document on main. */
 export function NewDocumentForm() {
   const router = useRouter();
-  const documents = toolCall<typeof documentsTool>(useMutation(useTRPC().documents.mutationOptions()).mutateAsync);
+  const documents = useDocumentsTool();
   const [open, setOpen] = useState(false);
   const { pending, error, onSubmit } = useActionForm(
     (data) => documents({ action: "create", path: field(data, "path"), name: optionalField(data, "name") }),

@@ -4,12 +4,22 @@
  * answer as the union of every action's result; `toolCall` types each call by
  * the action it sends, as `runTool` does for the bridge, and hands a refusal
  * back as the forms show it (the server's code and message) instead of a throw.
+ * The hooks at the end are each tool's calls, for client components.
  */
+import { useMutation } from "@tanstack/react-query";
 import { isTRPCClientError } from "@trpc/client";
 import type { z } from "zod";
 import type { ActionResult } from "@/app/_lib/action-result";
-import type { AppRouter } from "@/server/api/router";
+import { useTRPC } from "@/app/_lib/trpc";
+import type { apiTokensTool } from "@/server/actions/api-tokens";
+import type { commentsTool } from "@/server/actions/comments";
+import type { documentsTool } from "@/server/actions/documents";
+import type { mergeRequestsTool } from "@/server/actions/merge-requests";
+import type { sectionsTool } from "@/server/actions/sections";
 import type { AnyTool, ToolResult } from "@/server/actions/tool";
+import type { uploadUrlTool } from "@/server/actions/upload-url";
+import type { workspaceTool } from "@/server/actions/workspace";
+import type { AppRouter } from "@/server/api/router";
 
 /**
  * A failed call as the forms show it: the server's own code and message (the router's error formatter puts
@@ -38,3 +48,14 @@ export function toolCall<T extends AnyTool>(call: (input: z.input<T["input"]>) =
     }
   };
 }
+
+export const useDocumentsTool = () => toolCall<typeof documentsTool>(useMutation(useTRPC().documents.mutationOptions()).mutateAsync);
+export const useSectionsTool = () => toolCall<typeof sectionsTool>(useMutation(useTRPC().sections.mutationOptions()).mutateAsync);
+export const useCommentsTool = () => toolCall<typeof commentsTool>(useMutation(useTRPC().comments.mutationOptions()).mutateAsync);
+export const useUploadUrlTool = () => toolCall<typeof uploadUrlTool>(useMutation(useTRPC().uploadUrl.mutationOptions()).mutateAsync);
+export const useMergeRequestsTool = () =>
+  toolCall<typeof mergeRequestsTool>(useMutation(useTRPC().mergeRequests.mutationOptions()).mutateAsync);
+/** Workspace administration (members, roles, invites); not an MCP tool. */
+export const useWorkspaceTool = () => toolCall<typeof workspaceTool>(useMutation(useTRPC().workspace.mutationOptions()).mutateAsync);
+/** The signed-in person's own API tokens; not an MCP tool. */
+export const useApiTokensTool = () => toolCall<typeof apiTokensTool>(useMutation(useTRPC().apiTokens.mutationOptions()).mutateAsync);

@@ -1,6 +1,5 @@
 "use client";
 
-import { useMutation } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
@@ -8,12 +7,8 @@ import { FormError, field, optionalField } from "@/app/_components/action-form";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
 import { type DiffView, SectionDiff } from "@/app/_components/section-diff";
 import type { MergeAnalysisView, MergeRequestView } from "@/app/_lib/quire";
-import { toolCall } from "@/app/_lib/tool-call";
+import { useMergeRequestsTool } from "@/app/_lib/tool-call";
 import { useTRPC } from "@/app/_lib/trpc";
-import type { mergeRequestsTool } from "@/server/actions/merge-requests";
-
-/** The merge_requests tool over tRPC, typed per action; whether someone may approve, merge or close is its decision. */
-const useMergeRequests = () => toolCall<typeof mergeRequestsTool>(useMutation(useTRPC().mergeRequests.mutationOptions()).mutateAsync);
 
 /** One side of a conflicting section as the page read it: its text, its deletion on that branch, or why it could not be read. */
 export type ConflictSide = { kind: "text"; text: string } | { kind: "deleted" } | { kind: "unread"; message: string };
@@ -39,7 +34,7 @@ export function HeaderEditor({
   editable: boolean;
 }) {
   const router = useRouter();
-  const mergeRequests = useMergeRequests();
+  const mergeRequests = useMergeRequestsTool();
   const [editing, setEditing] = useState(false);
   const [error, setError] = useState<string | null>(null);
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
@@ -158,7 +153,7 @@ export function ReviewActions({
   heads: { source: string; target: string };
 }) {
   const router = useRouter();
-  const mergeRequests = useMergeRequests();
+  const mergeRequests = useMergeRequestsTool();
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
   if (myState === null) return <p className="muted small">You are not a reviewer of this request.</p>;
@@ -252,7 +247,7 @@ export function ReviewWorkspace({
   conflictSides: ConflictSides;
 }) {
   const router = useRouter();
-  const mergeRequests = useMergeRequests();
+  const mergeRequests = useMergeRequestsTool();
   const [view, setView] = useState<DiffView>("split");
   const [sections, setSections] = useState<Record<string, SectionChoice>>({});
   const [doc, setDoc] = useState<DocumentChoices>({ properties: {} });

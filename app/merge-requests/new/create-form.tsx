@@ -1,13 +1,12 @@
 "use client";
 
-import { useMutation, useQuery } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useEffect, useState } from "react";
 import { FormError, field, optionalField } from "@/app/_components/action-form";
-import { toolCall } from "@/app/_lib/tool-call";
+import { useMergeRequestsTool } from "@/app/_lib/tool-call";
 import { useTRPC } from "@/app/_lib/trpc";
 import type { MemberList } from "@/server/actions/members";
-import type { mergeRequestsTool } from "@/server/actions/merge-requests";
 
 type PickedMember = MemberList["members"][number];
 
@@ -31,7 +30,7 @@ export function CreateForm({
 }) {
   const router = useRouter();
   const trpc = useTRPC();
-  const mergeRequests = toolCall<typeof mergeRequestsTool>(useMutation(trpc.mergeRequests.mutationOptions()).mutateAsync);
+  const mergeRequests = useMergeRequestsTool();
   const [query, setQuery] = useState("");
   const [searched, setSearched] = useState("");
   const [reviewers, setReviewers] = useState<PickedMember[]>([]);

@@ -1,20 +1,15 @@
 "use client";
 
-import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import type { Role } from "@/db/schema";
 import { AutoSaveSelect, FormError, field, optionalField, optionalNumber, useActionForm } from "@/app/_components/action-form";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
 import { OneTimeSecret } from "@/app/_components/one-time-secret";
-import { toolCall } from "@/app/_lib/tool-call";
-import { useTRPC } from "@/app/_lib/trpc";
-import type { WorkspaceInput, WorkspaceResults, workspaceTool } from "@/server/actions/workspace";
-
-/** The workspace tool over tRPC, typed per action. */
-const useWorkspace = () => toolCall<typeof workspaceTool>(useMutation(useTRPC().workspace.mutationOptions()).mutateAsync);
+import { useWorkspaceTool } from "@/app/_lib/tool-call";
+import type { WorkspaceInput, WorkspaceResults } from "@/server/actions/workspace";
 
 export function RoleSelect({ userId, name, role, roles }: { userId: string; name: string; role: Role; roles: Role[] }) {
-  const workspace = useWorkspace();
+  const workspace = useWorkspaceTool();
   const options = roles.includes(role) ? roles : [role, ...roles];
 
   return (
@@ -29,7 +24,7 @@ export function RoleSelect({ userId, name, role, roles }: { userId: string; name
 }
 
 export function RemoveMemberButton({ userId, name, isMe }: { userId: string; name: string; isMe: boolean }) {
-  const workspace = useWorkspace();
+  const workspace = useWorkspaceTool();
   return (
     <ActionConfirmButton
       label={isMe ? "Leave" : "Remove"}
@@ -43,7 +38,7 @@ export function RemoveMemberButton({ userId, name, isMe }: { userId: string; nam
 }
 
 export function RevokeInviteButton({ inviteId, label }: { inviteId: string; label: string }) {
-  const workspace = useWorkspace();
+  const workspace = useWorkspaceTool();
   return (
     <ActionConfirmButton
       label="Revoke"
@@ -60,7 +55,7 @@ type Created = WorkspaceResults["create_invite"];
 type InviteRole = Extract<WorkspaceInput, { action: "create_invite" }>["role"];
 
 export function InviteForm({ roles }: { roles: Role[] }) {
-  const workspace = useWorkspace();
+  const workspace = useWorkspaceTool();
   const [created, setCreated] = useState<Created | null>(null);
   const { pending, error, onSubmit } = useActionForm(
     (data) =>

@@ -1,24 +1,19 @@
 "use client";
 
-import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { FormError, field, OptionalExpiryField, optionalNumber, useActionForm } from "@/app/_components/action-form";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
 import { CopySnippet } from "@/app/_components/copy";
 import { OneTimeSecret } from "@/app/_components/one-time-secret";
 import { SettingsSection } from "@/app/_components/page-parts";
-import { toolCall } from "@/app/_lib/tool-call";
-import { useTRPC } from "@/app/_lib/trpc";
-import type { ApiTokensResults, apiTokensTool } from "@/server/actions/api-tokens";
+import { useApiTokensTool } from "@/app/_lib/tool-call";
+import type { ApiTokensResults } from "@/server/actions/api-tokens";
 import { httpClientConfig, mcpEndpoint, stdioClientConfig, stdioCommand, TOKEN_PLACEHOLDER } from "./mcp-config";
 
 /** What an API token may do, said plainly where tokens are made. */
 export const TOKEN_RULE =
   "An API token acts as an agent on every face (MCP and the API): what it can do is capped by each document's AI access, " +
   "and it cannot change permissions, share links, roles, invites, tokens or the workspace's name. Only you, signed in, can.";
-
-/** The API-tokens tool over tRPC, typed per action. */
-const useApiTokens = () => toolCall<typeof apiTokensTool>(useMutation(useTRPC().apiTokens.mutationOptions()).mutateAsync);
 
 /** What creating a token answers: the token (shown once) and its record. */
 type Created = ApiTokensResults["create"];
@@ -70,7 +65,7 @@ export function TokenSetup({ publicUrl }: { publicUrl: string }) {
 }
 
 function CreateTokenForm({ created, onCreated }: { created: Created | null; onCreated: (created: Created) => void }) {
-  const apiTokens = useApiTokens();
+  const apiTokens = useApiTokensTool();
   const { pending, error, onSubmit } = useActionForm(
     (data) => apiTokens({ action: "create", label: field(data, "label"), expiresInDays: optionalNumber(data, "expiresInDays") }),
     onCreated,
@@ -102,7 +97,7 @@ function CreateTokenForm({ created, onCreated }: { created: Created | null; onCr
 }
 
 export function RevokeTokenButton({ tokenId, label }: { tokenId: string; label: string }) {
-  const apiTokens = useApiTokens();
+  const apiTokens = useApiTokensTool();
   return (
     <ActionConfirmButton
       label="Revoke"

@@ -1,15 +1,12 @@
 "use client";
 
-import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { FormError, field, useActionForm } from "@/app/_components/action-form";
-import { toolCall } from "@/app/_lib/tool-call";
-import { useTRPC } from "@/app/_lib/trpc";
-import type { workspaceTool } from "@/server/actions/workspace";
+import { useWorkspaceTool } from "@/app/_lib/tool-call";
 
 /** Renames the workspace (owners and admins); the header follows once it is saved. */
 export function WorkspaceNameForm({ name }: { name: string }) {
-  const workspace = toolCall<typeof workspaceTool>(useMutation(useTRPC().workspace.mutationOptions()).mutateAsync);
+  const workspace = useWorkspaceTool();
   const [saved, setSaved] = useState<string | null>(null);
   const { pending, error, onSubmit } = useActionForm(
     (data) => workspace({ action: "rename", name: field(data, "name") }),

@@ -1,11 +1,8 @@
 "use client";
 
-import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { ConfirmButton } from "@/app/_components/confirm-button";
-import { toolCall } from "@/app/_lib/tool-call";
-import { useTRPC } from "@/app/_lib/trpc";
-import type { documentsTool } from "@/server/actions/documents";
+import { useDocumentsTool } from "@/app/_lib/tool-call";
 
 /**
  * "Revert to this commit", confirmed inline; then the history shows the new
@@ -24,7 +21,7 @@ export function RevertButton({
   headCommitId: string;
 }) {
   const router = useRouter();
-  const documents = toolCall<typeof documentsTool>(useMutation(useTRPC().documents.mutationOptions()).mutateAsync);
+  const documents = useDocumentsTool();
   return (
     <ConfirmButton
       label="Revert to this commit"

@@ -6,22 +6,15 @@
  * it sends (the server's own result types), a refusal carrying the server's
  * code and message. The server validates and decides everything.
  */
-import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { toolCall, refusalOf } from "@/app/_lib/tool-call";
+import { useQueryClient } from "@tanstack/react-query";
+import { refusalOf, useSectionsTool } from "@/app/_lib/tool-call";
 import type { ActionResult } from "@/app/_lib/action-result";
 import { useTRPC } from "@/app/_lib/trpc";
-import type { commentsTool } from "@/server/actions/comments";
-import type { documentsTool } from "@/server/actions/documents";
 import type { DocumentView } from "@/server/actions/read";
-import type { sectionsTool } from "@/server/actions/sections";
-import type { uploadUrlTool } from "@/server/actions/upload-url";
 import type { Block } from "@/server/core/blocks";
 import type { RoomAddress } from "./live-room";
 
-export const useDocumentsTool = () => toolCall<typeof documentsTool>(useMutation(useTRPC().documents.mutationOptions()).mutateAsync);
-export const useSectionsTool = () => toolCall<typeof sectionsTool>(useMutation(useTRPC().sections.mutationOptions()).mutateAsync);
-export const useCommentsTool = () => toolCall<typeof commentsTool>(useMutation(useTRPC().comments.mutationOptions()).mutateAsync);
-export const useUploadUrlTool = () => toolCall<typeof uploadUrlTool>(useMutation(useTRPC().uploadUrl.mutationOptions()).mutateAsync);
+export { useCommentsTool, useDocumentsTool, useSectionsTool, useUploadUrlTool } from "@/app/_lib/tool-call";
 
 /** `read` as it is now (never from the cache: what is done next is built on it). */
 export function useReadNow() {

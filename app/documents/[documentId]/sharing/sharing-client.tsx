@@ -1,23 +1,17 @@
 "use client";
 
-import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { AutoSaveSelect, FormError, field, OptionalExpiryField, optionalNumber, useActionForm } from "@/app/_components/action-form";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
 import { OneTimeSecret } from "@/app/_components/one-time-secret";
-import { toolCall } from "@/app/_lib/tool-call";
-import { useTRPC } from "@/app/_lib/trpc";
-import type { DocumentsResults, documentsTool } from "@/server/actions/documents";
+import { useDocumentsTool } from "@/app/_lib/tool-call";
+import type { DocumentsResults } from "@/server/actions/documents";
 import type { MemberList } from "@/server/actions/members";
 import { LEVEL_LABELS, type Level } from "./labels";
 
-/**
- * The documents tool over tRPC, typed per action. It checks again that the
- * user may manage the document (its creator, workspace owners and admins);
- * the page hiding its controls from others is a courtesy, not the check.
- */
-const useDocuments = () => toolCall<typeof documentsTool>(useMutation(useTRPC().documents.mutationOptions()).mutateAsync);
+// Every call goes to the documents tool, which checks again that the user may manage the document (its creator,
+// workspace owners and admins): the page hiding its controls from others is a courtesy, not the check.
 
 function LevelOptions({ levels = ["edit", "read", "none"] }: { levels?: Level[] }) {
   return (
@@ -42,7 +36,7 @@ export function DocumentPermissionsForm({
   aiAccess: Level;
 }) {
   const router = useRouter();
-  const documents = useDocuments();
+  const documents = useDocumentsTool();
   const [team, setTeam] = useState<Level>(defaultPermission);
   const [ai, setAi] = useState<Level>(aiAccess);
   const [state, setState] = useState<{ kind: "idle" | "pending" | "saved" } | { kind: "error"; message: string }>({ kind: "idle" });
@@ -126,7 +120,7 @@ export function GrantSelect({
   name: string;
   permission: Level;
 }) {
-  const documents = useDocuments();
+  const documents = useDocumentsTool();
   return (
     <AutoSaveSelect
       label={`Access of ${name}`}
@@ -139,7 +133,7 @@ export function GrantSelect({
 }
 
 export function RemoveGrantButton({ documentId, userId, name }: { documentId: string; userId: string; name: string }) {
-  const documents = useDocuments();
+  const documents = useDocumentsTool();
   return (
     <ActionConfirmButton
       label="Remove"
@@ -154,7 +148,7 @@ export function RemoveGrantButton({ documentId, userId, name }: { documentId: st
 export type PickableMember = MemberList["members"][number];
 
 export function AddGrantForm({ documentId, members }: { documentId: string; members: PickableMember[] }) {
-  const documents = useDocuments();
+  const documents = useDocumentsTool();
   const { pending, error, onSubmit } = useActionForm((data) =>
     documents({
       action: "set_permissions",
@@ -207,7 +201,7 @@ type CreatedShareLink = DocumentsResults["create_share_link"];
 
 /** `publicUrl`: the base of links handed out, the server's decision (QUIRE_PUBLIC_URL, else the origin this page was asked for). */
 export function ShareLinkForm({ documentId, publicUrl }: { documentId: string; publicUrl: string }) {
-  const documents = useDocuments();
+  const documents = useDocumentsTool();
   const [created, setCreated] = useState<CreatedShareLink | null>(null);
   const { pending, error, onSubmit } = useActionForm(
     (data) =>
@@ -255,7 +249,7 @@ export function ShareLinkForm({ documentId, publicUrl }: { documentId: string; p
 }
 
 export function RevokeShareLinkButton({ documentId, shareLinkId }: { documentId: string; shareLinkId: string }) {
-  const documents = useDocuments();
+  const documents = useDocumentsTool();
   return (
     <ActionConfirmButton
       label="Revoke"
