@@ -1,8 +1,9 @@
 /**
- * The result a server action hands back to its form: the value, or a
- * DomainError turned into a code and a message the form can show. Only the
- * forms that must work before anyone is signed in (setting up the owner,
- * accepting an invite) are server actions; the rest of the app calls tRPC.
+ * The result a form gets from the server: the value, or a DomainError turned
+ * into a code and a message the form can show. Calls over tRPC answer it
+ * through `toolCall` (app/_lib/tool-call.ts); the two server actions left
+ * (setting up the owner, accepting an invite: people who are not members
+ * yet, whom tRPC cannot serve) answer it through `settle` and `runAsUser`.
  */
 import { getSessionUser } from "@/app/_lib/session";
 import { isDomainError } from "@/server/core/errors";
