@@ -18,7 +18,8 @@ import type { Tx } from "@/server/store/db";
 import { loadSections } from "@/server/store/objects";
 import { userIdentities } from "@/server/store/users";
 import { atLeast } from "@/server/policies/access";
-import { type DocumentAccess, openDocument, requireDocument, sectionRules, visibleEntries } from "@/server/access/documents";
+import { type DocumentAccess, openDocument, requireDocument, sectionRules } from "@/server/access/documents";
+import { visibleSectionIds } from "@/server/access/sections";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField } from "./document-fields";
@@ -207,10 +208,7 @@ const readableDraftSchema = z.strictObject({ name: z.string().max(300), content:
 async function draftStatus(ctx: ActionContext, input: z.output<typeof draftStatusInput>) {
   const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   const status = await ctx.live.status({ documentId: access.document.id, branchName: input.branchName });
-  const rules = await sectionRules(ctx.db, access, input.branchName);
-  const visible = new Set(
-    (await visibleEntries(rules, status.head.tree, (hashes) => loadSections(ctx.db, hashes))).map((e) => e.sectionId),
-  );
+  const visible = new Set(await visibleSectionIds(ctx.db, access, input.branchName, status.head.tree));
   const names = await userIdentities(ctx.db, [...status.editorIds, ...status.connectedUserIds]);
   const person = (userId: string) => ({ userId, name: names.get(userId)?.name ?? "Someone" });
   return {
