@@ -193,7 +193,7 @@ export const appRouter = t.router({
       (now) => runTool(tools.documents, now, { action: "draft_status", ...input }),
     ),
   ),
-  /** The heads of the named branches, again whenever one of them moves. */
+  /** The heads of the named branches, again whenever one of them moves (here, or in another process through Redis). */
   branchHeads: liveInput(branchHeadsInput).subscription(({ ctx, input, signal }) =>
     follow(
       ctx,
@@ -201,6 +201,10 @@ export const appRouter = t.router({
       (wake) => [
         onHeadMoved((move) => {
           if (move.documentId === input.documentId && input.branchNames.includes(move.branchName)) wake();
+        }),
+        // The live layer hears head moves made by other processes too (through Redis), and tells of them as draft changes.
+        ctx.live.onDraftChanged((key) => {
+          if (key.documentId === input.documentId && input.branchNames.includes(key.branchName)) wake();
         }),
         onAccessChanged(wake),
       ],
