@@ -4,13 +4,13 @@
  * answer as the union of every action's result; `toolCall` types each call by
  * the action it sends, as `runTool` does for the bridge, and hands a refusal
  * back as the forms show it (the server's code and message) instead of a throw.
- * The hooks at the end are each tool's calls, for client components.
+ * The hooks at the end are each tool's calls, for client components: plain
+ * client calls, no query cache or observer (a section's controls hold several).
  */
-import { useMutation } from "@tanstack/react-query";
 import { isTRPCClientError } from "@trpc/client";
 import type { z } from "zod";
 import type { ActionResult } from "@/app/_lib/action-result";
-import { useTRPC } from "@/app/_lib/trpc";
+import { useTRPCClient } from "@/app/_lib/trpc";
 import type { apiTokensTool } from "@/server/actions/api-tokens";
 import type { commentsTool } from "@/server/actions/comments";
 import type { documentsTool } from "@/server/actions/documents";
@@ -35,7 +35,7 @@ export function refusalOf(error: unknown): { ok: false; code: string; message: s
 }
 
 /**
- * `call` is a tool's tRPC mutation (`useMutation(trpc.<tool>.mutationOptions()).mutateAsync`). The type
+ * `call` is a tool's tRPC mutation (`useTRPCClient().<tool>.mutate`). The type
  * parameter names the tool; a procedure of another tool does not compile (its input or answer differ).
  */
 export function toolCall<T extends AnyTool>(call: (input: z.input<T["input"]>) => Promise<ToolResult<T, z.input<T["input"]>>>) {
@@ -49,13 +49,12 @@ export function toolCall<T extends AnyTool>(call: (input: z.input<T["input"]>) =
   };
 }
 
-export const useDocumentsTool = () => toolCall<typeof documentsTool>(useMutation(useTRPC().documents.mutationOptions()).mutateAsync);
-export const useSectionsTool = () => toolCall<typeof sectionsTool>(useMutation(useTRPC().sections.mutationOptions()).mutateAsync);
-export const useCommentsTool = () => toolCall<typeof commentsTool>(useMutation(useTRPC().comments.mutationOptions()).mutateAsync);
-export const useUploadUrlTool = () => toolCall<typeof uploadUrlTool>(useMutation(useTRPC().uploadUrl.mutationOptions()).mutateAsync);
-export const useMergeRequestsTool = () =>
-  toolCall<typeof mergeRequestsTool>(useMutation(useTRPC().mergeRequests.mutationOptions()).mutateAsync);
+export const useDocumentsTool = () => toolCall<typeof documentsTool>(useTRPCClient().documents.mutate);
+export const useSectionsTool = () => toolCall<typeof sectionsTool>(useTRPCClient().sections.mutate);
+export const useCommentsTool = () => toolCall<typeof commentsTool>(useTRPCClient().comments.mutate);
+export const useUploadUrlTool = () => toolCall<typeof uploadUrlTool>(useTRPCClient().uploadUrl.mutate);
+export const useMergeRequestsTool = () => toolCall<typeof mergeRequestsTool>(useTRPCClient().mergeRequests.mutate);
 /** Workspace administration (members, roles, invites); not an MCP tool. */
-export const useWorkspaceTool = () => toolCall<typeof workspaceTool>(useMutation(useTRPC().workspace.mutationOptions()).mutateAsync);
+export const useWorkspaceTool = () => toolCall<typeof workspaceTool>(useTRPCClient().workspace.mutate);
 /** The signed-in person's own API tokens; not an MCP tool. */
-export const useApiTokensTool = () => toolCall<typeof apiTokensTool>(useMutation(useTRPC().apiTokens.mutationOptions()).mutateAsync);
+export const useApiTokensTool = () => toolCall<typeof apiTokensTool>(useTRPCClient().apiTokens.mutate);

@@ -18,7 +18,12 @@ import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { type ReactNode, useState } from "react";
 import type { AppRouter } from "@/server/api/router";
 
-export const { TRPCProvider: TypedApiProvider, useTRPC } = createTRPCContext<AppRouter>();
+/**
+ * `useTRPC` gives TanStack Query options (queries and subscriptions a component follows); `useTRPCClient` the
+ * plain client, for one-off calls: it costs a context read, where a `useMutation` is an observer per component
+ * (thousands on a long document's sections).
+ */
+export const { TRPCProvider: TypedApiProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
 const API_URL = "/api/trpc";
 

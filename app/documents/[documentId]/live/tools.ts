@@ -6,10 +6,9 @@
  * it sends (the server's own result types), a refusal carrying the server's
  * code and message. The server validates and decides everything.
  */
-import { useQueryClient } from "@tanstack/react-query";
 import { refusalOf, useSectionsTool } from "@/app/_lib/tool-call";
 import type { ActionResult } from "@/app/_lib/action-result";
-import { useTRPC } from "@/app/_lib/trpc";
+import { useTRPCClient } from "@/app/_lib/trpc";
 import type { DocumentView } from "@/server/actions/read";
 import type { Block } from "@/server/core/blocks";
 import type { RoomAddress } from "./live-room";
@@ -18,11 +17,10 @@ export { useCommentsTool, useDocumentsTool, useSectionsTool, useUploadUrlTool } 
 
 /** `read` as it is now (never from the cache: what is done next is built on it). */
 export function useReadNow() {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
+  const client = useTRPCClient();
   return async (input: { documentId: string; branchName: string; sectionIds: string[] }): Promise<ActionResult<DocumentView>> => {
     try {
-      return { ok: true, value: await queryClient.fetchQuery({ ...trpc.read.queryOptions(input), staleTime: 0 }) };
+      return { ok: true, value: await client.read.query(input) };
     } catch (error) {
       return refusalOf(error);
     }
