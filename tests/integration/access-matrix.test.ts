@@ -7,6 +7,8 @@
  * the owner's token refused everything that changes access.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { createTRPCClient, httpSubscriptionLink, TRPCClientError } from "@trpc/client";
+import { EventSource } from "eventsource";
 import { text } from "../helpers/blocks";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -16,6 +18,7 @@ import { acceptShareLink, readSharedDocument } from "@/server/actions/share-link
 import { ERROR_FACES, isDomainError } from "@/server/core/errors";
 import { getBridge } from "@/server/bridge";
 import { AGENT_CANNOT_CHANGE_ACCESS } from "@/server/policies/access";
+import type { AppRouter } from "@/server/api/router";
 import { encode } from "next-auth/jwt";
 import { ensureAuthSecret } from "@/server/auth/accounts";
 import { sessionCookieName } from "@/server/auth/web-session";
@@ -320,6 +323,8 @@ interface Caller {
   call(tool: ToolName, args: Args): Promise<unknown>;
 }
 const callers = new Map<string, Caller>();
+/** How each caller of the table reaches the subscriptions (SSE over HTTP): a person by session cookie, a token as a bearer; MCP has none. */
+const streamCredentials = new Map<string, Record<string, string>>();
 
 const ROUTER_NAMES: Record<string, string> = { merge_requests: "mergeRequests", upload_url: "uploadUrl" };
 
@@ -419,12 +424,19 @@ beforeAll(async () => {
   const asGuest = (u: TestUser) => ({ ...u, actor: { ...u.actor, role: "guest" as const } });
   callers.set("guest with edit grant", humanCaller(asGuest(guestEditor), human));
   callers.set("guest with read grant", humanCaller(asGuest(guestReader), human));
+  const secret = await ensureAuthSecret(server.db, undefined);
+  const people = { owner, admin, "member with edit": editor, "member with read": reader, "member with none": blocked };
+  const guests = { "guest without grant": guest, "guest with edit grant": guestEditor, "guest with read grant": guestReader };
+  for (const [role, user] of Object.entries({ ...people, ...guests })) {
+    streamCredentials.set(role, { cookie: `${sessionCookieName(false)}=${await encode({ token: { sub: user.userId }, secret })}` });
+  }
   for (const aiAccess of ["edit", "read", "none"]) {
     callers.set(`AI, aiAccess ${aiAccess}`, aiCaller(ownerMcp, await makeFixture({ defaultPermission: "edit", aiAccess })));
     callers.set(
       `owner's token over tRPC, aiAccess ${aiAccess}`,
       tokenCaller(owner.token, await makeFixture({ defaultPermission: "edit", aiAccess })),
     );
+    streamCredentials.set(`owner's token over tRPC, aiAccess ${aiAccess}`, { authorization: `Bearer ${owner.token}` });
   }
 }, 240_000);
 
@@ -436,6 +448,52 @@ afterAll(async () => {
 describe.each(Object.keys(EXPECT))("%s", (role) => {
   test.each(CASES.map((c) => [c.label ?? `${c.tool}${c.action ? ` ${c.action}` : ""}`, c] as const))("%s", async (_label, c) => {
     expect(await outcomeOf(callers.get(role)!, c)).toBe(EXPECT[role]![c.need]);
+  });
+});
+
+/**
+ * What a subscription (server/api/router.ts) first answers a caller: its first state ("allow"), or the refusal it
+ * ends with, as the table's outcomes.
+ */
+function firstStreamOutcome(role: string, subscription: "draftStatus" | "branchHeads" | "commentThreads"): Promise<Outcome | string> {
+  const headers = streamCredentials.get(role)!;
+  const client = createTRPCClient<AppRouter>({
+    links: [
+      httpSubscriptionLink({
+        url: `${server.url}/api/trpc`,
+        EventSource,
+        // A same-origin GET from the page (the browser sends no Origin on one).
+        eventSourceOptions: {
+          fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, ...headers, "sec-fetch-site": "same-origin" } }),
+        },
+      }),
+    ],
+  });
+  const { documentId } = callers.get(role)!.fixture;
+  return new Promise((resolve) => {
+    const handlers = {
+      onData: () => {
+        resolve("allow");
+        stream.unsubscribe();
+      },
+      onError: (error: unknown) => {
+        const code = error instanceof TRPCClientError ? (error.data as { error?: { code?: string } } | undefined)?.error?.code : undefined;
+        resolve(code === "NOT_FOUND" ? "not_found" : code === "PERMISSION_DENIED" ? "denied" : `unexpected ${code}: ${String(error)}`);
+      },
+    };
+    const branch = { documentId, branchName: "main" };
+    const stream =
+      subscription === "branchHeads"
+        ? client.branchHeads.subscribe({ documentId, branchNames: ["main"] }, handlers)
+        : subscription === "draftStatus"
+          ? client.draftStatus.subscribe(branch, handlers)
+          : client.commentThreads.subscribe(branch, handlers);
+  });
+}
+
+describe.each(Object.keys(EXPECT).filter((role) => !role.startsWith("AI,")))("%s, following a document over SSE", (role) => {
+  test.each(["draftStatus", "branchHeads", "commentThreads"] as const)("%s follows read access", async (subscription) => {
+    expect(await firstStreamOutcome(role, subscription)).toBe(EXPECT[role]!.read);
   });
 });
 
