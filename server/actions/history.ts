@@ -237,6 +237,39 @@ export function assertHeadUnmoved(headCommitId: string, expectedHeadCommitId: st
   );
 }
 
+/** What restoring an earlier state works on: the write's transaction, the caller's access, and the head's tree. */
+interface RestoreScope {
+  tx: Tx;
+  access: DocumentAccess;
+  document: DocumentRow;
+  graph: CommitGraph;
+  tree: DocumentTree;
+  loadSections: (hashes: Iterable<string>) => Promise<Map<string, SectionVersion>>;
+}
+
+/**
+ * The tree a revert or an undo writes: the one at `treeHash`, checked like
+ * any write (no section the caller may not edit changes), with `named`'s
+ * message if the caller may quote it. A `named` commit that touched a
+ * section hidden from the caller reads as not found: its state is not theirs
+ * to see or bring back.
+ */
+export async function restoreState(
+  scope: RestoreScope,
+  named: CommitRecord,
+  treeHash: string,
+  doing: string,
+): Promise<{ restored: DocumentTree; quotable: string | null }> {
+  const { tx, access, document, graph, tree, loadSections } = scope;
+  if ((await hiddenCommitIds(tx, access, graph, [named], [tree])).has(named.id)) {
+    throw notFound("Commit", named.id, "Use `documents` action `log` to list this document's commits.");
+  }
+  const restored = await loadTree(tx, treeHash);
+  await assertSectionChangesAllowed(await sectionRules(tx, access, null), tree, restored, loadSections, doing);
+  const [quotable] = await quotableMessages(tx, document, graph, [named], [tree, restored]);
+  return { restored, quotable: quotable ?? null };
+}
+
 /**
  * Restores the document state of a commit. A commit whose message the caller
  * may not see (it touched a section hidden from them) reads as not found: they
@@ -249,13 +282,13 @@ function revert(ctx: ActionContext, input: z.output<typeof revertInput>) {
     }
     const graph = new CommitGraph(tx, document.id);
     const target = await graph.get(input.commitId);
-    if ((await hiddenCommitIds(tx, access, graph, [target], [tree])).has(target.id)) {
-      throw notFound("Commit", input.commitId, "Use `documents` action `log` to list this document's commits.");
-    }
-    const restored = await loadTree(tx, target.treeHash);
-    await assertSectionChangesAllowed(await sectionRules(tx, access, null), tree, restored, loadSections, "revert to that commit");
-    const [quotable] = await quotableMessages(tx, document, graph, [target], [tree, restored]);
-    return { tree: restored, message: revertCommitMessage(target.id, quotable ?? null), kind: "revert", result: {} };
+    const { restored, quotable } = await restoreState(
+      { tx, access, document, graph, tree, loadSections },
+      target,
+      target.treeHash,
+      "revert to that commit",
+    );
+    return { tree: restored, message: revertCommitMessage(target.id, quotable), kind: "revert", result: {} };
   });
 }
 

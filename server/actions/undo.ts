@@ -8,15 +8,13 @@
  */
 import { z } from "zod";
 import { subjectOf } from "@/server/core/commit-messages";
-import { DomainError, notFound } from "@/server/core/errors";
+import { DomainError } from "@/server/core/errors";
 import { quoteForMessage } from "@/server/core/names";
 import { CommitGraph } from "@/server/store/commits";
-import { loadTree } from "@/server/store/objects";
-import { assertSectionChangesAllowed, sectionRules } from "@/server/access/documents";
 import { writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField, writeBranchField } from "./document-fields";
-import { assertHeadUnmoved, hiddenCommitIds, quotableMessages } from "./history";
+import { assertHeadUnmoved, restoreState } from "./history";
 import { uuidSchema } from "./tool";
 
 const undoInput = z.strictObject({
@@ -39,20 +37,21 @@ function undo(ctx: ActionContext, input: z.output<typeof undoInput>) {
       input.expectedHeadCommitId,
       "undo takes back only the newest commit; restore from the history (`documents` `revert`) instead",
     );
-    const graph = new CommitGraph(tx, document.id);
-    // A commit that touched a section hidden from the caller reads as not found, as for `revert`: its undoing is not theirs to see.
-    if ((await hiddenCommitIds(tx, access, graph, [head], [tree])).has(head.id)) {
-      throw notFound("Commit", head.id, "Use `documents` action `log` to list this document's commits.");
-    }
     const parentId = head.parentIds[0];
     if (!parentId) {
       throw new DomainError("NOT_FOUND", "This is the document's first commit: there is nothing before it to go back to.", {
         commitId: head.id,
       });
     }
-    const restored = await loadTree(tx, (await graph.get(parentId)).treeHash);
-    await assertSectionChangesAllowed(await sectionRules(tx, access, null), tree, restored, loadSections, "undo that commit");
-    const [quotable] = await quotableMessages(tx, document, graph, [head], [tree, restored]);
+    const graph = new CommitGraph(tx, document.id);
+    const parent = await graph.get(parentId);
+    // The commit undone is the one whose message is quoted, and which must not touch a section hidden from the caller.
+    const { restored, quotable } = await restoreState(
+      { tx, access, document, graph, tree, loadSections },
+      head,
+      parent.treeHash,
+      "undo that commit",
+    );
     const message = quotable ? `Undo ${quoteForMessage(subjectOf(quotable))}` : `Undo ${head.id.slice(0, 8)}`;
     return { tree: restored, message, kind: "revert", result: { undoneCommitId: head.id } };
   });
