@@ -1,0 +1,2 @@
+-- Notifications and email settings (issue 24): written by the notifications work.
+SELECT 1;
