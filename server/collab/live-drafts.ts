@@ -187,8 +187,15 @@ class LiveDraftsService implements LiveDrafts {
     });
   }
 
-  async read(key: DraftKey): Promise<Map<string, LiveSection>> {
-    return this.contentAt(key, await branchHead(this.db, key));
+  /**
+   * On the branch's line, like commit and discard: read in the middle of a
+   * commit (its head moved, its sections not yet rebased onto it), the draft
+   * would be read as if the committed change were someone else's, applied
+   * over the very edits it was made from (a comment typed live read twice,
+   * its tags interleaved with the committed ones).
+   */
+  read(key: DraftKey): Promise<Map<string, LiveSection>> {
+    return this.queue.run(key, async () => this.contentAt(key, await branchHead(this.db, key)));
   }
 
   async statuses(documentId: string): Promise<(branchName: string) => DraftStatus> {
@@ -199,7 +206,12 @@ class LiveDraftsService implements LiveDrafts {
     };
   }
 
-  async status(key: DraftKey): Promise<BranchDraftStatus> {
+  /** On the branch's line, as `read` is (what changed is read from the draft). */
+  status(key: DraftKey): Promise<BranchDraftStatus> {
+    return this.queue.run(key, () => this.statusNow(key));
+  }
+
+  private async statusNow(key: DraftKey): Promise<BranchDraftStatus> {
     const head = await branchHead(this.db, key);
     const [editorIds, connected] = await Promise.all([draftEditors(this.db, key), this.connected(key.documentId)]);
     // Nobody edited since the last commit or discard: the draft equals the head, with nothing to compare.
