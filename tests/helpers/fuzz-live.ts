@@ -1132,7 +1132,25 @@ class SeedRun {
     }
     this.revertTargets.push(answer.value.commitId);
     await this.refresh("revert");
+    await this.peersAbsorbed("revert");
     return `reverted to ${commitId.slice(0, 8)}`;
+  }
+
+  /**
+   * Waits until every connected peer holds its section as the draft now has it. A revert may remove a block and put
+   * another in its place; text typed into the removed block before its removal reached the typist is gone with it, by
+   * design (as in any editor: an edit inside a paragraph someone else deleted), so the next operation waits for the
+   * peers to have taken the revert in rather than count such a keystroke as lost.
+   */
+  private async peersAbsorbed(what: string): Promise<void> {
+    const draft = await this.person<ReadResult>("read", { documentId: this.documentId, branchName: "main", includeDraft: true });
+    const drafted = new Map(draft.sections.map((s) => [s.sectionId, JSON.stringify(s.content.map(sortedFields))]));
+    for (const peer of this.peers) {
+      const want = peer.sectionId && drafted.get(peer.sectionId);
+      if (!want || !peer.live.provider.wsconnected) continue;
+      const has = () => JSON.stringify((JSON.parse(this.sectionJson(peer)) as { content: unknown }).content) === want;
+      await waitFor(has, ACK_TIMEOUT_MS, `peer ${peer.id} taking in the ${what}`);
+    }
   }
 
   /**
