@@ -1,0 +1,2 @@
+-- Changesets (issue 27): written by the changesets work.
+SELECT 1;
