@@ -26,6 +26,7 @@ import { openDocument, requireFullMember, subjectOf } from "@/server/access/docu
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import { branchActionInputs, branchHandlers } from "./branches";
 import { draftActionInputs, draftHandlers } from "./drafts";
+import { managementActionInputs, managementHandlers } from "./document-management";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField, writeBranchField } from "./document-fields";
 import { historyActionInputs, historyHandlers } from "./history";
@@ -107,6 +108,7 @@ export const documentsInput = z.discriminatedUnion("action", [
   getInput,
   updateInput,
   deleteInput,
+  ...managementActionInputs,
   ...branchActionInputs,
   ...draftActionInputs,
   ...historyActionInputs,
@@ -280,6 +282,8 @@ export const documentsTool = defineTool({
     "- list {pathPrefix?, search?, orderBy?: path | updated, limit?, cursor?} -> {documents, nextCursor}: by path, or most recently changed first; search matches name or path. get {documentId}.",
     "- update {documentId, branchName, newPath?, newName?, newDescription?} commits on that branch.",
     "- delete {documentId, branchName}: only on a non-default branch; the deletion reaches main when that branch is merged.",
+    "- list_deleted {pathPrefix?, limit?, cursor?} -> {deletedDocuments: [{documentId, path, name, deletedAt, deletedBy, requiredApprovals, ...}], nextCursor}: documents deleted on their default branch, newest first. restore {documentId, branchName, newPath?}: a commit undeleting it (allowed directly on an unprotected default branch: it loses nothing); PATH_TAKEN when a live document took its path (give newPath).",
+    "- delete_branch {documentId, branchName, discardDraft?}: needs edit; never the default branch (DEFAULT_BRANCH_PROTECTED) nor a branch of an open merge request (BRANCH_IN_USE); uncommitted live edits need discardDraft: true (UNCOMMITTED_DRAFT). Its commits stay in history; open editors are disconnected.",
     "- create_branch {documentId, branchName, sourceBranch?}; list_branches {documentId}. get and list_branches say per branch `draft: {uncommittedChanges, editorIds, connectedUserIds}` (live editing; editorIds: who edited since the last commit or discard).",
     "- commit {documentId, branchName, commitMessage?}: the branch's draft (everyone's live edits since its head) becomes one commit, authored by you, crediting the other editors with Co-authored-by lines; `changed: false` when the draft holds nothing. BRANCH_MOVED if the head moved meanwhile (commit again). discard {documentId, branchName}: resets the draft to the head for every open editor. draft_status {documentId, branchName} -> {headCommitId, uncommittedChanges, editors: [{userId, name}], connected: [{userId, name}], changedSections: [{sectionId, name}]} (only sections you may see).",
     "- log {documentId, branchName?, limit?, cursor?} -> {commits: [{commitId, message, authorId, authorName, createdAt, parentIds, kind}], nextCursor}, newest first.",
@@ -299,6 +303,7 @@ export const documentsTool = defineTool({
     get,
     update,
     delete: deleteDocument,
+    ...managementHandlers,
     ...branchHandlers,
     ...draftHandlers,
     ...historyHandlers,

@@ -21,6 +21,8 @@ export interface RoomAddress extends DraftKey {
 export const CLOSE_CONTENT_REFUSED = 4400;
 export const CLOSE_ACCESS_LOST = 4403;
 export const CLOSE_SECTION_GONE = 4404;
+/** The branch was deleted (`documents` action `delete_branch`). */
+export const CLOSE_BRANCH_GONE = 4410;
 export const CLOSE_INTERNAL = 4500;
 /** A WebSocket close reason is at most 123 bytes of UTF-8. */
 const MAX_CLOSE_REASON_BYTES = 123;

@@ -33,6 +33,7 @@ import {
   type SectionKey,
   settleDraft,
 } from "@/server/store/drafts";
+import { deleteDraft } from "@/server/store/document-management";
 import { loadSections } from "@/server/store/objects";
 import { BranchQueue } from "./branch-queue";
 import { type LiveSection, sectionFromYDoc } from "./codec";
@@ -105,6 +106,14 @@ export interface LiveDrafts {
    * here); returns the unsubscribe function.
    */
   onDraftChanged(listener: (key: { documentId: string; branchName: string }) => void): () => void;
+  /**
+   * Removes a branch's draft with the branch, on the branch's line: `remove`
+   * gets who edited the draft since its last commit (it may refuse) and
+   * deletes the branch; then the branch's open rooms close their connections
+   * (CLOSE_BRANCH_GONE, in every process) and what they stored meanwhile is
+   * dropped too.
+   */
+  dropBranch<T>(key: DraftKey, remove: (draft: { editorIds: string[] }) => Promise<T>): Promise<T>;
 }
 
 /** A section room open in this process (section-room.ts). */
@@ -130,6 +139,8 @@ export interface DraftRooms {
   /** Publishes an update stored in a section's draft without a room here, for other processes' rooms. */
   shareStored(key: SectionKey, update: Uint8Array): void;
   connectedUsers(documentId: string): Promise<Map<string, string[]>>;
+  /** The branch is gone: its room here closes every connection (CLOSE_BRANCH_GONE), and other processes' rooms are told. */
+  closeBranch(key: DraftKey): Promise<void>;
 }
 
 const EMPTY_SECTION: LiveSection = { name: "", content: [] };
@@ -231,6 +242,18 @@ class LiveDraftsService implements LiveDrafts {
 
   onDraftChanged(listener: (key: { documentId: string; branchName: string }) => void): () => void {
     return this.changes.listen(listener);
+  }
+
+  dropBranch<T>(key: DraftKey, remove: (draft: { editorIds: string[] }) => Promise<T>): Promise<T> {
+    return this.queue.run(key, async () => {
+      await this.rooms?.storedSoFar(key);
+      const result = await remove({ editorIds: await draftEditors(this.db, key) });
+      await this.rooms?.closeBranch(key);
+      // Updates the rooms stored between the branch's removal and their closing.
+      await deleteDraft(this.db, key);
+      this.changes.changed(key);
+      return result;
+    });
   }
 
   private async changedSections(key: DraftKey, head: BranchHead): Promise<Array<{ sectionId: string; name: string }>> {

@@ -20,14 +20,14 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { DatabaseHandle } from "@/db/client";
 import type { Authorizer, Credential } from "@/server/access/authorize";
-import type { DomainError } from "@/server/core/errors";
+import { DomainError } from "@/server/core/errors";
 import { onAccessChanged } from "@/server/store/access-cache";
 import { type DraftKey, ensureDraft, type SectionKey, setDraftBase } from "@/server/store/drafts";
 import { onHeadMoved } from "@/server/store/head-moves";
 import { BranchQueue, branchKey } from "./branch-queue";
 import { BranchRoom } from "./branch-room";
 import type { CollabBus } from "./bus";
-import type { RoomAddress } from "./connection";
+import { CLOSE_BRANCH_GONE, closeNow, type RoomAddress } from "./connection";
 import { DraftChanges } from "./draft-changes";
 import { branchHead } from "./drafts-engine";
 import { FanOut } from "./fan-out";
@@ -38,6 +38,10 @@ import { LiveUpgrade } from "./upgrade";
 
 export type { RoomAddress };
 export { parseRoomPath } from "./upgrade";
+
+/** branchHead's answer for a branch that no longer exists. */
+const GONE = Symbol("branch gone");
+const isNotFound = (error: unknown) => error instanceof DomainError && error.code === "NOT_FOUND";
 
 export interface CollabOptions {
   database: DatabaseHandle;
@@ -177,8 +181,10 @@ export class CollabRooms implements DraftRooms {
       // The draft's status is against the head: whoever watches it hears of the move (the sections' own changes follow).
       this.changes.changed(key);
       if (!room) return;
-      const head = await branchHead(this.services.db, key).catch(() => null);
-      if (head) await room.follow(head);
+      const head = await branchHead(this.services.db, key).catch((error: unknown) => (isNotFound(error) ? GONE : null));
+      // Another process deleted the branch (it announces the removal as a move).
+      if (head === GONE) await this.closeRoom(room, key);
+      else if (head) await room.follow(head);
     };
     try {
       // Held from the moment the move is known: a commit that hides a section and changes it sends nothing before the hiding is decided.
@@ -233,6 +239,27 @@ export class CollabRooms implements DraftRooms {
     const byBranch = new Map<string, string[]>();
     for (const room of this.rooms.values()) if (room.key.documentId === documentId) byBranch.set(room.key.branchName, room.users());
     return byBranch;
+  }
+
+  async closeBranch(key: DraftKey): Promise<void> {
+    const room = this.rooms.get(branchKey(key));
+    if (room) await room.held(() => this.closeRoom(room, key));
+    this.fanOut.announceHeadMove(key);
+  }
+
+  /** A deleted branch's room: every connection closed for good, its sections unloaded (what they stored is the caller's to drop). */
+  private async closeRoom(room: BranchRoom, key: DraftKey): Promise<void> {
+    const sections = [...room.sections.values()];
+    room.sections.clear();
+    for (const connection of room.connections()) closeNow(connection, CLOSE_BRANCH_GONE, "branch deleted");
+    for (const section of sections) {
+      for (const connection of section.connections) closeNow(connection, CLOSE_BRANCH_GONE, "branch deleted");
+      await section.live.settled().catch(() => undefined);
+      section.live.destroy();
+    }
+    if (this.rooms.get(branchKey(key)) === room) this.rooms.delete(branchKey(key));
+    void this.fanOut.sharePresence(key, []);
+    this.changes.changed(key);
   }
 
   async close(): Promise<void> {

@@ -149,6 +149,30 @@ const documentsOutput = mergeActionOutputs({
   }),
   update: z.object(writeResult),
   delete: z.object(writeResult),
+  list_deleted: z.object({
+    deletedDocuments: z.array(
+      z.object({
+        documentId: id("The document."),
+        path: z.string().describe("Its path when it was deleted."),
+        name: z.string(),
+        defaultBranch: z.string(),
+        requiredApprovals: z.number().describe("Above 0: its default branch is protected, so restoring goes through a merge request."),
+        deletedAt: timestamp("When its default branch last moved: the deletion, unless something was merged after it"),
+        deletedBy: z
+          .object({ userId: z.string(), name: z.string().nullable() })
+          .describe("Who made that commit (for a merged deletion, who merged it)."),
+        headCommitId: z.string().describe("The default branch's head."),
+      }),
+    ),
+    nextCursor,
+  }),
+  restore: z.object({ ...writeResult, path: z.string().describe("The document's path on that branch.") }),
+  delete_branch: z.object({
+    documentId: id("The document."),
+    branchName: z.string().describe("The deleted branch."),
+    headCommitId: z.string().describe("Where it pointed; its commits stay in history."),
+    discardedDraft: z.boolean().describe("True when uncommitted live edits were thrown away with it."),
+  }),
   create_branch: z.object({
     documentId: id("The document."),
     branchName: z.string().describe("The new branch."),

@@ -178,6 +178,21 @@ describe("every action's result matches its tool's outputSchema", () => {
     await call(ownerMcp, "documents", { action: "undo", documentId, branchName: "work", expectedHeadCommitId: reverted.commitId });
     await call(ownerMcp, "documents", { action: "create_branch", documentId, branchName: "gone" });
     await call(ownerMcp, "documents", { action: "delete", documentId, branchName: "gone" });
+    // A deletion merged into main: listed as deleted, restored there, and its branch deleted.
+    await call(ownerMcp, "documents", { action: "create_branch", documentId: other.documentId, branchName: "bin" });
+    await call(ownerMcp, "documents", { action: "delete", documentId: other.documentId, branchName: "bin" });
+    const binned = await call<{ mergeRequestId: string }>(ownerMcp, "merge_requests", {
+      action: "create",
+      documentId: other.documentId,
+      sourceBranch: "bin",
+      targetBranch: "main",
+      title: "Delete other",
+    });
+    await call(ownerMcp, "merge_requests", { action: "execute", mergeRequestId: binned.mergeRequestId });
+    const deleted = await call<{ deletedDocuments: unknown[] }>(ownerMcp, "documents", { action: "list_deleted", pathPrefix: "schemas/" });
+    expect(deleted.deletedDocuments).toHaveLength(1);
+    await call(ownerMcp, "documents", { action: "restore", documentId: other.documentId, branchName: "main" });
+    await call(ownerMcp, "documents", { action: "delete_branch", documentId: other.documentId, branchName: "bin" });
     await call(ownerMcp, "read", { documentId, commitId: doc.commitId });
 
     await call(ownerMcp, "members", { action: "list" });

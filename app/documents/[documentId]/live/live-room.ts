@@ -19,8 +19,13 @@ export interface RoomAddress {
   shareToken?: string;
 }
 
-/** Close codes the server uses for "you may no longer see this" (4403) and "this section left the branch" (4404): do not reconnect. */
-const FINAL_CLOSE_CODES = new Set([4403, 4404]);
+/** The branch was deleted (`documents` action `delete_branch`) while this page had it open. */
+const BRANCH_DELETED = 4410;
+/**
+ * Close codes the server uses for "you may no longer see this" (4403), "this section left the branch" (4404) and "this
+ * branch was deleted" (4410): do not reconnect.
+ */
+const FINAL_CLOSE_CODES = new Set([4403, 4404, BRANCH_DELETED]);
 /** The server refused an update (a limit or rule it breaks, named in the close reason) and sent the change that undoes it. */
 const CHANGE_REFUSED = 4400;
 /** WebSocket "message too big": an update over the server's 4 MiB. */
@@ -33,6 +38,9 @@ export const REFUSAL_SHOWN_MS = 15_000;
 function refusalMessage(event: { code: number; reason: string }): string | null {
   if (event.code === CHANGE_REFUSED) {
     return `Your last change here was not saved and has been undone${event.reason ? ` — ${event.reason}` : ""}.`;
+  }
+  if (event.code === BRANCH_DELETED) {
+    return "This branch was deleted, so nothing typed here from now on is saved. Open the document's default branch to keep working.";
   }
   if (event.code === MESSAGE_TOO_BIG) {
     return "Your last change here was too large to send (more than 4 MiB) and was not saved — split it across blocks or upload it as a file.";
