@@ -25,6 +25,7 @@ import { loadSections, loadTree } from "@/server/store/objects";
 import { type DocumentAccess, openDocument, requireSection, sectionRules } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 import { type CommentView, commentViews, readDocument, type SectionView } from "./read";
+import { notifyReply } from "./notification-events";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";
 
 const documentId = uuidSchema.describe("The document the comments are in.");
@@ -178,6 +179,20 @@ async function reply(ctx: ActionContext, input: ActionInput<"reply">) {
         { issues: [{ path: "mentions", message: "mention of a non-member" }], userIds: strangers },
       );
     }
+    // In the reply's transaction: the thread's author and earlier repliers hear of it, the mentioned of their mention.
+    await notifyReply(
+      tx,
+      {
+        document: open.access.document,
+        branchName: open.branchName,
+        sectionId: open.sectionId,
+        sectionName: open.version.name,
+        commentId: open.commentId,
+      },
+      ctx.actor.userId,
+      mentions,
+      ctx.clock(),
+    );
     const row = await insertReply(tx, open.access.document.id, {
       commentId: open.commentId,
       authorId: ctx.actor.userId,

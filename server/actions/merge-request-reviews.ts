@@ -12,6 +12,7 @@ import { type DocumentAccess, openDocument } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 import { assertOpen, expectedHeadFields, mergeRequestIdField, openMergeRequest, presentOne } from "./merge-request-view";
 import { assertHeadsAsReviewed, reviewSnapshot } from "./merge-state";
+import { notifyAuthor } from "./notification-events";
 import { uuidSchema } from "./tool";
 
 const MAX_REQUIRED_APPROVALS = 20;
@@ -53,6 +54,7 @@ function review(ctx: ActionContext, input: z.output<typeof approveInput | typeof
         { mergeRequestId: row.id },
       );
     }
+    if (state !== "pending") await notifyAuthor(tx, row, ctx.actor.userId, state, ctx.clock());
     return presentOne(tx, row, access);
   });
 }

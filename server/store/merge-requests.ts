@@ -2,6 +2,7 @@
 import { and, desc, eq, exists, lt, or, type SQL, sql } from "drizzle-orm";
 import {
   type ApprovedSection,
+  branches,
   documentGrants,
   documents,
   mergeRequestReviewers,
@@ -70,7 +71,11 @@ export interface MergeRequestListQuery {
   documentId?: string;
   status?: MergeRequestStatus;
   authorId?: string;
-  /** Only requests where this user is a reviewer who has not given a verdict yet (state pending). */
+  /**
+   * Only requests where this user is a reviewer who has not given a verdict yet (state pending), or whose approval
+   * of an open request was given on heads other than the branches' heads now: a candidate for a stale approval,
+   * which the caller confirms by the approval rule (isStale), as only the trees tell.
+   */
   awaitingReviewBy?: string;
   /** Keyset cursor: rows strictly older than this (createdAt, id). */
   before?: { createdAt: Date; id: string };
@@ -93,7 +98,17 @@ export async function listMergeRequests(tx: Tx, q: MergeRequestListQuery): Promi
               and(
                 eq(mergeRequestReviewers.mergeRequestId, mergeRequests.id),
                 eq(mergeRequestReviewers.userId, q.awaitingReviewBy),
-                eq(mergeRequestReviewers.state, "pending"),
+                or(
+                  eq(mergeRequestReviewers.state, "pending"),
+                  and(
+                    eq(mergeRequestReviewers.state, "approved"),
+                    eq(mergeRequests.status, "open"),
+                    or(
+                      sql`${mergeRequestReviewers.approvedSourceHead} is distinct from (select ${branches.headCommitId} from ${branches} where ${branches.documentId} = ${mergeRequests.documentId} and ${branches.name} = ${mergeRequests.sourceBranch})`,
+                      sql`${mergeRequestReviewers.approvedTargetHead} is distinct from (select ${branches.headCommitId} from ${branches} where ${branches.documentId} = ${mergeRequests.documentId} and ${branches.name} = ${mergeRequests.targetBranch})`,
+                    ),
+                  ),
+                ),
               ),
             ),
         )

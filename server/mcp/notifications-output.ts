@@ -1,0 +1,32 @@
+/** What the `notifications` tool returns (its part of output-schemas.ts). */
+import { z } from "zod";
+import { EMAIL_SETTINGS, NOTIFICATION_KINDS } from "@/db/schema";
+import { mergeActionOutputs } from "./flatten";
+
+const notification = z.object({
+  notificationId: z.string().describe("Pass to `mark_read`."),
+  kind: z.enum(NOTIFICATION_KINDS),
+  title: z.string(),
+  link: z.string().describe("Path on this Quire site: the merge request, or the section on its branch."),
+  actorId: z.string().nullable().describe("Who did it."),
+  actorName: z.string().nullable(),
+  documentId: z.string(),
+  mergeRequestId: z.string().nullable(),
+  createdAt: z.string().describe("When it happened (ISO 8601)."),
+  read: z.boolean(),
+});
+
+const marked = z.object({ marked: z.number().describe("How many items were unread and are read now.") });
+const settings = z.object({ email: z.enum(EMAIL_SETTINGS).describe("all | direct (reviews requested and mentions) | none.") });
+
+export const notificationsOutput = mergeActionOutputs({
+  list: z.object({
+    notifications: z.array(notification).describe("Newest first."),
+    unreadCount: z.number().describe("Your unread items you may see (counted up to 100)."),
+    nextCursor: z.string().nullable().describe("Pass as `cursor` to get the next page; null on the last page."),
+  }),
+  mark_read: marked,
+  mark_all_read: marked,
+  get_settings: settings,
+  set_settings: settings,
+});
