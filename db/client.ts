@@ -14,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
@@ -249,7 +250,8 @@ async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> 
  */
 async function openPgliteClient(dataDir: string | undefined) {
   if (dataDir) mkdirSync(path.dirname(dataDir), { recursive: true });
-  const client = new PGlite(dataDir);
+  // pg_trgm: full-text search suggests words for mistyped ones by trigram similarity, as on PostgreSQL (0009_search.sql).
+  const client = new PGlite({ dataDir, extensions: { pg_trgm } });
   await client.waitReady;
   const db = withCommitHooks(drizzlePglite(client, { schema }) as unknown as Database);
   const listeners = new Map<string, Set<() => void>>();

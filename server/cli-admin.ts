@@ -1,17 +1,19 @@
 /**
  * The CLI's account commands beyond `user add` and `token create`:
- * `invite create`, `token list`, `token revoke`. server/cli.ts parses the
+ * `invite create`, `token list`, `token revoke`, `search reindex`. server/cli.ts parses the
  * arguments and hands them here.
  */
 import type { DatabaseHandle } from "@/db/client";
 import { type ApiTokenView, listApiTokensForEmail, revokeApiTokenById } from "@/server/auth/api-tokens";
 import { createInviteFromCli } from "@/server/actions/invites";
+import { reindexSearch } from "@/server/actions/search";
 import { publicBaseUrl, type QuireConfig } from "@/server/config";
 
 export const ADMIN_USAGE = `  invite create --role admin|member|guest [--email E] [--expires-in-days D]
                                     Create an invite link (default 7 days); base URL from QUIRE_PUBLIC_URL or http://localhost:$PORT
   token list --email E              List a user's API tokens (never the tokens themselves)
-  token revoke --id ID              Revoke an API token; it stops working at once`;
+  token revoke --id ID              Revoke an API token; it stops working at once
+  search reindex                    Rebuild the full-text search index from every branch head`;
 
 export interface AdminArgs {
   email?: string;
@@ -74,6 +76,20 @@ export async function runAdminCommand(
         alreadyRevoked
           ? `Token ${token.tokenId} was already revoked at ${token.revokedAt}.`
           : `Revoked token ${token.tokenId}${token.label ? ` (${token.label})` : ""}.`,
+      );
+    } finally {
+      await database.close();
+    }
+    return true;
+  }
+
+  if (command === "search" && subcommand === "reindex") {
+    const { database } = await open();
+    try {
+      const started = Date.now();
+      const rebuilt = await reindexSearch(database.db);
+      console.log(
+        `Search index rebuilt: ${rebuilt.branches} branch heads, ${rebuilt.sections} sections, in ${((Date.now() - started) / 1000).toFixed(1)} s.`,
       );
     } finally {
       await database.close();
