@@ -41,14 +41,14 @@ import {
 import { analyzeMergeRequest, type MergeAnalysisView } from "./merge-state";
 import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
 
-const sideSchema = z.enum(["source", "target"]);
+export const sideSchema = z.enum(["source", "target"]);
 
 const f = {
   title: z.string().trim().min(1, "title must not be empty").max(300),
   reviewerIds: z.array(uuidSchema).max(50).describe("User ids (workspace members; find them with the `members` tool) to add as reviewers."),
 };
 
-const sectionResolutionSchema = z.discriminatedUnion("resolution", [
+export const sectionResolutionSchema = z.discriminatedUnion("resolution", [
   z.strictObject({
     sectionId: uuidSchema.describe("A section in conflict."),
     resolution: sideSchema.describe(
@@ -236,51 +236,61 @@ async function get(ctx: ActionContext, input: ActionInput<"get">) {
 function create(ctx: ActionContext, input: ActionInput<"create">) {
   return ctx.db.transaction(async (tx) => {
     const access = await openDocument(tx, ctx.actor, input.documentId, "read");
-    const { document } = access;
-    if (input.sourceBranch === input.targetBranch) {
-      throw new DomainError(
-        "VALIDATION_FAILED",
-        "sourceBranch and targetBranch must differ: a merge request brings one branch into another.",
-        {
-          issues: [{ path: "targetBranch", message: "same as sourceBranch" }],
-        },
-      );
-    }
-    const source = await getBranch(tx, document.id, input.sourceBranch);
-    const target = await getBranch(tx, document.id, input.targetBranch);
-    // A request that brings nothing could only be closed; say so now rather than at execute.
-    if (await isAncestor(new CommitGraph(tx, document.id), source.headCommitId, target.headCommitId)) {
-      throw new DomainError(
-        "NOTHING_TO_MERGE",
-        `Nothing to merge: branch ${JSON.stringify(input.targetBranch)} already contains every commit of ${JSON.stringify(input.sourceBranch)}. Commit to ${JSON.stringify(input.sourceBranch)} first, then open the request.`,
-        { sourceBranch: input.sourceBranch, targetBranch: input.targetBranch },
-      );
-    }
-    const existing = await findOpenMergeRequest(tx, document.id, input.sourceBranch, input.targetBranch);
-    if (existing) {
-      throw new DomainError(
-        "MERGE_REQUEST_EXISTS",
-        `Merge request ${existing.id} already proposes ${input.sourceBranch} -> ${input.targetBranch} and is open. Update or close it instead of opening another.`,
-        { mergeRequestId: existing.id },
-      );
-    }
-    await assertReviewers(tx, ctx, access, input.reviewerIds ?? []);
-    const now = ctx.clock();
-    const row = await insertMergeRequest(tx, {
-      workspaceId: ctx.actor.workspaceId,
-      documentId: document.id,
-      sourceBranch: input.sourceBranch,
-      targetBranch: input.targetBranch,
-      title: input.title,
-      description: input.description ?? null,
-      authorId: ctx.actor.userId,
-      createdAt: now,
-      updatedAt: now,
-    });
-    await addReviewers(tx, row.id, input.reviewerIds ?? [], now);
-    await assertMayProposeMerge(tx, row, access);
-    return presentOne(tx, row, access);
+    return presentOne(tx, await proposeMerge(tx, ctx, access, input), access);
   });
+}
+
+/** Opens a merge request on the document in the caller's transaction: `create`, and each document a changeset gathers. */
+export async function proposeMerge(
+  tx: Tx,
+  ctx: ActionContext,
+  access: DocumentAccess,
+  input: Omit<ActionInput<"create">, "action" | "documentId">,
+): Promise<MergeRequestRow> {
+  const { document } = access;
+  if (input.sourceBranch === input.targetBranch) {
+    throw new DomainError(
+      "VALIDATION_FAILED",
+      "sourceBranch and targetBranch must differ: a merge request brings one branch into another.",
+      {
+        issues: [{ path: "targetBranch", message: "same as sourceBranch" }],
+      },
+    );
+  }
+  const source = await getBranch(tx, document.id, input.sourceBranch);
+  const target = await getBranch(tx, document.id, input.targetBranch);
+  // A request that brings nothing could only be closed; say so now rather than at execute.
+  if (await isAncestor(new CommitGraph(tx, document.id), source.headCommitId, target.headCommitId)) {
+    throw new DomainError(
+      "NOTHING_TO_MERGE",
+      `Nothing to merge: branch ${JSON.stringify(input.targetBranch)} already contains every commit of ${JSON.stringify(input.sourceBranch)}. Commit to ${JSON.stringify(input.sourceBranch)} first, then open the request.`,
+      { sourceBranch: input.sourceBranch, targetBranch: input.targetBranch },
+    );
+  }
+  const existing = await findOpenMergeRequest(tx, document.id, input.sourceBranch, input.targetBranch);
+  if (existing) {
+    throw new DomainError(
+      "MERGE_REQUEST_EXISTS",
+      `Merge request ${existing.id} already proposes ${input.sourceBranch} -> ${input.targetBranch} and is open. Update or close it instead of opening another.`,
+      { mergeRequestId: existing.id },
+    );
+  }
+  await assertReviewers(tx, ctx, access, input.reviewerIds ?? []);
+  const now = ctx.clock();
+  const row = await insertMergeRequest(tx, {
+    workspaceId: ctx.actor.workspaceId,
+    documentId: document.id,
+    sourceBranch: input.sourceBranch,
+    targetBranch: input.targetBranch,
+    title: input.title,
+    description: input.description ?? null,
+    authorId: ctx.actor.userId,
+    createdAt: now,
+    updatedAt: now,
+  });
+  await addReviewers(tx, row.id, input.reviewerIds ?? [], now);
+  await assertMayProposeMerge(tx, row, access);
+  return row;
 }
 
 async function analyze(ctx: ActionContext, input: ActionInput<"analyze">): Promise<MergeAnalysisView> {
@@ -292,36 +302,47 @@ function execute(ctx: ActionContext, input: ActionInput<"execute">): Promise<Mer
   return ctx.db.transaction(async (tx) => {
     // Lock order everywhere: merge request row, then branch row.
     const { row, access } = await openMergeRequest(tx, ctx, input.mergeRequestId, { forUpdate: true });
-    assertOpen(row, "be merged");
-    const reviewers = (await listReviewers(tx, [row.id])).get(row.id)!;
-    const execution = await executeMerge(tx, row, access, {
-      authorId: ctx.actor.userId,
-      now: ctx.clock(),
-      expectedHeads: { source: input.expectedSourceHeadCommitId, target: input.expectedTargetHeadCommitId },
-      assertMayMerge: (sides) => assertApprovalsMet(row, access.document, reviewers, sides),
-      resolutions: {
-        sections: Object.fromEntries(
-          (input.resolutions ?? []).map((r) => [
-            r.sectionId,
-            r.resolution === "merged" ? { content: r.content, name: r.name } : r.resolution,
-          ]),
-        ),
-        tagResolution: input.tagResolution,
-        scalarPropertyResolutions: input.scalarPropertyResolutions,
-        resolvedPath: input.resolvedPath,
-        documentDeletionResolution: input.documentDeletionResolution,
-      },
-      commitMessage: input.commitMessage,
-    });
-    await updateMergeRequest(tx, row.id, {
-      status: "merged",
-      mergedAt: ctx.clock(),
-      mergedBy: ctx.actor.userId,
-      mergeCommitId: execution.mergeCommitId,
-      updatedAt: ctx.clock(),
-    });
-    return execution;
+    return mergeLockedRequest(tx, ctx, row, access, input);
   });
+}
+
+/** Merges an open request in the caller's transaction, which holds its row locked: `execute`, and each item of a changeset's. */
+export async function mergeLockedRequest(
+  tx: Tx,
+  ctx: ActionContext,
+  row: MergeRequestRow,
+  access: DocumentAccess,
+  input: Omit<ActionInput<"execute">, "action" | "mergeRequestId">,
+): Promise<MergeExecution> {
+  assertOpen(row, "be merged");
+  const reviewers = (await listReviewers(tx, [row.id])).get(row.id)!;
+  const execution = await executeMerge(tx, row, access, {
+    authorId: ctx.actor.userId,
+    now: ctx.clock(),
+    expectedHeads: { source: input.expectedSourceHeadCommitId, target: input.expectedTargetHeadCommitId },
+    assertMayMerge: (sides) => assertApprovalsMet(row, access.document, reviewers, sides),
+    resolutions: {
+      sections: Object.fromEntries(
+        (input.resolutions ?? []).map((r) => [
+          r.sectionId,
+          r.resolution === "merged" ? { content: r.content, name: r.name } : r.resolution,
+        ]),
+      ),
+      tagResolution: input.tagResolution,
+      scalarPropertyResolutions: input.scalarPropertyResolutions,
+      resolvedPath: input.resolvedPath,
+      documentDeletionResolution: input.documentDeletionResolution,
+    },
+    commitMessage: input.commitMessage,
+  });
+  await updateMergeRequest(tx, row.id, {
+    status: "merged",
+    mergedAt: ctx.clock(),
+    mergedBy: ctx.actor.userId,
+    mergeCommitId: execution.mergeCommitId,
+    updatedAt: ctx.clock(),
+  });
+  return execution;
 }
 
 function close(ctx: ActionContext, input: ActionInput<"close">) {

@@ -1,0 +1,106 @@
+/** What the `changesets` tool returns, built from the merge request schemas it reuses (passed in: output-schemas.ts owns them). */
+import { z } from "zod";
+import { mergeActionOutputs } from "./flatten";
+
+const status = z.enum(["open", "merged", "closed"]);
+
+const summary = {
+  changesetId: z.string().describe("The changeset."),
+  title: z.string(),
+  description: z.string().nullable(),
+  sourceBranch: z.string(),
+  targetBranch: z.string(),
+  status,
+  authorId: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  mergedAt: z.string().nullable(),
+  mergedBy: z.string().nullable(),
+  closedAt: z.string().nullable(),
+};
+
+const hiddenItems = z.number().describe("Items on documents you may not read: counted, never shown.");
+
+export function changesetsOutputFrom(reused: { mergeRequestView: z.ZodObject; mergeAnalysis: z.ZodObject }) {
+  const view = z.object({
+    ...summary,
+    items: z
+      .array(
+        z.object({
+          documentId: z.string(),
+          path: z.string(),
+          name: z.string(),
+          mergeRequest: reused.mergeRequestView.describe("The item's merge request, as merge_requests get shows it."),
+        }),
+      )
+      .describe("The items you may see, by document id."),
+    hiddenItems,
+    itemsNeedingApprovals: z.array(z.string()).describe("Documents of open items still short of their requiredApprovals."),
+  });
+  const reviewed = view.extend({ reviewedItems: z.array(z.string()).describe("Documents whose item your review was recorded on.") });
+  return mergeActionOutputs({
+    create: view,
+    get: view,
+    add_items: view,
+    remove_items: view,
+    close: view,
+    approve: reviewed,
+    request_changes: reviewed,
+    list: z.object({
+      changesets: z
+        .array(
+          z.object({
+            ...summary,
+            items: z.array(z.object({ documentId: z.string(), path: z.string(), mergeRequestStatus: status })),
+            hiddenItems,
+            itemCounts: z.object({ open: z.number(), merged: z.number(), closed: z.number() }).describe("Visible items by request status."),
+          }),
+        )
+        .describe("Newest first."),
+      nextCursor: z.string().nullable().describe("Pass as `cursor` to get the next page; null on the last page."),
+    }),
+    analyze: z.object({
+      changesetId: z.string(),
+      status,
+      analyses: z
+        .array(
+          z.object({
+            documentId: z.string(),
+            path: z.string(),
+            name: z.string(),
+            mergeRequestId: z.string(),
+            mergeRequestStatus: status,
+            analysis: reused.mergeAnalysis.nullable().describe("As merge_requests analyze; null once the request is merged or closed."),
+          }),
+        )
+        .describe("Per item you may see."),
+      hiddenItems,
+      totals: z.object({
+        items: z.number().describe("Every item, hidden ones included."),
+        openItems: z.number(),
+        fastForwardItems: z.number(),
+        itemsWithConflicts: z.number(),
+        conflicts: z.number().describe("Sections, tags, paths, deletions and properties in conflict, over visible items."),
+        sectionsChanged: z.number(),
+      }),
+    }),
+    execute: z.object({
+      ...summary,
+      merged: z
+        .array(
+          z.object({
+            documentId: z.string(),
+            path: z.string(),
+            mergeRequestId: z.string(),
+            status: z.literal("merged"),
+            targetBranch: z.string(),
+            mergeCommitId: z.string().describe("The new target head."),
+            fastForward: z.boolean(),
+            message: z.string(),
+            warnings: z.array(z.string()),
+          }),
+        )
+        .describe("Every item merged by this execute."),
+    }),
+  });
+}
