@@ -13,6 +13,7 @@ import { runTool } from "@/server/actions/tool";
 import { type AppRouter, createCaller } from "@/server/api/router";
 import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { actorForUser } from "@/server/access/actor";
+import type { NotificationEmailOptions } from "@/server/actions/notification-email";
 import { startServer } from "@/server/http/server";
 import { LocalObjectStore } from "@/server/storage/local";
 import type { ObjectStore } from "@/server/storage/object-store";
@@ -37,6 +38,8 @@ export async function startTestServer(
     trustProxy?: boolean;
     /** Share live rooms with other processes through this Redis. */
     redisUrl?: string;
+    /** Send email notifications through this mail server. */
+    email?: NotificationEmailOptions;
   } = {},
 ) {
   const database = options.database ?? (await createTestDatabase());
@@ -52,6 +55,7 @@ export async function startTestServer(
     publicUrl: options.publicUrl,
     trustProxy: options.trustProxy,
     redisUrl: options.redisUrl,
+    email: options.email,
   });
   const { files, live, rooms } = server;
   const { db } = database;
@@ -67,6 +71,8 @@ export async function startTestServer(
     live,
     /** The server's live rooms (their counters). */
     rooms,
+    /** The email digests' sender (with `email`). */
+    notificationEmail: server.notificationEmail,
     objectStore,
     /** Adds a user (the first is the owner) and an API token for them. */
     async createUser(email?: string, name?: string, password = "correct horse battery"): Promise<TestUser> {
