@@ -171,7 +171,8 @@ async function mentionsInNewComments(db: Database, move: HeadMove, graph: Commit
  * approval.
  */
 async function requestsOnMovedBranch(db: Database, move: HeadMove, document: DocumentRow, now: Date) {
-  const requests = await openRequestsOnBranch(db, move.documentId, move.branchName);
+  // A request opened after the move (while this one waited its turn) was opened on the moved head: nothing to tell.
+  const requests = (await openRequestsOnBranch(db, move.documentId, move.branchName)).filter((row) => row.createdAt <= now);
   for (const row of requests) {
     const reviewers = (await listReviewers(db, [row.id])).get(row.id)!;
     const items: NewNotification[] = [];
@@ -218,12 +219,13 @@ export function followHeadMovesForNotifications(db: Database, clock: () => Date)
   let line: Promise<void> = Promise.resolve();
   const stop = onHeadMoved((move) => {
     if (move.kind === "create-branch") return;
+    // When the move was heard: right after its commit, before anything its writer did next.
+    const now = clock();
     line = line.then(async () => {
       try {
         const graph = new CommitGraph(db, move.documentId);
         const document = await documentById(db, move.documentId);
         if (!document) return;
-        const now = clock();
         await mentionsInNewComments(db, move, graph, document, now);
         if (move.kind !== "create-document") await requestsOnMovedBranch(db, move, document, now);
       } catch (error) {

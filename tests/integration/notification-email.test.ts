@@ -170,7 +170,7 @@ describe("email digests", () => {
     const second = await openRequest("mail/second", [mia]);
     const third = await openRequest("mail/third", [mia]);
     // One read in the meantime is left out.
-    const inbox = await server.trpcCaller(mia).notifications({ action: "list", unreadOnly: true });
+    const inbox = await server.callTool("notifications", mia.userId, { action: "list", unreadOnly: true });
     const thirdItem = inbox.notifications.find((n) => n.mergeRequestId === third.mergeRequestId)!;
     await server.trpcCaller(mia).notifications({ action: "mark_read", notificationIds: [thirdItem.notificationId] });
     await waitFor(() => mailsTo(mia).length === before + 2, 10_000, "the second digest");

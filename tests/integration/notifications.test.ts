@@ -315,7 +315,7 @@ describe("reading and marking", () => {
     const page2 = await inboxOf(rex, { limit: 1, cursor: page1.nextCursor! });
     expect(page2.notifications[0]!.notificationId).not.toBe(page1.notifications[0]!.notificationId);
 
-    const all = await server.trpcCaller(rex).notifications({ action: "mark_all_read" });
+    const all = (await server.trpcCaller(rex).notifications({ action: "mark_all_read" })) as { marked: number };
     expect(all.marked).toBe(unread.unreadCount - 1);
     expect((await inboxOf(rex)).unreadCount).toBe(0);
     expect((await inboxOf(rex, { unreadOnly: true })).notifications).toEqual([]);
