@@ -5,6 +5,7 @@ const TABS = [
   { key: "members", href: "/settings/members", label: "Members" },
   { key: "tokens", href: "/settings/tokens", label: "API tokens" },
   { key: "workspace", href: "/settings/workspace", label: "Workspace" },
+  { key: "notifications", href: "/settings/notifications", label: "Notifications" },
 ] as const;
 
 /** The heading and tab bar shared by the settings pages. */

@@ -153,6 +153,14 @@ describe("email digests", () => {
     const unsubscribed = await fetch(oneClick![1]!.replace(PUBLIC_URL, server.url), { method: "POST" });
     expect(unsubscribed.status).toBe(200);
     expect(await server.trpcCaller(rex).notifications({ action: "get_settings" })).toEqual({ email: "none" });
+    // The unsubscribe page's button (a browser's form POST) is answered with the page saying so.
+    const fromPage = await fetch(`${server.url}/api/unsubscribe?token=${pageLink![1]!}`, {
+      method: "POST",
+      headers: { accept: "text/html" },
+      redirect: "manual",
+    });
+    expect(fromPage.status).toBe(303);
+    expect(fromPage.headers.get("location")).toBe("/unsubscribe?done=1");
 
     // Now Rex gets no more email.
     await openRequest("mail/after-unsubscribe", [rex]);
