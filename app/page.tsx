@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { AppShell } from "@/app/_components/app-shell";
+import { DeletedDocumentsView } from "@/app/_components/deleted-documents";
 import { ErrorPanel } from "@/app/_components/error-panel";
 import { TimeAgo } from "@/app/_components/time-ago";
 import { splitPath } from "@/app/_lib/format";
@@ -22,6 +23,7 @@ export default async function HomePage({ searchParams }: { searchParams: Promise
   const here = (extra: Record<string, string | undefined>) =>
     withQuery("/", { q: search, order: order === "updated" ? "updated" : undefined, ...extra });
   const user = await requireUser(here({ cursor }));
+  if (firstParam(params.view) === "deleted") return <DeletedDocumentsView user={user} cursor={cursor} />;
   const [listed, workspace] = await Promise.all([
     attempt(() => listDocuments(user.id, { cursor, search, orderBy: order })),
     loadWorkspace(user.id),
@@ -86,6 +88,7 @@ export default async function HomePage({ searchParams }: { searchParams: Promise
           <Link href={withQuery("/", { q: search, order: "updated" })} aria-current={order === "updated" ? "page" : undefined}>
             Recently edited
           </Link>
+          <Link href={withQuery("/", { view: "deleted" })}>Deleted</Link>
         </nav>
       </div>
 

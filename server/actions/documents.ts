@@ -226,7 +226,15 @@ async function get(ctx: ActionContext, input: z.output<typeof getInput>) {
   const { document, permission, canManage } = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   const branch = await getBranch(ctx.db, document.id, document.defaultBranch);
   const draft = (await ctx.live.statuses(document.id))(document.defaultBranch);
-  return { ...summarize(document, branch.updatedAt), headCommitId: branch.headCommitId, yourPermission: permission, canManage, draft };
+  return {
+    ...summarize(document, branch.updatedAt),
+    headCommitId: branch.headCommitId,
+    deleted: document.deleted,
+    requiredApprovals: document.requiredApprovals,
+    yourPermission: permission,
+    canManage,
+    draft,
+  };
 }
 
 function update(ctx: ActionContext, input: z.output<typeof updateInput>) {

@@ -143,6 +143,10 @@ const documentsOutput = mergeActionOutputs({
   get: z.object({
     ...documentSummary,
     headCommitId: z.string().describe("The default branch's head."),
+    deleted: z.boolean().describe("Deleted on its default branch (`restore` brings it back)."),
+    requiredApprovals: z
+      .number()
+      .describe("Approvals a merge request into the default branch needs; above 0 the default branch is protected (no direct writes)."),
     yourPermission: permission.describe("What the caller may do on the document."),
     canManage: z.boolean().describe("Whether the caller may change its permissions and share links."),
     draft: draftStatus.describe("The default branch's live draft."),

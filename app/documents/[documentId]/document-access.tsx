@@ -1,7 +1,7 @@
 /**
  * The signed-in user's standing on a document, for the document page: a
- * "Share & permissions" button for those who manage it, and a quiet note when
- * they may only read it.
+ * "Settings" button, a "Share & permissions" button for those who manage it,
+ * and a quiet note when they may only read it.
  */
 import type { DocumentsResults } from "@/server/actions/documents";
 import Link from "next/link";
@@ -18,13 +18,19 @@ export function loadDocumentAccess(userId: string, documentId: string): Promise<
   });
 }
 
-export function ShareButton({ documentId, access }: { documentId: string; access: Outcome<DocumentAccess> }) {
-  if (!access.ok || !access.value.canManage) return null;
+/** The document's header buttons: its settings (name, path, deletion, merge rule, branches) for everyone who can open it. */
+export function DocumentActions({ documentId, access }: { documentId: string; access: Outcome<DocumentAccess> }) {
+  if (!access.ok) return null;
   return (
     <div className="doc-actions">
-      <Link href={`/documents/${encodeURIComponent(documentId)}/sharing`} className="button" data-testid="share-button">
-        <ShareIcon /> Share &amp; permissions
+      <Link href={`/documents/${encodeURIComponent(documentId)}/settings`} className="button" data-testid="settings-button">
+        Settings
       </Link>
+      {access.value.canManage ? (
+        <Link href={`/documents/${encodeURIComponent(documentId)}/sharing`} className="button" data-testid="share-button">
+          <ShareIcon /> Share &amp; permissions
+        </Link>
+      ) : null}
     </div>
   );
 }

@@ -21,7 +21,7 @@ import { firstParam, withQuery, type SearchParams } from "@/app/_lib/search-para
 import { getSessionUser, requireUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
 import { CommitList } from "./commit-list";
-import { AccessNote, loadDocumentAccess, ShareButton } from "./document-access";
+import { AccessNote, DocumentActions, loadDocumentAccess } from "./document-access";
 import { DocumentBody, PathBreadcrumb, referenceTitle, SectionFrame, sortedSections } from "./document-body";
 import { RemoveReferenceButton } from "./live/document-links";
 import { LiveDocument } from "./live/live-document";
@@ -127,7 +127,7 @@ export default async function DocumentPage({ params, searchParams }: Props) {
             ) : null}
           </>
         }
-        titleAction={<ShareButton documentId={documentId} access={access} />}
+        titleAction={<DocumentActions documentId={documentId} access={access} />}
         meta={{
           before: (
             <>

@@ -5,9 +5,18 @@ import { cache } from "react";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel, failedPage } from "@/app/_components/error-panel";
 import { TimeAgo } from "@/app/_components/time-ago";
-import { attempt, type DocumentRead, listMembers, type MergeAnalysisView, type MergeRequestView, UUID_PATTERN } from "@/app/_lib/quire";
+import {
+  attempt,
+  type DocumentRead,
+  listBranches,
+  listMembers,
+  type MergeAnalysisView,
+  type MergeRequestView,
+  UUID_PATTERN,
+} from "@/app/_lib/quire";
 import { getSessionUser, requireUser } from "@/app/_lib/session";
 import { readContent } from "@/app/documents/[documentId]/readable-content";
+import { DeleteBranchButton } from "@/app/documents/[documentId]/settings/settings-client";
 import { getBridge } from "@/server/bridge";
 import { ReviewerStates, StatusBadge } from "../parts";
 import {
@@ -91,15 +100,19 @@ export default async function MergeRequestPage({ params }: Props) {
   if (!found.ok) return failedPage(user, "Could not open this merge request", found);
   const request = found.value;
   const bridge = getBridge();
-  const [analysis, document, authorMatch] = await Promise.all([
+  const [analysis, document, authorMatch, sourceBranch] = await Promise.all([
     request.status === "open"
       ? attempt(async (): Promise<MergeAnalysisView> => bridge.callTool("merge_requests", user.id, { action: "analyze", mergeRequestId }))
       : Promise.resolve(null),
     attempt(
-      async (): Promise<{ name: string; path: string }> =>
+      async (): Promise<{ name: string; path: string; yourPermission: string }> =>
         bridge.callTool("documents", user.id, { action: "get", documentId: request.documentId }),
     ),
     attempt(async () => ({ members: await listMembers(user.id) })),
+    // After a merge the source branch is offered for deletion while it exists.
+    request.status === "merged"
+      ? attempt(async () => (await listBranches(user.id, request.documentId)).find((b) => b.name === request.sourceBranch) ?? null)
+      : Promise.resolve(null),
   ]);
   const conflictIds = analysis?.ok ? analysis.value.sections.filter((s) => s.status === "conflict").map((s) => s.sectionId) : [];
   const [sourceSides, targetSides] = await Promise.all([
@@ -171,6 +184,21 @@ export default async function MergeRequestPage({ params }: Props) {
                     </>
                   ) : null}
                   .
+                  {sourceBranch?.ok && sourceBranch.value && document.ok && document.value.yourPermission === "edit" ? (
+                    <span className="mr-delete-branch" data-testid="delete-source-branch">
+                      <DeleteBranchButton
+                        documentId={request.documentId}
+                        branchName={request.sourceBranch}
+                        uncommittedChanges={sourceBranch.value.draft.uncommittedChanges}
+                        label={`Delete branch ${request.sourceBranch}`}
+                      />
+                    </span>
+                  ) : sourceBranch?.ok && sourceBranch.value === null ? (
+                    <span className="muted" data-testid="source-branch-gone">
+                      {" "}
+                      Branch <code>{request.sourceBranch}</code> has been deleted.
+                    </span>
+                  ) : null}
                 </>
               ) : (
                 <>
