@@ -288,6 +288,15 @@ describe("every action's result matches its tool's outputSchema", () => {
     await call(ownerMcp, "merge_requests", { action: "close", mergeRequestId: abandoned.mergeRequestId });
   });
 
+  test("notifications: the reviewer's inbox (asked for reviews and mentioned above), marked read, and the email setting", async () => {
+    const inbox = await call<{ notifications: Array<{ notificationId: string }> }>(reviewerMcp, "notifications", { action: "list" });
+    expect(inbox.notifications.length).toBeGreaterThan(0);
+    await call(reviewerMcp, "notifications", { action: "mark_read", notificationIds: [inbox.notifications[0]!.notificationId] });
+    await call(reviewerMcp, "notifications", { action: "mark_all_read" });
+    await call(reviewerMcp, "notifications", { action: "get_settings" });
+    await callInPerson("notifications", { action: "set_settings", email: "direct" });
+  });
+
   test("permissions, share links and merge rules, which only a signed-in person may manage", async () => {
     const { documentId } = await call<{ documentId: string }>(ownerMcp, "documents", { action: "create", path: "schemas/shared" });
     await callInPerson("documents", { action: "get_permissions", documentId });
