@@ -5,12 +5,15 @@
  * documents never named, and the live rooms of a deleted branch told.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { TRPCClientError } from "@trpc/client";
+import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { drafts, draftUpdates } from "@/db/schema";
+import type { AppRouter } from "@/server/api/router";
 import { text } from "../helpers/blocks";
 import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
+import { testDatabaseUrl } from "../helpers/database";
+import { type QuireProcess, startQuireProcess } from "../helpers/quire-process";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 let server: TestServer;
@@ -295,4 +298,36 @@ describe("delete_branch", () => {
     clients.push(fresh);
     await waitFor(() => fresh.text().toString() === "About manage/branches", 5_000, "the new branch's own content");
   });
+});
+
+describe.skipIf(!testDatabaseUrl())("delete_branch with two processes on one Redis", () => {
+  const processes: QuireProcess[] = [];
+
+  afterAll(async () => {
+    for (const p of processes) await p.stop("SIGTERM");
+  });
+
+  test("an editor connected to the other process is told too", async () => {
+    const databaseUrl = server.database.url!;
+    processes.push(await startQuireProcess({ databaseUrl, redisUrl: "redis://127.0.0.1:6379" }));
+    processes.push(await startQuireProcess({ databaseUrl, redisUrl: "redis://127.0.0.1:6379" }));
+    const [one, two] = processes as [QuireProcess, QuireProcess];
+    const doc = await createDocument("manage/two-processes");
+    await asOwner("documents", { action: "create_branch", documentId: doc.documentId, branchName: "elsewhere" });
+    const editor = await connectLive(two.url, roomName(doc.documentId, "elsewhere", doc.sectionIds[0]), { token: owner.token });
+    clients.push(editor);
+    const closed = new Promise<number>((resolve) =>
+      editor.provider.on("connection-close", (event: { code: number } | null) => {
+        editor.provider.shouldConnect = false;
+        resolve(event?.code ?? 0);
+      }),
+    );
+    // Deleted through the first process: the second hears of it through Redis.
+    const onFirst = createTRPCClient<AppRouter>({
+      links: [httpLink({ url: `${one.url}/api/trpc`, headers: { authorization: `Bearer ${owner.token}` } })],
+    });
+    const deleted = await onFirst.documents.mutate({ action: "delete_branch", documentId: doc.documentId, branchName: "elsewhere" });
+    expect(deleted).toMatchObject({ branchName: "elsewhere" });
+    expect(await closed).toBe(4410);
+  }, 60_000);
 });
