@@ -53,13 +53,26 @@ export function QuickOpen() {
 
   return (
     <>
-      <button type="button" className="quick-open-button" onClick={show} aria-haspopup="dialog" aria-keyshortcuts="Control+K Meta+K">
+      {/* A link to the search page, opened as the dialog once the page runs: it works before (and without) the script. */}
+      <a
+        href="/search"
+        className="quick-open-button"
+        aria-haspopup="dialog"
+        aria-keyshortcuts="Control+K Meta+K"
+        onClick={(event) => {
+          if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
+          event.preventDefault();
+          show();
+        }}
+      >
         <span aria-hidden="true" className="quick-open-icon">
           ⌕
         </span>
         Search
-        <kbd className="quick-open-shortcut">Ctrl K</kbd>
-      </button>
+        <span className="quick-open-shortcut" aria-hidden="true">
+          Ctrl K
+        </span>
+      </a>
       {open ? <QuickOpenDialog onClose={close} /> : null}
     </>
   );

@@ -23,6 +23,7 @@ import {
   type SearchTerms,
   documentsById,
   searchCandidates,
+  searchMatchGroups,
   searchHitDetails,
   suggestedLexemes,
 } from "@/server/store/search";
@@ -136,15 +137,38 @@ class AccessJudge {
   }
 }
 
-/** The matches of `terms` the caller may see, best first. */
-async function visibleMatches(ctx: ActionContext, terms: SearchTerms, filters: SearchFilters): Promise<SearchCandidate[]> {
-  const candidates = await searchCandidates(ctx.db, terms, filters);
-  if (candidates.length === 0) return [];
-  const documentIds = [...new Set(candidates.map((c) => c.documentId))];
+/**
+ * How many matches of `terms` the caller may see, and the judge that decided
+ * it (documents and grants loaded once). Each group of matches is one
+ * decision of server/access (searchMatchGroups).
+ */
+async function countVisible(
+  ctx: ActionContext,
+  terms: SearchTerms,
+  filters: SearchFilters,
+): Promise<{ total: number; judge: AccessJudge }> {
+  const groups = await searchMatchGroups(ctx.db, terms, filters);
+  const documentIds = [...new Set(groups.map((g) => g.documentId))];
   const [documents, grants] = await Promise.all([documentsById(ctx.db, documentIds), grantsFor(ctx.db, ctx.actor.userId, documentIds)]);
   const judge = new AccessJudge(ctx, documents, grants);
-  const verdicts = await Promise.all(candidates.map((c) => judge.visible(c)));
-  return candidates.filter((_, i) => verdicts[i]);
+  const verdicts = await Promise.all(groups.map((g) => judge.visible(g)));
+  return { total: groups.reduce((sum, g, i) => sum + (verdicts[i] ? g.count : 0), 0), judge };
+}
+
+/** The best `wanted` matches the caller may see, best first: the best matches, fetched in growing batches until enough are visible. */
+async function bestVisible(
+  ctx: ActionContext,
+  terms: SearchTerms,
+  filters: SearchFilters,
+  judge: AccessJudge,
+  wanted: number,
+): Promise<SearchCandidate[]> {
+  for (let batch = wanted + 10; ; batch *= 4) {
+    const candidates = await searchCandidates(ctx.db, terms, filters, batch);
+    const verdicts = await Promise.all(candidates.map((c) => judge.visible(c)));
+    const visible = candidates.filter((_, i) => verdicts[i]);
+    if (visible.length >= wanted || candidates.length < batch) return visible.slice(0, wanted);
+  }
 }
 
 async function search(ctx: ActionContext, input: SearchInput): Promise<SearchResult> {
@@ -168,19 +192,25 @@ async function search(ctx: ActionContext, input: SearchInput): Promise<SearchRes
   await bringIndexUpToDate(ctx.db);
 
   let terms: SearchTerms = { kind: "parsed", query: parsed };
-  let matches = await visibleMatches(ctx, terms, filters);
+  let counted = await countVisible(ctx, terms, filters);
   let correctedTo: string[] | null = null;
-  if (matches.length === 0 && parsed.words.length > 0) {
+  if (counted.total === 0 && parsed.words.length > 0) {
     const suggestions = await suggestedLexemes(ctx.db, parsed.words);
     const tsquery = suggestionsQuery(suggestions);
     if (tsquery !== "" && suggestions.every((s) => s.length > 0)) {
-      terms = { kind: "suggested", tsquery };
-      matches = await visibleMatches(ctx, terms, filters);
-      if (matches.length > 0) correctedTo = suggestions.map((s) => s[0]!);
+      const suggested: SearchTerms = { kind: "suggested", tsquery };
+      const recounted = await countVisible(ctx, suggested, filters);
+      if (recounted.total > 0) {
+        terms = suggested;
+        counted = recounted;
+        correctedTo = suggestions.map((s) => s[0]!);
+      }
     }
   }
 
-  const page = matches.slice(offset.offset, offset.offset + limit);
+  const total = counted.total;
+  const page =
+    offset.offset < total ? (await bestVisible(ctx, terms, filters, counted.judge, offset.offset + limit)).slice(offset.offset) : [];
   const details = await searchHitDetails(ctx.db, terms, page);
   const hits = page.map(
     (hit, i): SearchHit => ({
@@ -200,9 +230,9 @@ async function search(ctx: ActionContext, input: SearchInput): Promise<SearchRes
   );
   const next = offset.offset + limit;
   return {
-    total: matches.length,
+    total,
     hits,
-    nextCursor: next < matches.length ? encodeCursor({ offset: next, query: input.query }) : null,
+    nextCursor: next < total ? encodeCursor({ offset: next, query: input.query }) : null,
     correctedTo,
   };
 }

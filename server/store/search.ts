@@ -60,9 +60,11 @@ function tsquery(terms: SearchTerms): SQL {
   return sql`(${whole} || (websearch_to_tsquery(${CONFIG}, ${beforePrefix}) && to_tsquery(${CONFIG}, ${`'${prefix}':*`})))`;
 }
 
-/** Every match of the terms under the filters, best first (ties in document and section order). */
-export async function searchCandidates(tx: Tx, terms: SearchTerms, filters: SearchFilters): Promise<SearchCandidate[]> {
+/** The matches of the terms under the filters, as one union of a select per kind wanted (null when none is). */
+function matches(terms: SearchTerms, filters: SearchFilters, ranked: boolean): SQL | null {
   const query = tsquery(terms);
+  // Counting needs no rank: ts_rank reads every match's whole tsvector.
+  const rank = (vector: SQL) => (ranked ? sql`ts_rank(${vector}, ${query})` : sql`0::real`);
   const wanted = (kind: SearchKind) => filters.kinds.includes(kind);
   const onBranch = (alias: string) =>
     filters.branchName === null
@@ -78,33 +80,33 @@ export async function searchCandidates(tx: Tx, terms: SearchTerms, filters: Sear
   if (wanted("document")) {
     parts.push(sql`
       select 'document' as kind, h.document_id, h.branch_name, null::uuid as section_id, null::uuid as item_id,
-        ts_rank(h.search, q.query) as rank, null::text as default_permission, null::text as ai_access, -1 as position
-      from search_heads h join documents d on d.id = h.document_id, q
-      where h.workspace_id = ${filters.workspaceId} and not d.deleted and h.search @@ q.query and ${onBranch("h")} and ${headFilters("h")}`);
+        ${rank(sql`h.search`)} as rank, null::text as default_permission, null::text as ai_access, -1 as position
+      from search_heads h join documents d on d.id = h.document_id
+      where h.workspace_id = ${filters.workspaceId} and not d.deleted and h.search @@ ${query} and ${onBranch("h")} and ${headFilters("h")}`);
   }
   if (wanted("section")) {
     parts.push(sql`
       select 'section' as kind, s.document_id, s.branch_name, s.section_id, null::uuid as item_id,
-        ts_rank(s.search, q.query) as rank, s.default_permission, s.ai_access, s.position
+        ${rank(sql`s.search`)} as rank, s.default_permission, s.ai_access, s.position
       from search_sections s join search_heads h on h.document_id = s.document_id and h.branch_name = s.branch_name
-        join documents d on d.id = s.document_id, q
-      where s.workspace_id = ${filters.workspaceId} and not d.deleted and s.search @@ q.query and ${onBranch("s")} and ${headFilters("h")}`);
+        join documents d on d.id = s.document_id
+      where s.workspace_id = ${filters.workspaceId} and not d.deleted and s.search @@ ${query} and ${onBranch("s")} and ${headFilters("h")}`);
   }
   if (wanted("comment")) {
     // A thread matches by its comment or any reply, in the section whose text anchors it at the branch head.
     parts.push(sql`
       select 'comment' as kind, s.document_id, s.branch_name, s.section_id, c.id as item_id,
-        ts_rank(to_tsvector(${CONFIG}, c.body), q.query) + coalesce((
-          select max(ts_rank(to_tsvector(${CONFIG}, r.body), q.query)) from comment_replies r where r.comment_id = c.id), 0) as rank,
+        ${rank(sql`to_tsvector(${CONFIG}, c.body)`)} + coalesce((
+          select max(${rank(sql`to_tsvector(${CONFIG}, r.body)`)}) from comment_replies r where r.comment_id = c.id), 0) as rank,
         s.default_permission, s.ai_access, s.position
-      from q, comments c
+      from comments c
         join search_sections s on s.document_id = c.document_id and s.section_id = c.section_id and c.id = any(s.comment_ids)
         join search_heads h on h.document_id = s.document_id and h.branch_name = s.branch_name
         join documents d on d.id = s.document_id
       where c.workspace_id = ${filters.workspaceId} and not d.deleted and ${onBranch("s")} and ${headFilters("h")}
         and c.id in (
-          select id from comments where to_tsvector(${CONFIG}, body) @@ q.query
-          union select comment_id from comment_replies where to_tsvector(${CONFIG}, body) @@ q.query)`);
+          select id from comments where to_tsvector(${CONFIG}, body) @@ ${query}
+          union select comment_id from comment_replies where to_tsvector(${CONFIG}, body) @@ ${query})`);
   }
   if (wanted("merge_request")) {
     // A request belongs to its source and target branches; without a branch asked for, every request of the document.
@@ -112,14 +114,20 @@ export async function searchCandidates(tx: Tx, terms: SearchTerms, filters: Sear
       filters.branchName === null ? sql`true` : sql`(m.source_branch = ${filters.branchName} or m.target_branch = ${filters.branchName})`;
     parts.push(sql`
       select 'merge_request' as kind, m.document_id, m.target_branch as branch_name, null::uuid as section_id, m.id as item_id,
-        ts_rank(to_tsvector(${CONFIG}, m.title || ' ' || coalesce(m.description, '')), q.query) as rank,
+        ${rank(sql`to_tsvector(${CONFIG}, m.title || ' ' || coalesce(m.description, ''))`)} as rank,
         null::text as default_permission, null::text as ai_access, -1 as position
       from merge_requests m join documents d on d.id = m.document_id
-        join search_heads h on h.document_id = m.document_id and h.branch_name = d.default_branch, q
+        join search_heads h on h.document_id = m.document_id and h.branch_name = d.default_branch
       where m.workspace_id = ${filters.workspaceId} and not d.deleted and ${branch} and ${headFilters("h")}
-        and to_tsvector(${CONFIG}, m.title || ' ' || coalesce(m.description, '')) @@ q.query`);
+        and to_tsvector(${CONFIG}, m.title || ' ' || coalesce(m.description, '')) @@ ${query}`);
   }
-  if (parts.length === 0) return [];
+  return parts.length === 0 ? null : sql.join(parts, sql` union all `);
+}
+
+/** The best `limit` matches of the terms under the filters, best first (ties in kind, document and section order). */
+export async function searchCandidates(tx: Tx, terms: SearchTerms, filters: SearchFilters, limit: number): Promise<SearchCandidate[]> {
+  const union = matches(terms, filters, true);
+  if (union === null) return [];
   const rows = await queryRows<{
     kind: SearchKind;
     document_id: string;
@@ -130,28 +138,73 @@ export async function searchCandidates(tx: Tx, terms: SearchTerms, filters: Sear
     default_permission: Permission | null;
     ai_access: Permission | null;
     position: number;
-  }>(tx, sql`with q as (select ${query} as query) ${sql.join(parts, sql` union all `)}`);
-  return rows
-    .map((r) => ({
-      kind: r.kind,
-      documentId: r.document_id,
-      branchName: r.branch_name,
-      sectionId: r.section_id,
-      itemId: r.item_id,
-      rank: Number(r.rank),
-      defaultPermission: r.default_permission,
-      aiAccess: r.ai_access,
-      position: Number(r.position),
-    }))
-    .sort(
-      (a, b) =>
-        b.rank - a.rank ||
-        SEARCH_KINDS.indexOf(a.kind) - SEARCH_KINDS.indexOf(b.kind) ||
-        a.documentId.localeCompare(b.documentId) ||
-        a.position - b.position ||
-        (a.itemId ?? "").localeCompare(b.itemId ?? ""),
-    );
+  }>(
+    tx,
+    sql`select * from (${union}) m
+      order by rank desc, array_position(${sql.param([...SEARCH_KINDS])}::text[], kind), document_id, position, item_id
+      limit ${limit}`,
+  );
+  return rows.map((r) => ({
+    kind: r.kind,
+    documentId: r.document_id,
+    branchName: r.branch_name,
+    sectionId: r.section_id,
+    itemId: r.item_id,
+    rank: Number(r.rank),
+    defaultPermission: r.default_permission,
+    aiAccess: r.ai_access,
+    position: Number(r.position),
+  }));
 }
+
+/**
+ * Every match of the terms under the filters, counted in groups that one
+ * access decision settles: on the default branches, the matches of a document
+ * whose sections carry no overrides of their own (a section's visibility
+ * there is then the document's); every other match on its own (its section's
+ * overrides, or another branch, where hiding at the default head is asked
+ * per section).
+ */
+export async function searchMatchGroups(
+  tx: Tx,
+  terms: SearchTerms,
+  filters: SearchFilters,
+): Promise<Array<SearchCandidate & { count: number }>> {
+  const union = matches(terms, filters, false);
+  if (union === null) return [];
+  const perSection = sql`(${filters.branchName !== null} or default_permission is not null or ai_access is not null)`;
+  const rows = await queryRows<{
+    kind: SearchKind;
+    document_id: string;
+    branch_name: string;
+    section_id: string | null;
+    default_permission: Permission | null;
+    ai_access: Permission | null;
+    count: number;
+  }>(
+    tx,
+    sql`select kind, document_id, branch_name, case when ${perSection} then section_id end as section_id,
+        default_permission, ai_access, count(*)::int as count
+      from (${union}) m
+      group by 1, 2, 3, 4, 5, 6`,
+  );
+  return rows.map((r) => ({
+    kind: r.kind,
+    documentId: r.document_id,
+    branchName: r.branch_name,
+    // A group of a document's plain sections is judged as any one of them (their id does not change the answer).
+    sectionId: r.section_id ?? (r.kind === "section" || r.kind === "comment" ? ANY_SECTION : null),
+    itemId: null,
+    rank: 0,
+    defaultPermission: r.default_permission,
+    aiAccess: r.ai_access,
+    position: 0,
+    count: Number(r.count),
+  }));
+}
+
+/** Stands for any section of a group without overrides on a default branch (see searchMatchGroups). */
+const ANY_SECTION = "00000000-0000-0000-0000-000000000000";
 
 /** Lexemes of the index like each word (trigram similarity), best first: what a mistyped query may have meant. */
 export async function suggestedLexemes(tx: Tx, words: readonly string[], perWord = 3): Promise<string[][]> {

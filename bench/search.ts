@@ -1,0 +1,256 @@
+/**
+ * Full-text search at size (issue 24): 10,000 documents of 20 sections each
+ * (200,000 sections of 40 words drawn from a 20,000-word vocabulary with a
+ * Zipf distribution), indexed, then searched over MCP by an MCP SDK client
+ * over HTTP against a started server. Targets: p50 < 50 ms, p99 < 200 ms.
+ *
+ *   npx tsx bench/search.ts
+ *
+ * Environment (all optional):
+ *   DATABASE_URL           PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres); the bench creates
+ *                          and drops its own database quire_bench_search_* there
+ *   BENCH_DOCUMENTS=10000  documents
+ *   BENCH_SECTIONS=20      sections per document
+ *   BENCH_QUERIES=400      measured searches (after 40 warm-up searches)
+ *   BENCH_JSON=path        also write the results as JSON
+ *
+ * Seeding goes straight through the store (createDocument, four at a time),
+ * not through the indexer, so the index is then built by `reindexAll` (what
+ * `quire search reindex` runs), which is timed too. The queries are a fixed
+ * mix drawn with a seeded generator: one word (ranks 200-20,000 of the
+ * vocabulary: the 200 commonest behave like stop words), two words, a prefix
+ * (the first five letters of a word, as typed into the palette), a quoted
+ * two-word phrase, and a mistyped word (one letter changed). Each search
+ * asks for the first 20 hits, with snippets, as the search page does.
+ */
+import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import os from "node:os";
+import { performance } from "node:perf_hooks";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { randomUUID } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { addUser, issueApiToken } from "@/server/auth/accounts";
+import { loadConfig } from "@/server/config";
+import { newSectionVersion } from "@/server/core/document-model";
+import { startServer } from "@/server/http/server";
+import { createObjectStore } from "@/server/storage";
+import { createDocument } from "@/server/store/commit-to-branch";
+import { queryRows } from "@/server/store/db";
+import { reindexAll } from "@/server/store/search-index";
+import { scratchDatabase } from "./scratch-database";
+
+const DOCUMENTS = Number(process.env.BENCH_DOCUMENTS ?? 10_000);
+const SECTIONS = Number(process.env.BENCH_SECTIONS ?? 20);
+const QUERIES = Number(process.env.BENCH_QUERIES ?? 400);
+const WARMUP = 40;
+const VOCABULARY = 20_000;
+const WORDS_PER_SECTION = 40;
+
+/** A seeded generator (mulberry32), so every run searches the same corpus for the same queries. */
+function generator(seed: number) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+const random = generator(24);
+const SYLLABLES =
+  "ka lo mi ren tas vu bel dor fin gal hum jor kel lun mar nov pel quin ros sut tem vor wal yel zan bri cro dra fle gro pla".split(" ");
+
+/** 20,000 distinct made-up words (so English stemming leaves most alone), commonest first. */
+const vocabulary: string[] = (() => {
+  const words = new Set<string>();
+  while (words.size < VOCABULARY) {
+    const length = 2 + Math.floor(random() * 3);
+    let word = "";
+    for (let i = 0; i < length; i++) word += SYLLABLES[Math.floor(random() * SYLLABLES.length)];
+    words.add(word);
+  }
+  return [...words];
+})();
+
+/** Zipf (s = 1) over the vocabulary: rank r is drawn with weight 1/r. */
+const cumulative = (() => {
+  const weights = vocabulary.map((_, r) => 1 / (r + 1));
+  const total = weights.reduce((a, b) => a + b, 0);
+  let sum = 0;
+  return weights.map((w) => (sum += w / total));
+})();
+function zipfWord(): string {
+  const x = random();
+  let lo = 0;
+  let hi = cumulative.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (cumulative[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return vocabulary[lo]!;
+}
+
+function sectionText(): string {
+  const words = Array.from({ length: WORDS_PER_SECTION }, zipfWord);
+  // Some markdown, as real sections have: a heading, emphasis, a link.
+  return `### ${words.slice(0, 3).join(" ")}\n\n${words.slice(3, 20).join(" ")} **${words[20]}** ${words.slice(21, 30).join(" ")}.\n\n- ${words.slice(30, 35).join(" ")}\n- [${words[35]}](https://example.com/${words[36]}) ${words.slice(37).join(" ")}`;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+function queryMix(count: number): string[] {
+  const rare = () => vocabulary[200 + Math.floor(random() * (VOCABULARY - 200))]!;
+  const queries: string[] = [];
+  for (let i = 0; i < count; i++) {
+    switch (i % 5) {
+      case 0:
+        queries.push(rare());
+        break;
+      case 1:
+        queries.push(`${rare()} ${zipfWord()}`);
+        break;
+      case 2:
+        queries.push(rare().slice(0, 5));
+        break;
+      case 3:
+        queries.push(`"${rare()} ${rare()}"`);
+        break;
+      default: {
+        const word = rare();
+        const at = 1 + Math.floor(random() * (word.length - 2));
+        queries.push(`${word.slice(0, at)}${word[at] === "a" ? "e" : "a"}${word.slice(at + 1)}`);
+      }
+    }
+  }
+  return queries;
+}
+
+async function main(): Promise<void> {
+  const name = `quire_bench_search_${randomBytes(4).toString("hex")}`;
+  const scratch = await scratchDatabase(name);
+  const { database } = scratch;
+  const { db } = database;
+  const report: Record<string, unknown> = { documents: DOCUMENTS, sectionsPerDocument: SECTIONS, at: new Date().toISOString() };
+  console.log(`Search at size — ${report.at}`);
+  console.log(
+    `machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, node ${process.version}; load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
+  try {
+    const owner = await addUser(db, { email: "bench@example.test", name: "Bench Owner", password: "correct horse battery" }, new Date());
+    const { token } = await issueApiToken(db, { email: "bench@example.test", label: "bench" }, new Date());
+
+    let seeded = 0;
+    const seedStarted = performance.now();
+    const seedOne = async (n: number) => {
+      const sections = Array.from({ length: SECTIONS }, (_, s) => ({
+        sectionId: randomUUID(),
+        version: newSectionVersion(`${zipfWord()} ${zipfWord()} ${s + 1}`, [{ blockType: "text", text: sectionText() }]),
+      }));
+      await db.transaction((tx) =>
+        createDocument(
+          tx,
+          {
+            documentId: randomUUID(),
+            workspaceId: owner.workspaceId,
+            authorId: owner.user.id,
+            path: `area-${n % 50}/${vocabulary[n % VOCABULARY]}-${n}`,
+            name: `${zipfWord()} ${zipfWord()} ${n}`,
+            description: null,
+            message: "Seed",
+            now: new Date(),
+          },
+          async () => sections,
+        ),
+      );
+      seeded += 1;
+      if (seeded % 1000 === 0) console.log(`  seeded ${seeded} documents (${((performance.now() - seedStarted) / 1000).toFixed(0)} s)`);
+    };
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next < DOCUMENTS) await seedOne(next++);
+      }),
+    );
+    report.seedSeconds = (performance.now() - seedStarted) / 1000;
+
+    const indexStarted = performance.now();
+    const indexed = await reindexAll(db);
+    report.reindexSeconds = (performance.now() - indexStarted) / 1000;
+    report.indexedSections = indexed.sections;
+    await db.execute(sql`analyze`);
+    const [size] = await queryRows<{ bytes: string }>(
+      db,
+      sql`select (pg_total_relation_size('search_sections') + pg_total_relation_size('search_heads') + pg_total_relation_size('search_words'))::text as bytes`,
+    );
+    report.indexMegabytes = Math.round(Number(size?.bytes ?? 0) / 1e6);
+    console.log(
+      `seeded ${DOCUMENTS} documents × ${SECTIONS} sections in ${(report.seedSeconds as number).toFixed(0)} s; reindex ${indexed.branches} heads, ${indexed.sections} sections in ${(report.reindexSeconds as number).toFixed(1)} s; index ${report.indexMegabytes} MB`,
+    );
+
+    const server = await startServer({ database, port: 0, host: "127.0.0.1", next: false, objectStore: createObjectStore(loadConfig()) });
+    const client = new Client({ name: "quire-bench-search", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url.replace("localhost", "127.0.0.1")}/api/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    try {
+      const queries = queryMix(WARMUP + QUERIES);
+      const times: number[] = [];
+      const totals: number[] = [];
+      for (const [i, query] of queries.entries()) {
+        const started = performance.now();
+        const result = await client.callTool({ name: "search", arguments: { query, limit: 20 } });
+        const elapsed = performance.now() - started;
+        if (result.isError) throw new Error(`search ${JSON.stringify(query)} failed: ${JSON.stringify(result.structuredContent)}`);
+        if (i >= WARMUP) {
+          times.push(elapsed);
+          totals.push((result.structuredContent as { total: number }).total);
+        }
+      }
+      times.sort((a, b) => a - b);
+      totals.sort((a, b) => a - b);
+      report.search = {
+        queries: QUERIES,
+        p50: percentile(times, 50),
+        p90: percentile(times, 90),
+        p99: percentile(times, 99),
+        max: times.at(-1),
+        matchesP50: percentile(totals, 50),
+        matchesP99: percentile(totals, 99),
+        matchesMax: totals.at(-1),
+      };
+      const s = report.search as Record<string, number>;
+      console.log(
+        `search over MCP, ${QUERIES} queries: p50 ${s.p50!.toFixed(1)} ms, p90 ${s.p90!.toFixed(1)} ms, p99 ${s.p99!.toFixed(1)} ms, max ${s.max!.toFixed(1)} ms (targets p50 < 50, p99 < 200)`,
+      );
+      console.log(`  matches per query: p50 ${s.matchesP50}, p99 ${s.matchesP99}, max ${s.matchesMax}`);
+      report.targetsMet = s.p50! < 50 && s.p99! < 200;
+    } finally {
+      await client.close();
+      await server.close();
+    }
+    console.log(
+      `load at end ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}`,
+    );
+    if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(report, null, 2));
+  } finally {
+    await scratch.drop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
