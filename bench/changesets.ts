@@ -12,7 +12,7 @@
  */
 import { performance } from "node:perf_hooks";
 import type { ActionContext } from "@/server/actions/context";
-import { tools } from "@/server/actions/registry";
+import { type ToolName, toolsByName } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/tool";
 import { actorForUser } from "@/server/access/actor";
 import { addUser } from "@/server/auth/accounts";
@@ -43,7 +43,7 @@ async function main() {
     const created = await addUser(db, { email: "bench@example.test", name: "Bench", password: "correct horse battery" }, new Date());
     const actor = (await actorForUser(db, created.user.id, "person"))!;
     const ctx = { db, actor, clock: () => new Date(), files: server.files, live: server.live } as ActionContext;
-    const call = <T>(tool: keyof typeof tools, input: unknown) => runTool(tools[tool] as never, ctx, input as never) as Promise<T>;
+    const call = async <T>(tool: ToolName, input: unknown) => (await runTool(toolsByName[tool], ctx, input)) as T;
 
     const setupStart = performance.now();
     for (let d = 0; d < DOCUMENTS; d++) {

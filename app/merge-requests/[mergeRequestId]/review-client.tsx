@@ -531,7 +531,7 @@ export function ReviewWorkspace({
   );
 }
 
-function ConflictSideText({ side }: { side: ConflictSide }) {
+export function ConflictSideText({ side }: { side: ConflictSide }) {
   if (side.kind === "unread") {
     return (
       <p className="form-error" role="alert" data-testid="conflict-side-unread">

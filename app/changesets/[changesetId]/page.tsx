@@ -1,0 +1,123 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { AppShell } from "@/app/_components/app-shell";
+import { ErrorPanel, failedPage } from "@/app/_components/error-panel";
+import { TimeAgo } from "@/app/_components/time-ago";
+import { attempt, type DocumentRead, listMembers, UUID_PATTERN } from "@/app/_lib/quire";
+import { requireUser } from "@/app/_lib/session";
+import { readContent } from "@/app/documents/[documentId]/readable-content";
+import type { ConflictSide, ConflictSides } from "@/app/merge-requests/[mergeRequestId]/review-client";
+import { StatusBadge } from "@/app/merge-requests/parts";
+import { getBridge } from "@/server/bridge";
+import { ChangesetWorkspace } from "./changeset-workspace";
+import "../../merge-requests/merge-requests.css";
+import "../changesets.css";
+
+type Props = { params: Promise<{ changesetId: string }> };
+
+export const metadata: Metadata = { title: "Changeset" };
+
+/** A section's blocks as the conflict view shows them: text as written, other blocks by kind. */
+function conflictText(content: unknown): string {
+  return (readContent(content) ?? [])
+    .map((block) =>
+      !block.readable
+        ? `[${block.blockType ?? "block"} that could not be shown]`
+        : block.block.blockType === "text"
+          ? block.block.text
+          : `[${block.block.blockType}]`,
+    )
+    .join("\n\n");
+}
+
+/** Each conflicting section's side on one branch of one document (absent there: deleted; a failed read: unread, with the reason). */
+async function sidesOn(userId: string, documentId: string, branchName: string, sectionIds: string[]): Promise<Map<string, ConflictSide>> {
+  if (sectionIds.length === 0) return new Map();
+  const read = await attempt(async (): Promise<DocumentRead> => getBridge().callTool("read", userId, { documentId, branchName }));
+  if (!read.ok) return new Map(sectionIds.map((id) => [id, { kind: "unread", message: read.message }]));
+  const onBranch = new Map(read.value.sections.map((s) => [s.sectionId, s.content]));
+  return new Map(
+    sectionIds.map((id): [string, ConflictSide] => {
+      const content = onBranch.get(id);
+      return [id, content === undefined ? { kind: "deleted" } : { kind: "text", text: conflictText(content) }];
+    }),
+  );
+}
+
+export default async function ChangesetPage({ params }: Props) {
+  const { changesetId } = await params;
+  const user = await requireUser(`/changesets/${encodeURIComponent(changesetId)}`);
+  if (!UUID_PATTERN.test(changesetId)) notFound();
+  const bridge = getBridge();
+  const found = await attempt(() => bridge.callTool("changesets", user.id, { action: "get", changesetId }));
+  if (!found.ok) return failedPage(user, "Could not open this changeset", found);
+  const changeset = found.value;
+  const [analysis, members] = await Promise.all([
+    changeset.status === "open" ? attempt(() => bridge.callTool("changesets", user.id, { action: "analyze", changesetId })) : null,
+    attempt(() => listMembers(user.id)),
+  ]);
+  const conflictSides: Record<string, ConflictSides> = {};
+  if (analysis?.ok) {
+    await Promise.all(
+      analysis.value.analyses.map(async (item) => {
+        const ids = (item.analysis?.sections ?? []).filter((s) => s.status === "conflict").map((s) => s.sectionId);
+        const [source, target] = await Promise.all([
+          sidesOn(user.id, item.documentId, changeset.sourceBranch, ids),
+          sidesOn(user.id, item.documentId, changeset.targetBranch, ids),
+        ]);
+        conflictSides[item.documentId] = Object.fromEntries(ids.map((id) => [id, { source: source.get(id)!, target: target.get(id)! }]));
+      }),
+    );
+  }
+  const author = members.ok ? members.value.find((m) => m.userId === changeset.authorId)?.name : undefined;
+
+  return (
+    <AppShell user={user} wide>
+      <nav className="breadcrumb" aria-label="Breadcrumb">
+        <ol>
+          <li>
+            <Link href="/changesets">Changesets</Link>
+          </li>
+          <li aria-current="page">{changeset.title}</li>
+        </ol>
+      </nav>
+      <header className="mr-header">
+        <h1 data-testid="changeset-title">{changeset.title}</h1>
+        {changeset.description ? <p className="muted">{changeset.description}</p> : null}
+        <div className="mr-row-meta muted small">
+          <StatusBadge status={changeset.status} />
+          <span className="mr-branches">
+            <code>{changeset.sourceBranch}</code> → <code>{changeset.targetBranch}</code>
+          </span>
+          <span>
+            opened {author ? `by ${author} ` : changeset.authorId === user.id ? "by you " : ""}
+            <TimeAgo value={changeset.createdAt} />
+          </span>
+        </div>
+      </header>
+      {changeset.status !== "open" ? (
+        <div className="banner banner-info" role="status" data-testid="final-state">
+          {changeset.status === "merged" ? (
+            <>
+              Merged <TimeAgo value={changeset.mergedAt ?? changeset.updatedAt} />: every document below in one step.
+            </>
+          ) : (
+            <>
+              Closed <TimeAgo value={changeset.closedAt ?? changeset.updatedAt} /> without merging.
+            </>
+          )}
+        </div>
+      ) : null}
+      {analysis && !analysis.ok ? (
+        <ErrorPanel title="Could not analyze this changeset" code={analysis.code} message={analysis.message} />
+      ) : null}
+      <ChangesetWorkspace
+        changeset={changeset}
+        analysis={analysis?.ok ? analysis.value : null}
+        conflictSides={conflictSides}
+        userId={user.id}
+      />
+    </AppShell>
+  );
+}
