@@ -12,7 +12,7 @@ import { drafts, draftUpdates } from "@/db/schema";
 import type { AppRouter } from "@/server/api/router";
 import { text } from "../helpers/blocks";
 import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
-import { testDatabaseUrl } from "../helpers/database";
+import { type TestDatabase, testDatabaseUrl } from "../helpers/database";
 import { type QuireProcess, startQuireProcess } from "../helpers/quire-process";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -308,7 +308,8 @@ describe.skipIf(!testDatabaseUrl())("delete_branch with two processes on one Red
   });
 
   test("an editor connected to the other process is told too", async () => {
-    const databaseUrl = server.database.url!;
+    // The server's own database (isolated for this file), which the two processes share.
+    const databaseUrl = (server.database as TestDatabase).url!;
     processes.push(await startQuireProcess({ databaseUrl, redisUrl: "redis://127.0.0.1:6379" }));
     processes.push(await startQuireProcess({ databaseUrl, redisUrl: "redis://127.0.0.1:6379" }));
     const [one, two] = processes as [QuireProcess, QuireProcess];
