@@ -192,6 +192,10 @@ test("signed-in pages fit a 390 px screen, with Sign out, Revoke and Remove in v
     await visit(page, `/documents/${documentId}/sharing`, "sharing", heading(/Share/, 1));
     await signOut();
     await expectInViewport(page.getByRole("button", { name: "Revoke" }), "Revoke on the sharing page");
+    await visit(page, `/documents/${documentId}/settings`, "document-settings", (p) => p.getByTestId("branch-list").waitFor());
+    await signOut();
+    await visit(page, "/?view=deleted", "documents-deleted", heading("Deleted documents", 1));
+    await signOut();
 
     await visit(page, "/settings/members", "settings-members", (p) => p.getByTestId("member-list").waitFor());
     await signOut();
