@@ -19,7 +19,16 @@ export function InboxBadge() {
       data-testid="inbox-link"
       aria-label={unread === undefined ? "Inbox" : `Inbox, ${shown} unread`}
     >
-      Inbox
+      <svg className="inbox-icon" viewBox="0 0 20 20" width="18" height="18" aria-hidden="true" focusable="false">
+        <path
+          d="M3 11.5 5 4h10l2 7.5V16H3z M3 11.5h4.5a2.5 2.5 0 0 0 5 0H17"
+          fill="none"
+          stroke="currentColor"
+          strokeWidth="1.6"
+          strokeLinejoin="round"
+        />
+      </svg>
+      <span className="inbox-label">Inbox</span>
       <span className={`inbox-count${unread ? "" : " inbox-count-empty"}`} data-testid="inbox-count" aria-hidden="true">
         {shown}
       </span>
