@@ -12,6 +12,7 @@ import { useCallback, useEffect, useId, useRef, useState } from "react";
 import { toolCall } from "@/app/_lib/tool-call";
 import { useTRPCClient } from "@/app/_lib/trpc";
 import { hitHref, hitTitle, KIND_LABELS, type SearchResult, Snippet } from "@/app/search/hit";
+import { jumpTo } from "@/app/search/jump";
 import type { searchTool } from "@/server/actions/search";
 import "./quick-open.css";
 
@@ -125,7 +126,7 @@ function QuickOpenDialog({ onClose }: { onClose: () => void }) {
   const hits = answer?.ok ? answer.result.hits : [];
   const go = (href: string) => {
     onClose();
-    router.push(href);
+    jumpTo(router, href);
   };
   const allResults = `/search?q=${encodeURIComponent(query.trim())}`;
 

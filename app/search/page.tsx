@@ -6,6 +6,7 @@ import { attempt, UUID_PATTERN } from "@/app/_lib/quire";
 import { firstParam, type SearchParams, withQuery } from "@/app/_lib/search-params";
 import { requireUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
+import { HitLink } from "./hit-link";
 import { hitHref, hitTitle, KIND_LABELS, type SearchHit, type SearchResult, Snippet } from "./hit";
 import "./search.css";
 
@@ -131,7 +132,7 @@ function Results({ result, filters }: { result: SearchResult; filters: Record<st
       <ol className="search-results" data-testid="search-results">
         {result.hits.map((hit) => (
           <li key={`${hit.kind}:${hit.documentId}:${hit.branchName}:${hit.sectionId}:${hit.commentId}:${hit.mergeRequestId}`}>
-            <Link className="search-hit" href={hitHref(hit)}>
+            <HitLink className="search-hit" href={hitHref(hit)}>
               <span className="search-hit-title">
                 <span className={`search-kind search-kind-${hit.kind}`}>{KIND_LABELS[hit.kind]}</span>
                 {hitTitle(hit)}
@@ -144,7 +145,7 @@ function Results({ result, filters }: { result: SearchResult; filters: Record<st
               <span className="search-snippet" data-testid="search-snippet">
                 <Snippet parts={hit.snippet} />
               </span>
-            </Link>
+            </HitLink>
           </li>
         ))}
       </ol>

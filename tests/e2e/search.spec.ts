@@ -55,11 +55,19 @@ test.afterAll(async () => {
   await server?.close();
 });
 
+/** Presses Ctrl+K until the dialog is open: a press before the page's script has started finds no listener. */
+async function openWithShortcut(on: Page): Promise<void> {
+  const dialog = on.getByRole("dialog", { name: "Quick open" });
+  await expect(async () => {
+    if (!(await dialog.isVisible())) await on.keyboard.press("Control+k");
+    await expect(dialog).toBeVisible({ timeout: 1_000 });
+  }).toPass();
+}
+
 test("Ctrl+K opens quick open from a page; typing, arrows and Enter jump to the section", async () => {
   await page.goto(`${server.url}/merge-requests`);
-  await page.keyboard.press("Control+k");
   const dialog = page.getByRole("dialog", { name: "Quick open" });
-  await expect(dialog).toBeVisible();
+  await openWithShortcut(page);
   const box = dialog.getByRole("combobox");
   await expect(box).toBeFocused();
   await box.fill("wombat");
@@ -74,7 +82,7 @@ test("Ctrl+K opens quick open from a page; typing, arrows and Enter jump to the 
   // Escape closes; Ctrl+K opens it again.
   await page.keyboard.press("Escape");
   await expect(dialog).toBeHidden();
-  await page.keyboard.press("Control+k");
+  await openWithShortcut(page);
   await dialog.getByRole("combobox").fill("vpn");
   await expect(dialog.getByRole("option")).not.toHaveCount(0);
   await expect(dialog.getByRole("option").first()).toHaveAttribute("aria-selected", "true");
@@ -89,6 +97,8 @@ test("Ctrl+K opens quick open from a page; typing, arrows and Enter jump to the 
 
 test("the header's Search control opens quick open too", async () => {
   await page.goto(`${server.url}/`);
+  // Once the page's script runs, the link opens the dialog instead of the search page.
+  await page.waitForLoadState("networkidle");
   await page.getByRole("banner").getByRole("link", { name: "Search" }).click();
   await expect(page.getByRole("dialog", { name: "Quick open" })).toBeVisible();
   await page.getByRole("dialog").getByRole("combobox").fill("trains");
@@ -136,6 +146,7 @@ test("at 390 px neither the page nor the palette scrolls sideways", async ({ bro
   await expect(narrow.getByTestId("search-results")).toBeVisible();
   const overflow = () => narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   expect(await overflow()).toBeLessThanOrEqual(0);
+  await narrow.waitForLoadState("networkidle");
   await narrow.getByRole("banner").getByRole("link", { name: "Search" }).click();
   const dialog = narrow.getByRole("dialog", { name: "Quick open" });
   await dialog.getByRole("combobox").fill("wombat");
