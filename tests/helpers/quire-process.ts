@@ -15,7 +15,13 @@ export interface QuireProcess {
 /** The session secret every test process is started with (to sign a browser session cookie for one). */
 export const TEST_PROCESS_AUTH_SECRET = "test-secret-of-the-live-collaboration-suite";
 
-export async function startQuireProcess(options: { databaseUrl: string; port?: number; redisUrl?: string }): Promise<QuireProcess> {
+export async function startQuireProcess(options: {
+  databaseUrl: string;
+  port?: number;
+  redisUrl?: string;
+  /** More environment (QUIRE_SMTP_URL, …). */
+  env?: Record<string, string>;
+}): Promise<QuireProcess> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: options.databaseUrl,
@@ -23,6 +29,7 @@ export async function startQuireProcess(options: { databaseUrl: string; port?: n
     QUIRE_DATA_DIR: mkdtempSync(path.join(tmpdir(), "quire-process-")),
     QUIRE_REDIS_URL: options.redisUrl,
     NEXTAUTH_SECRET: TEST_PROCESS_AUTH_SECRET,
+    ...options.env,
   };
   const child = spawn(
     process.execPath,
