@@ -90,11 +90,18 @@ test("delete opens a merge request; merged, the document is listed under Deleted
   const row = owner.getByTestId("deleted-row").filter({ hasText: "handbook/onboarding" });
   await expect(row).toContainText("You");
   await photograph(owner, "documents-deleted");
+  // Meanwhile another document took the path: the server says PATH_TAKEN and the row asks for another path.
+  await server.callTool("documents", olive.userId, { action: "create", path: "handbook/onboarding", name: "Newer onboarding" });
   await row.getByRole("button", { name: "Restore handbook/onboarding" }).click();
+  await expect(row.locator(".coded-error")).toContainText("PATH_TAKEN");
+  const elsewhere = row.getByLabel("Restore under another path");
+  await expect(elsewhere).toHaveValue("handbook/onboarding-restored");
+  await elsewhere.fill("handbook/onboarding-2025");
+  await elsewhere.press("Enter");
   // Restored at once (main is not protected): it leaves the Deleted list.
   await expect(row).toHaveCount(0);
   await owner.goto(`${server.url}/`);
-  await expect(owner.getByTestId("document-list")).toContainText("Onboarding");
+  await expect(owner.getByTestId("document-list")).toContainText("handbook/onboarding-2025");
 });
 
 test("after the merge, the merge request page offers to delete its source branch", async () => {
