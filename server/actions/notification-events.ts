@@ -127,7 +127,13 @@ async function commentIdsBySection(tx: Tx, tree: DocumentTree | null, sectionIds
  * Mentions in comments the move brought onto the branch (new comments, written directly or arriving by a merge):
  * each mentioned person is told once per comment (the dedupe key), on whichever branch it reached first.
  */
-async function mentionsInNewComments(db: Database, move: HeadMove, graph: CommitGraph, document: DocumentRow, now: Date) {
+async function mentionsInNewComments(
+  db: Database,
+  move: HeadMove,
+  graph: CommitGraph,
+  documentOf: () => Promise<DocumentRow | null>,
+  now: Date,
+) {
   const after = await loadTree(db, (await graph.get(move.commitId)).treeHash);
   const before = move.previousCommitId ? await loadTree(db, (await graph.get(move.previousCommitId)).treeHash) : null;
   const beforeHashes = new Map((before?.sections ?? []).map((e) => [e.sectionId, e.blobHash]));
@@ -136,8 +142,10 @@ async function mentionsInNewComments(db: Database, move: HeadMove, graph: Commit
   const [now_, then] = await Promise.all([commentIdsBySection(db, after, changed), commentIdsBySection(db, before, changed)]);
   const added = [...now_].flatMap(([sectionId, ids]) => [...ids].filter((id) => !then.get(sectionId)?.has(id)));
   if (added.length === 0) return;
-  const comments = (await getComments(db, document.id, added)).filter((c) => c.mentions.length > 0);
+  const comments = (await getComments(db, move.documentId, added)).filter((c) => c.mentions.length > 0);
   if (comments.length === 0) return;
+  const document = await documentOf();
+  if (!document) return;
   const versions = await loadSections(
     db,
     after.sections.map((e) => e.blobHash),
@@ -170,9 +178,7 @@ async function mentionsInNewComments(db: Database, move: HeadMove, graph: Commit
  * item per request is enough); on either side, each approval the move made stale is told to its reviewer, once per
  * approval.
  */
-async function requestsOnMovedBranch(db: Database, move: HeadMove, document: DocumentRow, now: Date) {
-  // A request opened after the move (while this one waited its turn) was opened on the moved head: nothing to tell.
-  const requests = (await openRequestsOnBranch(db, move.documentId, move.branchName)).filter((row) => row.createdAt <= now);
+async function requestsOnMovedBranch(db: Database, move: HeadMove, document: DocumentRow, requests: MergeRequestRow[], now: Date) {
   for (const row of requests) {
     const reviewers = (await listReviewers(db, [row.id])).get(row.id)!;
     const items: NewNotification[] = [];
@@ -223,11 +229,19 @@ export function followHeadMovesForNotifications(db: Database, clock: () => Date)
     const now = clock();
     line = line.then(async () => {
       try {
+        // A plain write with no new comment and no open request on its branch costs one query here.
         const graph = new CommitGraph(db, move.documentId);
-        const document = await documentById(db, move.documentId);
-        if (!document) return;
-        await mentionsInNewComments(db, move, graph, document, now);
-        if (move.kind !== "create-document") await requestsOnMovedBranch(db, move, document, now);
+        let document: Promise<DocumentRow | null> | undefined;
+        const documentOf = () => {
+          document ??= documentById(db, move.documentId);
+          return document;
+        };
+        await mentionsInNewComments(db, move, graph, documentOf, now);
+        if (move.kind === "create-document") return;
+        // A request opened after the move (while this one waited its turn) was opened on the moved head: nothing to tell.
+        const requests = (await openRequestsOnBranch(db, move.documentId, move.branchName)).filter((row) => row.createdAt <= now);
+        const moved = requests.length > 0 ? await documentOf() : null;
+        if (moved) await requestsOnMovedBranch(db, move, moved, requests, now);
       } catch (error) {
         console.error("[quire] notifications for a head move failed", error);
       }
