@@ -138,8 +138,11 @@ export function visibilityFor(tx: Tx | Database, actor: Actor): (row: InboxRow) 
 }
 
 /** How many of the caller's unread items they may see, up to UNREAD_COUNT_CAP. */
-export async function unreadCount(tx: Tx | Database, actor: Actor): Promise<number> {
-  const visible = visibilityFor(tx, actor);
+export async function unreadCount(
+  tx: Tx | Database,
+  actor: Actor,
+  visible: (row: InboxRow) => Promise<boolean> = visibilityFor(tx, actor),
+): Promise<number> {
   const page = await visiblePage({
     limit: UNREAD_COUNT_CAP,
     start: undefined as { createdAt: Date; id: string } | undefined,
@@ -169,7 +172,8 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
   });
   return {
     notifications: page.rows.map(notificationView),
-    unreadCount: await unreadCount(ctx.db, ctx.actor),
+    // The same answers for both: a document's access is asked once per call.
+    unreadCount: await unreadCount(ctx.db, ctx.actor, visible),
     nextCursor: page.next ? encodeCursor(page.next) : null,
   };
 }
