@@ -163,6 +163,9 @@ async function openItems(
   return { visible, hidden };
 }
 
+const byPath = <T extends { access: DocumentAccess }>(items: readonly T[]): T[] =>
+  [...items].sort((a, b) => a.access.document.path.localeCompare(b.access.document.path));
+
 async function itemsOf(tx: Tx, changesetId: string): Promise<ChangesetItemRow[]> {
   return (await listChangesetItems(tx, [changesetId])).get(changesetId)!;
 }
@@ -216,7 +219,8 @@ export interface ChangesetItemView {
 async function present(tx: Tx, ctx: ActionContext, row: ChangesetRow) {
   const { visible, hidden } = await openItems(tx, ctx, await itemsOf(tx, row.id));
   const items: ChangesetItemView[] = [];
-  for (const { row: request, access } of visible) {
+  // Shown by path; locks are taken by document id (openItems).
+  for (const { row: request, access } of byPath(visible)) {
     items.push({
       documentId: access.document.id,
       path: access.document.path,
@@ -272,7 +276,7 @@ async function gather(
     }
   }
   if (by.tagId !== undefined && (await getTags(tx, ctx.actor.workspaceId, [by.tagId])).length === 0) {
-    throw new DomainError("NOT_FOUND", `Tag ${by.tagId} not found. Use \`documents\` action \`list_tags\` to find tags.`, {
+    throw new DomainError("NOT_FOUND", `Tag ${by.tagId} not found in this workspace. A document's tags are in its \`read\` answer.`, {
       tagId: by.tagId,
     });
   }
@@ -561,13 +565,13 @@ async function analyze(ctx: ActionContext, input: ActionInput<"analyze">) {
     }
   };
   await Promise.all(Array.from({ length: Math.min(ANALYZE_CONCURRENCY, visible.length) }, worker));
-  const items = visible.map(({ row, access }, i) => ({
+  const items = byPath(visible.map((v, i) => ({ ...v, analysis: analyses[i]! }))).map(({ row, access, analysis }) => ({
     documentId: access.document.id,
     path: access.document.path,
     name: access.document.name,
     mergeRequestId: row.id,
     mergeRequestStatus: row.status,
-    analysis: analyses[i]!,
+    analysis,
   }));
   const open = items.filter((i) => i.analysis !== null).map((i) => i.analysis!);
   const conflictsOf = (a: MergeAnalysisView) =>

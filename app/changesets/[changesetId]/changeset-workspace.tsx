@@ -203,10 +203,18 @@ export function ChangesetWorkspace({
                         <span className={`mr-change mr-change-${s.status}`}>{STATUS_LABELS[s.status]}</span> {s.name}
                       </h4>
                       {s.sourceDiff ? (
-                        <SectionDiff unified={s.sourceDiff} view={view} label={`${s.name}: changes on ${changeset.sourceBranch}`} />
+                        <div className="mr-diff-block">
+                          {s.status === "conflict" ? (
+                            <p className="mr-diff-label small muted">Changes on {changeset.sourceBranch} (source)</p>
+                          ) : null}
+                          <SectionDiff unified={s.sourceDiff} view={view} label={`${s.name}: changes on ${changeset.sourceBranch}`} />
+                        </div>
                       ) : null}
                       {s.status === "conflict" && s.targetDiff ? (
-                        <SectionDiff unified={s.targetDiff} view={view} label={`${s.name}: changes on ${changeset.targetBranch}`} />
+                        <div className="mr-diff-block">
+                          <p className="mr-diff-label small muted">Changes on {changeset.targetBranch} (target)</p>
+                          <SectionDiff unified={s.targetDiff} view={view} label={`${s.name}: changes on ${changeset.targetBranch}`} />
+                        </div>
                       ) : null}
                       {s.status === "conflict" ? (
                         <fieldset className="mr-conflict" data-testid="conflict">
@@ -348,7 +356,7 @@ export function ChangesetWorkspace({
                 {state.message}
               </p>
             ) : null}
-            <div className="button-row">
+            <div className="button-row cs-merge-buttons">
               {reviewsSomething ? (
                 <button type="button" className="button" onClick={approve} disabled={state.kind === "approving"}>
                   {state.kind === "approving" ? "Approving…" : "Approve"}
