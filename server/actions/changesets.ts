@@ -666,8 +666,6 @@ function execute(ctx: ActionContext, input: ActionInput<"execute">) {
     const failures: ItemFailure[] = [];
     const merged: Array<{ documentId: string; path: string } & MergeExecution> = [];
     for (const { item, row, access } of visible) {
-      // Merged on its own before: nothing left to do for it here.
-      if (row.status === "merged") continue;
       const { documentId: _, ...resolution } = resolutions.get(item.documentId) ?? { documentId: item.documentId };
       const expected = heads.get(item.documentId);
       try {

@@ -13,6 +13,7 @@ import { contentSchema } from "@/server/core/blocks";
 import { getMembership, nonMembers } from "@/server/store/accounts";
 import type { Tx } from "@/server/store/db";
 import { CommitGraph, isAncestor } from "@/server/store/commits";
+import { mergeRequestsInOpenChangesets } from "@/server/store/changesets";
 import { getBranch } from "@/server/store/documents";
 import {
   addReviewers,
@@ -302,6 +303,15 @@ function execute(ctx: ActionContext, input: ActionInput<"execute">): Promise<Mer
   return ctx.db.transaction(async (tx) => {
     // Lock order everywhere: merge request row, then branch row.
     const { row, access } = await openMergeRequest(tx, ctx, input.mergeRequestId, { forUpdate: true });
+    // An item of an open changeset merges with the changeset's other documents, never alone: main is not left half-changed.
+    const changesetId = (await mergeRequestsInOpenChangesets(tx, [row.id])).get(row.id);
+    if (changesetId) {
+      throw new DomainError(
+        "MERGE_REQUEST_IN_CHANGESET",
+        `Merge request ${row.id} is an item of open changeset ${changesetId}, so it merges with that changeset's other documents (\`changesets\` action \`execute\`), or alone once removed from it (\`remove_items\`). Nothing was changed.`,
+        { mergeRequestId: row.id, changesetId },
+      );
+    }
     return mergeLockedRequest(tx, ctx, row, access, input);
   });
 }

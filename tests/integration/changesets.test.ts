@@ -2,6 +2,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { text } from "../helpers/blocks";
+import { connectLive, roomName } from "../helpers/collab";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 let server: TestServer;
@@ -282,6 +283,9 @@ describe("changesets", () => {
     expect(byIds.items.map((i) => i.documentId).sort()).toEqual([five.documentId, seven.documentId].sort());
     expect(byIds.items.find((i) => i.documentId === seven.documentId)!.mergeRequest.mergeRequestId).toBe(open.mergeRequestId);
     const { changesetId } = byIds;
+    // An item merges with its changeset, never alone.
+    const alone = await callMcpError(mcp, "merge_requests", { action: "execute", mergeRequestId: open.mergeRequestId });
+    expect(alone.code).toBe("MERGE_REQUEST_IN_CHANGESET");
 
     const added = await asOwner<Changeset>("changesets", { action: "add_items", changesetId, documentIds: [six.documentId] });
     expect(added.items).toHaveLength(3);
@@ -321,6 +325,38 @@ describe("changesets", () => {
     });
     const closedWithItems = await asOwner<Changeset>("changesets", { action: "close", changesetId: last.changesetId, closeItems: true });
     expect(closedWithItems.items[0]!.mergeRequest.status).toBe("closed");
+  });
+
+  test("uncommitted live edits on a gathered document's source branch are refused, naming it; committed, they are gathered", async () => {
+    const doc = await documentWithChange("drafts/one", "live");
+    const other = await documentWithChange("drafts/two", "live");
+    const typist = await connectLive(server.url, roomName(doc.documentId, "live", doc.b), { token: owner.token });
+    try {
+      typist.text().insert(0, "typed live, not committed: ");
+      for (let tries = 0; ; tries++) {
+        const status = await inPerson<{ uncommittedChanges: boolean }>(owner, "documents", {
+          action: "draft_status",
+          documentId: doc.documentId,
+          branchName: "live",
+        });
+        if (status.uncommittedChanges) break;
+        if (tries > 200) throw new Error("the live edit never reached the draft");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const create = { action: "create", sourceBranch: "live", targetBranch: "main", title: "Live", pathPrefix: "drafts/" };
+      const refused = await callMcpError(mcp, "changesets", create);
+      expect(refused.code).toBe("UNCOMMITTED_DRAFT");
+      expect(refused.message).toMatch(/drafts\/one/);
+      expect(refused.message).not.toMatch(/drafts\/two/);
+      expect((await asOwner<{ changesets: unknown[] }>("changesets", { action: "list", documentId: other.documentId })).changesets).toEqual(
+        [],
+      );
+      await inPerson(owner, "documents", { action: "commit", documentId: doc.documentId, branchName: "live" });
+      const created = await asOwner<Changeset>("changesets", create);
+      expect(created.items.map((i) => i.path)).toEqual(["drafts/one", "drafts/two"]);
+    } finally {
+      typist.close();
+    }
   });
 
   test("bad input is refused with codes and changes nothing", async () => {
