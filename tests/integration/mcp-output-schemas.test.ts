@@ -297,6 +297,66 @@ describe("every action's result matches its tool's outputSchema", () => {
     await callInPerson("notifications", { action: "set_settings", email: "direct" });
   });
 
+  test("changesets: gathered by ids, items added and removed, analyzed with a conflict, reviewed, executed and closed", async () => {
+    const documentIds: string[] = [];
+    for (const name of ["one", "two", "three"]) {
+      const doc = await call<{ documentId: string; sectionIds: string[] }>(ownerMcp, "documents", {
+        action: "create",
+        path: `changeset-schemas/${name}`,
+        sections: [{ name: "A", content: [text(`A of ${name}`)] }],
+      });
+      await call(ownerMcp, "documents", { action: "create_branch", documentId: doc.documentId, branchName: "cs" });
+      const update = (branchName: string, t: string) =>
+        call(ownerMcp, "sections", {
+          action: "update",
+          documentId: doc.documentId,
+          branchName,
+          sectionId: doc.sectionIds[0],
+          newContent: [text(t)],
+        });
+      await update("cs", `A of ${name}, on cs`);
+      if (name === "one") await update("main", "A of one, on main");
+      documentIds.push(doc.documentId);
+    }
+    const [one, two, three] = documentIds as [string, string, string];
+    const created = await call<{ changesetId: string; items: Array<{ mergeRequest: { mergeRequestId: string } }> }>(
+      ownerMcp,
+      "changesets",
+      {
+        action: "create",
+        sourceBranch: "cs",
+        targetBranch: "main",
+        title: "Schemas",
+        documentIds: [one, two],
+        reviewerIds: [reviewer.userId],
+      },
+    );
+    const { changesetId } = created;
+    await call(ownerMcp, "changesets", { action: "list", status: "open" });
+    await call(ownerMcp, "changesets", { action: "get", changesetId });
+    await call(ownerMcp, "changesets", { action: "add_items", changesetId, documentIds: [three] });
+    await call(ownerMcp, "changesets", { action: "remove_items", changesetId, documentIds: [three] });
+    const analysis = await call<{
+      analyses: Array<{ documentId: string; analysis: { sections: Array<{ sectionId: string; status: string }> } }>;
+    }>(ownerMcp, "changesets", { action: "analyze", changesetId });
+    const conflict = analysis.analyses.find((a) => a.documentId === one)!.analysis.sections.find((s) => s.status === "conflict")!;
+    await call(reviewerMcp, "changesets", { action: "request_changes", changesetId });
+    await call(reviewerMcp, "changesets", { action: "approve", changesetId });
+    await call(ownerMcp, "changesets", {
+      action: "execute",
+      changesetId,
+      itemResolutions: [{ documentId: one, resolutions: [{ sectionId: conflict.sectionId, resolution: "source" }] }],
+    });
+    const other = await call<{ changesetId: string }>(ownerMcp, "changesets", {
+      action: "create",
+      sourceBranch: "cs",
+      targetBranch: "main",
+      title: "Closed",
+      documentIds: [three],
+    });
+    await call(ownerMcp, "changesets", { action: "close", changesetId: other.changesetId, closeItems: true });
+  });
+
   test("permissions, share links and merge rules, which only a signed-in person may manage", async () => {
     const { documentId } = await call<{ documentId: string }>(ownerMcp, "documents", { action: "create", path: "schemas/shared" });
     await callInPerson("documents", { action: "get_permissions", documentId });
