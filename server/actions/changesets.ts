@@ -696,11 +696,14 @@ function execute(ctx: ActionContext, input: ActionInput<"execute">) {
 
 /**
  * The refusal of a changeset execute: the code of its items' refusals when they share one (BRANCH_MOVED,
- * UNRESOLVED_CONFLICTS, APPROVALS_REQUIRED...), else CHANGESET_NOT_MERGEABLE, with every item's reason.
+ * UNRESOLVED_CONFLICTS, APPROVALS_REQUIRED...; PERMISSION_DENIED when the only obstacle is documents the caller may
+ * not read), else CHANGESET_NOT_MERGEABLE, with every item's reason.
  */
 function notMergeable(changeset: ChangesetRow, failures: ItemFailure[], hidden: number): DomainError {
   const codes = new Set(failures.map((f) => f.code));
-  const code: ErrorCode = hidden === 0 && codes.size === 1 ? [...codes][0]! : "CHANGESET_NOT_MERGEABLE";
+  // Only documents the caller may not read: they may not merge what they cannot see.
+  const only = hidden === 0 ? (codes.size === 1 ? [...codes][0]! : null) : failures.length === 0 ? "PERMISSION_DENIED" : null;
+  const code: ErrorCode = only ?? "CHANGESET_NOT_MERGEABLE";
   const lines = failures.map((f) => `${f.path} (${f.documentId}): ${f.code}: ${f.message}`);
   if (hidden > 0)
     lines.push(`${hidden} item(s) on documents you may not read: someone who can read every document must merge this changeset`);

@@ -149,6 +149,11 @@ describe("changesets", () => {
     expect(ritaAnalysis.hiddenItems).toBe(1);
     expect(ritaAnalysis.totals.items).toBe(3);
     expect(JSON.stringify([asRita, ritaAnalysis])).not.toMatch(new RegExp(`${three.documentId}|handbook/three`));
+    // She cannot merge a document she cannot read; the refusal counts it without naming it.
+    const ritaExecute = await failureInPerson(rita, "changesets", { action: "execute", changesetId });
+    expect(ritaExecute.code).toBe("CHANGESET_NOT_MERGEABLE");
+    expect(ritaExecute.details!.hiddenItems).toBe(1);
+    expect(JSON.stringify(ritaExecute)).not.toMatch(new RegExp(`${three.documentId}|handbook/three`));
 
     const analysis = await asOwner<Analysis>("changesets", { action: "analyze", changesetId });
     expect(analysis.hiddenItems).toBe(0);
@@ -398,6 +403,15 @@ describe("changesets", () => {
       grants: [{ userId: reader.userId, permission: "read" }],
     });
     expect((await failureInPerson(reader, "changesets", { action: "close", changesetId })).code).toBe("PERMISSION_DENIED");
+    // Someone who cannot read its only document may not merge it, and is not told which document it is.
+    await inPerson(owner, "documents", {
+      action: "set_permissions",
+      documentId: doc.documentId,
+      grants: [{ userId: reader.userId, permission: "none" }],
+    });
+    const blind = await failureInPerson(reader, "changesets", { action: "execute", changesetId });
+    expect([blind.code, blind.details!.hiddenItems]).toEqual(["PERMISSION_DENIED", 1]);
+    expect(JSON.stringify(blind)).not.toMatch(new RegExp(`${doc.documentId}|bad/one`));
     expect((await asOwner<Changeset>("changesets", { action: "get", changesetId })).status).toBe("open");
   });
 });
