@@ -42,7 +42,7 @@ export const searchInput = z.strictObject({
     .min(1, "query must not be empty")
     .max(MAX_QUERY_CHARS)
     .describe(
-      'Words to find (all of them), "a quoted phrase", `or` between alternatives, -word to exclude. The last word also matches as a prefix; a query that finds nothing is retried with the closest indexed words (typos).',
+      'Words to find (all of them), "a quoted phrase", `or` between alternatives, -word to exclude. A query that finds nothing is retried with its last word as a prefix ("kube" finds Kubernetes), then with the closest indexed words (typos).',
     ),
   kind: z.enum(SEARCH_KINDS).optional().describe("Only hits of this kind; default: all four."),
   branchName: z
@@ -191,9 +191,20 @@ async function search(ctx: ActionContext, input: SearchInput): Promise<SearchRes
   // The index is brought to the heads as they are now before it is read: a write or merge that returned is found.
   await bringIndexUpToDate(ctx.db);
 
-  let terms: SearchTerms = { kind: "parsed", query: parsed };
+  // The query as typed; when it finds nothing, its last word as a prefix (a word still being typed); then the closest
+  // indexed words (a typo). Each next try only when the one before found nothing, so a common prefix never
+  // swamps what the words themselves find.
+  let terms: SearchTerms = { kind: "parsed", query: parsed, prefix: false };
   let counted = await countVisible(ctx, terms, filters);
   let correctedTo: string[] | null = null;
+  if (counted.total === 0 && parsed.prefix !== null) {
+    const prefixed: SearchTerms = { kind: "parsed", query: parsed, prefix: true };
+    const recounted = await countVisible(ctx, prefixed, filters);
+    if (recounted.total > 0) {
+      terms = prefixed;
+      counted = recounted;
+    }
+  }
   if (counted.total === 0 && parsed.words.length > 0) {
     const suggestions = await suggestedLexemes(ctx.db, parsed.words);
     const tsquery = suggestionsQuery(suggestions);

@@ -21,7 +21,9 @@ export const SEARCH_KINDS = ["document", "section", "comment", "merge_request"] 
 export type SearchKind = (typeof SEARCH_KINDS)[number];
 
 /** What a query asks for. */
-export type SearchTerms = { kind: "parsed"; query: ParsedQuery } | { kind: "suggested"; tsquery: string };
+export type SearchTerms =
+  | { kind: "parsed"; query: ParsedQuery /** The last word also matches as a prefix. */; prefix: boolean }
+  | { kind: "suggested"; tsquery: string };
 
 export interface SearchFilters {
   workspaceId: string;
@@ -55,7 +57,7 @@ function tsquery(terms: SearchTerms): SQL {
   if (terms.kind === "suggested") return sql`to_tsquery('simple', ${terms.tsquery})`;
   const { websearch, prefix, beforePrefix } = terms.query;
   const whole = sql`websearch_to_tsquery(${CONFIG}, ${websearch})`;
-  if (prefix === null) return whole;
+  if (prefix === null || !terms.prefix) return whole;
   // The last word may be unfinished: it also matches as a prefix of a word ("kube" finds "kubernetes").
   return sql`(${whole} || (websearch_to_tsquery(${CONFIG}, ${beforePrefix}) && to_tsquery(${CONFIG}, ${`'${prefix}':*`})))`;
 }
