@@ -373,6 +373,12 @@ describe("every action's result matches its tool's outputSchema", () => {
     await callInPerson("merge_requests", { action: "set_required_approvals", documentId, requiredApprovals: 1 });
   });
 
+  test("search: hits of every kind", async () => {
+    const found = await call<{ total: number; hits: Array<{ kind: string }> }>(ownerMcp, "search", { query: "schemas", limit: 50 });
+    expect(found.hits.some((h) => h.kind === "document")).toBe(true);
+    await call(ownerMcp, "search", { query: "welcome", kind: "section" });
+  });
+
   test("the tests above ran every action of every tool", () => {
     expect([...covered].sort()).toEqual([...everyAction].sort());
   });
