@@ -6,13 +6,19 @@
  * right after the merge returns, `reindex`, and bad input answered with coded
  * errors. Runs on PostgreSQL (TEST_DATABASE_URL) and on PGlite (unset).
  */
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { promisify } from "node:util";
 import { sql } from "drizzle-orm";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { SearchResult } from "@/server/actions/search";
 import { reindexAll } from "@/server/store/search-index";
 import { text } from "../helpers/blocks";
-import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { testDatabaseUrl } from "../helpers/database";
+import { callMcp, callMcpError, projectRoot, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+
+const run = promisify(execFile);
 
 let server: TestServer;
 let owner: TestUser;
@@ -280,6 +286,22 @@ describe("branches and head moves", () => {
     expect(rebuilt.sections).toBeGreaterThan(0);
     expect((await searchMcp({ query: "kubernetes" })).total).toBe(1);
     expect((await searchMcp({ query: "kubernetes", branchName: "draft" })).total).toBe(1);
+  });
+});
+
+describe("quire search reindex", () => {
+  const databaseUrl = (): string | undefined => (server.database as { url?: string }).url;
+
+  // The command line reaches a PostgreSQL database by its URL; an in-memory PGlite has none to give it.
+  test.runIf(testDatabaseUrl())("rebuilds the index from the command line", async () => {
+    await server.db.execute(sql`delete from search_sections`);
+    expect((await searchMcp({ query: "helm" })).total).toBe(0);
+    const { stdout } = await run(process.execPath, [path.join(projectRoot, "bin", "quire.js"), "search", "reindex"], {
+      env: { ...process.env, DATABASE_URL: databaseUrl() },
+      cwd: projectRoot,
+    });
+    expect(stdout).toMatch(/Search index rebuilt: \d+ branch heads, \d+ sections/);
+    expect((await searchMcp({ query: "helm" })).total).toBe(1);
   });
 });
 
