@@ -2,7 +2,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { text } from "../helpers/blocks";
-import { connectLive, roomName } from "../helpers/collab";
+import { connectLive, roomName, waitFor } from "../helpers/collab";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 let server: TestServer;
@@ -312,9 +312,20 @@ describe("changesets", () => {
     expect(byDocument.changesets.map((c) => c.changesetId)).toEqual([byTag.changesetId]);
 
     const sources = await Promise.all([five.head(branch), six.head(branch)]);
+    // Live rooms of every target see their head move.
+    const watchers = await Promise.all(
+      [five, six].map((doc) => connectLive(server.url, roomName(doc.documentId, "main", doc.a), { token: owner.token })),
+    );
     const merged = (await trpc.changesets.mutate({ action: "execute", changesetId })) as {
       merged: Array<{ documentId: string; fastForward: boolean; mergeCommitId: string }>;
     };
+    try {
+      for (const [i, doc] of [five, six].entries()) {
+        await waitFor(() => watchers[i]!.text().toString() === `A renamed in ${doc.path}`, 5_000, `the live room of ${doc.path}`);
+      }
+    } finally {
+      for (const watcher of watchers) watcher.close();
+    }
     const byDoc = new Map(merged.merged.map((m) => [m.documentId, m]));
     expect(byDoc.get(five.documentId)).toMatchObject({ fastForward: true, mergeCommitId: sources[0] });
     expect(byDoc.get(six.documentId)).toMatchObject({ fastForward: true, mergeCommitId: sources[1] });
