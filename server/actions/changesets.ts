@@ -34,13 +34,15 @@ import { accessFor, atLeastEdit, type DocumentAccess, openDocument } from "@/ser
 import type { ActionContext } from "./context";
 import type { MergeExecution } from "./merge-execution";
 import { reviewHandlers } from "./merge-request-reviews";
-import { assertOpen, type MergeRequestView, openMergeRequest, presentOne } from "./merge-request-view";
+import { type MergeRequestView, openMergeRequest, presentOne } from "./merge-request-view";
 import { mergeLockedRequest, proposeMerge, sectionResolutionSchema, sideSchema } from "./merge-requests";
 import { analyzeMergeRequest, type MergeAnalysisView } from "./merge-state";
 import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
 
 /** The most documents one changeset holds: enough for a handbook-wide rename, few enough to merge in one transaction. */
 export const MAX_CHANGESET_ITEMS = 200;
+/** The most documents a path prefix or tag looks at (before the tag, access and "something to merge" narrow them). */
+const MAX_CANDIDATES = 5_000;
 
 const changesetIdField = uuidSchema.describe("The changeset.");
 const documentIdsField = z
@@ -285,8 +287,15 @@ async function gather(
     branchName: branches.sourceBranch,
     documentIds: by.documentIds,
     pathPrefix: by.pathPrefix?.replace(/^\/+/, ""),
-    limit: MAX_CHANGESET_ITEMS + 1,
+    limit: MAX_CANDIDATES + 1,
   });
+  if (candidates.length > MAX_CANDIDATES) {
+    throw new DomainError(
+      "VALIDATION_FAILED",
+      `More than ${MAX_CANDIDATES} documents have branch ${JSON.stringify(branches.sourceBranch)}${by.pathPrefix !== undefined ? ` under ${JSON.stringify(by.pathPrefix)}` : ""}. Narrow pathPrefix, or name the documents. Nothing was created.`,
+      { issues: [{ path: "pathPrefix", message: "too many documents to look at" }], limit: MAX_CANDIDATES },
+    );
+  }
   const gathered: DocumentAccess[] = [];
   for (const { document, headCommitId } of candidates) {
     const access = await readable(tx, ctx, document.id);
@@ -724,7 +733,6 @@ function close(ctx: ActionContext, input: ActionInput<"close">) {
     if (input.closeItems) {
       for (const { row } of opened.visible) {
         if (row.status !== "open") continue;
-        assertOpen(row, "be closed");
         await updateMergeRequest(tx, row.id, { status: "closed", closedAt: now, closedBy: ctx.actor.userId, updatedAt: now });
       }
     }
