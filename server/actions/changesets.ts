@@ -26,7 +26,7 @@ import {
 } from "@/server/store/changesets";
 import { CommitGraph, isAncestor } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
-import { type DocumentRow, findBranch } from "@/server/store/documents";
+import { type DocumentRow, findBranch, getBranch } from "@/server/store/documents";
 import { addReviewers, findOpenMergeRequest, type MergeRequestRow, updateMergeRequest } from "@/server/store/merge-requests";
 import { loadTree } from "@/server/store/objects";
 import { getTags } from "@/server/store/tags";
@@ -621,6 +621,27 @@ async function review(ctx: ActionContext, input: ActionInput<"approve"> | Action
     );
   }
   const expected = new Map((input.action === "approve" ? (input.expectedHeads ?? []) : []).map((e) => [e.documentId, e]));
+  // Each item's review is its own transaction (merge_requests approve's): moved heads are looked for first, so a
+  // changeset is not approved in part because one document moved.
+  const moved: Array<{ documentId: string; path: string }> = [];
+  for (const { row, access } of mine) {
+    const heads = expected.get(row.documentId);
+    if (!heads) continue;
+    const [source, target] = await Promise.all([
+      getBranch(ctx.db, row.documentId, row.sourceBranch),
+      getBranch(ctx.db, row.documentId, row.targetBranch),
+    ]);
+    const sourceMoved = heads.sourceHeadCommitId !== undefined && heads.sourceHeadCommitId !== source.headCommitId;
+    const targetMoved = heads.targetHeadCommitId !== undefined && heads.targetHeadCommitId !== target.headCommitId;
+    if (sourceMoved || targetMoved) moved.push({ documentId: row.documentId, path: access.document.path });
+  }
+  if (moved.length > 0) {
+    throw new DomainError(
+      "BRANCH_MOVED",
+      `Branches moved since you reviewed changeset ${changeset.id}, in ${moved.map((m) => `${m.path} (${m.documentId})`).join(", ")}. Run \`analyze\` again, look at the fresh changes, then approve what it shows now. Nothing was changed.`,
+      { changesetId: changeset.id, documentIds: moved.map((m) => m.documentId) },
+    );
+  }
   for (const { row } of mine) {
     const heads = expected.get(row.documentId);
     if (input.action === "approve") {

@@ -201,6 +201,14 @@ describe("changesets", () => {
     expect(await heads()).toEqual(before);
     expect((await asOwner<Changeset>("changesets", { action: "get", changesetId })).itemsNeedingApprovals).toEqual([two.documentId]);
 
+    // Heads she did not see: nothing is approved.
+    const stale = await failureInPerson(rita, "changesets", {
+      action: "approve",
+      changesetId,
+      expectedHeads: [{ documentId: two.documentId, targetHeadCommitId: before[0] }],
+    });
+    expect(stale.code).toBe("BRANCH_MOVED");
+    expect((await asOwner<Changeset>("changesets", { action: "get", changesetId })).itemsNeedingApprovals).toEqual([two.documentId]);
     // Rita approves the changeset once, in person: recorded on each item she reviews.
     const approved = await inPerson<Changeset & { reviewedItems: string[] }>(rita, "changesets", { action: "approve", changesetId });
     expect(approved.reviewedItems.sort()).toEqual([one.documentId, two.documentId].sort());
