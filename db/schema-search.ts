@@ -17,6 +17,8 @@ export const searchHeads = pgTable(
     documentId: uuid("document_id").notNull(),
     branchName: text("branch_name").notNull(),
     workspaceId: uuid("workspace_id").notNull(),
+    /** Whether this is the document's default branch (searched unless another branch is asked for). */
+    isDefault: boolean("is_default").notNull(),
     /** The head this row (and the branch's search_sections rows) were indexed at. */
     commitId: uuid("commit_id").notNull(),
     path: text("path").notNull(),
@@ -40,6 +42,7 @@ export const searchSections = pgTable(
     branchName: text("branch_name").notNull(),
     sectionId: uuid("section_id").notNull(),
     workspaceId: uuid("workspace_id").notNull(),
+    isDefault: boolean("is_default").notNull(),
     /** The section version indexed: a row is rewritten only when the head holds another version. */
     blobHash: text("blob_hash").notNull(),
     /** The section's place in the document, for ordering equal ranks. */

@@ -57,11 +57,12 @@ export async function indexBranch(db: Database, documentId: string, branchName: 
 
     const commit = await getCommit(tx, documentId, branch.headCommitId);
     const tree = await loadTree(tx, commit.treeHash);
-    const [{ workspaceId } = { workspaceId: "" }] = await queryRows<{ workspaceId: string }>(
-      tx,
-      sql`select workspace_id as "workspaceId" from documents where id = ${documentId}`,
-    );
-    const at = { documentId, branchName, workspaceId };
+    const [{ workspaceId, defaultBranch } = { workspaceId: "", defaultBranch: "" }] = await queryRows<{
+      workspaceId: string;
+      defaultBranch: string;
+    }>(tx, sql`select workspace_id as "workspaceId", default_branch as "defaultBranch" from documents where id = ${documentId}`);
+    const isDefault = branchName === defaultBranch;
+    const at = { documentId, branchName, workspaceId, isDefault };
 
     await tx
       .insert(searchHeads)
@@ -128,9 +129,9 @@ export async function indexBranch(db: Database, documentId: string, branchName: 
         };
       });
       await tx.execute(sql`
-        insert into ${searchSections} (document_id, branch_name, workspace_id, section_id, blob_hash, position, name, body,
+        insert into ${searchSections} (document_id, branch_name, workspace_id, is_default, section_id, blob_hash, position, name, body,
           default_permission, ai_access, comment_ids, search)
-        select ${documentId}::uuid, ${branchName}, ${workspaceId}::uuid, r.section_id, r.blob_hash, r.position, r.name, r.body,
+        select ${documentId}::uuid, ${branchName}, ${workspaceId}::uuid, ${isDefault}, r.section_id, r.blob_hash, r.position, r.name, r.body,
           r.default_permission, r.ai_access, r.comment_ids,
           setweight(to_tsvector(${CONFIG}, r.name), 'A') || setweight(to_tsvector(${CONFIG}, r.body), 'B')
         from json_to_recordset(${JSON.stringify(rows)}::json) as r(section_id uuid, blob_hash text, position int, name text,

@@ -69,9 +69,11 @@ function matches(terms: SearchTerms, filters: SearchFilters, ranked: boolean): S
   const rank = (vector: SQL) => (ranked ? sql`ts_rank(${vector}, ${query})` : sql`0::real`);
   const wanted = (kind: SearchKind) => filters.kinds.includes(kind);
   const onBranch = (alias: string) =>
-    filters.branchName === null
-      ? sql`${sql.raw(alias)}.branch_name = d.default_branch`
-      : sql`${sql.raw(alias)}.branch_name = ${filters.branchName}`;
+    filters.branchName === null ? sql`${sql.raw(alias)}.is_default` : sql`${sql.raw(alias)}.branch_name = ${filters.branchName}`;
+  // A document deleted on its default branch is found on no branch. On the default branches the head's own deletion
+  // (headFilters) says so; on another branch, the document row (which mirrors the default branch) does.
+  const documentLive = (alias: string) =>
+    filters.branchName === null ? sql`true` : sql`not (select deleted from documents where id = ${sql.raw(alias)}.document_id)`;
   const headFilters = (alias: string) => {
     const parts: SQL[] = [sql`not ${sql.raw(alias)}.deleted`];
     if (filters.pathPrefix !== null) parts.push(sql`${sql.raw(alias)}.path like ${`${escapeLike(filters.pathPrefix)}%`}`);
@@ -83,16 +85,15 @@ function matches(terms: SearchTerms, filters: SearchFilters, ranked: boolean): S
     parts.push(sql`
       select 'document' as kind, h.document_id, h.branch_name, null::uuid as section_id, null::uuid as item_id,
         ${rank(sql`h.search`)} as rank, null::text as default_permission, null::text as ai_access, -1 as position
-      from search_heads h join documents d on d.id = h.document_id
-      where h.workspace_id = ${filters.workspaceId} and not d.deleted and h.search @@ ${query} and ${onBranch("h")} and ${headFilters("h")}`);
+      from search_heads h
+      where h.workspace_id = ${filters.workspaceId} and ${documentLive("h")} and h.search @@ ${query} and ${onBranch("h")} and ${headFilters("h")}`);
   }
   if (wanted("section")) {
     parts.push(sql`
       select 'section' as kind, s.document_id, s.branch_name, s.section_id, null::uuid as item_id,
         ${rank(sql`s.search`)} as rank, s.default_permission, s.ai_access, s.position
       from search_sections s join search_heads h on h.document_id = s.document_id and h.branch_name = s.branch_name
-        join documents d on d.id = s.document_id
-      where s.workspace_id = ${filters.workspaceId} and not d.deleted and s.search @@ ${query} and ${onBranch("s")} and ${headFilters("h")}`);
+      where s.workspace_id = ${filters.workspaceId} and ${documentLive("s")} and s.search @@ ${query} and ${onBranch("s")} and ${headFilters("h")}`);
   }
   if (wanted("comment")) {
     // A thread matches by its comment or any reply, in the section whose text anchors it at the branch head.
@@ -104,8 +105,7 @@ function matches(terms: SearchTerms, filters: SearchFilters, ranked: boolean): S
       from comments c
         join search_sections s on s.document_id = c.document_id and s.section_id = c.section_id and c.id = any(s.comment_ids)
         join search_heads h on h.document_id = s.document_id and h.branch_name = s.branch_name
-        join documents d on d.id = s.document_id
-      where c.workspace_id = ${filters.workspaceId} and not d.deleted and ${onBranch("s")} and ${headFilters("h")}
+      where c.workspace_id = ${filters.workspaceId} and ${documentLive("s")} and ${onBranch("s")} and ${headFilters("h")}
         and c.id in (
           select id from comments where to_tsvector(${CONFIG}, body) @@ ${query}
           union select comment_id from comment_replies where to_tsvector(${CONFIG}, body) @@ ${query})`);
@@ -118,9 +118,8 @@ function matches(terms: SearchTerms, filters: SearchFilters, ranked: boolean): S
       select 'merge_request' as kind, m.document_id, m.target_branch as branch_name, null::uuid as section_id, m.id as item_id,
         ${rank(sql`to_tsvector(${CONFIG}, m.title || ' ' || coalesce(m.description, ''))`)} as rank,
         null::text as default_permission, null::text as ai_access, -1 as position
-      from merge_requests m join documents d on d.id = m.document_id
-        join search_heads h on h.document_id = m.document_id and h.branch_name = d.default_branch
-      where m.workspace_id = ${filters.workspaceId} and not d.deleted and ${branch} and ${headFilters("h")}
+      from merge_requests m join search_heads h on h.document_id = m.document_id and h.is_default
+      where m.workspace_id = ${filters.workspaceId} and ${branch} and ${headFilters("h")}
         and to_tsvector(${CONFIG}, m.title || ' ' || coalesce(m.description, '')) @@ ${query}`);
   }
   return parts.length === 0 ? null : sql.join(parts, sql` union all `);
@@ -273,9 +272,8 @@ export async function searchHitDetails(
           else ts_headline(${CONFIG}, m.title || coalesce(' · ' || m.description, ''), q.query, ${HEADLINE_OPTIONS})
         end as headline
       from hit cross join q
-        left join documents d on d.id = hit.document_id
         left join search_heads h on h.document_id = hit.document_id
-          and h.branch_name = case when hit.kind = 'merge_request' then d.default_branch else hit.branch_name end
+          and case when hit.kind = 'merge_request' then h.is_default else h.branch_name = hit.branch_name end
         left join search_sections s on s.document_id = hit.document_id and s.branch_name = hit.branch_name and s.section_id = hit.section_id
         left join comments c on hit.kind = 'comment' and c.id = hit.item_id
         left join merge_requests m on hit.kind = 'merge_request' and m.id = hit.item_id`,
