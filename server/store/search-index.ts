@@ -167,24 +167,33 @@ async function rememberWords(tx: Tx, documentId: string, branchName: string, sec
     on conflict do nothing`);
 }
 
-/** Branch heads whose index is not at the head, and indexed branches that no longer exist. */
-export async function staleBranches(db: Tx): Promise<Array<{ documentId: string; branchName: string }>> {
+/**
+ * Branch heads whose index is not at the head, and indexed branches that no
+ * longer exist; with `movedSince`, only among branches moved since then (a
+ * scan of branches without a join of every branch against the index).
+ */
+export async function staleBranches(db: Tx, movedSince?: Date): Promise<Array<{ documentId: string; branchName: string }>> {
+  if (movedSince) {
+    return queryRows(
+      db,
+      sql`
+        select b.document_id as "documentId", b.name as "branchName"
+        from branches b left join search_heads h on h.document_id = b.document_id and h.branch_name = b.name
+        where b.updated_at > ${movedSince.toISOString()} and h.commit_id is distinct from b.head_commit_id`,
+    );
+  }
   return queryRows(
     db,
     sql`
-      select b.document_id as "documentId", b.name as "branchName"
-      from branches b left join search_heads h on h.document_id = b.document_id and h.branch_name = b.name
-      where h.commit_id is distinct from b.head_commit_id
-      union all
-      select h.document_id, h.branch_name
-      from search_heads h left join branches b on b.document_id = h.document_id and b.name = h.branch_name
-      where b.name is null`,
+      select coalesce(b.document_id, h.document_id) as "documentId", coalesce(b.name, h.branch_name) as "branchName"
+      from branches b full join search_heads h on h.document_id = b.document_id and h.branch_name = b.name
+      where h.commit_id is distinct from b.head_commit_id`,
   );
 }
 
 /** Indexes every stale branch (see staleBranches), a few at a time. Returns how many were brought up to date. */
-export async function catchUp(db: Database): Promise<number> {
-  const stale = await staleBranches(db);
+export async function catchUp(db: Database, movedSince?: Date): Promise<number> {
+  const stale = await staleBranches(db, movedSince);
   await inParallel(stale, 4, (b) => indexBranch(db, b.documentId, b.branchName));
   return stale.length;
 }
@@ -280,8 +289,29 @@ export function startSearchIndexer(db: Database): () => Promise<void> {
   };
 }
 
-/** Waits for the index work this process has scheduled on `db`, then catches up every stale branch: what a search does before it reads. */
+/**
+ * How far back a search looks for heads another process moved and has not
+ * indexed yet: far longer than a commit takes after its time is taken, and
+ * than the clocks of Quire's processes differ.
+ */
+const RECENT_MOVES_MS = 5 * 60_000;
+/** How often a process compares every head with the index (for moves older than that: a process that died before indexing them). */
+const FULL_CHECK_MS = 60_000;
+const lastFullCheck = new WeakMap<Database, number>();
+
+/**
+ * What a search does before it reads: waits for the index work this process
+ * has scheduled on `db`, then indexes every branch moved in the last few
+ * minutes whose index is not at its head (moves of other processes not yet
+ * indexed by them), and once a minute every stale branch.
+ */
 export async function bringIndexUpToDate(db: Database): Promise<void> {
   await indexers.get(db)?.indexer.settled();
-  await catchUp(db);
+  const now = Date.now();
+  if (now - (lastFullCheck.get(db) ?? 0) >= FULL_CHECK_MS) {
+    lastFullCheck.set(db, now);
+    await catchUp(db);
+  } else {
+    await catchUp(db, new Date(now - RECENT_MOVES_MS));
+  }
 }

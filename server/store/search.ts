@@ -72,8 +72,12 @@ function matches(terms: SearchTerms, filters: SearchFilters, ranked: boolean): S
     filters.branchName === null ? sql`${sql.raw(alias)}.is_default` : sql`${sql.raw(alias)}.branch_name = ${filters.branchName}`;
   // A document deleted on its default branch is found on no branch. On the default branches the head's own deletion
   // (headFilters) says so; on another branch, the document row (which mirrors the default branch) does.
+  // Another branch is searched only where it still exists: a deleted branch's rows go at the next full check.
   const documentLive = (alias: string) =>
-    filters.branchName === null ? sql`true` : sql`not (select deleted from documents where id = ${sql.raw(alias)}.document_id)`;
+    filters.branchName === null
+      ? sql`true`
+      : sql`not (select deleted from documents where id = ${sql.raw(alias)}.document_id)
+          and exists (select 1 from branches b where b.document_id = ${sql.raw(alias)}.document_id and b.name = ${sql.raw(alias)}.branch_name)`;
   const headFilters = (alias: string) => {
     const parts: SQL[] = [sql`not ${sql.raw(alias)}.deleted`];
     if (filters.pathPrefix !== null) parts.push(sql`${sql.raw(alias)}.path like ${`${escapeLike(filters.pathPrefix)}%`}`);

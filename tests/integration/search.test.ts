@@ -279,6 +279,26 @@ describe("branches and head moves", () => {
     expect((await searchMcp({ query: "pangolin" })).total).toBe(0);
   });
 
+  test("an index left behind its head (a process that died before indexing its move) is caught up by the next search", async () => {
+    const doc = await server.callTool("documents", owner.userId, {
+      action: "create",
+      path: "scratch/capybara",
+      sections: [{ name: "Animal", content: [text("capybara facts")] }],
+    });
+    await server.callTool("sections", owner.userId, {
+      action: "update",
+      documentId: doc.documentId,
+      branchName: "main",
+      sectionId: doc.sectionIds[0]!,
+      newContent: [text("tapir facts")],
+    });
+    expect((await searchMcp({ query: "tapir" })).total).toBe(1);
+    // The index as it was before the write: at the first commit, with the section's old words.
+    await server.db.execute(sql`delete from search_heads where document_id = ${doc.documentId}`);
+    expect((await searchMcp({ query: "tapir" })).total).toBe(1);
+    expect((await searchMcp({ query: "capybara", kind: "section" })).total).toBe(0);
+  });
+
   test("reindex rebuilds a lost index from the branch heads", async () => {
     await server.db.execute(sql`delete from search_sections`);
     expect((await searchMcp({ query: "kubernetes" })).total).toBe(0);
