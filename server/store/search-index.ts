@@ -290,28 +290,30 @@ export function startSearchIndexer(db: Database): () => Promise<void> {
 }
 
 /**
- * How far back a search looks for heads another process moved and has not
- * indexed yet: far longer than a commit takes after its time is taken, and
- * than the clocks of Quire's processes differ.
+ * How far before the previous check a search looks again for heads other
+ * processes moved: far longer than a commit takes after its time is taken
+ * (a head move's `updated_at`), and than the clocks of Quire's processes differ.
  */
-const RECENT_MOVES_MS = 5 * 60_000;
-/** How often a process compares every head with the index (for moves older than that: a process that died before indexing them). */
+const OVERLAP_MS = 60_000;
+/** How often a process compares every head with the index (for older moves: a process that died before indexing them). */
 const FULL_CHECK_MS = 60_000;
-const lastFullCheck = new WeakMap<Database, number>();
+const checks = new WeakMap<Database, { lastStart: number; lastFullStart: number }>();
 
 /**
  * What a search does before it reads: waits for the index work this process
- * has scheduled on `db`, then indexes every branch moved in the last few
- * minutes whose index is not at its head (moves of other processes not yet
- * indexed by them), and once a minute every stale branch.
+ * has scheduled on `db`, then indexes every branch moved since a minute
+ * before its previous check whose index is not at its head (moves of other
+ * processes not yet indexed by them), and once a minute every stale branch.
  */
 export async function bringIndexUpToDate(db: Database): Promise<void> {
   await indexers.get(db)?.indexer.settled();
-  const now = Date.now();
-  if (now - (lastFullCheck.get(db) ?? 0) >= FULL_CHECK_MS) {
-    lastFullCheck.set(db, now);
+  const start = Date.now();
+  const previous = checks.get(db);
+  if (!previous || start - previous.lastFullStart >= FULL_CHECK_MS) {
     await catchUp(db);
+    checks.set(db, { lastStart: start, lastFullStart: start });
   } else {
-    await catchUp(db, new Date(now - RECENT_MOVES_MS));
+    await catchUp(db, new Date(previous.lastStart - OVERLAP_MS));
+    checks.set(db, { lastStart: start, lastFullStart: previous.lastFullStart });
   }
 }
