@@ -219,40 +219,65 @@ async function inParallel<T>(items: readonly T[], width: number, run: (item: T) 
 }
 
 /**
- * This process's index upkeep for one database: branches scheduled by head
- * moves, each indexed as soon as the one before it is done; a branch moved
- * again while it is being indexed runs once more afterwards.
+ * How long the indexer lets a branch's moves gather before it indexes them:
+ * under a stream of writes (group commit lands hundreds a second on one
+ * branch) the branch is indexed a few times a second, not once per batch. A
+ * search never waits for it: `settled` starts whatever is gathering at once.
+ */
+const GATHER_MS = 200;
+
+/**
+ * This process's index upkeep for one database: each branch scheduled by a
+ * head move is indexed once its moves have gathered (GATHER_MS), or at once
+ * when a search asks (`settled`); a branch moved again while it is being
+ * indexed gathers for one more run afterwards.
  */
 class SearchIndexer {
   private readonly running = new Map<string, Promise<void>>();
+  private readonly gathering = new Map<string, { timer: NodeJS.Timeout; documentId: string; branchName: string }>();
   private readonly again = new Set<string>();
 
   constructor(private readonly db: Database) {}
 
   schedule(documentId: string, branchName: string): void {
     const key = `${documentId}\u0000${branchName}`;
-    if (this.running.has(key)) {
-      this.again.add(key);
-      return;
-    }
+    if (this.running.has(key)) this.again.add(key);
+    else this.gather(key, documentId, branchName);
+  }
+
+  private gather(key: string, documentId: string, branchName: string): void {
+    if (this.gathering.has(key)) return;
+    const timer = setTimeout(() => this.start(key), GATHER_MS);
+    timer.unref();
+    this.gathering.set(key, { timer, documentId, branchName });
+  }
+
+  private start(key: string): void {
+    const gathered = this.gathering.get(key);
+    if (!gathered || this.running.has(key)) return;
+    clearTimeout(gathered.timer);
+    this.gathering.delete(key);
+    const { documentId, branchName } = gathered;
     const run = (async () => {
-      do {
-        this.again.delete(key);
-        try {
-          await indexBranch(this.db, documentId, branchName);
-        } catch (error) {
-          // A search catches this branch up (catchUp); the write it followed is committed either way.
-          console.error("[quire] search indexing failed", error);
-        }
-      } while (this.again.has(key));
-      this.running.delete(key);
+      try {
+        await indexBranch(this.db, documentId, branchName);
+      } catch (error) {
+        // A search catches this branch up (catchUp); the write it followed is committed either way.
+        console.error("[quire] search indexing failed", error);
+      } finally {
+        this.running.delete(key);
+        if (this.again.delete(key)) this.gather(key, documentId, branchName);
+      }
     })();
     this.running.set(key, run);
   }
 
-  /** Resolves once every branch scheduled so far (and any rescheduled meanwhile) is indexed. */
+  /** Resolves once every branch scheduled so far (and any rescheduled meanwhile) is indexed, starting what is gathering now. */
   async settled(): Promise<void> {
-    while (this.running.size > 0) await Promise.all(this.running.values());
+    while (this.running.size > 0 || this.gathering.size > 0) {
+      for (const key of [...this.gathering.keys()]) this.start(key);
+      await Promise.all(this.running.values());
+    }
   }
 }
 
