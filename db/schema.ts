@@ -473,3 +473,6 @@ export interface ApprovedSection {
 export type ReviewState = (typeof mergeRequestReviewers.$inferSelect)["state"];
 export type ReviewPrincipal = NonNullable<(typeof mergeRequestReviewers.$inferSelect)["reviewedAs"]>;
 export type CommitKind = (typeof commits.$inferSelect)["kind"];
+export * from "./schema-notifications";
+export * from "./schema-search";
+export * from "./schema-changesets";

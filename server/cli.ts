@@ -96,6 +96,7 @@ async function main(argv: string[]): Promise<void> {
       maxUploadBytes: config.maxUploadBytes,
       trustProxy: config.trustProxy,
       redisUrl: config.redisUrl,
+      email: config.email,
       next: values["no-web"] ? false : { dev: values.dev ?? false, dir: projectRoot },
     });
     const embedded = database.kind === "pglite" ? ` in ${config.dataDir}, served to \`quire\` commands on ${database.socket?.path}` : "";

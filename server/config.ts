@@ -59,6 +59,17 @@ const envSchema = z.object({
       .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
       .optional(),
   ),
+  /** smtp:// or smtps:// URL: email notifications go out through this mail server; unset = no email. */
+  QUIRE_SMTP_URL: optionalText.pipe(
+    z
+      .string()
+      .regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL")
+      .optional(),
+  ),
+  /** The From address of notification emails. */
+  QUIRE_EMAIL_FROM: z.string().min(3).default("Quire <quire@localhost>"),
+  /** At most one notification email per person per this many seconds (a digest of what arrived). */
+  QUIRE_EMAIL_BATCH_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
 });
 
 export interface QuireConfig {
@@ -79,6 +90,8 @@ export interface QuireConfig {
   s3: S3StoreConfig | undefined;
   /** Redis for live rooms shared across processes (QUIRE_REDIS_URL); absent = this process's rooms work alone. */
   redisUrl: string | undefined;
+  /** Email notifications (QUIRE_SMTP_URL, QUIRE_EMAIL_FROM, QUIRE_EMAIL_BATCH_SECONDS); absent = no email. */
+  email: { smtpUrl: string; from: string; batchSeconds: number } | undefined;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuireConfig {
@@ -100,6 +113,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuireConfig {
     maxUploadBytes: e.QUIRE_MAX_UPLOAD_BYTES,
     trustProxy: e.QUIRE_TRUST_PROXY,
     redisUrl: e.QUIRE_REDIS_URL,
+    email: e.QUIRE_SMTP_URL
+      ? { smtpUrl: e.QUIRE_SMTP_URL, from: e.QUIRE_EMAIL_FROM, batchSeconds: e.QUIRE_EMAIL_BATCH_SECONDS }
+      : undefined,
     s3: e.QUIRE_S3_BUCKET
       ? {
           bucket: e.QUIRE_S3_BUCKET,

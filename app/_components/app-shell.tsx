@@ -3,6 +3,8 @@ import type { ReactNode } from "react";
 import { initials } from "@/app/_lib/format";
 import type { SessionUser } from "@/app/_lib/session";
 import { loadWorkspace } from "@/app/_lib/workspace";
+import { InboxBadge } from "./inbox-badge";
+import { QuickOpen } from "./quick-open";
 import { SignOutButton } from "./sign-out-button";
 
 /** Header and content column shared by every signed-in page; the header names the user's workspace. */
@@ -24,9 +26,12 @@ export async function AppShell({ user, wide, children }: { user: SessionUser; wi
           <nav className="app-nav" aria-label="Main">
             <Link href="/">Documents</Link>
             <Link href="/merge-requests">Merge requests</Link>
+            <Link href="/changesets">Changesets</Link>
             <Link href="/settings/members">Settings</Link>
           </nav>
+          <QuickOpen />
           <div className="app-user">
+            <InboxBadge />
             <span className="avatar" aria-hidden="true" title={`${user.name} (${user.email})`}>
               {initials(user.name)}
             </span>

@@ -27,7 +27,7 @@ import {
 } from "@/server/store/merge-requests";
 import { accessFor, atLeastEdit, type DocumentAccess, openDocument } from "@/server/access/documents";
 import type { ActionContext } from "./context";
-import { assertApprovalsMet } from "./merge-approvals";
+import { assertApprovalsMet, isStale } from "./merge-approvals";
 import { assertMayProposeMerge, executeMerge, type MergeExecution } from "./merge-execution";
 import { reviewActionInputs, reviewHandlers } from "./merge-request-reviews";
 import {
@@ -40,6 +40,7 @@ import {
   sidesIfOpen,
 } from "./merge-request-view";
 import { analyzeMergeRequest, type MergeAnalysisView } from "./merge-state";
+import { notifyAuthor, notifyReviewRequested } from "./notification-events";
 import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
 
 export const sideSchema = z.enum(["source", "target"]);
@@ -84,7 +85,9 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
     authorId: uuidSchema.optional().describe("Only requests opened by this user."),
     awaitingReviewBy: uuidSchema
       .optional()
-      .describe("Only requests where this user is a reviewer who has not approved or requested changes yet (state pending)."),
+      .describe(
+        "Only requests waiting for this user's review: they are a reviewer who has not approved or requested changes yet (state pending), or whose approval went stale (a section they approved changed since).",
+      ),
     limit: pageLimitSchema,
     cursor: cursorSchema,
   }),
@@ -166,10 +169,12 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
         before: after ? { createdAt: new Date(after.createdAt), id: after.id } : undefined,
         limit: batchSize,
       }),
-    // Requests on documents the caller may not read are left out.
+    // Requests on documents the caller may not read are left out; so is an approval that only looked stale.
     visible: async (row) => {
       if (!readable.has(row.documentId)) readable.set(row.documentId, readableAccess(ctx, row.documentId));
-      return (await readable.get(row.documentId)!) !== null;
+      const access = await readable.get(row.documentId)!;
+      if (access === null) return false;
+      return input.awaitingReviewBy === undefined || awaitsReview(ctx, row, access, input.awaitingReviewBy);
     },
     position: (row) => ({ createdAt: row.createdAt.toISOString(), id: row.id }),
   });
@@ -184,6 +189,14 @@ async function list(ctx: ActionContext, input: ActionInput<"list">) {
     }),
   );
   return { mergeRequests, nextCursor: page.next ? encodeCursor(page.next) : null };
+}
+
+/** Whether `userId` has yet to review the request: no verdict yet, or an approval gone stale (the approval rule's isStale). */
+async function awaitsReview(ctx: ActionContext, row: MergeRequestRow, access: DocumentAccess, userId: string): Promise<boolean> {
+  const reviewer = (await listReviewers(ctx.db, [row.id])).get(row.id)!.find((r) => r.userId === userId);
+  if (!reviewer) return false;
+  if (reviewer.state === "pending") return true;
+  return reviewer.state === "approved" && isStale(reviewer, await sidesIfOpen(ctx.db, row, access));
 }
 
 /** The caller's access to the document when they may read it, else null. */
@@ -291,6 +304,7 @@ export async function proposeMerge(
   });
   await addReviewers(tx, row.id, input.reviewerIds ?? [], now);
   await assertMayProposeMerge(tx, row, access);
+  await notifyReviewRequested(tx, row, ctx.actor.userId, input.reviewerIds ?? [], now);
   return row;
 }
 
@@ -352,6 +366,7 @@ export async function mergeLockedRequest(
     mergeCommitId: execution.mergeCommitId,
     updatedAt: ctx.clock(),
   });
+  await notifyAuthor(tx, row, ctx.actor.userId, "merged", ctx.clock());
   return execution;
 }
 
@@ -361,11 +376,9 @@ function close(ctx: ActionContext, input: ActionInput<"close">) {
     assertOpen(row, "be closed");
     requireAuthorOrEditor(ctx, row, access);
     const now = ctx.clock();
-    return presentOne(
-      tx,
-      await updateMergeRequest(tx, row.id, { status: "closed", closedAt: now, closedBy: ctx.actor.userId, updatedAt: now }),
-      access,
-    );
+    const closed = await updateMergeRequest(tx, row.id, { status: "closed", closedAt: now, closedBy: ctx.actor.userId, updatedAt: now });
+    await notifyAuthor(tx, row, ctx.actor.userId, "closed", now);
+    return presentOne(tx, closed, access);
   });
 }
 
@@ -386,8 +399,12 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
     requireAuthorOrEditor(ctx, row, access);
     const now = ctx.clock();
     await assertReviewers(tx, ctx, access, input.reviewerIds ?? []);
+    const reviewersBefore = new Set(((await listReviewers(tx, [row.id])).get(row.id) ?? []).map((r) => r.userId));
     await addReviewers(tx, row.id, input.reviewerIds ?? [], now);
     await removeReviewers(tx, row.id, input.removeReviewerIds ?? []);
+    const removed = new Set(input.removeReviewerIds ?? []);
+    const added = (input.reviewerIds ?? []).filter((id) => !reviewersBefore.has(id) && !removed.has(id));
+    await notifyReviewRequested(tx, row, ctx.actor.userId, added, now);
     const updated = await updateMergeRequest(tx, row.id, {
       ...(input.newTitle !== undefined ? { title: input.newTitle } : {}),
       ...(input.newDescription !== undefined ? { description: input.newDescription } : {}),

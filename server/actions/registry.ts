@@ -1,10 +1,13 @@
 /** Every tool Quire offers agents and scripts, by name; both transport faces are generated from this map. */
 import type { z } from "zod";
+import { changesetsTool } from "./changesets";
 import { commentsTool } from "./comments";
 import { documentsTool } from "./documents";
 import { membersTool } from "./members";
+import { notificationsTool } from "./notifications";
 import { mergeRequestsTool } from "./merge-requests";
 import { readTool } from "./read";
+import { searchTool } from "./search";
 import { sectionsTool } from "./sections";
 import type { ActionContext } from "./context";
 import type { ActionsTool, SingleTool, ToolResult } from "./tool";
@@ -18,6 +21,9 @@ export const tools = {
   upload_url: uploadUrlTool,
   members: membersTool,
   comments: commentsTool,
+  notifications: notificationsTool,
+  search: searchTool,
+  changesets: changesetsTool,
 } as const;
 
 export type ToolName = keyof typeof tools;

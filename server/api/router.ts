@@ -22,6 +22,7 @@ import { requestTooLarge } from "@/server/core/limits";
 import { onAccessChanged } from "@/server/store/access-cache";
 import { onThreadsChanged } from "@/server/store/comments";
 import { onHeadMoved } from "@/server/store/head-moves";
+import { onInboxChanged } from "@/server/store/notifications";
 
 /** An action's context, with the caller not yet known (null when the request carried no valid session or token). */
 export interface TrpcContext extends Omit<ActionContext, "actor"> {
@@ -175,6 +176,9 @@ export const appRouter = t.router({
   uploadUrl: toolMutation(tools.upload_url),
   members: toolQuery(tools.members),
   comments: toolMutation(tools.comments),
+  changesets: toolMutation(tools.changesets),
+  search: toolQuery(tools.search),
+  notifications: toolMutation(tools.notifications),
   /** Workspace administration (members, roles, invites); not an MCP tool. */
   workspace: toolMutation(workspaceTool),
   /** The caller's own API tokens; not an MCP tool. */
@@ -226,6 +230,23 @@ export const appRouter = t.router({
         }),
       ],
       (now) => commentThreads(now, input),
+    ),
+  ),
+  /** The caller's unread count and newest items, again whenever their inbox changes (here, or in another process through Redis) and on access changes. */
+  inbox: authenticated.subscription(({ ctx, signal }) =>
+    follow(
+      ctx,
+      signal,
+      (wake) => [
+        onInboxChanged((userId) => {
+          if (userId === ctx.actor.userId) wake();
+        }),
+        onAccessChanged(wake),
+      ],
+      async (now) => {
+        const { notifications, unreadCount } = await runTool(tools.notifications, now, { action: "list", limit: 5 });
+        return { unreadCount, newest: notifications };
+      },
     ),
   ),
 });

@@ -20,6 +20,15 @@ import { createRateLimitGuard } from "@/server/auth/rate-limit-guard";
 import { sessionUserId, usesSecureCookies } from "@/server/auth/web-session";
 import { installBridge, type QuireBridge } from "@/server/bridge";
 import { followAccessChanges } from "@/server/store/access-cache";
+import { followHeadMovesForNotifications } from "@/server/actions/notification-events";
+import {
+  type NotificationEmailOptions,
+  type NotificationEmailSender,
+  startNotificationEmail,
+  unsubscribe,
+} from "@/server/actions/notification-email";
+import { shareInboxChanges } from "@/server/collab/inbox-fan-out";
+import { startSearchIndexer } from "@/server/store/search-index";
 import { DomainError, ERROR_FACES, isDomainError, retryAfterSeconds } from "@/server/core/errors";
 import { MAX_REQUEST_BYTES, requestTooLarge } from "@/server/core/limits";
 import { createMcpEndpoint } from "./mcp-endpoint";
@@ -57,6 +66,8 @@ export interface ServerOptions {
   trustProxy?: boolean;
   /** Share live rooms with other Quire processes through this Redis (QUIRE_REDIS_URL); default: rooms are this process's alone. */
   redisUrl?: string;
+  /** Email notifications through this mail server (QUIRE_SMTP_URL and friends); default: no email. */
+  email?: NotificationEmailOptions;
 }
 
 export interface RunningServer {
@@ -68,6 +79,8 @@ export interface RunningServer {
   live: LiveDrafts;
   /** This server's live rooms: their counters are for the operator's and the tests' eyes. */
   rooms: CollabRooms;
+  /** The email digests' sender, when the server sends email. */
+  notificationEmail: NotificationEmailSender | undefined;
   close(): Promise<void>;
 }
 
@@ -121,6 +134,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const clock = options.clock ?? (() => new Date());
   const authSecret = await ensureAuthSecret(db, options.authSecret);
   const stopFollowingAccessChanges = await followAccessChanges(options.database);
+  // The search index follows this process's head moves as soon as each is committed (server/store/search-index.ts).
+  const stopSearchIndexer = startSearchIndexer(db);
   const version = packageJson.version;
   let ownUrl = "";
   const trustProxy = options.trustProxy ?? false;
@@ -142,6 +157,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const bus = options.redisUrl ? await connectRedisBus(options.redisUrl) : undefined;
   const rooms = new CollabRooms({ database: options.database, bus, authorize: authorizer });
   await rooms.start();
+
+  // Inbox items that head moves cause (stale approvals, updated requests, mentions in new comments), and inbox
+  // changes shared with the other processes when there are any.
+  const stopNotifyingHeadMoves = followHeadMovesForNotifications(db, clock);
+  const stopSharingInbox = options.redisUrl ? await shareInboxChanges(options.redisUrl) : undefined;
+  const notificationEmail = options.email
+    ? startNotificationEmail({ db, clock, options: options.email, authSecret, baseUrl: () => baseUrl() })
+    : undefined;
 
   // Every action context of this server reaches the drafts through its rooms.
   const live = roomsLiveDrafts(db, rooms);
@@ -273,6 +296,26 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       trpcHandler(req, res);
       return;
     }
+    if (path === "/api/unsubscribe" && req.method === "POST") {
+      // The email's unsubscribe link (RFC 8058 one-click, or the unsubscribe page's button): the signed token is the credential.
+      const token = new URL(req.url ?? "/", "http://quire.invalid").searchParams.get("token") ?? "";
+      // The page's button (a browser) is answered with a page; a mail client's one-click POST with JSON.
+      const fromPage = (req.headers.accept ?? "").includes("text/html");
+      try {
+        await unsubscribe(db, authSecret, token);
+      } catch (error) {
+        if (!isDomainError(error)) throw error;
+        if (fromPage) res.writeHead(303, { location: "/unsubscribe?invalid=1" }).end();
+        else sendJson(res, ERROR_FACES[error.code].http, { error: error.toPayload() });
+        return;
+      }
+      if (fromPage) {
+        res.writeHead(303, { location: "/unsubscribe?done=1" }).end();
+        return;
+      }
+      sendJson(res, 200, { ok: true, email: "none" });
+      return;
+    }
     if (path === "/api/health") {
       const web = !options.next ? "disabled" : nextHandler ? "ready" : "starting";
       sendJson(res, 200, { ok: true, version, web, tools: Object.keys(toolsByName) });
@@ -382,7 +425,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     files,
     live,
     rooms,
+    notificationEmail,
     close: async () => {
+      await notificationEmail?.stop();
+      await stopNotifyingHeadMoves();
+      await stopSharingInbox?.();
       await rooms.close();
       await bus?.close();
       await new Promise<void>((resolve) => {
@@ -390,6 +437,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         server.close(() => resolve());
       });
       await stopFollowingAccessChanges();
+      await stopSearchIndexer();
       rateLimitStore.close();
     },
   };

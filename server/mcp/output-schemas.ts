@@ -16,7 +16,10 @@ import type { ToolInput, ToolName, ToolOutput } from "@/server/actions/registry"
 import { contentSchema } from "@/server/core/blocks";
 import { PERMISSIONS } from "@/server/core/document-model";
 import { ERROR_CODES } from "@/server/core/errors";
+import { changesetsOutputFrom } from "./changesets-output";
 import { mergeActionOutputs } from "./flatten";
+import { notificationsOutput } from "./notifications-output";
+import { searchOutput } from "./search-output";
 
 const id = (what: string) => z.string().describe(what);
 const timestamp = (what: string) => z.string().describe(`${what} (ISO 8601).`);
@@ -357,55 +360,58 @@ const mergeRequestView = z.object({
     .describe("Sections the request brings that you may not see and that still need a review from someone who can see them."),
 });
 
+/** What merge_requests analyze returns (also each item of changesets analyze). */
+const mergeAnalysis = z.object({
+  mergeRequestId: id("The merge request."),
+  hasConflicts: z.boolean(),
+  hasTagConflicts: z.boolean(),
+  hasPathCollision: z.boolean(),
+  hasDocumentDeletionConflict: z.boolean(),
+  propertyConflicts: z
+    .array(
+      z.object({
+        columnId: z.string(),
+        base: propertyValue.nullable(),
+        source: propertyValue.nullable(),
+        target: propertyValue.nullable(),
+      }),
+    )
+    .describe("Scalar properties changed differently on both sides; resolve each with scalarPropertyResolutions."),
+  sections: z
+    .array(
+      z.object({
+        sectionId: z.string(),
+        name: z.string(),
+        status: z.enum(["added", "deleted", "modified", "conflict", "unchanged"]),
+        sourceDiff: z.string().describe('Unified diff base -> source; "" when the source did not change the section.'),
+        targetDiff: z.string().describe('Unified diff base -> target; "" when the target did not change the section.'),
+        proposedMerge: z
+          .object({
+            text: z.string().describe("The merged text, conflicting hunks between <<<<<<< source, ======= and >>>>>>> target lines."),
+            conflictingHunks: z.number().describe("Hunks that still carry markers (0: the three-way merge applied cleanly)."),
+          })
+          .nullable()
+          .describe("For a conflict whose versions hold only text: a line-level three-way merge, the start of a `merged` resolution."),
+      }),
+    )
+    .describe("Sections that differ between base, source and target, in merged order."),
+  hiddenConflicts: z.number().describe("Conflicting sections the caller may not see."),
+  fastForward: z.boolean().describe("The target has no commits of its own."),
+  upToDate: z.boolean().describe("The target already contains every source commit."),
+  sourceHeadCommitId: z.string(),
+  targetHeadCommitId: z.string(),
+  mergeBaseCommitIds: z.array(z.string()),
+  generatedCommitMessage: z
+    .string()
+    .nullable()
+    .describe("The message execute writes when given no commitMessage (null for a fast-forward or nothing to merge)."),
+});
+
 const mergeRequestsOutput = mergeActionOutputs({
   list: z.object({ mergeRequests: z.array(mergeRequestView).describe("Newest first."), nextCursor }),
   get: mergeRequestView,
   create: mergeRequestView,
-  analyze: z.object({
-    mergeRequestId: id("The merge request."),
-    hasConflicts: z.boolean(),
-    hasTagConflicts: z.boolean(),
-    hasPathCollision: z.boolean(),
-    hasDocumentDeletionConflict: z.boolean(),
-    propertyConflicts: z
-      .array(
-        z.object({
-          columnId: z.string(),
-          base: propertyValue.nullable(),
-          source: propertyValue.nullable(),
-          target: propertyValue.nullable(),
-        }),
-      )
-      .describe("Scalar properties changed differently on both sides; resolve each with scalarPropertyResolutions."),
-    sections: z
-      .array(
-        z.object({
-          sectionId: z.string(),
-          name: z.string(),
-          status: z.enum(["added", "deleted", "modified", "conflict", "unchanged"]),
-          sourceDiff: z.string().describe('Unified diff base -> source; "" when the source did not change the section.'),
-          targetDiff: z.string().describe('Unified diff base -> target; "" when the target did not change the section.'),
-          proposedMerge: z
-            .object({
-              text: z.string().describe("The merged text, conflicting hunks between <<<<<<< source, ======= and >>>>>>> target lines."),
-              conflictingHunks: z.number().describe("Hunks that still carry markers (0: the three-way merge applied cleanly)."),
-            })
-            .nullable()
-            .describe("For a conflict whose versions hold only text: a line-level three-way merge, the start of a `merged` resolution."),
-        }),
-      )
-      .describe("Sections that differ between base, source and target, in merged order."),
-    hiddenConflicts: z.number().describe("Conflicting sections the caller may not see."),
-    fastForward: z.boolean().describe("The target has no commits of its own."),
-    upToDate: z.boolean().describe("The target already contains every source commit."),
-    sourceHeadCommitId: z.string(),
-    targetHeadCommitId: z.string(),
-    mergeBaseCommitIds: z.array(z.string()),
-    generatedCommitMessage: z
-      .string()
-      .nullable()
-      .describe("The message execute writes when given no commitMessage (null for a fast-forward or nothing to merge)."),
-  }),
+  analyze: mergeAnalysis,
   execute: z.object({
     mergeRequestId: id("The merge request."),
     status: z.literal("merged"),
@@ -499,6 +505,9 @@ export const outputSchemas = {
   upload_url: orErrorEnvelope(uploadUrlOutput),
   members: orErrorEnvelope(membersOutput),
   comments: orErrorEnvelope(commentsOutput),
+  notifications: orErrorEnvelope(notificationsOutput),
+  search: orErrorEnvelope(searchOutput),
+  changesets: orErrorEnvelope(changesetsOutputFrom({ mergeRequestView, mergeAnalysis })),
 } satisfies Record<ToolName, z.ZodType>;
 
 /** The actions of a tool, or `never` for a tool without `action`. */
