@@ -103,6 +103,9 @@ function sectionText(): string {
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
+const QUERY_CLASSES = ["one word", "two words", "prefix", "phrase", "typo"] as const;
+
+/** The query mix, in QUERY_CLASSES order repeating: query i is of class i % 5. */
 function queryMix(count: number): string[] {
   const rare = () => vocabulary[200 + Math.floor(random() * (VOCABULARY - 200))]!;
   const queries: string[] = [];
@@ -206,6 +209,7 @@ async function main(): Promise<void> {
       const queries = queryMix(WARMUP + QUERIES);
       const times: number[] = [];
       const totals: number[] = [];
+      const byClass = new Map<string, number[]>(QUERY_CLASSES.map((c) => [c, []]));
       for (const [i, query] of queries.entries()) {
         const started = performance.now();
         const result = await client.callTool({ name: "search", arguments: { query, limit: 20 } });
@@ -213,6 +217,7 @@ async function main(): Promise<void> {
         if (result.isError) throw new Error(`search ${JSON.stringify(query)} failed: ${JSON.stringify(result.structuredContent)}`);
         if (i >= WARMUP) {
           times.push(elapsed);
+          byClass.get(QUERY_CLASSES[i % 5]!)!.push(elapsed);
           totals.push((result.structuredContent as { total: number }).total);
         }
       }
@@ -233,6 +238,13 @@ async function main(): Promise<void> {
         `search over MCP, ${QUERIES} queries: p50 ${s.p50!.toFixed(1)} ms, p90 ${s.p90!.toFixed(1)} ms, p99 ${s.p99!.toFixed(1)} ms, max ${s.max!.toFixed(1)} ms (targets p50 < 50, p99 < 200)`,
       );
       console.log(`  matches per query: p50 ${s.matchesP50}, p99 ${s.matchesP99}, max ${s.matchesMax}`);
+      const classes: Record<string, { p50: number; p99: number }> = {};
+      for (const [name, list] of byClass) {
+        list.sort((a, b) => a - b);
+        classes[name] = { p50: percentile(list, 50), p99: percentile(list, 99) };
+        console.log(`  ${name}: p50 ${classes[name].p50.toFixed(1)} ms, p99 ${classes[name].p99.toFixed(1)} ms`);
+      }
+      report.byClass = classes;
       report.targetsMet = s.p50! < 50 && s.p99! < 200;
     } finally {
       await client.close();
