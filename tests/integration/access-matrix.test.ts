@@ -103,6 +103,50 @@ async function freshMergeRequest(f: Fixture): Promise<string> {
   return mr.mergeRequestId;
 }
 
+/** A changeset (the owner's) whose one item is a fresh merge request on the fixture's document, adopted. */
+async function freshChangeset(f: Fixture): Promise<string> {
+  await freshMergeRequest(f);
+  const changeset = await asOwner<{ changesetId: string }>("changesets", {
+    action: "create",
+    sourceBranch: `mr-${f.counter}`,
+    targetBranch: "main",
+    title: "Matrix",
+    documentIds: [f.documentId],
+  });
+  return changeset.changesetId;
+}
+
+/** A document with the fixture's permissions, deleted on main by a merged request: what list_deleted may show the caller. */
+const deletedTwins = new Map<Fixture, string>();
+async function deletedTwin(f: Fixture): Promise<string> {
+  const known = deletedTwins.get(f);
+  if (known) return known;
+  const twin = await asOwner<{ documentId: string }>("documents", { action: "create", path: `matrix/deleted-${crypto.randomUUID()}` });
+  const permissions = await asOwner<{ defaultPermission: string; aiAccess: string; grants: Array<{ userId: string; permission: string }> }>(
+    "documents",
+    { action: "get_permissions", documentId: f.documentId },
+  );
+  await asOwner("documents", {
+    action: "set_permissions",
+    documentId: twin.documentId,
+    defaultPermission: permissions.defaultPermission,
+    aiAccess: permissions.aiAccess,
+    grants: permissions.grants.map(({ userId, permission }) => ({ userId, permission })),
+  });
+  await asOwner("documents", { action: "create_branch", documentId: twin.documentId, branchName: "bin" });
+  await asOwner("documents", { action: "delete", documentId: twin.documentId, branchName: "bin" });
+  const request = await asOwner<{ mergeRequestId: string }>("merge_requests", {
+    action: "create",
+    documentId: twin.documentId,
+    sourceBranch: "bin",
+    targetBranch: "main",
+    title: "bin",
+  });
+  await asOwner("merge_requests", { action: "execute", mergeRequestId: request.mergeRequestId });
+  deletedTwins.set(f, twin.documentId);
+  return twin.documentId;
+}
+
 /** A new section on branch "threads" holding a new comment (the owner's, resolved when asked): the thread's address. */
 async function freshThread(f: Fixture, resolved = false): Promise<Args> {
   const created = await asOwner<{ sectionId: string }>("sections", {
@@ -135,6 +179,9 @@ interface Case {
 }
 
 const d = (f: Fixture) => ({ documentId: f.documentId });
+/** The fixture document's path: a search narrowed to it finds that document's hits only. */
+const pathOf = async (f: Fixture) => (await asOwner<{ path: string }>("documents", { action: "get", documentId: f.documentId })).path;
+const foundIn = (r: unknown, f: Fixture) => (r as { hits: Array<{ documentId: string }> }).hits.some((h) => h.documentId === f.documentId);
 const CASES: Case[] = [
   { tool: "documents", action: "get", need: "read", args: async (f) => d(f) },
   {
@@ -145,9 +192,65 @@ const CASES: Case[] = [
     lists: (r, f) => (r as { documents: Array<{ documentId: string }> }).documents.some((x) => x.documentId === f.documentId),
   },
   { tool: "documents", action: "list_branches", need: "read", args: async (f) => d(f) },
+  {
+    tool: "documents",
+    action: "list_deleted",
+    need: "read",
+    args: async (f) => {
+      await deletedTwin(f);
+      return { pathPrefix: "matrix/deleted-", limit: 200 };
+    },
+    lists: (r, f) =>
+      (r as { deletedDocuments: Array<{ documentId: string }> }).deletedDocuments.some((x) => x.documentId === deletedTwins.get(f)),
+  },
+  {
+    tool: "documents",
+    action: "restore",
+    need: "edit",
+    args: async (f) => {
+      const branchName = `restore-${++f.counter}`;
+      await asOwner("documents", { action: "create_branch", ...d(f), branchName });
+      await asOwner("documents", { action: "delete", ...d(f), branchName });
+      return { ...d(f), branchName };
+    },
+  },
+  {
+    tool: "documents",
+    action: "delete_branch",
+    need: "edit",
+    args: async (f) => {
+      const branchName = `gone-${++f.counter}`;
+      await asOwner("documents", { action: "create_branch", ...d(f), branchName });
+      return { ...d(f), branchName };
+    },
+  },
   { tool: "documents", action: "log", need: "read", args: async (f) => ({ ...d(f), branchName: "work" }) },
   { tool: "documents", action: "show", need: "read", args: async (f) => ({ ...d(f), commitId: f.firstCommitId }) },
   { tool: "read", action: "", need: "read", args: async (f) => ({ ...d(f), branchName: "work" }) },
+  {
+    tool: "search",
+    action: "",
+    label: "search (document by name)",
+    need: "read",
+    args: async (f) => ({ query: "matrix", kind: "document", pathPrefix: await pathOf(f) }),
+    lists: foundIn,
+  },
+  {
+    tool: "search",
+    action: "",
+    label: "search (section text)",
+    need: "read",
+    args: async (f) => ({ query: "one", kind: "section", pathPrefix: await pathOf(f) }),
+    lists: foundIn,
+  },
+  {
+    tool: "search",
+    action: "",
+    label: "search (branch work)",
+    need: "read",
+    args: async (f) => ({ query: "two", branchName: "work", pathPrefix: await pathOf(f) }),
+    lists: foundIn,
+  },
   {
     tool: "read",
     action: "",
@@ -273,6 +376,44 @@ const CASES: Case[] = [
     },
   },
   { tool: "merge_requests", action: "set_required_approvals", need: "manage", args: async (f) => ({ ...d(f), requiredApprovals: 0 }) },
+  {
+    tool: "changesets",
+    action: "get",
+    need: "read",
+    args: async (f) => ({ changesetId: await freshChangeset(f) }),
+    lists: (r, f) => (r as { items: Array<{ documentId: string }> }).items.some((i) => i.documentId === f.documentId),
+  },
+  {
+    tool: "changesets",
+    action: "analyze",
+    need: "read",
+    args: async (f) => ({ changesetId: await freshChangeset(f) }),
+    lists: (r, f) => (r as { analyses: Array<{ documentId: string }> }).analyses.some((i) => i.documentId === f.documentId),
+  },
+  {
+    tool: "changesets",
+    action: "list",
+    need: "read",
+    args: async (f) => {
+      await freshChangeset(f);
+      return { documentId: f.documentId };
+    },
+    lists: (r, f) =>
+      (r as { changesets: Array<{ items: Array<{ documentId: string }> }> }).changesets.some((c) =>
+        c.items.some((i) => i.documentId === f.documentId),
+      ),
+  },
+  {
+    tool: "changesets",
+    action: "create",
+    need: "edit",
+    args: async (f) => {
+      const branchName = `cs-${++f.counter}`;
+      await asOwner("documents", { action: "create_branch", ...d(f), branchName });
+      await asOwner("sections", { action: "update", ...d(f), branchName, sectionId: f.sectionIds[0], newContent: [text(`c${f.counter}`)] });
+      return { sourceBranch: branchName, targetBranch: "main", title: "Across documents", documentIds: [f.documentId] };
+    },
+  },
   { tool: "merge_requests", action: "execute", need: "edit", args: async (f) => ({ mergeRequestId: await freshMergeRequest(f) }) },
   { tool: "merge_requests", action: "close", need: "edit", args: async (f) => ({ mergeRequestId: await freshMergeRequest(f) }) },
   {
@@ -344,7 +485,7 @@ function humanCaller(user: TestUser, fixture: Fixture): Caller {
 }
 
 type TrpcHttp = Record<string, { query(args: Args): Promise<unknown>; mutate(args: Args): Promise<unknown> }>;
-const TRPC_QUERIES = new Set(["read", "members"]);
+const TRPC_QUERIES = new Set(["read", "members", "search"]);
 
 /** The tRPC client over HTTP with a bearer token; errors become their { code, message } payload. */
 async function callTrpcHttp(trpc: TrpcHttp, procedure: string, args: Args): Promise<unknown> {
