@@ -163,7 +163,7 @@ describe.skipIf(!testDatabaseUrl())("changeset execute is atomic on real Postgre
     const done = await state(changesetId, documentIds);
     expect(done.changeset).toBe("merged");
     expect(done.requests).toEqual(Array(6).fill("merged"));
-    done.heads.forEach((head, i) => expect(head).not.toBe(before.heads[i]));
+    for (const [i, head] of done.heads.entries()) expect(head).not.toBe(before.heads[i]);
   }, 120_000);
 
   test("kill -9 at random moments of execute: every item merged, or none", async () => {

@@ -9,38 +9,18 @@
  * analysis reports in conflict must be the files `git merge-tree` reports
  * conflicted, and every other section must end on main as in git's tree.
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { text } from "../helpers/blocks";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { createRng } from "../helpers/fuzz-rng";
+import { gitAvailable, scratchRepository } from "../helpers/git-oracle";
+
+/** A seeded random stream (mulberry32), so failures reproduce. */
+const seededRandom = (seed: number) => createRng(seed).next;
 
 /** More rounds for a deeper search: CHANGESETS_VS_GIT_ROUNDS=20 npx vitest run tests/integration/changesets-vs-git.test.ts */
 const ROUNDS = Number(process.env.CHANGESETS_VS_GIT_ROUNDS ?? 3);
 const DOCUMENTS = 3;
-
-function gitAvailable(): boolean {
-  try {
-    execFileSync("git", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** mulberry32: a small seeded PRNG so failures reproduce. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let server: TestServer;
 let owner: TestUser;
@@ -171,25 +151,11 @@ describe.skipIf(!gitAvailable())("changesets agree with git merge-tree, item by 
     let fastForwards = 0;
     let conflicts = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      const rnd = prng(27_000 + round);
+      const rnd = seededRandom(27_000 + round);
       const documentIds: string[] = [];
       for (let i = 0; i < DOCUMENTS; i++) documentIds.push(await randomHistory(round, i, rnd));
-      const dir = mkdtempSync(path.join(tmpdir(), "quire-changesets-vs-git-"));
-      const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", HOME: dir, LC_ALL: "C" };
-      const git = (args: string[], input?: string) => {
-        try {
-          return {
-            status: 0,
-            stdout: execFileSync("git", ["-C", dir, ...args], { env, input, encoding: "utf8", stdio: ["pipe", "pipe", "pipe"] }),
-          };
-        } catch (err) {
-          const e = err as { status: number; stdout: string; stderr: string };
-          if (e.status === 1) return { status: 1, stdout: e.stdout };
-          throw new Error(`git ${args.join(" ")} failed (${e.status}): ${e.stderr}`);
-        }
-      };
+      const { git, remove } = scratchRepository("quire-changesets-vs-git-");
       try {
-        git(["init", "-q", "--bare"]);
         const changeset = await call("changesets", {
           action: "create",
           sourceBranch: "topic",
@@ -257,7 +223,7 @@ describe.skipIf(!gitAvailable())("changesets agree with git merge-tree, item by 
           }
         }
       } finally {
-        rmSync(dir, { recursive: true, force: true });
+        remove();
       }
     }
     console.log(`changesets vs git: ${ROUNDS * DOCUMENTS} items, ${fastForwards} fast-forwards, ${conflicts} conflicting sections`);

@@ -11,40 +11,20 @@
  * fast-import`, then one `git merge-tree` + one `git ls-tree` per history, so
  * the whole file takes a few seconds.
  */
-import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { hashSection, newSectionVersion, type DocumentTree, type SectionVersion } from "@/server/core/document-model";
 import { analyzeMerge, buildMergedTree, hashesNeededForAnalysis } from "@/server/core/merge-analysis";
 import { buildVirtualBase } from "@/server/core/virtual-base";
+import { createRng } from "../helpers/fuzz-rng";
+import { gitAvailable, scratchRepository } from "../helpers/git-oracle";
+
+/** A seeded random stream (mulberry32), so failures reproduce. */
+const seededRandom = (seed: number) => createRng(seed).next;
 
 /** More runs for a deeper search: MERGE_VS_GIT_RUNS=2000 npx vitest run tests/unit/merge-vs-git.test.ts */
 const RUNS = Number(process.env.MERGE_VS_GIT_RUNS ?? 40);
 const SECTION_IDS = ["s0", "s1", "s2", "s3", "s4", "s5"];
-
-function gitAvailable(): boolean {
-  try {
-    execFileSync("git", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** mulberry32: a small seeded PRNG so failures reproduce. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Files = Map<string, string>; // section id -> its single line
 interface Commit {
@@ -61,7 +41,7 @@ interface History {
 }
 
 function generate(seed: number): History {
-  const rnd = prng(seed);
+  const rnd = seededRandom(seed);
   const int = (n: number) => Math.floor(rnd() * n);
   const value = (sid: string) => `${sid} v${int(4)}`;
   const commits = new Map<string, Commit>();
@@ -224,22 +204,8 @@ function fastImportStream(histories: History[]): string {
 
 describe.skipIf(!gitAvailable())("merge analysis agrees with git merge-tree", () => {
   test(`${RUNS} random histories with edits, merges and criss-cross merges`, async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "quire-merge-vs-git-"));
-    const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", HOME: dir, LC_ALL: "C" };
-    const git = (args: string[], input?: string) => {
-      try {
-        return {
-          status: 0,
-          stdout: execFileSync("git", ["-C", dir, ...args], { env, input, encoding: "utf8", stdio: ["pipe", "pipe", "pipe"] }),
-        };
-      } catch (err) {
-        const e = err as { status: number; stdout: string; stderr: string };
-        if (e.status === 1) return { status: 1, stdout: e.stdout };
-        throw new Error(`git ${args.join(" ")} failed (${e.status}): ${e.stderr}`);
-      }
-    };
+    const { git, remove } = scratchRepository("quire-merge-vs-git-");
     try {
-      git(["init", "-q", "--bare"]);
       const histories = Array.from({ length: RUNS }, (_, i) => generate(1000 + i));
       git(["fast-import", "--quiet"], fastImportStream(histories));
       const baseCounts = new Map<number, number>();
@@ -279,7 +245,7 @@ describe.skipIf(!gitAvailable())("merge analysis agrees with git merge-tree", ()
       const multi = [...baseCounts].filter(([n]) => n >= 2).reduce((sum, [, c]) => sum + c, 0);
       expect(multi).toBeGreaterThanOrEqual(5);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      remove();
     }
   });
 });

@@ -5,7 +5,7 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
 import { type DiffView, SectionDiff } from "@/app/_components/section-diff";
-import { type ConflictSides, ConflictSideText } from "@/app/merge-requests/[mergeRequestId]/review-client";
+import { type ConflictSides, ConflictSideText, SECTION_STATUS_LABELS, SideChoice } from "@/app/merge-requests/[mergeRequestId]/review-client";
 import { StatusBadge } from "@/app/merge-requests/parts";
 import type { ToolOutput } from "@/server/actions/registry";
 import { useChangesetsTool } from "../changesets-tool";
@@ -14,7 +14,6 @@ type Changeset = ToolOutput<"changesets", { action: "get" }>;
 type Analysis = ToolOutput<"changesets", { action: "analyze" }>;
 type ItemAnalysis = NonNullable<Analysis["analyses"][number]["analysis"]>;
 
-const STATUS_LABELS = { added: "Added", deleted: "Deleted", modified: "Modified", conflict: "Conflict", unchanged: "Unchanged" } as const;
 
 /** What the merge keeps of a conflicting section: one side, or a text written here. */
 type SectionChoice = { resolution: "source" | "target" } | { resolution: "merged"; text: string };
@@ -200,7 +199,7 @@ export function ChangesetWorkspace({
                   {changes.map((s) => (
                     <article key={s.sectionId} className="mr-change-card" data-testid="change" data-status={s.status}>
                       <h4>
-                        <span className={`mr-change mr-change-${s.status}`}>{STATUS_LABELS[s.status]}</span> {s.name}
+                        <span className={`mr-change mr-change-${s.status}`}>{SECTION_STATUS_LABELS[s.status]}</span> {s.name}
                       </h4>
                       {s.sourceDiff ? (
                         <div className="mr-diff-block">
@@ -379,29 +378,5 @@ export function ChangesetWorkspace({
         </aside>
       ) : null}
     </div>
-  );
-}
-
-function SideChoice({
-  legend,
-  name,
-  value,
-  onChange,
-}: {
-  legend: string;
-  name: string;
-  value: "source" | "target" | undefined;
-  onChange: (value: "source" | "target") => void;
-}) {
-  return (
-    <fieldset className="mr-conflict">
-      <legend>{legend}</legend>
-      {(["source", "target"] as const).map((v) => (
-        <label key={v} className="mr-choice">
-          <input type="radio" name={name} checked={value === v} onChange={() => onChange(v)} />
-          Keep {v}
-        </label>
-      ))}
-    </fieldset>
   );
 }

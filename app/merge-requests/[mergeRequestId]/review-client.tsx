@@ -197,7 +197,8 @@ export function ReviewActions({
   );
 }
 
-const STATUS_LABELS = { added: "Added", deleted: "Deleted", modified: "Modified", conflict: "Conflict", unchanged: "Unchanged" } as const;
+/** How a section's status in a merge reads on the review pages (merge requests and changesets). */
+export const SECTION_STATUS_LABELS = { added: "Added", deleted: "Deleted", modified: "Modified", conflict: "Conflict", unchanged: "Unchanged" } as const;
 
 type SectionReview = MergeRequestView["sectionReviews"][number];
 
@@ -330,7 +331,7 @@ export function ReviewWorkspace({
               {changes.map((s) => (
                 <li key={s.sectionId}>
                   <a href={`#change-${s.sectionId}`}>
-                    <span className={`mr-change mr-change-${s.status}`}>{STATUS_LABELS[s.status]}</span> {s.name}
+                    <span className={`mr-change mr-change-${s.status}`}>{SECTION_STATUS_LABELS[s.status]}</span> {s.name}
                   </a>
                 </li>
               ))}
@@ -352,7 +353,7 @@ export function ReviewWorkspace({
           return (
             <article key={s.sectionId} id={`change-${s.sectionId}`} className="mr-change-card" data-testid="change" data-status={s.status}>
               <h3>
-                <span className={`mr-change mr-change-${s.status}`}>{STATUS_LABELS[s.status]}</span> {s.name}
+                <span className={`mr-change mr-change-${s.status}`}>{SECTION_STATUS_LABELS[s.status]}</span> {s.name}
                 <ReviewMark review={reviews.get(s.sectionId)} reviewerNames={reviewerNames} />
               </h3>
               {large ? (
@@ -548,7 +549,8 @@ function proposalHint(conflictingHunks: number): string {
   return `Starts from a line-by-line merge of both sides; ${hunks} marked with <<<<<<< for you to settle.`;
 }
 
-function SideChoice({
+/** Keep the source's or the target's version: one choice of a conflict that is not about a section's text. */
+export function SideChoice({
   legend,
   name,
   value,
