@@ -5,7 +5,12 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
 import { type DiffView, SectionDiff } from "@/app/_components/section-diff";
-import { type ConflictSides, ConflictSideText, SECTION_STATUS_LABELS, SideChoice } from "@/app/merge-requests/[mergeRequestId]/review-client";
+import {
+  type ConflictSides,
+  ConflictSideText,
+  SECTION_STATUS_LABELS,
+  SideChoice,
+} from "@/app/merge-requests/[mergeRequestId]/review-client";
 import { StatusBadge } from "@/app/merge-requests/parts";
 import type { ToolOutput } from "@/server/actions/registry";
 import { useChangesetsTool } from "../changesets-tool";
@@ -13,7 +18,6 @@ import { useChangesetsTool } from "../changesets-tool";
 type Changeset = ToolOutput<"changesets", { action: "get" }>;
 type Analysis = ToolOutput<"changesets", { action: "analyze" }>;
 type ItemAnalysis = NonNullable<Analysis["analyses"][number]["analysis"]>;
-
 
 /** What the merge keeps of a conflicting section: one side, or a text written here. */
 type SectionChoice = { resolution: "source" | "target" } | { resolution: "merged"; text: string };

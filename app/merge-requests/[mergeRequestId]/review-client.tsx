@@ -198,7 +198,13 @@ export function ReviewActions({
 }
 
 /** How a section's status in a merge reads on the review pages (merge requests and changesets). */
-export const SECTION_STATUS_LABELS = { added: "Added", deleted: "Deleted", modified: "Modified", conflict: "Conflict", unchanged: "Unchanged" } as const;
+export const SECTION_STATUS_LABELS = {
+  added: "Added",
+  deleted: "Deleted",
+  modified: "Modified",
+  conflict: "Conflict",
+  unchanged: "Unchanged",
+} as const;
 
 type SectionReview = MergeRequestView["sectionReviews"][number];
 
