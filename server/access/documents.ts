@@ -19,7 +19,7 @@ import {
   type SectionOverrides,
   sectionPermissionInVersion,
 } from "@/server/policies/access";
-import { getGrant } from "@/server/store/access";
+import { getGrant, grantsFor } from "@/server/store/access";
 import { createCache } from "@/server/store/caches";
 import { CommitGraph } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
@@ -40,6 +40,30 @@ export interface DocumentAccess {
 
 export function subjectOf(actor: Actor): AccessSubject {
   return { kind: "member", userId: actor.userId, role: actor.role, principal: actor.principal };
+}
+
+/** A document row as a list reads it: what deciding whether its document is readable needs. */
+export type ListedDocumentFacts = Pick<DocumentRow, "id" | "createdBy" | "defaultPermission" | "aiAccess">;
+
+/** Which of these listed documents the actor may read (one query for the batch's grants): a list leaves the others out. */
+export async function readableAmong(
+  tx: Tx,
+  actor: Actor,
+  rows: readonly ListedDocumentFacts[],
+): Promise<(row: ListedDocumentFacts) => boolean> {
+  const subject = subjectOf(actor);
+  const grants = await grantsFor(
+    tx,
+    actor.userId,
+    rows.map((r) => r.id),
+  );
+  return (row) =>
+    documentPermission(subject, {
+      createdBy: row.createdBy,
+      defaultPermission: row.defaultPermission,
+      aiAccess: row.aiAccess,
+      grant: grants.get(row.id) ?? null,
+    }) !== "none";
 }
 
 export async function accessFor(tx: Tx, document: DocumentRow, subject: AccessSubject): Promise<DocumentAccess> {

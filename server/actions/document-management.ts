@@ -6,11 +6,8 @@
  * which closes the branch's open rooms.
  */
 import { z } from "zod";
-import type { Permission } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import { branchNameSchema, documentPathSchema, quoteForMessage } from "@/server/core/names";
-import { documentPermission } from "@/server/policies/access";
-import { grantsFor } from "@/server/store/access";
 import {
   type DeletedDocument,
   type DeletedListPosition,
@@ -20,7 +17,7 @@ import {
   openMergeRequestsOn,
 } from "@/server/store/document-management";
 import { assertPathFree, getBranch, pathTaken } from "@/server/store/documents";
-import { openDocument, subjectOf } from "@/server/access/documents";
+import { openDocument, type ListedDocumentFacts, readableAmong } from "@/server/access/documents";
 import { writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField, PROTECTED_DEFAULT_BRANCH_RULE } from "./document-fields";
@@ -77,8 +74,7 @@ const presentDeleted = (row: DeletedDocument) => ({
 
 /** Deleted documents the caller could see were they live (the same rule as `list`: a hidden document is never named). */
 async function listDeleted(ctx: ActionContext, input: z.output<typeof listDeletedInput>) {
-  const subject = subjectOf(ctx.actor);
-  let grants = new Map<string, Permission>();
+  let readable: (row: ListedDocumentFacts) => boolean = () => false;
   const page = await visiblePage<DeletedDocument, DeletedListPosition>({
     limit: input.limit ?? DEFAULT_PAGE_SIZE,
     start: input.cursor ? decodeCursor(input.cursor, deletedCursor) : undefined,
@@ -89,20 +85,10 @@ async function listDeleted(ctx: ActionContext, input: z.output<typeof listDelete
         after,
         limit: batchSize,
       });
-      grants = await grantsFor(
-        ctx.db,
-        ctx.actor.userId,
-        rows.map((r) => r.id),
-      );
+      readable = await readableAmong(ctx.db, ctx.actor, rows);
       return rows;
     },
-    visible: (row) =>
-      documentPermission(subject, {
-        createdBy: row.createdBy,
-        defaultPermission: row.defaultPermission,
-        aiAccess: row.aiAccess,
-        grant: grants.get(row.id) ?? null,
-      }) !== "none",
+    visible: (row) => readable(row),
     position: (row) => ({ deletedAt: row.deletedAt, documentId: row.id }),
   });
   return {

@@ -7,11 +7,9 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { contentSchema } from "@/server/core/blocks";
-import { newSectionVersion, type Permission, type SectionVersion } from "@/server/core/document-model";
+import { newSectionVersion, type SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import { descriptionSchema, documentNameSchema, documentPathSchema, nameFromPath, quoteForMessage } from "@/server/core/names";
-import { documentPermission } from "@/server/policies/access";
-import { grantsFor } from "@/server/store/access";
 import { insertComments } from "@/server/store/comments";
 import { createDocument } from "@/server/store/commit-to-branch";
 import {
@@ -22,7 +20,7 @@ import {
   type ListedDocument,
   listDocuments,
 } from "@/server/store/documents";
-import { openDocument, requireFullMember, subjectOf } from "@/server/access/documents";
+import { openDocument, requireFullMember, type ListedDocumentFacts, readableAmong } from "@/server/access/documents";
 import { assertNotDeleted, writeBranch } from "./branch-write";
 import { branchActionInputs, branchHandlers } from "./branches";
 import { draftActionInputs, draftHandlers } from "./drafts";
@@ -184,9 +182,8 @@ const encodeListCursor = (position: DocumentListPosition) =>
   );
 
 async function list(ctx: ActionContext, input: z.output<typeof listInput>) {
-  const subject = subjectOf(ctx.actor);
   const order = input.orderBy ?? "path";
-  let grants = new Map<string, Permission>();
+  let readable: (row: ListedDocumentFacts) => boolean = () => false;
   const page = await visiblePage<ListedDocument, DocumentListPosition>({
     limit: input.limit ?? DEFAULT_PAGE_SIZE,
     start: input.cursor ? decodeCursor(input.cursor, listCursor) : undefined,
@@ -199,21 +196,11 @@ async function list(ctx: ActionContext, input: z.output<typeof listInput>) {
         after,
         limit: batchSize,
       });
-      grants = await grantsFor(
-        ctx.db,
-        ctx.actor.userId,
-        rows.map((r) => r.id),
-      );
+      readable = await readableAmong(ctx.db, ctx.actor, rows);
       return rows;
     },
     // Documents the caller may not see are left out.
-    visible: (row) =>
-      documentPermission(subject, {
-        createdBy: row.createdBy,
-        defaultPermission: row.defaultPermission,
-        aiAccess: row.aiAccess,
-        grant: grants.get(row.id) ?? null,
-      }) !== "none",
+    visible: (row) => readable(row),
     position: (row) => (order === "path" ? { path: row.path } : { updatedAt: row.headUpdatedAt, documentId: row.id }),
   });
   return {
