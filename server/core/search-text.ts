@@ -68,9 +68,21 @@ export function searchableText(text: string): string {
   return text.replace(CONTROL, " ").replace(/\s+/g, " ").trim();
 }
 
-/** A section's words as search indexes and shows them: its blocks' text, without markdown syntax or comment markup. */
+/**
+ * How much of a section's text is indexed. PostgreSQL refuses a tsvector over
+ * 1 MiB, which a section may reach (a text block holds up to 1,000,000
+ * characters, and a section several blocks); one such section then kept its
+ * whole branch out of the index. Past this many characters (a long book
+ * chapter) the rest of a section is not searchable.
+ */
+export const MAX_INDEXED_SECTION_CHARS = 200_000;
+
+/** A section's words as search indexes and shows them: its blocks' text, without markdown syntax or comment markup (the first MAX_INDEXED_SECTION_CHARS of it, ending at a word). */
 export function sectionWords(version: SectionVersion): string {
-  return searchableText(version.content.map(blockWords).join("\n"));
+  const words = searchableText(version.content.map(blockWords).join("\n"));
+  if (words.length <= MAX_INDEXED_SECTION_CHARS) return words;
+  const cut = words.lastIndexOf(" ", MAX_INDEXED_SECTION_CHARS);
+  return words.slice(0, cut > 0 ? cut : MAX_INDEXED_SECTION_CHARS);
 }
 
 /** The comments anchored in a section version's text (by their markup). */

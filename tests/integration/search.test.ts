@@ -299,6 +299,28 @@ describe("branches and head moves", () => {
     expect((await searchMcp({ query: "capybara", kind: "section" })).total).toBe(0);
   });
 
+  test("a section of a million characters is indexed up to its first 200,000 (a tsvector holds at most 1 MiB), and its branch with it", async () => {
+    // Random letters make a distinct word every few characters: the whole text's tsvector was 1.1 MB.
+    let seed = 7;
+    const letter = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return String.fromCharCode(97 + (seed % 26));
+    };
+    const filler = Array.from({ length: 150_000 }, () => Array.from({ length: 6 }, letter).join("")).join(" ");
+    const doc = await server.callTool("documents", owner.userId, {
+      action: "create",
+      path: "scratch/huge",
+      sections: [
+        { name: "Small", content: [text("okapi facts")] },
+        { name: "Huge", content: [text(`narwhal ${filler.slice(0, 990_000)} zeta90210`)] },
+      ],
+    });
+    expect((await searchMcp({ query: "okapi" })).hits.map((h) => h.documentId)).toEqual([doc.documentId]);
+    expect((await searchMcp({ query: "narwhal" })).total).toBe(1);
+    // Past the indexed part.
+    expect((await searchMcp({ query: "zeta90210" })).total).toBe(0);
+  });
+
   test("reindex rebuilds a lost index from the branch heads", async () => {
     await server.db.execute(sql`delete from search_sections`);
     expect((await searchMcp({ query: "kubernetes" })).total).toBe(0);
