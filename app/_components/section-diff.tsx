@@ -7,6 +7,21 @@ import "./section-diff.css";
 
 export type DiffView = "unified" | "split";
 
+/** The Split / Unified switch above a page's diffs. */
+export function DiffViewToggle({ view, onChange }: { view: DiffView; onChange: (view: DiffView) => void }) {
+  return (
+    <fieldset className="mr-toggle">
+      <legend className="visually-hidden">Diff view</legend>
+      {(["split", "unified"] as const).map((v) => (
+        <label key={v} className={view === v ? "mr-toggle-on" : undefined}>
+          <input type="radio" name="diff-view" value={v} checked={view === v} onChange={() => onChange(v)} />
+          {v === "split" ? "Split" : "Unified"}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
 type Line = { kind: "context" | "removed" | "added"; text: string; pairedWith?: string };
 
 /** The diff's lines, a removed run and the added run after it paired line by line (so words can be compared). */

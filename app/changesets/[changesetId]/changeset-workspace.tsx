@@ -4,7 +4,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
-import { type DiffView, SectionDiff } from "@/app/_components/section-diff";
+import { type DiffView, DiffViewToggle, SectionDiff } from "@/app/_components/section-diff";
 import {
   type ConflictSides,
   ConflictSideText,
@@ -178,15 +178,7 @@ export function ChangesetWorkspace({
           <section className="mr-section" aria-labelledby="changes-title">
             <div className="mr-section-heading">
               <h2 id="changes-title">Changes</h2>
-              <fieldset className="mr-toggle">
-                <legend className="visually-hidden">Diff view</legend>
-                {(["split", "unified"] as const).map((v) => (
-                  <label key={v} className={view === v ? "mr-toggle-on" : undefined}>
-                    <input type="radio" name="diff-view" value={v} checked={view === v} onChange={() => setView(v)} />
-                    {v === "split" ? "Split" : "Unified"}
-                  </label>
-                ))}
-              </fieldset>
+              <DiffViewToggle view={view} onChange={setView} />
             </div>
             {changeset.items.map((item) => {
               const a = analyses.get(item.documentId);

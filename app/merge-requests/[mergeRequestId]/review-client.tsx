@@ -5,7 +5,7 @@ import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
 import { FormError, field, optionalField } from "@/app/_components/action-form";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
-import { type DiffView, SectionDiff } from "@/app/_components/section-diff";
+import { type DiffView, DiffViewToggle, SectionDiff } from "@/app/_components/section-diff";
 import type { MergeAnalysisView, MergeRequestView } from "@/app/_lib/quire";
 import { useMergeRequestsTool } from "@/app/_lib/tool-call";
 import { useTRPC } from "@/app/_lib/trpc";
@@ -310,15 +310,7 @@ export function ReviewWorkspace({
       <section className="mr-section" aria-labelledby="changes-title">
         <div className="mr-section-heading">
           <h2 id="changes-title">Changes</h2>
-          <fieldset className="mr-toggle">
-            <legend className="visually-hidden">Diff view</legend>
-            {(["split", "unified"] as const).map((v) => (
-              <label key={v} className={view === v ? "mr-toggle-on" : undefined}>
-                <input type="radio" name="diff-view" value={v} checked={view === v} onChange={() => setView(v)} />
-                {v === "split" ? "Split" : "Unified"}
-              </label>
-            ))}
-          </fieldset>
+          <DiffViewToggle view={view} onChange={setView} />
         </div>
         {analysis.upToDate ? (
           <p className="muted" data-testid="up-to-date">
