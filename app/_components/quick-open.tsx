@@ -9,6 +9,7 @@
  */
 import { usePathname, useRouter } from "next/navigation";
 import { useCallback, useEffect, useId, useRef, useState } from "react";
+import { createPortal } from "react-dom";
 import { toolCall } from "@/app/_lib/tool-call";
 import { useTRPCClient } from "@/app/_lib/trpc";
 import { hitHref, hitTitle, KIND_LABELS, type SearchResult, Snippet } from "@/app/search/hit";
@@ -74,7 +75,9 @@ export function QuickOpen() {
           Ctrl K
         </span>
       </a>
-      {open ? <QuickOpenDialog onClose={close} /> : null}
+      {/* In the body, not the header: the header's backdrop-filter makes it the box a fixed element fills, so the
+          dimmed backdrop covered the header alone. */}
+      {open ? createPortal(<QuickOpenDialog onClose={close} />, document.body) : null}
     </>
   );
 }
