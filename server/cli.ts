@@ -97,6 +97,8 @@ async function main(argv: string[]): Promise<void> {
       trustProxy: config.trustProxy,
       redisUrl: config.redisUrl,
       email: config.email,
+      // Development may send to plain http:// receivers; outside it, https only.
+      outbound: { ...config.outbound, allowHttp: config.outbound.allowHttp || (values.dev ?? false) },
       next: values["no-web"] ? false : { dev: values.dev ?? false, dir: projectRoot },
     });
     const embedded = database.kind === "pglite" ? ` in ${config.dataDir}, served to \`quire\` commands on ${database.socket?.path}` : "";

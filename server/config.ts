@@ -6,6 +6,7 @@
  */
 import path from "node:path";
 import { z } from "zod";
+import { DEFAULT_OUTBOUND_SETTINGS, OUTBOUND_OPENINGS, type OutboundSettings } from "@/server/outbound/addresses";
 import { DEFAULT_MAX_UPLOAD_BYTES } from "@/server/storage/links";
 import type { S3StoreConfig } from "@/server/storage/s3";
 
@@ -70,6 +71,20 @@ const envSchema = z.object({
   QUIRE_EMAIL_FROM: z.string().min(3).default("Quire <quire@localhost>"),
   /** At most one notification email per person per this many seconds (a digest of what arrived). */
   QUIRE_EMAIL_BATCH_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+  /**
+   * Address kinds outbound requests (webhooks, OAuth client metadata) may
+   * reach besides public ones, comma-separated: `loopback`, `private`.
+   * Default: none. Link-local and other special ranges are never reached.
+   */
+  QUIRE_OUTBOUND_ALLOW_PRIVATE: optionalText.pipe(
+    z
+      .string()
+      .optional()
+      .transform((v) => (v ? v.split(",").map((part) => part.trim()) : []))
+      .pipe(z.array(z.enum(OUTBOUND_OPENINGS))),
+  ),
+  /** Outbound requests may use plain http:// (development only; default https only). */
+  QUIRE_OUTBOUND_ALLOW_HTTP: flag,
 });
 
 export interface QuireConfig {
@@ -92,6 +107,8 @@ export interface QuireConfig {
   redisUrl: string | undefined;
   /** Email notifications (QUIRE_SMTP_URL, QUIRE_EMAIL_FROM, QUIRE_EMAIL_BATCH_SECONDS); absent = no email. */
   email: { smtpUrl: string; from: string; batchSeconds: number } | undefined;
+  /** What outbound requests may reach (QUIRE_OUTBOUND_ALLOW_PRIVATE, QUIRE_OUTBOUND_ALLOW_HTTP). */
+  outbound: OutboundSettings;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuireConfig {
@@ -113,6 +130,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuireConfig {
     maxUploadBytes: e.QUIRE_MAX_UPLOAD_BYTES,
     trustProxy: e.QUIRE_TRUST_PROXY,
     redisUrl: e.QUIRE_REDIS_URL,
+    outbound: {
+      ...DEFAULT_OUTBOUND_SETTINGS,
+      allowHttp: e.QUIRE_OUTBOUND_ALLOW_HTTP,
+      allow: e.QUIRE_OUTBOUND_ALLOW_PRIVATE,
+    },
     email: e.QUIRE_SMTP_URL
       ? { smtpUrl: e.QUIRE_SMTP_URL, from: e.QUIRE_EMAIL_FROM, batchSeconds: e.QUIRE_EMAIL_BATCH_SECONDS }
       : undefined,

@@ -14,7 +14,8 @@ export type TrpcCodeName =
   | "PAYLOAD_TOO_LARGE"
   | "UNSUPPORTED_MEDIA_TYPE"
   | "TOO_MANY_REQUESTS"
-  | "INTERNAL_SERVER_ERROR";
+  | "INTERNAL_SERVER_ERROR"
+  | "BAD_GATEWAY";
 
 /**
  * Every error code Quire answers with, and how it travels on each face: the
@@ -63,6 +64,10 @@ export const ERROR_FACES = {
   INVITE_EMAIL_MISMATCH: { http: 403, trpc: "FORBIDDEN" },
   CSRF_REJECTED: { http: 403, trpc: "FORBIDDEN" },
   RATE_LIMITED: { http: 429, trpc: "TOO_MANY_REQUESTS" },
+  /** An outbound URL Quire will not send to (scheme, address): nothing was sent. */
+  OUTBOUND_REFUSED: { http: 400, trpc: "BAD_REQUEST" },
+  /** An outbound request that failed on the way (no connection, too slow, too large). */
+  OUTBOUND_FAILED: { http: 502, trpc: "BAD_GATEWAY" },
   INTERNAL: { http: 500, trpc: "INTERNAL_SERVER_ERROR" },
 } as const satisfies Record<string, { http: number; trpc: TrpcCodeName }>;
 

@@ -37,6 +37,7 @@ import { type LiveDrafts, roomsLiveDrafts } from "@/server/collab/live-drafts";
 import { CollabRooms, parseRoomPath, type RoomAddress } from "@/server/collab/rooms";
 import { exportNextEnvironment, publicBaseUrl } from "@/server/config";
 import { createFileLinks, type FileLinks } from "@/server/storage/links";
+import type { OutboundSettings } from "@/server/outbound/addresses";
 import type { ObjectStore } from "@/server/storage/object-store";
 import { createRateLimitStore } from "@/server/store/rate-limits";
 import { sendJson } from "./send-json";
@@ -68,6 +69,8 @@ export interface ServerOptions {
   redisUrl?: string;
   /** Email notifications through this mail server (QUIRE_SMTP_URL and friends); default: no email. */
   email?: NotificationEmailOptions;
+  /** What outbound requests (webhooks, OAuth client metadata) may reach (config.outbound); default: public https only. */
+  outbound?: OutboundSettings;
 }
 
 export interface RunningServer {
