@@ -6,6 +6,21 @@ import { hasSecretTokenShape } from "@/server/auth/secret-tokens";
 import type { Principal } from "@/server/policies/access";
 import { getMembership, useApiToken } from "@/server/store/accounts";
 
+/**
+ * The agent behind an action made with an agent's credential: an API token
+ * (named by its label) or an OAuth client (named by its client name). History
+ * records it beside the person it acts for ("Claude via Olivia Owner").
+ */
+export interface AgentIdentity {
+  kind: "api_token" | "oauth_client";
+  /** The token's or the client's id. */
+  id: string;
+  name: string;
+}
+
+/** What an API token without a label is called in history. */
+export const UNNAMED_API_TOKEN = "API token";
+
 export interface Actor {
   userId: string;
   workspaceId: string;
@@ -15,6 +30,8 @@ export interface Actor {
    * CLI) is the person; an API token is an agent on MCP and tRPC alike.
    */
   principal: Principal;
+  /** The agent acting for the person (an API token, an OAuth client); null for the person themselves. */
+  agent: AgentIdentity | null;
 }
 
 /**
@@ -25,7 +42,7 @@ export interface Actor {
 export async function actorForUser(db: Database, userId: string, principal: Actor["principal"]): Promise<Actor | null> {
   const membership = await getMembership(db, userId);
   if (!membership) return null;
-  return { userId, workspaceId: membership.workspaceId, role: membership.role, principal };
+  return { userId, workspaceId: membership.workspaceId, role: membership.role, principal, agent: null };
 }
 
 /**
@@ -36,5 +53,11 @@ export async function actorForUser(db: Database, userId: string, principal: Acto
 export async function actorForApiToken(db: Database, token: string, now: Date): Promise<Actor | null> {
   if (!hasSecretTokenShape(token, API_TOKEN_PREFIX)) return null;
   const used = await useApiToken(db, hashApiToken(token), now);
-  return used?.membership ? { userId: used.userId, ...used.membership, principal: "agent" } : null;
+  if (!used?.membership) return null;
+  return {
+    userId: used.userId,
+    ...used.membership,
+    principal: "agent",
+    agent: { kind: "api_token", id: used.tokenId, name: used.label ?? UNNAMED_API_TOKEN },
+  };
 }

@@ -173,7 +173,7 @@ export async function createInviteFromCli(
   const raw: unknown = { action: "create_invite", ...input };
   return runTool(
     workspaceTool,
-    { db, actor: { userId: ownerId, workspaceId, role: "owner", principal: "person" }, clock: () => now, baseUrl },
+    { db, actor: { userId: ownerId, workspaceId, role: "owner", principal: "person", agent: null }, clock: () => now, baseUrl },
     raw,
   ) as Promise<WorkspaceResults["create_invite"]>;
 }

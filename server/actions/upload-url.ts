@@ -270,7 +270,14 @@ async function holderAccess(db: Database, target: DownloadTarget, now: Date): Pr
   if (target.principal === "share") return shareLinkHolderAccess(db, target.shareLinkId, target.documentId, now);
   const membership = await getMembership(db, target.userId);
   if (!membership) return null;
-  const actor: Actor = { userId: target.userId, workspaceId: membership.workspaceId, role: membership.role, principal: target.principal };
+  // Reading asks only who the person is and whether an agent holds the link, not which agent.
+  const actor: Actor = {
+    userId: target.userId,
+    workspaceId: membership.workspaceId,
+    role: membership.role,
+    principal: target.principal,
+    agent: null,
+  };
   return openDocument(db, actor, target.documentId, "read");
 }
 

@@ -113,6 +113,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 interface LiveToken {
   tokenId: string;
+  label: string | null;
   userId: string;
   membership: { workspaceId: string; role: Role };
   expiresAt: Date | null;
@@ -131,13 +132,14 @@ export async function useApiToken(
   tx: Tx,
   tokenHash: string,
   now: Date,
-): Promise<{ tokenId: string; userId: string; membership: { workspaceId: string; role: Role } | null } | undefined> {
+): Promise<{ tokenId: string; label: string | null; userId: string; membership: { workspaceId: string; role: Role } | null } | undefined> {
   const since = liveTokens.begin();
   let token = liveTokens.get(tokenHash);
   if (!token) {
     const [row] = await tx
       .select({
         tokenId: apiTokens.id,
+        label: apiTokens.label,
         userId: apiTokens.userId,
         lastUsedAt: apiTokens.lastUsedAt,
         expiresAt: apiTokens.expiresAt,
@@ -150,7 +152,7 @@ export async function useApiToken(
       .orderBy(asc(memberships.createdAt))
       .limit(1);
     if (!row) return undefined;
-    if (!row.workspaceId || !row.role) return { tokenId: row.tokenId, userId: row.userId, membership: null };
+    if (!row.workspaceId || !row.role) return { tokenId: row.tokenId, label: row.label, userId: row.userId, membership: null };
     token = liveTokens.set(tokenHash, { ...row, membership: { workspaceId: row.workspaceId, role: row.role } }, since);
   }
   if (token.expiresAt && token.expiresAt.getTime() <= now.getTime()) return undefined;
@@ -158,7 +160,7 @@ export async function useApiToken(
     await tx.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, token.tokenId));
     token = liveTokens.set(tokenHash, { ...token, lastUsedAt: now }, since);
   }
-  return { tokenId: token.tokenId, userId: token.userId, membership: token.membership };
+  return { tokenId: token.tokenId, label: token.label, userId: token.userId, membership: token.membership };
 }
 
 /** The ids among `userIds` that are not members of the workspace. */
