@@ -10,6 +10,26 @@ export const BENCH_SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres
 export async function scratchDatabase(name: string): Promise<{ database: DatabaseHandle; drop(): Promise<void> }> {
   const admin = postgres(BENCH_SERVER_URL, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database "${name}"`);
+  return openMigrated(name, async () => {
+    await admin.unsafe(`drop database if exists "${name}" with (force)`);
+    await admin.end();
+  });
+}
+
+/**
+ * A database kept between runs (a bench's seeded corpus, to rerun its measurements without seeding again): created
+ * and migrated when missing; `created` says whether it was. `drop` only closes it.
+ */
+export async function keptDatabase(name: string): Promise<{ database: DatabaseHandle; created: boolean; drop(): Promise<void> }> {
+  const admin = postgres(BENCH_SERVER_URL, { max: 1, onnotice: () => {} });
+  const [existing] = await admin`select 1 from pg_database where datname = ${name}`;
+  if (!existing) await admin.unsafe(`create database "${name}"`);
+  await admin.end();
+  const opened = await openMigrated(name, async () => {});
+  return { ...opened, created: !existing };
+}
+
+async function openMigrated(name: string, dropped: () => Promise<void>): Promise<{ database: DatabaseHandle; drop(): Promise<void> }> {
   const url = new URL(BENCH_SERVER_URL);
   url.pathname = `/${name}`;
   const database = await openDatabase({ url: url.toString() });
@@ -18,8 +38,7 @@ export async function scratchDatabase(name: string): Promise<{ database: Databas
     database,
     async drop() {
       await database.close();
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.end();
+      await dropped();
     },
   };
 }

@@ -13,6 +13,8 @@
  *   BENCH_SECTIONS=20      sections per document
  *   BENCH_QUERIES=400      measured searches (after 40 warm-up searches)
  *   BENCH_JSON=path        also write the results as JSON
+ *   BENCH_DATABASE=name    keep the seeded corpus in this database: seeded and indexed on the first run, reused
+ *                          (not seeded, not dropped) by the next ones; drop it yourself when done
  *
  * Seeding goes straight through the store (createDocument, four at a time),
  * not through the indexer, so the index is then built by `reindexAll` (what
@@ -39,7 +41,7 @@ import { createObjectStore } from "@/server/storage";
 import { createDocument } from "@/server/store/commit-to-branch";
 import { queryRows } from "@/server/store/db";
 import { reindexAll } from "@/server/store/search-index";
-import { scratchDatabase } from "./scratch-database";
+import { keptDatabase, scratchDatabase } from "./scratch-database";
 
 const DOCUMENTS = Number(process.env.BENCH_DOCUMENTS ?? 10_000);
 const SECTIONS = Number(process.env.BENCH_SECTIONS ?? 20);
@@ -83,8 +85,8 @@ const cumulative = (() => {
   let sum = 0;
   return weights.map((w) => (sum += w / total));
 })();
-function zipfWord(): string {
-  const x = random();
+function zipfWord(draw: () => number = random): string {
+  const x = draw();
   let lo = 0;
   let hi = cumulative.length - 1;
   while (lo < hi) {
@@ -105,8 +107,12 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 
 const QUERY_CLASSES = ["one word", "two words", "prefix", "phrase", "typo"] as const;
 
-/** The query mix, in QUERY_CLASSES order repeating: query i is of class i % 5. */
+/**
+ * The query mix, in QUERY_CLASSES order repeating: query i is of class i % 5. Drawn with a generator of its own, so a
+ * run on a kept corpus (BENCH_DATABASE, no seeding) asks the same queries as a run that seeds.
+ */
 function queryMix(count: number): string[] {
+  const random = generator(2_024);
   const rare = () => vocabulary[200 + Math.floor(random() * (VOCABULARY - 200))]!;
   const queries: string[] = [];
   for (let i = 0; i < count; i++) {
@@ -115,7 +121,7 @@ function queryMix(count: number): string[] {
         queries.push(rare());
         break;
       case 1:
-        queries.push(`${rare()} ${zipfWord()}`);
+        queries.push(`${rare()} ${zipfWord(random)}`);
         break;
       case 2:
         queries.push(rare().slice(0, 5));
@@ -133,9 +139,66 @@ function queryMix(count: number): string[] {
   return queries;
 }
 
+/** Seeds the corpus through the store and builds the index with `reindexAll` (timed), into the report. */
+async function seedCorpus(
+  db: Awaited<ReturnType<typeof scratchDatabase>>["database"]["db"],
+  report: Record<string, unknown>,
+  owner: { workspaceId: string; authorId: string },
+): Promise<void> {
+  let seeded = 0;
+  const seedStarted = performance.now();
+  const seedOne = async (n: number) => {
+    const sections = Array.from({ length: SECTIONS }, (_, s) => ({
+      sectionId: randomUUID(),
+      version: newSectionVersion(`${zipfWord()} ${zipfWord()} ${s + 1}`, [{ blockType: "text", text: sectionText() }]),
+    }));
+    await db.transaction((tx) =>
+      createDocument(
+        tx,
+        {
+          documentId: randomUUID(),
+          workspaceId: owner.workspaceId,
+          authorId: owner.authorId,
+          path: `area-${n % 50}/${vocabulary[n % VOCABULARY]}-${n}`,
+          name: `${zipfWord()} ${zipfWord()} ${n}`,
+          description: null,
+          message: "Seed",
+          now: new Date(),
+        },
+        async () => sections,
+      ),
+    );
+    seeded += 1;
+    if (seeded % 1000 === 0) console.log(`  seeded ${seeded} documents (${((performance.now() - seedStarted) / 1000).toFixed(0)} s)`);
+  };
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < DOCUMENTS) await seedOne(next++);
+    }),
+  );
+  report.seedSeconds = (performance.now() - seedStarted) / 1000;
+
+  const indexStarted = performance.now();
+  const indexed = await reindexAll(db);
+  report.reindexSeconds = (performance.now() - indexStarted) / 1000;
+  report.indexedSections = indexed.sections;
+  await db.execute(sql`analyze`);
+  const [size] = await queryRows<{ bytes: string }>(
+    db,
+    sql`select (pg_total_relation_size('search_sections') + pg_total_relation_size('search_heads') + pg_total_relation_size('search_words'))::text as bytes`,
+  );
+  report.indexMegabytes = Math.round(Number(size?.bytes ?? 0) / 1e6);
+  console.log(
+    `seeded ${DOCUMENTS} documents × ${SECTIONS} sections in ${(report.seedSeconds as number).toFixed(0)} s; reindex ${indexed.branches} heads, ${indexed.sections} sections in ${(report.reindexSeconds as number).toFixed(1)} s; index ${report.indexMegabytes} MB`,
+  );
+}
+
 async function main(): Promise<void> {
-  const name = `quire_bench_search_${randomBytes(4).toString("hex")}`;
-  const scratch = await scratchDatabase(name);
+  const kept = process.env.BENCH_DATABASE;
+  const scratch = kept
+    ? await keptDatabase(kept)
+    : { ...(await scratchDatabase(`quire_bench_search_${randomBytes(4).toString("hex")}`)), created: true };
   const { database } = scratch;
   const { db } = database;
   const report: Record<string, unknown> = { documents: DOCUMENTS, sectionsPerDocument: SECTIONS, at: new Date().toISOString() };
@@ -147,56 +210,16 @@ async function main(): Promise<void> {
       .join(" ")}`,
   );
   try {
-    const owner = await addUser(db, { email: "bench@example.test", name: "Bench Owner", password: "correct horse battery" }, new Date());
+    if (scratch.created) {
+      const owner = await addUser(db, { email: "bench@example.test", name: "Bench Owner", password: "correct horse battery" }, new Date());
+      await seedCorpus(db, report, { workspaceId: owner.workspaceId, authorId: owner.user.id });
+    } else {
+      const [held] = await queryRows<{ n: number }>(db, sql`select count(*)::int as n from documents`);
+      if (held?.n !== DOCUMENTS)
+        throw new Error(`BENCH_DATABASE ${kept} holds ${held?.n} documents, not ${DOCUMENTS}: drop it to seed again`);
+      console.log(`reusing the corpus in ${kept} (${DOCUMENTS} documents)`);
+    }
     const { token } = await issueApiToken(db, { email: "bench@example.test", label: "bench" }, new Date());
-
-    let seeded = 0;
-    const seedStarted = performance.now();
-    const seedOne = async (n: number) => {
-      const sections = Array.from({ length: SECTIONS }, (_, s) => ({
-        sectionId: randomUUID(),
-        version: newSectionVersion(`${zipfWord()} ${zipfWord()} ${s + 1}`, [{ blockType: "text", text: sectionText() }]),
-      }));
-      await db.transaction((tx) =>
-        createDocument(
-          tx,
-          {
-            documentId: randomUUID(),
-            workspaceId: owner.workspaceId,
-            authorId: owner.user.id,
-            path: `area-${n % 50}/${vocabulary[n % VOCABULARY]}-${n}`,
-            name: `${zipfWord()} ${zipfWord()} ${n}`,
-            description: null,
-            message: "Seed",
-            now: new Date(),
-          },
-          async () => sections,
-        ),
-      );
-      seeded += 1;
-      if (seeded % 1000 === 0) console.log(`  seeded ${seeded} documents (${((performance.now() - seedStarted) / 1000).toFixed(0)} s)`);
-    };
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        while (next < DOCUMENTS) await seedOne(next++);
-      }),
-    );
-    report.seedSeconds = (performance.now() - seedStarted) / 1000;
-
-    const indexStarted = performance.now();
-    const indexed = await reindexAll(db);
-    report.reindexSeconds = (performance.now() - indexStarted) / 1000;
-    report.indexedSections = indexed.sections;
-    await db.execute(sql`analyze`);
-    const [size] = await queryRows<{ bytes: string }>(
-      db,
-      sql`select (pg_total_relation_size('search_sections') + pg_total_relation_size('search_heads') + pg_total_relation_size('search_words'))::text as bytes`,
-    );
-    report.indexMegabytes = Math.round(Number(size?.bytes ?? 0) / 1e6);
-    console.log(
-      `seeded ${DOCUMENTS} documents × ${SECTIONS} sections in ${(report.seedSeconds as number).toFixed(0)} s; reindex ${indexed.branches} heads, ${indexed.sections} sections in ${(report.reindexSeconds as number).toFixed(1)} s; index ${report.indexMegabytes} MB`,
-    );
 
     const server = await startServer({ database, port: 0, host: "127.0.0.1", next: false, objectStore: createObjectStore(loadConfig()) });
     const client = new Client({ name: "quire-bench-search", version: "1.0.0" });

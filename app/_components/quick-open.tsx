@@ -12,7 +12,7 @@ import { useCallback, useEffect, useId, useRef, useState } from "react";
 import { createPortal } from "react-dom";
 import { toolCall } from "@/app/_lib/tool-call";
 import { useTRPCClient } from "@/app/_lib/trpc";
-import { hitHref, hitTitle, KIND_LABELS, type SearchResult, Snippet } from "@/app/search/hit";
+import { hitHref, hitTitle, KIND_LABELS, resultCount, type SearchResult, Snippet } from "@/app/search/hit";
 import { jumpTo } from "@/app/search/jump";
 import type { searchTool } from "@/server/actions/search";
 import "./quick-open.css";
@@ -206,7 +206,7 @@ function QuickOpenDialog({ onClose }: { onClose: () => void }) {
             <span>Nothing found for “{answer.query}”.</span>
           ) : (
             <span>
-              {answer.result.total === 1 ? "1 result" : `${answer.result.total.toLocaleString("en")} results`}
+              {resultCount(answer.result)}
               {answer.result.correctedTo ? ` for “${answer.result.correctedTo.join(" ")}”` : ""}.{" "}
               <a
                 href={allResults}

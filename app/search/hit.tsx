@@ -1,5 +1,5 @@
 /** How a search hit is shown and where it leads: shared by the search page and the quick-open palette. */
-import type { SearchHit, SearchSnippetPart } from "@/server/actions/search";
+import type { SearchHit, SearchResult, SearchSnippetPart } from "@/server/actions/search";
 
 export type { SearchHit, SearchResult } from "@/server/actions/search";
 
@@ -11,6 +11,12 @@ export const KIND_LABELS: Record<SearchHit["kind"], string> = {
 };
 
 /** The page a hit opens: the exact section on its branch (the document page anchors each section as #section-<id>). */
+/** "1 result", "12 results", or "1,000+ results" when the search counted only the first matches it found. */
+export function resultCount(result: Pick<SearchResult, "total" | "totalIsLowerBound">): string {
+  if (result.total === 1 && !result.totalIsLowerBound) return "1 result";
+  return `${result.total.toLocaleString("en")}${result.totalIsLowerBound ? "+" : ""} results`;
+}
+
 export function hitHref(hit: SearchHit): string {
   if (hit.kind === "merge_request" && hit.mergeRequestId) return `/merge-requests/${encodeURIComponent(hit.mergeRequestId)}`;
   const page = `/documents/${encodeURIComponent(hit.documentId)}?branch=${encodeURIComponent(hit.branchName)}`;

@@ -7,7 +7,7 @@ import { firstParam, type SearchParams, withQuery } from "@/app/_lib/search-para
 import { requireUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
 import { HitLink } from "./hit-link";
-import { hitHref, hitTitle, KIND_LABELS, type SearchHit, type SearchResult, Snippet } from "./hit";
+import { hitHref, hitTitle, KIND_LABELS, resultCount, type SearchHit, type SearchResult, Snippet } from "./hit";
 import "./search.css";
 
 export const metadata: Metadata = { title: "Search" };
@@ -121,7 +121,7 @@ function Results({ result, filters }: { result: SearchResult; filters: Record<st
   return (
     <>
       <p className="search-summary" role="status">
-        {result.total === 1 ? "1 result" : `${result.total.toLocaleString("en")} results`}
+        {resultCount(result)}
         {result.correctedTo ? (
           <>
             {" "}

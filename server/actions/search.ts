@@ -22,6 +22,7 @@ import {
   type SearchKind,
   type SearchTerms,
   documentsById,
+  SEARCH_MATCHES_PER_KIND,
   searchCandidates,
   searchMatchGroups,
   searchHitDetails,
@@ -92,8 +93,10 @@ export interface SearchHit {
 }
 
 export interface SearchResult {
-  /** Every match you may see, over all pages. */
+  /** Every match you may see, over all pages (of the matches read: see totalIsLowerBound). */
   total: number;
+  /** The query matched more than SEARCH_MATCHES_PER_KIND items of a kind: the first ones found were ranked and counted. */
+  totalIsLowerBound: boolean;
   hits: SearchHit[];
   nextCursor: string | null;
   /** When the query as typed found nothing: the indexed words searched instead (typo correction); else null. */
@@ -138,21 +141,21 @@ class AccessJudge {
 }
 
 /**
- * How many matches of `terms` the caller may see, and the judge that decided
- * it (documents and grants loaded once). Each group of matches is one
- * decision of server/access (searchMatchGroups).
+ * How many matches of `terms` the caller may see (of those read: `capped` when a kind had more), and the judge that
+ * decided it (documents and grants loaded once). Each group of matches is one decision of server/access
+ * (searchMatchGroups).
  */
 async function countVisible(
   ctx: ActionContext,
   terms: SearchTerms,
   filters: SearchFilters,
-): Promise<{ total: number; judge: AccessJudge }> {
-  const groups = await searchMatchGroups(ctx.db, terms, filters);
+): Promise<{ total: number; capped: boolean; judge: AccessJudge }> {
+  const { groups, capped } = await searchMatchGroups(ctx.db, terms, filters);
   const documentIds = [...new Set(groups.map((g) => g.documentId))];
   const [documents, grants] = await Promise.all([documentsById(ctx.db, documentIds), grantsFor(ctx.db, ctx.actor.userId, documentIds)]);
   const judge = new AccessJudge(ctx, documents, grants);
   const verdicts = await Promise.all(groups.map((g) => judge.visible(g)));
-  return { total: groups.reduce((sum, g, i) => sum + (verdicts[i] ? g.count : 0), 0), judge };
+  return { total: groups.reduce((sum, g, i) => sum + (verdicts[i] ? g.count : 0), 0), capped, judge };
 }
 
 /** The best `wanted` matches the caller may see, best first: the best matches, fetched in growing batches until enough are visible. */
@@ -242,6 +245,7 @@ async function search(ctx: ActionContext, input: SearchInput): Promise<SearchRes
   const next = offset.offset + limit;
   return {
     total,
+    totalIsLowerBound: counted.capped,
     hits,
     nextCursor: next < total ? encodeCursor({ offset: next, query: input.query }) : null,
     correctedTo,
@@ -253,9 +257,11 @@ export const searchTool = defineTool({
   description: [
     "Full-text search over everything you may read in the workspace: document names and paths, section names and text,",
     "comment threads and merge requests. Default: every document's default branch; `branchName` searches that branch instead.",
-    "Returns { total, hits: [{ kind, documentId, documentName, path, branchName, sectionId, sectionName, commentId,",
-    "mergeRequestId, title, snippet: [{ text, highlighted }], rank }], nextCursor, correctedTo }, best first. Read a hit's",
-    "section with `read` {documentId, branchName, sectionIds: [sectionId]}.",
+    "Returns { total, totalIsLowerBound, hits: [{ kind, documentId, documentName, path, branchName, sectionId, sectionName,",
+    "commentId, mergeRequestId, title, snippet: [{ text, highlighted }], rank }], nextCursor, correctedTo }, best first.",
+    `A query matching more than ${SEARCH_MATCHES_PER_KIND.toLocaleString("en")} items of one kind ranks the first ones found`,
+    "(totalIsLowerBound: true): add words or filters to narrow it. Read a hit's section with `read`",
+    "{documentId, branchName, sectionIds: [sectionId]}.",
   ].join(" "),
   input: searchInput,
   readOnly: true,

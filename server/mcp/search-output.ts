@@ -4,7 +4,10 @@ import { z } from "zod";
 const kind = z.enum(["document", "section", "comment", "merge_request"]);
 
 export const searchOutput = z.object({
-  total: z.number().describe("Every match you may see, over all pages."),
+  total: z.number().describe("Every match you may see, over all pages (a lower bound when totalIsLowerBound)."),
+  totalIsLowerBound: z
+    .boolean()
+    .describe("True when the query matched so many items that only the first ones found were ranked and counted: narrow it."),
   hits: z.array(
     z.object({
       kind,

@@ -62,7 +62,18 @@ function tsquery(terms: SearchTerms): SQL {
   return sql`(${whole} || (websearch_to_tsquery(${CONFIG}, ${beforePrefix}) && to_tsquery(${CONFIG}, ${`'${prefix}':*`})))`;
 }
 
-/** The matches of the terms under the filters, as one union of a select per kind wanted (null when none is). */
+/**
+ * How many matches of one kind a search reads at most. A query matching more (a common word, or a prefix or typo
+ * fallback that widens to tens of thousands of sections) ranks and counts the first this many found, so its cost has
+ * a ceiling; its total is then a lower bound (see searchMatchGroups). The plain path, every match read, costs
+ * seconds at 100,000 matches (bench/README.md, Search).
+ */
+export const SEARCH_MATCHES_PER_KIND = 1_000;
+
+/**
+ * The matches of the terms under the filters, as one union of a select per kind wanted (null when none is), each
+ * select reading at most SEARCH_MATCHES_PER_KIND + 1 matches (the one more tells that there were more).
+ */
 function matches(terms: SearchTerms, filters: SearchFilters, ranked: boolean): SQL | null {
   const query = tsquery(terms);
   // Counting needs no rank: ts_rank reads every match's whole tsvector.
@@ -126,10 +137,17 @@ function matches(terms: SearchTerms, filters: SearchFilters, ranked: boolean): S
       where m.workspace_id = ${filters.workspaceId} and ${branch} and ${headFilters("h")}
         and to_tsvector(${CONFIG}, m.title || ' ' || coalesce(m.description, '')) @@ ${query}`);
   }
-  return parts.length === 0 ? null : sql.join(parts, sql` union all `);
+  if (parts.length === 0) return null;
+  return sql.join(
+    parts.map((part) => sql`(${part} limit ${SEARCH_MATCHES_PER_KIND + 1})`),
+    sql` union all `,
+  );
 }
 
-/** The best `limit` matches of the terms under the filters, best first (ties in kind, document and section order). */
+/**
+ * The best `limit` matches of the terms under the filters, best first (ties in kind, document and section order):
+ * ranked among the matches read, the first SEARCH_MATCHES_PER_KIND + 1 of each kind.
+ */
 export async function searchCandidates(tx: Tx, terms: SearchTerms, filters: SearchFilters, limit: number): Promise<SearchCandidate[]> {
   const union = matches(terms, filters, true);
   if (union === null) return [];
@@ -162,21 +180,22 @@ export async function searchCandidates(tx: Tx, terms: SearchTerms, filters: Sear
   }));
 }
 
+/** The matches of a search in groups one access decision settles, and whether some kind had more than were read. */
+export interface SearchMatchGroups {
+  groups: Array<SearchCandidate & { count: number }>;
+  /** A kind matched more than SEARCH_MATCHES_PER_KIND: the groups hold the first ones found (a lower bound). */
+  capped: boolean;
+}
+
 /**
- * Every match of the terms under the filters, counted in groups that one
- * access decision settles: on the default branches, the matches of a document
- * whose sections carry no overrides of their own (a section's visibility
- * there is then the document's); every other match on its own (its section's
- * overrides, or another branch, where hiding at the default head is asked
- * per section).
+ * The matches of the terms under the filters (up to SEARCH_MATCHES_PER_KIND + 1 of each kind), counted in groups
+ * that one access decision settles: on the default branches, the matches of a document whose sections carry no
+ * overrides of their own (a section's visibility there is then the document's); every other match on its own (its
+ * section's overrides, or another branch, where hiding at the default head is asked per section).
  */
-export async function searchMatchGroups(
-  tx: Tx,
-  terms: SearchTerms,
-  filters: SearchFilters,
-): Promise<Array<SearchCandidate & { count: number }>> {
+export async function searchMatchGroups(tx: Tx, terms: SearchTerms, filters: SearchFilters): Promise<SearchMatchGroups> {
   const union = matches(terms, filters, false);
-  if (union === null) return [];
+  if (union === null) return { groups: [], capped: false };
   const perSection = sql`(${filters.branchName !== null} or default_permission is not null or ai_access is not null)`;
   const rows = await queryRows<{
     kind: SearchKind;
@@ -193,7 +212,9 @@ export async function searchMatchGroups(
       from (${union}) m
       group by 1, 2, 3, 4, 5, 6`,
   );
-  return rows.map((r) => ({
+  const perKind = new Map<SearchKind, number>();
+  for (const r of rows) perKind.set(r.kind, (perKind.get(r.kind) ?? 0) + Number(r.count));
+  const groups = rows.map((r) => ({
     kind: r.kind,
     documentId: r.document_id,
     branchName: r.branch_name,
@@ -206,6 +227,7 @@ export async function searchMatchGroups(
     position: 0,
     count: Number(r.count),
   }));
+  return { groups, capped: [...perKind.values()].some((count) => count > SEARCH_MATCHES_PER_KIND) };
 }
 
 /** Stands for any section of a group without overrides on a default branch (see searchMatchGroups). */

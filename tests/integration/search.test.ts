@@ -13,6 +13,7 @@ import { sql } from "drizzle-orm";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { SearchResult } from "@/server/actions/search";
+import { SEARCH_MATCHES_PER_KIND } from "@/server/store/search";
 import { reindexAll } from "@/server/store/search-index";
 import { text } from "../helpers/blocks";
 import { testDatabaseUrl } from "../helpers/database";
@@ -197,6 +198,38 @@ describe("filters and pages", () => {
       cursor = page.nextCursor;
     } while (cursor);
     expect(seen).toEqual(all.hits.map((h) => `${h.kind}:${h.documentId}:${h.sectionId}`));
+  });
+
+  test(`a query matching more than ${SEARCH_MATCHES_PER_KIND} items of a kind reads only that many: its total says it is a lower bound`, async () => {
+    const sections = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => ({ name: `Herd ${from + i}`, content: [text(`A dugong sighting, number ${from + i}.`)] }));
+    await server.callTool("documents", owner.userId, {
+      action: "create",
+      path: "sightings/log",
+      sections: sections(0, SEARCH_MATCHES_PER_KIND),
+    });
+    const exact = await searchMcp({ query: "dugong", kind: "section" });
+    expect(exact).toMatchObject({ total: SEARCH_MATCHES_PER_KIND, totalIsLowerBound: false });
+
+    await server.callTool("documents", owner.userId, {
+      action: "create",
+      path: "sightings/more",
+      sections: sections(SEARCH_MATCHES_PER_KIND, 5),
+    });
+    const capped = await searchMcp({ query: "dugong", kind: "section", limit: 50 });
+    expect(capped.totalIsLowerBound).toBe(true);
+    expect(capped.total).toBe(SEARCH_MATCHES_PER_KIND + 1);
+    // Counted and ranked from the same matches: the pages hold exactly `total` hits, each once.
+    const seen = new Set(capped.hits.map((h) => h.sectionId));
+    for (let cursor = capped.nextCursor; cursor !== null; ) {
+      const page: SearchResult = await searchMcp({ query: "dugong", kind: "section", limit: 50, cursor });
+      expect(page).toMatchObject({ total: capped.total, totalIsLowerBound: true });
+      for (const hit of page.hits) seen.add(hit.sectionId);
+      cursor = page.nextCursor;
+    }
+    expect(seen.size).toBe(capped.total);
+    // Another kind is read on its own allowance: the document matching by its path is still found.
+    expect((await searchMcp({ query: "sightings", kind: "document" })).total).toBe(2);
   });
 });
 
