@@ -7,7 +7,7 @@ import { type DatabaseHandle, openDatabase } from "@/db/client";
 
 export const BENCH_SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
-export async function scratchDatabase(name: string): Promise<{ database: DatabaseHandle; drop(): Promise<void> }> {
+export async function scratchDatabase(name: string): Promise<{ database: DatabaseHandle; url: string; drop(): Promise<void> }> {
   const admin = postgres(BENCH_SERVER_URL, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database "${name}"`);
   return openMigrated(name, async () => {
@@ -36,6 +36,7 @@ async function openMigrated(name: string, dropped: () => Promise<void>): Promise
   await database.migrate();
   return {
     database,
+    url: url.toString(),
     async drop() {
       await database.close();
       await dropped();
