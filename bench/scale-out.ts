@@ -527,13 +527,11 @@ async function main(): Promise<void> {
     (await admin<Array<{ pid: number }>>`select pid from pg_stat_activity where datname = ${name} and pid <> pg_backend_pid()`).map(
       (r) => r.pid,
     );
-  const profileEnv: Record<string, string> = process.env.BENCH_PROFILE_DIR
-    ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}` }
-    : {};
+  const nodeArgs = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   // One after the other: two at once may not start within the helper's 30 s on a busy box.
   const quire = [
-    await startQuireProcess({ databaseUrl, redisUrl: REDIS_URL, env: profileEnv }),
-    await startQuireProcess({ databaseUrl, redisUrl: REDIS_URL, env: profileEnv }),
+    await startQuireProcess({ databaseUrl, redisUrl: REDIS_URL, nodeArgs }),
+    await startQuireProcess({ databaseUrl, redisUrl: REDIS_URL, nodeArgs }),
   ];
   const reference = process.env.BENCH_SKIP_REFERENCE ? null : await startReference();
   try {

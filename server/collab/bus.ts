@@ -1,28 +1,45 @@
 /**
- * Rooms across processes (QUIRE_REDIS_URL): every stored update and every
+ * Rooms across processes (QUIRE_REDIS_URL): every update and every
  * awareness change of a section room is published on one Redis channel and
  * applied by the processes that have that section open; a Redis lock lets
  * one process at a time compact a section's draft.
+ *
+ * Messages published in one turn of the event loop go out as one PUBLISH
+ * (one frame: the sender's id, then the messages), so an edit and its
+ * author's cursor, and the acknowledgements riding with them, cost one Redis
+ * command. A frame starts with the sender's 16-byte id: a process skips its
+ * own frames coming back before decoding anything.
  */
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
+import * as decoding from "lib0/decoding";
+import * as encoding from "lib0/encoding";
 import type { SectionKey } from "@/server/store/drafts";
 
 export interface BusMessage extends SectionKey {
   /**
-   * A Yjs update or awareness change of a section; "head-moved": the branch
+   * "update": a Yjs update of a section; "awareness": its presence change;
+   * "stored": the sender stored the updates it published before storing
+   * (`payload`: their sequence numbers, no key); "head-moved": the branch
    * head moved (no section, no payload); "catch-up": a process started, and
-   * its previous run may have died between storing updates and publishing
-   * them — every open room takes in what storage has (no key, no payload).
+   * its previous run may have died before storing or publishing updates —
+   * every open room takes in what storage has (no key, no payload).
    */
-  kind: "update" | "awareness" | "head-moved" | "catch-up";
+  kind: "update" | "awareness" | "stored" | "head-moved" | "catch-up";
   payload: Uint8Array;
+  /**
+   * An update published on arrival, before the sender stored it: its number
+   * in the sender (a later "stored" message names it) and its author. A
+   * receiver that never hears it was stored stores it itself (fan-out.ts).
+   */
+  unstored?: { seq: number; authorId: string | null };
 }
 
 export interface CollabBus {
+  /** Queues a message: the ones published in the same turn of the event loop go out together, in order. */
   publish(message: BusMessage): Promise<void>;
-  /** Receives other processes' messages (never this process's own); resolves to an unsubscribe. */
-  subscribe(onMessage: (message: BusMessage) => void): Promise<() => Promise<void>>;
+  /** Receives other processes' messages (never this process's own) with their sender's id; resolves to an unsubscribe. */
+  subscribe(onMessage: (message: BusMessage, sender: string) => void): Promise<() => Promise<void>>;
   /** Records who this process has connected to a branch's rooms (an empty list clears it). */
   setPresence(documentId: string, branchName: string, userIds: readonly string[]): Promise<void>;
   /** Users connected to a document's rooms in any process, per branch (entries not refreshed within PRESENCE_TTL_MS are ignored). */
@@ -38,25 +55,54 @@ const LOCK_MS = 60_000;
 export const PRESENCE_TTL_MS = 60_000;
 const presenceKey = (documentId: string) => `quire:presence:${documentId}`;
 
-/** Frame: JSON header line (sender, key, kind) + newline + the raw Yjs bytes. */
-function encode(sender: string, message: BusMessage): Buffer {
-  const header = JSON.stringify({ s: sender, d: message.documentId, b: message.branchName, c: message.sectionId, k: message.kind });
-  return Buffer.concat([Buffer.from(`${header}\n`), message.payload]);
+const KINDS: readonly BusMessage["kind"][] = ["update", "awareness", "stored", "head-moved", "catch-up"];
+const SENDER_BYTES = 16;
+/** An `unstored` update's author when it has none (a share-link visitor): user ids are UUIDs, never empty. */
+const NO_AUTHOR = "";
+
+/** Frame: the sender's 16 bytes, then per message its kind, key, payload and (an unstored update) its number and author. */
+export function encodeFrame(sender: Uint8Array, messages: readonly BusMessage[]): Buffer {
+  const encoder = encoding.createEncoder();
+  encoding.writeUint8Array(encoder, sender);
+  for (const message of messages) {
+    encoding.writeVarUint(encoder, KINDS.indexOf(message.kind) * 2 + (message.unstored ? 1 : 0));
+    encoding.writeVarString(encoder, message.documentId);
+    encoding.writeVarString(encoder, message.branchName);
+    encoding.writeVarString(encoder, message.sectionId);
+    encoding.writeVarUint8Array(encoder, message.payload);
+    if (message.unstored) {
+      encoding.writeVarUint(encoder, message.unstored.seq);
+      encoding.writeVarString(encoder, message.unstored.authorId ?? NO_AUTHOR);
+    }
+  }
+  return Buffer.from(encoding.toUint8Array(encoder));
 }
 
-function decode(frame: Buffer): { sender: string; message: BusMessage } | null {
-  const newline = frame.indexOf(10);
-  if (newline < 0) return null;
+/** The messages of a frame; null for bytes that are not one (nothing of a bad frame is applied). */
+export function decodeFrame(frame: Uint8Array): BusMessage[] | null {
   try {
-    const h = JSON.parse(frame.subarray(0, newline).toString("utf8")) as {
-      s: string;
-      d: string;
-      b: string;
-      c: string;
-      k: BusMessage["kind"];
-    };
-    const payload = new Uint8Array(frame.subarray(newline + 1));
-    return { sender: h.s, message: { documentId: h.d, branchName: h.b, sectionId: h.c, kind: h.k, payload } };
+    const decoder = decoding.createDecoder(frame);
+    decoding.readUint8Array(decoder, SENDER_BYTES);
+    const messages: BusMessage[] = [];
+    while (decoding.hasContent(decoder)) {
+      const tag = decoding.readVarUint(decoder);
+      const kind = KINDS[tag >> 1];
+      if (!kind) return null;
+      const message: BusMessage = {
+        kind,
+        documentId: decoding.readVarString(decoder),
+        branchName: decoding.readVarString(decoder),
+        sectionId: decoding.readVarString(decoder),
+        payload: decoding.readVarUint8Array(decoder),
+      };
+      if (tag & 1) {
+        const seq = decoding.readVarUint(decoder);
+        const authorId = decoding.readVarString(decoder);
+        message.unstored = { seq, authorId: authorId === NO_AUTHOR ? null : authorId };
+      }
+      messages.push(message);
+    }
+    return messages;
   } catch {
     return null;
   }
@@ -64,17 +110,33 @@ function decode(frame: Buffer): { sender: string; message: BusMessage } | null {
 
 export async function connectRedisBus(url: string): Promise<CollabBus> {
   const processId = randomUUID();
+  const senderBytes = Buffer.from(processId.replaceAll("-", ""), "hex");
   const publisher = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
   const subscriber = new Redis(url, { lazyConnect: true });
   await Promise.all([publisher.connect(), subscriber.connect()]);
+  /** This turn's messages, and the promise their PUBLISH settles. */
+  let batch: { messages: BusMessage[]; sent: Promise<void> } | null = null;
   return {
-    async publish(message) {
-      await publisher.publish(CHANNEL, encode(processId, message));
+    publish(message) {
+      if (!batch) {
+        const messages: BusMessage[] = [];
+        const sent = new Promise<void>((resolve, reject) =>
+          setImmediate(() => {
+            batch = null;
+            publisher.publish(CHANNEL, encodeFrame(senderBytes, messages)).then(() => resolve(), reject);
+          }),
+        );
+        batch = { messages, sent };
+      }
+      batch.messages.push(message);
+      return batch.sent;
     },
     async subscribe(onMessage) {
       const listener = (_channel: Buffer, frame: Buffer) => {
-        const decoded = decode(frame);
-        if (decoded && decoded.sender !== processId) onMessage(decoded.message);
+        // This process's own frame: skipped before anything is decoded.
+        if (frame.length >= SENDER_BYTES && senderBytes.equals(frame.subarray(0, SENDER_BYTES))) return;
+        const sender = frame.subarray(0, SENDER_BYTES).toString("hex");
+        for (const message of decodeFrame(frame) ?? []) onMessage(message, sender);
       };
       subscriber.on("messageBuffer", listener);
       await subscriber.subscribe(CHANNEL);

@@ -1,14 +1,34 @@
 /**
  * The rooms' traffic with other Quire processes (QUIRE_REDIS_URL, bus.ts):
- * stored updates and presence of open sections go out and come in, head
- * moves made here are announced, who is connected is shared, a compaction
- * takes a lock, and a starting process asks the others to catch up from
- * storage. Without a bus each process works alone and every call here is a
- * no-op (presence answers null: ask the rooms of this process).
+ * updates and presence of open sections go out and come in, head moves made
+ * here are announced, who is connected is shared, a compaction takes a lock,
+ * and a starting process asks the others to catch up from storage. Without a
+ * bus each process works alone and every call here is a no-op (presence
+ * answers null: ask the rooms of this process).
+ *
+ * A connection's update is published on arrival, beside its store rather
+ * than after it, so PostgreSQL's commit is not on the path to peers in other
+ * processes; "stored" follows once it is stored. A receiver keeps each such
+ * update until it hears "stored": one it never hears of (its sender died
+ * between publishing and storing) is stored by every receiver whose room of
+ * that section is open, after ORPHAN_AFTER_MS. Without that, an edit applied
+ * in a room here could be lost with its sender: its author's client,
+ * reconnecting here, finds the room already has it and hands nothing over.
+ * Storing an update twice is harmless (Yjs applies it once).
  */
 import type { DraftKey, SectionKey } from "@/server/store/drafts";
 import { branchKey } from "./branch-queue";
-import { type CollabBus, PRESENCE_TTL_MS } from "./bus";
+import { type BusMessage, type CollabBus, PRESENCE_TTL_MS } from "./bus";
+import type { PendingUpdate } from "./live-doc";
+
+/** An update another process published before storing it, not yet confirmed stored. */
+export interface UnconfirmedUpdate {
+  key: SectionKey;
+  update: Uint8Array;
+  authorId: string | null;
+  /** Date.now() when it arrived. */
+  at: number;
+}
 
 /** What arrives from other processes, for the rooms of this one to apply. */
 export interface FanOutHandlers {
@@ -16,20 +36,72 @@ export interface FanOutHandlers {
   headMoved(key: DraftKey): void;
   /** A process started: every open section takes in what storage has. */
   catchUp(): void;
-  /** Another process stored an update of a section (it is not this process's own). */
+  /** Another process applied an update of a section (it is not this process's own). */
   update(key: SectionKey, update: Uint8Array): void;
   awareness(key: SectionKey, update: Uint8Array): void;
+  /** Whether this process has the section's room open (its unconfirmed updates are its to store). */
+  isOpen(key: SectionKey): boolean;
+  /** Updates whose sender never said they were stored, for open rooms here: stored by this process. */
+  storeOrphaned(updates: readonly UnconfirmedUpdate[]): Promise<void>;
   /** Time to refresh this process's presence entries (they are ignored after PRESENCE_TTL_MS). */
   refreshPresence(): void;
 }
+
+/** A sender stores an update well within this (its durability window is milliseconds); one unconfirmed longer is an orphan. */
+export const ORPHAN_AFTER_MS = 15_000;
+/** "stored" goes out with the next message, or after this long when none comes. */
+const ACKNOWLEDGE_WITHIN_MS = 50;
 
 const sectionName = (key: SectionKey): string => `${branchKey(key)}\u0000${key.sectionId}`;
 
 const logFailure = (what: string) => (error: unknown) => console.error(`[quire] ${what} failed`, error);
 
+const NO_KEY = { documentId: "", branchName: "", sectionId: "" };
+
+/** Sequence numbers as a "stored" payload: a count, then each as a varint. */
+function encodeSeqs(seqs: readonly number[]): Uint8Array {
+  const bytes: number[] = [];
+  const put = (value: number) => {
+    let n = value;
+    while (n > 0x7f) {
+      bytes.push((n & 0x7f) | 0x80);
+      n = Math.floor(n / 128);
+    }
+    bytes.push(n);
+  };
+  put(seqs.length);
+  for (const seq of seqs) put(seq);
+  return Uint8Array.from(bytes);
+}
+
+function decodeSeqs(payload: Uint8Array): number[] {
+  let pos = 0;
+  const take = () => {
+    let value = 0;
+    let shift = 1;
+    for (;;) {
+      const b = payload[pos++];
+      if (b === undefined) throw new Error("truncated sequence numbers");
+      value += (b & 0x7f) * shift;
+      shift *= 128;
+      if (b < 0x80) return value;
+    }
+  };
+  const count = take();
+  return Array.from({ length: count }, take);
+}
+
 export class FanOut {
   /** Updates from other processes for sections this process is loading, by section. */
   private readonly arrivedWhileLoading = new Map<string, Uint8Array[]>();
+  /** Per sender, its updates published before storing, by number, until it says they are stored. */
+  private readonly unconfirmed = new Map<string, Map<number, UnconfirmedUpdate>>();
+  /** This process's updates published before storing: their numbers, until stored. */
+  private readonly published = new WeakMap<PendingUpdate, number>();
+  private nextSeq = 1;
+  /** Numbers of this process's updates stored since the last "stored" went out. */
+  private storedSeqs: number[] = [];
+  private acknowledgeTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly bus: CollabBus | undefined) {}
 
@@ -39,49 +111,143 @@ export class FanOut {
     if (!bus) return async () => {};
     const refresh = setInterval(() => handlers.refreshPresence(), PRESENCE_TTL_MS / 3);
     refresh.unref();
-    const unsubscribe = await bus.subscribe((message) => {
-      if (message.kind === "head-moved") return handlers.headMoved(message);
-      if (message.kind === "catch-up") return handlers.catchUp();
-      if (message.kind === "awareness") return handlers.awareness(message, message.payload);
-      // A section being loaded keeps what arrives meanwhile: it may be newer than what the load read.
-      this.arrivedWhileLoading.get(sectionName(message))?.push(message.payload);
-      handlers.update(message, message.payload);
-    });
+    const orphans = setInterval(() => void this.storeOrphans(handlers), ORPHAN_AFTER_MS / 3);
+    orphans.unref();
+    const unsubscribe = await bus.subscribe((message, sender) => this.receive(handlers, message, sender));
     // This process's previous run may have stored updates it never published: the other processes' rooms take them from storage.
-    void bus
-      .publish({ documentId: "", branchName: "", sectionId: "", kind: "catch-up", payload: new Uint8Array() })
-      .catch(logFailure("catch-up announcement"));
+    void bus.publish({ ...NO_KEY, kind: "catch-up", payload: new Uint8Array() }).catch(logFailure("catch-up announcement"));
     return async () => {
       clearInterval(refresh);
+      clearInterval(orphans);
+      this.flushAcknowledgements();
       await unsubscribe();
     };
   }
 
-  /** Collects the updates other processes publish for a section while `load` runs; resolves with what it loaded and them. */
+  private receive(handlers: FanOutHandlers, message: BusMessage, sender: string): void {
+    if (message.kind === "head-moved") handlers.headMoved(message);
+    else if (message.kind === "catch-up") handlers.catchUp();
+    else if (message.kind === "awareness") handlers.awareness(message, message.payload);
+    else if (message.kind === "stored") this.confirm(sender, message.payload);
+    else this.applyUpdate(handlers, message, sender);
+  }
+
+  /** A sender stored updates it published before: they are its to keep, no longer this process's to watch. */
+  private confirm(sender: string, payload: Uint8Array): void {
+    const waiting = this.unconfirmed.get(sender);
+    if (!waiting) return;
+    try {
+      for (const seq of decodeSeqs(payload)) waiting.delete(seq);
+    } catch {
+      return;
+    }
+    if (waiting.size === 0) this.unconfirmed.delete(sender);
+  }
+
+  private applyUpdate(handlers: FanOutHandlers, message: BusMessage, sender: string): void {
+    if (message.unstored) {
+      const waiting = this.unconfirmed.get(sender) ?? new Map<number, UnconfirmedUpdate>();
+      this.unconfirmed.set(sender, waiting);
+      const key = { documentId: message.documentId, branchName: message.branchName, sectionId: message.sectionId };
+      waiting.set(message.unstored.seq, { key, update: message.payload, authorId: message.unstored.authorId, at: Date.now() });
+    }
+    // A section being loaded keeps what arrives meanwhile: it may be newer than what the load read.
+    this.arrivedWhileLoading.get(sectionName(message))?.push(message.payload);
+    handlers.update(message, message.payload);
+  }
+
+  /** Stores, for rooms open here, the updates whose senders never said they stored them; forgets every such update. */
+  private async storeOrphans(handlers: FanOutHandlers): Promise<void> {
+    const cutoff = Date.now() - ORPHAN_AFTER_MS;
+    const orphans: UnconfirmedUpdate[] = [];
+    for (const [sender, waiting] of this.unconfirmed) {
+      for (const [seq, entry] of waiting) {
+        if (entry.at > cutoff) break;
+        waiting.delete(seq);
+        if (handlers.isOpen(entry.key)) orphans.push(entry);
+      }
+      if (waiting.size === 0) this.unconfirmed.delete(sender);
+    }
+    if (orphans.length > 0) await handlers.storeOrphaned(orphans).catch(logFailure("storing updates another process never stored"));
+  }
+
+  /**
+   * Collects the updates other processes publish for a section while `load`
+   * runs; resolves with what it loaded and them. Updates published before
+   * and not yet confirmed stored are among them: the load may not find them
+   * in storage yet.
+   */
   async whileLoading<T>(key: SectionKey, load: () => Promise<T>): Promise<{ loaded: T; arrived: Uint8Array[] }> {
+    const name = sectionName(key);
     const arrived: Uint8Array[] = [];
-    this.arrivedWhileLoading.set(sectionName(key), arrived);
+    for (const waiting of this.unconfirmed.values())
+      for (const entry of waiting.values()) if (sectionName(entry.key) === name) arrived.push(entry.update);
+    this.arrivedWhileLoading.set(name, arrived);
     try {
       return { loaded: await load(), arrived };
     } finally {
-      this.arrivedWhileLoading.delete(sectionName(key));
+      this.arrivedWhileLoading.delete(name);
     }
   }
 
   /** Tells the other processes a branch head moved here, so their open rooms of that branch follow it. */
   announceHeadMove(key: DraftKey): void {
-    void this.bus
-      ?.publish({ documentId: key.documentId, branchName: key.branchName, sectionId: "", kind: "head-moved", payload: new Uint8Array() })
-      .catch(logFailure("head-move announcement"));
+    this.send(
+      { documentId: key.documentId, branchName: key.branchName, sectionId: "", kind: "head-moved", payload: new Uint8Array() },
+      "head-move announcement",
+    );
   }
 
-  /** Tells the other processes of an update stored in a section's draft, so their open rooms of it apply it. */
+  /** Publishes a connection's update as it is applied here, before it is stored (`stored` says when it is). */
+  publishArrived(key: SectionKey, pending: PendingUpdate): void {
+    if (!this.bus) return;
+    const seq = this.nextSeq++;
+    this.published.set(pending, seq);
+    this.send(
+      { ...key, kind: "update", payload: pending.update, unstored: { seq, authorId: pending.authorId } },
+      "draft update announcement",
+    );
+  }
+
+  /**
+   * Updates of a section are stored: those published on arrival are
+   * confirmed to the other processes; the rest (computed and stored by the
+   * server) are published now.
+   */
+  stored(key: SectionKey, updates: readonly PendingUpdate[]): void {
+    if (!this.bus) return;
+    for (const pending of updates) {
+      const seq = this.published.get(pending);
+      if (seq === undefined) this.publishStored(key, pending.update);
+      else this.storedSeqs.push(seq);
+    }
+    if (this.storedSeqs.length > 0 && !this.acknowledgeTimer)
+      this.acknowledgeTimer = setTimeout(() => this.flushAcknowledgements(), ACKNOWLEDGE_WITHIN_MS);
+  }
+
+  /** Tells the other processes of an update already stored in a section's draft, so their open rooms of it apply it. */
   publishStored(key: SectionKey, update: Uint8Array): void {
-    void this.bus?.publish({ ...key, kind: "update", payload: update }).catch(logFailure("draft update announcement"));
+    this.send({ ...key, kind: "update", payload: update }, "draft update announcement");
   }
 
   publishAwareness(key: SectionKey, update: Uint8Array): void {
-    void this.bus?.publish({ ...key, kind: "awareness", payload: update }).catch(logFailure("presence announcement"));
+    this.send({ ...key, kind: "awareness", payload: update }, "presence announcement");
+  }
+
+  /** Publishes a message; "stored" for what was stored meanwhile rides along in the same frame. */
+  private send(message: BusMessage, what: string): void {
+    if (!this.bus) return;
+    this.flushAcknowledgements();
+    void this.bus.publish(message).catch(logFailure(what));
+  }
+
+  private flushAcknowledgements(): void {
+    if (this.acknowledgeTimer) clearTimeout(this.acknowledgeTimer);
+    this.acknowledgeTimer = null;
+    if (!this.bus || this.storedSeqs.length === 0) return;
+    const seqs = this.storedSeqs;
+    this.storedSeqs = [];
+    void this.bus.publish({ ...NO_KEY, kind: "stored", payload: encodeSeqs(seqs) }).catch(logFailure("stored confirmation"));
   }
 
   /** Records who this process has connected to a branch (an empty list clears it). */

@@ -5,8 +5,8 @@
  * and broadcast on arrival and handed to `store` in the background, in
  * arrival order; updates that arrive while a store runs are stored together
  * in the next one (group commit). Between arrival and store (the durability
- * window, measured by the rooms) an update lives in this process and in every
- * client that has it: y-websocket clients keep their edits and hand the
+ * window, measured by the rooms) an update lives in this process (and the
+ * others it was published to) and in every client that has it: y-websocket clients keep their edits and hand the
  * server whatever it lacks when they reconnect, so a server killed inside the
  * window loses an edit only if every client holding it went away too.
  */
@@ -54,7 +54,9 @@ export interface PendingUpdate {
 export interface LiveDocHooks {
   /** Makes connections' updates durable, in the background: they were applied and broadcast when they arrived. */
   store(updates: readonly PendingUpdate[]): Promise<void>;
-  /** Called with updates once they are durable (a connection's after `store`, a server-computed one at once): to publish them to other processes. Updates from other processes are never handed back. */
+  /** Called with an update as it is queued to be stored (applied and broadcast here): to publish it to other processes at once. */
+  queued?(pending: PendingUpdate): void;
+  /** Called with updates once they are durable (queued ones after `store`, a server-computed one at once). Updates from other processes are never handed back. */
   stored?(updates: readonly PendingUpdate[]): void;
   /** Storing failed: this doc holds updates that are not stored and takes no more; its owner closes the room, so clients reconnect and hand them over again. */
   failed?(error: unknown): void;
@@ -315,6 +317,7 @@ export class LiveDoc {
   /** Queues an applied update to be stored, pausing every connection while too much waits. */
   private enqueue(pending: PendingUpdate): void {
     this.queue.push(pending);
+    this.hooks.queued?.(pending);
     this.pendingBytes += pending.update.length;
     if (!this.paused && this.pendingBytes > (this.options.maxPendingBytes ?? Number.POSITIVE_INFINITY)) {
       this.paused = true;

@@ -22,7 +22,7 @@ import type { DatabaseHandle } from "@/db/client";
 import type { Authorizer, Credential } from "@/server/access/authorize";
 import { DomainError } from "@/server/core/errors";
 import { onAccessChanged } from "@/server/store/access-cache";
-import { type DraftKey, ensureDraft, type SectionKey, setDraftBase } from "@/server/store/drafts";
+import { appendDraftUpdates, type DraftKey, ensureDraft, type SectionKey, setDraftBase } from "@/server/store/drafts";
 import { onHeadMoved } from "@/server/store/head-moves";
 import { BranchQueue, branchKey } from "./branch-queue";
 import { BranchRoom } from "./branch-room";
@@ -112,6 +112,13 @@ export class CollabRooms implements DraftRooms {
         headMoved: (key) => void this.followHead(key, { announce: false }),
         catchUp: () => void this.catchUpAll(),
         update: (key, update) => this.sectionOf(key)?.applyRemote(update),
+        isOpen: (key) => this.sectionOf(key) !== undefined,
+        storeOrphaned: async (updates) => {
+          await appendDraftUpdates(
+            this.services.db,
+            updates.map((u) => ({ ...u.key, update: u.update, authorId: u.authorId })),
+          );
+        },
         awareness: (key, update) => this.sectionOf(key)?.live.applyRemoteAwareness(update),
         refreshPresence: () => {
           for (const room of this.rooms.values()) void this.fanOut.sharePresence(room.key, room.users());

@@ -2,7 +2,8 @@
  * One section's room: its live doc (live-doc.ts) loaded from the stored
  * draft, the connections editing it, and its draft in storage. Updates are
  * applied and broadcast on arrival and stored behind (the durability window
- * from arrival to stored is measured), then published to other processes;
+ * from arrival to stored is measured), and published to other processes on
+ * arrival too (fan-out.ts);
  * the log is compacted every COMPACT_AFTER_UPDATES updates and when the room
  * empties. A committed change reaches the doc as the change between two
  * versions (`rebase`), stored with the new base by compare-and-swap, so of
@@ -22,6 +23,9 @@ import type { RoomServices } from "./room-services";
 
 /** Compaction folds a section's log into its state once this many updates piled up (and when its room empties). */
 const COMPACT_AFTER_UPDATES = 500;
+/** A catch-up that finds storage without the edits an update hangs on looks again this often, this many times. */
+const CATCH_UP_RETRY_MS = 500;
+const CATCH_UP_RETRIES = 10;
 
 export class SectionRoom {
   readonly live: LiveDoc;
@@ -31,6 +35,8 @@ export class SectionRoom {
   private updatesSinceCompaction: number;
   /** A catch-up from storage is under way (one at a time is enough). */
   private catchingUp = false;
+  /** Catch-ups in a row that left the doc hanging on edits storage did not have yet. */
+  private catchUpRetries = 0;
 
   private constructor(
     private readonly services: RoomServices,
@@ -44,9 +50,9 @@ export class SectionRoom {
       [stored.state, ...stored.updates.map((u) => u.update)],
       {
         store: (updates) => this.store(updates),
-        stored: (updates) => {
-          for (const u of updates) services.fanOut.publishStored(key, u.update);
-        },
+        // To other processes on arrival, beside the store (fan-out.ts says how none is lost); confirmed once stored.
+        queued: (pending) => services.fanOut.publishArrived(key, pending),
+        stored: (updates) => services.fanOut.stored(key, updates),
         awarenessChanged: (update) => services.fanOut.publishAwareness(key, update),
         failed: (error) => {
           // Clients reconnect to the stored draft and hand over whatever it lacks, the unstored edits included.
@@ -139,6 +145,12 @@ export class SectionRoom {
       if (!stored) return;
       this.live.applyRemote(stored.state);
       for (const { update } of stored.updates) this.live.applyRemote(update);
+      // Updates are published before they are stored: what this one hangs on may be stored a moment later.
+      if (!this.live.lacksEdits) this.catchUpRetries = 0;
+      else if (this.catchUpRetries < CATCH_UP_RETRIES) {
+        this.catchUpRetries += 1;
+        setTimeout(() => void this.catchUp(), CATCH_UP_RETRY_MS).unref();
+      }
     } catch (error) {
       console.error("[quire] catching a room up from storage failed", error);
     } finally {

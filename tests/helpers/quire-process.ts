@@ -21,6 +21,8 @@ export async function startQuireProcess(options: {
   redisUrl?: string;
   /** More environment (QUIRE_SMTP_URL, …). */
   env?: Record<string, string>;
+  /** Node options NODE_OPTIONS may not carry (`--cpu-prof`, for the benches). */
+  nodeArgs?: string[];
 }): Promise<QuireProcess> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -33,7 +35,7 @@ export async function startQuireProcess(options: {
   };
   const child = spawn(
     process.execPath,
-    [path.join(projectRoot, "bin", "quire.js"), "serve", "--no-web", "--port", String(options.port ?? 0)],
+    [...(options.nodeArgs ?? []), path.join(projectRoot, "bin", "quire.js"), "serve", "--no-web", "--port", String(options.port ?? 0)],
     {
       env,
       cwd: projectRoot,
