@@ -3,14 +3,16 @@
  * clients connected to different processes edit one section and converge,
  * see each other's presence, and an API write to one process reaches an
  * editor on the other; a commit that hides a section reaches no reader on
- * the other process before the hiding does.
+ * the other process before the hiding does; an update published before it
+ * was stored is stored by the receivers when its sender never confirms it.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { encode } from "next-auth/jwt";
 import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { sessionCookieName } from "@/server/auth/web-session";
 import { connectRedisBus } from "@/server/collab/bus";
-import { appendDraftUpdates } from "@/server/store/drafts";
+import { ORPHAN_AFTER_MS } from "@/server/collab/fan-out";
+import { appendDraftUpdates, findSectionDraft } from "@/server/store/drafts";
 import * as Y from "yjs";
 import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../helpers/database";
@@ -215,4 +217,63 @@ test.skipIf(!testDatabaseUrl())(
     }
   },
   60_000,
+);
+
+test.skipIf(!testDatabaseUrl())(
+  "an update published before its store, whose sender died before storing it, is stored by the processes that applied it; a confirmed one is not",
+  async () => {
+    const [one] = processes as [QuireProcess, QuireProcess];
+    const created = await trpc(one.url, {
+      tool: "documents",
+      action: "create",
+      path: "shared/died-mid-store",
+      sections: [{ name: "Notes", content: [text("base")] }],
+    });
+    const key = { documentId: created.documentId as string, branchName: "main", sectionId: (created.sectionIds as string[])[0]! };
+    const watcher = await connectLive(one.url, roomName(key.documentId, key.branchName, key.sectionId), { token });
+    clients.push(watcher);
+    // Two clients' edits, each on the stored base alone (storage may hold either without the other).
+    const edit = (words: string) => {
+      const writer = new Y.Doc();
+      Y.applyUpdate(writer, Y.encodeStateAsUpdate(watcher.doc));
+      const before = Y.encodeStateVector(writer);
+      ((writer.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text).insert(4, words);
+      const update = Y.encodeStateAsUpdate(writer, before);
+      writer.destroy();
+      return update;
+    };
+    const confirmed = edit(" CONFIRMED");
+    const orphan = edit(" ORPHAN");
+    const bus = await connectRedisBus(REDIS_URL);
+    try {
+      // A process that publishes two edits on arrival, says it stored the first (it did not: nobody must store it for it), and dies.
+      await bus.publish({ ...key, kind: "update", payload: confirmed, unstored: { seq: 1, authorId: null } });
+      await bus.publish({ ...key, kind: "update", payload: orphan, unstored: { seq: 2, authorId: null } });
+      const seqs = new Uint8Array([1, 1]);
+      await bus.publish({ documentId: "", branchName: "", sectionId: "", kind: "stored", payload: seqs });
+      await waitFor(
+        () => watcher.text().toString().includes("CONFIRMED") && watcher.text().toString().includes("ORPHAN"),
+        5_000,
+        `both edits live: ${watcher.text().toString()}`,
+      );
+      const storedText = async () => {
+        const stored = await findSectionDraft(database.db, key);
+        const doc = new Y.Doc();
+        if (stored) for (const update of [stored.state, ...stored.updates.map((u) => u.update)]) Y.applyUpdate(doc, update);
+        const text = ((doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text).toString();
+        doc.destroy();
+        return text;
+      };
+      expect(await storedText()).toBe("base");
+      await new Promise((r) => setTimeout(r, ORPHAN_AFTER_MS));
+      // Storage gets the orphan (its author's client, reconnecting here, would find the room had it and hand nothing over).
+      const deadline = Date.now() + ORPHAN_AFTER_MS * 2;
+      while (!(await storedText()).includes("ORPHAN") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 500));
+      expect(await storedText()).toContain("ORPHAN");
+      expect(await storedText()).not.toContain("CONFIRMED");
+    } finally {
+      await bus.close();
+    }
+  },
+  90_000,
 );
