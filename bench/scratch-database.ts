@@ -20,7 +20,9 @@ export async function scratchDatabase(name: string): Promise<{ database: Databas
  * A database kept between runs (a bench's seeded corpus, to rerun its measurements without seeding again): created
  * and migrated when missing; `created` says whether it was. `drop` only closes it.
  */
-export async function keptDatabase(name: string): Promise<{ database: DatabaseHandle; created: boolean; drop(): Promise<void> }> {
+export async function keptDatabase(
+  name: string,
+): Promise<{ database: DatabaseHandle; url: string; created: boolean; drop(): Promise<void> }> {
   const admin = postgres(BENCH_SERVER_URL, { max: 1, onnotice: () => {} });
   const [existing] = await admin`select 1 from pg_database where datname = ${name}`;
   if (!existing) await admin.unsafe(`create database "${name}"`);
@@ -29,7 +31,10 @@ export async function keptDatabase(name: string): Promise<{ database: DatabaseHa
   return { ...opened, created: !existing };
 }
 
-async function openMigrated(name: string, dropped: () => Promise<void>): Promise<{ database: DatabaseHandle; drop(): Promise<void> }> {
+async function openMigrated(
+  name: string,
+  dropped: () => Promise<void>,
+): Promise<{ database: DatabaseHandle; url: string; drop(): Promise<void> }> {
   const url = new URL(BENCH_SERVER_URL);
   url.pathname = `/${name}`;
   const database = await openDatabase({ url: url.toString() });
