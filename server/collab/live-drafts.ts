@@ -227,10 +227,12 @@ class LiveDraftsService implements LiveDrafts {
     const [editorIds, connected] = await Promise.all([draftEditors(this.db, key), this.connected(key.documentId)]);
     // Nobody edited since the last commit or discard: the draft equals the head, with nothing to compare.
     const changedSections = editorIds.length === 0 ? [] : await this.changedSections(key, head);
+    // Edits undone back to the committed text leave nothing to commit: the status says what the text says, not who typed.
+    const uncommittedChanges = changedSections.length > 0;
     return {
       head,
-      uncommittedChanges: editorIds.length > 0,
-      editorIds,
+      uncommittedChanges,
+      editorIds: uncommittedChanges ? editorIds : [],
       connectedUserIds: connected.get(key.branchName) ?? [],
       changedSections,
     };

@@ -36,6 +36,11 @@ const storageKey = z
 
 const filename = z.string().min(1).max(255).describe("File name shown to readers.");
 
+/** What an image says in words: read aloud in its place and shown when it cannot load. */
+const imageAlt = z.string().max(2_000).optional().describe("Alternative text: what the image shows, for readers who cannot see it.");
+/** Shown under the image to every reader. */
+const imageCaption = z.string().max(2_000).optional().describe("Caption shown under the image.");
+
 const textBlock = z.strictObject({
   blockType: z.literal("text"),
   text: z
@@ -52,7 +57,8 @@ const imageBlock = z.discriminatedUnion("type", [
     type: z.literal("url"),
     mediaType: imageMediaType,
     url: httpUrl,
-    alt: z.string().max(2_000).optional().describe("Alternative text."),
+    alt: imageAlt,
+    caption: imageCaption,
   }),
   z.strictObject({
     blockType: z.literal("image"),
@@ -66,12 +72,16 @@ const imageBlock = z.discriminatedUnion("type", [
       .describe(
         `The image bytes, base64-encoded: at most ${MAX_BASE64_CHARS.toLocaleString("en")} characters (about 2.2 MB of image), and the whole call at most ${MAX_REQUEST_DESCRIPTION}. Upload larger images with \`upload_url\` and use a storage block.`,
       ),
+    alt: imageAlt,
+    caption: imageCaption,
   }),
   z.strictObject({
     blockType: z.literal("image"),
     type: z.literal("storage"),
     mediaType: imageMediaType,
     key: storageKey,
+    alt: imageAlt,
+    caption: imageCaption,
   }),
   z.strictObject({
     blockType: z.literal("image"),
@@ -118,7 +128,7 @@ const databaseEmbedBlock = z.strictObject({
 export const blockSchema = z
   .discriminatedUnion("blockType", [textBlock, imageBlock, documentBlock, csvBlock, fileBlock, databaseEmbedBlock])
   .describe(
-    "A content block. blockType text {text}; image type url {mediaType,url,alt?} | base64 {mediaType,data} | storage {mediaType,key} | file {path} (stdio proxy only); document type url {mediaType,url,filename}; csv type storage {mediaType,key,filename,headers,rowCount}; file type storage {mediaType,key,filename}; database_embed {databaseId}.",
+    "A content block. blockType text {text}; image type url {mediaType,url,alt?,caption?} | base64 {mediaType,data,alt?,caption?} | storage {mediaType,key,alt?,caption?} | file {path} (stdio proxy only); document type url {mediaType,url,filename}; csv type storage {mediaType,key,filename,headers,rowCount}; file type storage {mediaType,key,filename}; database_embed {databaseId}.",
   );
 
 export const contentSchema = z.array(blockSchema).max(MAX_BLOCKS_PER_SECTION).describe("Ordered content blocks of a section.");

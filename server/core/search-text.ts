@@ -52,7 +52,7 @@ function blockWords(block: Block): string {
     case "text":
       return textBlockWords(block.text);
     case "image":
-      return block.type === "url" ? (block.alt ?? "") : "";
+      return block.type === "file" ? "" : [block.alt, block.caption].filter(Boolean).join(" ");
     case "document":
     case "file":
       return block.filename;

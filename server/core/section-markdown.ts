@@ -27,14 +27,24 @@ export function base64ByteLength(data: string): number {
   return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }
 
+/** An image's alt text and caption as markdown writes them: `![alt](target "caption")`. */
+function imageMarkdown(alt: string | undefined, target: string, caption: string | undefined): string {
+  const escape = (text: string, special: RegExp) => text.replace(special, "\\$&").replace(/\s*\n\s*/g, " ");
+  return `![${escape(alt ?? "", /[\\[\]]/g)}](${target}${caption ? ` "${escape(caption, /[\\"]/g)}"` : ""})`;
+}
+
 function imageToMarkdown(block: Extract<Block, { blockType: "image" }>): string {
   switch (block.type) {
     case "url":
-      return `![${block.alt ?? ""}](${block.url})`;
+      return imageMarkdown(block.alt, block.url, block.caption);
     case "base64":
-      return `![image](data:${block.mediaType};base64,${block.data.slice(0, BASE64_PREVIEW_CHARS)}… (${base64ByteLength(block.data)} bytes))`;
+      return imageMarkdown(
+        block.alt ?? "image",
+        `data:${block.mediaType};base64,${block.data.slice(0, BASE64_PREVIEW_CHARS)}… (${base64ByteLength(block.data)} bytes)`,
+        block.caption,
+      );
     case "storage":
-      return `![image](storage:${block.key})`;
+      return imageMarkdown(block.alt ?? "image", `storage:${block.key}`, block.caption);
     case "file":
       // Only the stdio proxy accepts local files (it converts them to storage);
       // rendered anyway so the function is total.

@@ -102,6 +102,22 @@ describe.skipIf(!testDatabaseUrl())("draft status", () => {
     expect(after.headCommitId).not.toBe(asMember.headCommitId);
   }, 30_000);
 
+  test("edits undone back to the committed text leave nothing uncommitted, and nobody named as its editor", async () => {
+    const client = await live(server.url, roomName(documentId, "main", publicId), owner.token);
+    const statusUntil = async (wanted: boolean) => {
+      let status = await draftStatus(owner.userId);
+      for (const deadline = Date.now() + 5_000; status.uncommittedChanges !== wanted && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        status = await draftStatus(owner.userId);
+      }
+      return status;
+    };
+    client.text().insert(0, "Typo ");
+    expect(await statusUntil(true)).toMatchObject({ uncommittedChanges: true, changedSections: [{ sectionId: publicId, name: "Public" }] });
+    client.text().delete(0, "Typo ".length);
+    expect(await statusUntil(false)).toMatchObject({ uncommittedChanges: false, editors: [], changedSections: [] });
+  }, 30_000);
+
   test("onDraftChanged fires here for an edit made on another process, in a room open here", async () => {
     const room = roomName(documentId, "main", publicId);
     const here = await live(server.url, room, owner.token);

@@ -188,4 +188,25 @@ describe("sectionToMarkdown", () => {
     expect(md).toBe(`## S\n\n![image](data:image/gif;base64,${"A".repeat(16)}… (3000 bytes))\n`);
     expect(sectionToMarkdown(full)).toBe(sectionToMarkdown(structuredClone(full)));
   });
+
+  test("an image's alt text and caption are written as markdown's alt and title, escaped", () => {
+    const md = sectionToMarkdown({
+      name: "S",
+      content: [
+        {
+          blockType: "image",
+          type: "storage",
+          mediaType: "image/png",
+          key: "ws/1/team.png",
+          alt: "The team [2026]",
+          caption: 'Our "offsite"\nin May',
+        },
+        { blockType: "image", type: "url", mediaType: "image/png", url: "https://x.test/a.png", caption: "Q3" },
+      ],
+      defaultPermission: null,
+      aiAccess: null,
+      references: [],
+    });
+    expect(md).toBe(`## S\n\n![The team \\[2026\\]](storage:ws/1/team.png "Our \\"offsite\\" in May")\n\n![](https://x.test/a.png "Q3")\n`);
+  });
 });

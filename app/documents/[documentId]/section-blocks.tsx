@@ -105,24 +105,19 @@ function BlockView({ block, downloads }: { block: Block; downloads: Readonly<Rec
   }
 }
 
-/** An image block by where its bytes are. */
+/** An image block by where its bytes are, with its alt text and caption. */
 function ImageView({ block, downloads }: { block: Extract<Block, { blockType: "image" }>; downloads: Readonly<Record<string, string>> }) {
   switch (block.type) {
     case "url":
       return isHttpUrl(block.url) ? (
-        <figure className="block-image">
-          <img src={block.url} alt={block.alt ?? ""} loading="lazy" referrerPolicy="no-referrer" />
-          {block.alt ? <figcaption>{block.alt}</figcaption> : null}
-        </figure>
+        <ImageFigure src={block.url} alt={block.alt} caption={block.caption} external />
       ) : (
         <BlockNotice kind="Image" detail="link is not an http(s) URL and is not shown" />
       );
     case "base64": {
       const src = base64ImageSrc(block.mediaType, block.data);
       return src ? (
-        <figure className="block-image">
-          <img src={src} alt="" loading="lazy" />
-        </figure>
+        <ImageFigure src={src} alt={block.alt} caption={block.caption} />
       ) : (
         <BlockNotice kind="Image" detail="inline image data is not valid" />
       );
@@ -130,16 +125,23 @@ function ImageView({ block, downloads }: { block: Extract<Block, { blockType: "i
     case "storage": {
       const url = downloads[block.key];
       return url ? (
-        <figure className="block-image">
-          <img src={url} alt="" loading="lazy" />
-        </figure>
+        <ImageFigure src={url} alt={block.alt} caption={block.caption} />
       ) : (
-        <BlockNotice kind="Image" detail="stored image" note={NO_DOWNLOAD} />
+        <BlockNotice kind="Image" detail={block.alt || "stored image"} note={NO_DOWNLOAD} />
       );
     }
     case "file":
       return <BlockNotice kind="Image" detail={<code>{block.path}</code>} note="local file, not uploaded" />;
   }
+}
+
+function ImageFigure({ src, alt, caption, external }: { src: string; alt?: string; caption?: string; external?: boolean }) {
+  return (
+    <figure className="block-image">
+      <img src={src} alt={alt ?? ""} loading="lazy" {...(external ? { referrerPolicy: "no-referrer" as const } : {})} />
+      {caption ? <figcaption>{caption}</figcaption> : null}
+    </figure>
+  );
 }
 
 const markdownComponents: Components = {
