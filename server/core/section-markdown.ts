@@ -29,8 +29,8 @@ export function base64ByteLength(data: string): number {
 
 /** An image's alt text and caption as markdown writes them: `![alt](target "caption")`. */
 function imageMarkdown(alt: string | undefined, target: string, caption: string | undefined): string {
-  const escape = (text: string, special: RegExp) => text.replace(special, "\\$&").replace(/\s*\n\s*/g, " ");
-  return `![${escape(alt ?? "", /[\\[\]]/g)}](${target}${caption ? ` "${escape(caption, /[\\"]/g)}"` : ""})`;
+  const escaped = (text: string, special: RegExp) => text.replace(special, "\\$&").replace(/\s*\n\s*/g, " ");
+  return `![${escaped(alt ?? "", /[\\[\]]/g)}](${target}${caption ? ` "${escaped(caption, /[\\"]/g)}"` : ""})`;
 }
 
 function imageToMarkdown(block: Extract<Block, { blockType: "image" }>): string {
