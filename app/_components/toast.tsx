@@ -9,6 +9,9 @@
 import "./toast.css";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from "react";
 
+/** How long a notice stays unless told otherwise. */
+const TOAST_SHOWN_MS = 8_000;
+
 export interface ToastNotice {
   message: string;
   action?: { label: string; run: () => Promise<string | null> };
@@ -23,12 +26,14 @@ export const useToast = () => useContext(ToastContext);
 export function ToastProvider({ children }: { children: ReactNode }) {
   const [shown, setShown] = useState<{ id: number; notice: ToastNotice } | null>(null);
   const show = useCallback((notice: ToastNotice) => setShown((last) => ({ id: (last?.id ?? 0) + 1, notice })), []);
+  // Stable, so the notice's timer is not restarted each time the page around it re-renders (it then never left).
+  const hide = useCallback(() => setShown(null), []);
   const value = useMemo(() => show, [show]);
   return (
     <ToastContext.Provider value={value}>
       {children}
       <div className="toast-region" role="status" aria-live="polite">
-        {shown ? <Toast key={shown.id} notice={shown.notice} onDone={() => setShown(null)} /> : null}
+        {shown ? <Toast key={shown.id} notice={shown.notice} onDone={hide} /> : null}
       </div>
     </ToastContext.Provider>
   );
@@ -36,7 +41,7 @@ export function ToastProvider({ children }: { children: ReactNode }) {
 
 function Toast({ notice, onDone }: { notice: ToastNotice; onDone: () => void }) {
   const [state, setState] = useState<{ kind: "shown" } | { kind: "pending" } | { kind: "error"; message: string }>({ kind: "shown" });
-  const duration = notice.durationMs ?? 8000;
+  const duration = notice.durationMs ?? TOAST_SHOWN_MS;
   useEffect(() => {
     if (state.kind !== "shown") return;
     const timer = window.setTimeout(onDone, duration);
