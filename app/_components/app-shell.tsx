@@ -5,6 +5,7 @@ import type { SessionUser } from "@/app/_lib/session";
 import { loadWorkspace } from "@/app/_lib/workspace";
 import { InboxBadge } from "./inbox-badge";
 import { QuickOpen } from "./quick-open";
+import { ShortcutSheet } from "./shortcut-sheet";
 import { SignOutButton } from "./sign-out-button";
 
 /** Header and content column shared by every signed-in page; the header names the user's workspace. */
@@ -30,6 +31,7 @@ export async function AppShell({ user, wide, children }: { user: SessionUser; wi
             <Link href="/settings/members">Settings</Link>
           </nav>
           <QuickOpen />
+          <ShortcutSheet />
           <div className="app-user">
             <InboxBadge />
             <span className="avatar" aria-hidden="true" title={`${user.name} (${user.email})`}>

@@ -24,7 +24,8 @@ const OUTLINE_ROOT = "outline";
 
 const sectionRoot = (doc: Y.Doc): Y.Map<unknown> => doc.getMap(SECTION_ROOT);
 
-function blockToY(block: Block): Y.Map<unknown> {
+/** A block as the shared map a section's list holds (the browser builds one the same way to move or restore a block). */
+export function blockToY(block: Block): Y.Map<unknown> {
   const map = new Y.Map<unknown>();
   for (const [field, value] of Object.entries(block)) {
     if (value === undefined) continue;

@@ -4,6 +4,7 @@ import { notFound } from "next/navigation";
 import { cache, type ReactNode } from "react";
 import { AppShell } from "@/app/_components/app-shell";
 import { failedPage } from "@/app/_components/error-panel";
+import { ToastProvider } from "@/app/_components/toast";
 import { shortId } from "@/app/_lib/format";
 import {
   attempt,
@@ -131,14 +132,16 @@ export default async function DocumentPage({ params, searchParams }: Props) {
         meta={{
           before: (
             <>
+              {/* Links to the sidebar's panels: on a phone the sidebar is below the whole document. */}
               {branchName ? (
-                <span className="branch-pill" title="Branch">
+                <a href="#branch-panel" className="branch-pill" title="Switch branch">
                   <BranchIcon /> {branchName}
-                </span>
+                </a>
               ) : null}
               <span>
                 {commit ? "commit" : "head"} <code>{shortId(doc.headCommitId)}</code>
               </span>
+              <a href="#history-panel">History</a>
             </>
           ),
           after: <AccessNote access={access} />,
@@ -146,21 +149,24 @@ export default async function DocumentPage({ params, searchParams }: Props) {
         renderSection={(section) => <SectionView key={section.sectionId} section={section} />}
         liveSections={
           live ? (
-            <LiveDocument
-              documentId={documentId}
-              branchName={branchName}
-              me={{ userId: user.id, name: user.name }}
-              canEdit={canEdit}
-              order={sections.map((s) => s.sectionId)}
-              resolvedCommentIds={sections.flatMap((s) => s.comments.filter((c) => c.status === "resolved").map((c) => c.commentId))}
-              sections={initialSections(sections, {
-                editsByDefault: canEdit,
-                editable: editsSection,
-                references: (section) => (
-                  <SectionReferences section={section} removableOn={editsSection(section) ? { documentId, branchName } : undefined} />
-                ),
-              })}
-            />
+            // One toast for the live page: Undo after a delete, what Commit did, a room's refusal.
+            <ToastProvider>
+              <LiveDocument
+                documentId={documentId}
+                branchName={branchName}
+                me={{ userId: user.id, name: user.name }}
+                canEdit={canEdit}
+                order={sections.map((s) => s.sectionId)}
+                resolvedCommentIds={sections.flatMap((s) => s.comments.filter((c) => c.status === "resolved").map((c) => c.commentId))}
+                sections={initialSections(sections, {
+                  editsByDefault: canEdit,
+                  editable: editsSection,
+                  references: (section) => (
+                    <SectionReferences section={section} removableOn={editsSection(section) ? { documentId, branchName } : undefined} />
+                  ),
+                })}
+              />
+            </ToastProvider>
           ) : undefined
         }
         asideTop={
@@ -278,7 +284,7 @@ function BranchPanel({
   const names = branches.ok ? sortBranches(branches.value).map((b) => ({ name: b.name, isDefault: b.isDefault })) : [];
   if (current !== null && !names.some((b) => b.name === current)) names.unshift({ name: current, isDefault: false });
   return (
-    <section className="panel" aria-labelledby="branch-panel-title">
+    <section className="panel" id="branch-panel" aria-labelledby="branch-panel-title">
       <h2 className="panel-title" id="branch-panel-title">
         Branch
       </h2>
@@ -325,7 +331,7 @@ function HistoryPanel({
   logCursor: string | undefined;
 }) {
   return (
-    <section className="panel" aria-labelledby="history-panel-title">
+    <section className="panel" id="history-panel" aria-labelledby="history-panel-title">
       <h2 className="panel-title" id="history-panel-title">
         History {branchName ? <span className="muted">on {branchName}</span> : null}
       </h2>

@@ -9,6 +9,7 @@ import { shortId } from "@/app/_lib/format";
 import type { DocumentRead, DocumentSection } from "@/app/_lib/quire";
 import { DocumentBody, PathBreadcrumb, referenceTitle, SectionFrame, sortedSections } from "@/app/documents/[documentId]/document-body";
 import { initialSections } from "@/app/documents/[documentId]/live/initial-sections";
+import { ToastProvider } from "@/app/_components/toast";
 import { LiveDocument } from "@/app/documents/[documentId]/live/live-document";
 
 export function SharedDocument({
@@ -60,19 +61,22 @@ export function SharedDocument({
       renderSection={(section) => <SharedSection key={section.sectionId} section={section} />}
       liveSections={
         doc.branchName && !doc.deleted ? (
-          <LiveDocument
-            documentId={doc.documentId}
-            branchName={doc.branchName}
-            me={null}
-            shareToken={shareToken}
-            canEdit={false}
-            order={sections.map((s) => s.sectionId)}
-            sections={initialSections(sections, {
-              editsByDefault: false,
-              editable: (section) => section.yourPermission === "edit",
-              references: (section) => <PlainReferences section={section} />,
-            })}
-          />
+          // The live page's notices (a room's refusal, Undo after removing a block) show in this toast.
+          <ToastProvider>
+            <LiveDocument
+              documentId={doc.documentId}
+              branchName={doc.branchName}
+              me={null}
+              shareToken={shareToken}
+              canEdit={false}
+              order={sections.map((s) => s.sectionId)}
+              sections={initialSections(sections, {
+                editsByDefault: false,
+                editable: (section) => section.yourPermission === "edit",
+                references: (section) => <PlainReferences section={section} />,
+              })}
+            />
+          </ToastProvider>
         ) : undefined
       }
       asideTop={aside}

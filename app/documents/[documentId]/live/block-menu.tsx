@@ -13,12 +13,13 @@
  */
 import Papa from "papaparse";
 import { useRouter } from "next/navigation";
-import { type KeyboardEvent, useEffect, useRef, useState } from "react";
+import { useRef, useState } from "react";
 import { useActionForm, InlineError } from "@/app/_components/action-form";
 import type { Block } from "@/server/core/blocks";
 import { DocumentLinkPicker } from "./document-links";
 import { mediaTypeOf, useUploadAsBlock } from "./image-drop";
 import type { RoomAddress } from "./live-room";
+import { MenuButton } from "./menu-button";
 import { useInsertBlock } from "./tools";
 
 type FileKind = "image" | "file" | "csv";
@@ -65,18 +66,10 @@ export function BlockMenu({
   const router = useRouter();
   const insertBlock = useInsertBlock();
   const uploadAsBlock = useUploadAsBlock();
-  const [open, setOpen] = useState(false);
   const [form, setForm] = useState<FormKind | null>(null);
   const [state, setState] = useState<{ kind: "idle" } | { kind: "pending" } | { kind: "error"; message: string }>({ kind: "idle" });
   const fileKind = useRef<FileKind>("file");
   const fileInput = useRef<HTMLInputElement>(null);
-  const toggle = useRef<HTMLButtonElement>(null);
-  const menu = useRef<HTMLDivElement>(null);
-
-  // Opening the menu puts focus on its first item (once: a re-render while it is open leaves focus where the keys moved it).
-  useEffect(() => {
-    if (open) menu.current?.querySelector<HTMLButtonElement>("[role=menuitem]")?.focus();
-  }, [open]);
 
   const finish = (error: string | null) => {
     setState(error ? { kind: "error", message: error } : { kind: "idle" });
@@ -87,12 +80,7 @@ export function BlockMenu({
     const result = await insertBlock(address, sectionId, block, afterIndex());
     finish(result.ok ? null : result.message);
   };
-  const close = () => {
-    setOpen(false);
-    toggle.current?.focus();
-  };
   const choose = (kind: (typeof KINDS)[number]["kind"]) => {
-    setOpen(false);
     if (kind === "text") void add({ blockType: "text", text: "" });
     else if (kind === "document" || kind === "database" || kind === "quire") setForm(kind);
     else {
@@ -102,59 +90,15 @@ export function BlockMenu({
       input.click();
     }
   };
-  const onMenuKey = (event: KeyboardEvent) => {
-    const items = [...(menu.current?.querySelectorAll<HTMLButtonElement>("[role=menuitem]") ?? [])];
-    const at = items.indexOf(document.activeElement as HTMLButtonElement);
-    const go = (index: number) => items[(index + items.length) % items.length]?.focus();
-    if (event.key === "ArrowDown") go(at + 1);
-    else if (event.key === "ArrowUp") go(at - 1);
-    else if (event.key === "Home") go(0);
-    else if (event.key === "End") go(items.length - 1);
-    else if (event.key === "Escape") close();
-    else return;
-    event.preventDefault();
-    event.stopPropagation();
-  };
 
   return (
     <div className="block-menu">
-      <button
-        ref={toggle}
-        type="button"
-        className="button button-small button-quiet"
-        aria-haspopup="menu"
-        aria-expanded={open}
+      <MenuButton
+        label={state.kind === "pending" ? "Adding…" : "+ Insert block"}
+        menuLabel="Insert block"
         disabled={state.kind === "pending"}
-        onClick={() => setOpen((shown) => !shown)}
-        onKeyDown={(event) => {
-          if (event.key === "ArrowDown" && !open) {
-            event.preventDefault();
-            setOpen(true);
-          }
-        }}
-      >
-        {state.kind === "pending" ? "Adding…" : "+ Insert block"}
-      </button>
-      {open ? (
-        <div
-          ref={menu}
-          className="block-menu-list"
-          data-overlay=""
-          role="menu"
-          aria-label="Insert block"
-          tabIndex={-1}
-          onKeyDown={onMenuKey}
-          onBlur={(event) => {
-            if (!event.currentTarget.contains(event.relatedTarget as Node | null) && event.relatedTarget !== toggle.current) setOpen(false);
-          }}
-        >
-          {KINDS.map(({ kind, label }) => (
-            <button key={kind} type="button" role="menuitem" tabIndex={-1} onClick={() => choose(kind)}>
-              {label}
-            </button>
-          ))}
-        </div>
-      ) : null}
+        items={KINDS.map(({ kind, label }) => ({ label, onSelect: () => choose(kind) }))}
+      />
       <input
         ref={fileInput}
         type="file"

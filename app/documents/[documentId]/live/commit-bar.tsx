@@ -5,13 +5,16 @@
  * subscription: the server sends it again when the draft changes, the head
  * moves or someone connects), and the commit bar built on it: which sections
  * changed, who edited, Commit with a suggested message, Discard with a
- * confirmation. A commit or discard by anyone clears the bar on every page.
+ * confirmation, pinned to the foot of the screen while there is anything to
+ * commit; Ctrl/⌘+S opens it. A commit or discard by anyone clears the bar on
+ * every page.
  */
 import { InlineError } from "@/app/_components/action-form";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useRouter } from "next/navigation";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useEffect, useRef, useState } from "react";
 import { ConfirmButton } from "@/app/_components/confirm-button";
+import { useToast } from "@/app/_components/toast";
 import { useTRPC } from "@/app/_lib/trpc";
 import type { DocumentsResults } from "@/server/actions/documents";
 import { useDocumentsTool } from "./tools";
@@ -32,18 +35,44 @@ function suggestedMessage(sections: DraftView["changedSections"]): string {
   return `Update ${sections.length} sections`;
 }
 
+/** What Commit says when the draft holds nothing: it never does nothing visible. */
+const NOTHING_TO_COMMIT = "Nothing to commit: the text is as it was at the last commit.";
+
+/** Ctrl+S on Windows and Linux, ⌘+S on a Mac: the browser's "save page", taken over to mean "commit". */
+const isSaveKey = (event: KeyboardEvent) =>
+  (event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && event.key.toLowerCase() === "s";
+
 export function CommitBar({ documentId, branchName, status }: { documentId: string; branchName: string; status: DraftView | null }) {
   const router = useRouter();
   const documents = useDocumentsTool();
+  const toast = useToast();
   const [message, setMessage] = useState("");
   const [touched, setTouched] = useState(false);
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const messageField = useRef<HTMLInputElement>(null);
   const suggestion = suggestedMessage(status?.changedSections ?? []);
   // The field follows the suggestion until the person writes their own.
   const shown = touched ? message : suggestion;
+  const uncommitted = status?.uncommittedChanges ?? false;
 
-  if (!status?.uncommittedChanges) {
+  // Ctrl/⌘+S anywhere on the page opens the commit box: the message, selected, ready to be confirmed with Enter or rewritten.
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (!isSaveKey(event)) return;
+      event.preventDefault();
+      if (!uncommitted) {
+        toast({ message: NOTHING_TO_COMMIT });
+        return;
+      }
+      messageField.current?.focus();
+      messageField.current?.select();
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [uncommitted, toast]);
+
+  if (!status || !uncommitted) {
     return <div className="commit-bar-slot" aria-live="polite" />;
   }
 
@@ -60,6 +89,7 @@ export function CommitBar({ documentId, branchName, status }: { documentId: stri
     setError(null);
     setTouched(false);
     setMessage("");
+    toast({ message: result.value.changed ? `Committed: ${result.value.message.split("\n")[0]}` : NOTHING_TO_COMMIT });
     router.refresh();
   };
 
@@ -90,7 +120,9 @@ export function CommitBar({ documentId, branchName, status }: { documentId: stri
           <label className="commit-message">
             <span className="visually-hidden">Commit message</span>
             <input
+              ref={messageField}
               name="message"
+              aria-keyshortcuts="Control+S Meta+S"
               value={shown}
               maxLength={1000}
               onChange={(event) => {

@@ -5,8 +5,9 @@
  * room; far away it leaves it. Before its room has synced it shows the
  * content the page was rendered with, laid out as the live view will be, so
  * nothing jumps when the room arrives. People who may edit get the name and
- * each text block as editors (Mod-Shift-P toggles a rendered preview of the
- * whole section) and may paste or drop images onto it; everyone else gets
+ * each text block as editors, every other block in a frame they can move or
+ * remove (block-controls.tsx; Mod-Shift-P toggles a rendered preview of the
+ * whole section), and may paste or drop images onto it; everyone else gets
  * the rendered view, kept live.
  */
 import {
@@ -32,11 +33,11 @@ import { commentTagTokens } from "@/server/core/comment-markup";
 import { readBlock, readName } from "../readable-content";
 import { SectionBlocks } from "../section-blocks";
 import { BlockBoundary, UnreadableName } from "../unreadable";
+import { BlockFrame, useBlockDrop } from "./block-controls";
 import { BlockMenu } from "./block-menu";
 import { blockIndexAt, useImageDrop } from "./image-drop";
 import { openRoom, REFUSAL_SHOWN_MS, type RoomAddress, useNearViewport } from "./live-room";
 import { SectionControls, startSectionDrag } from "./section-controls";
-import { SectionPermissions } from "./section-permissions";
 import type { PresenceHub, PresentUser } from "./presence";
 import { TextEditor } from "./text-editor";
 
@@ -243,6 +244,7 @@ export const LiveSection = memo(function LiveSection({
   const root = live?.doc.getMap("section");
   const nameText = root?.get("name");
   const blocks = root?.get("blocks");
+  const blockDrop = useBlockDrop(sectionId, blocks instanceof Y.Array ? blocks : null);
 
   return (
     <section
@@ -279,26 +281,20 @@ export const LiveSection = memo(function LiveSection({
             </span>
           ))}
           {editable ? (
-            <div className="section-tools">
-              <button
-                type="button"
-                className="button button-small button-quiet"
-                aria-pressed={preview}
-                aria-keyshortcuts="Control+Shift+P Meta+Shift+P"
-                title="Preview (Ctrl/⌘ + Shift + P)"
-                onClick={() => setPreview((shown) => !shown)}
-              >
-                {preview ? "Edit" : "Preview"}
-              </button>
-              <SectionControls address={address} sectionId={sectionId} index={index} count={count} />
-              <SectionPermissions address={address} sectionId={sectionId} />
-            </div>
+            <SectionControls
+              address={address}
+              sectionId={sectionId}
+              index={index}
+              count={count}
+              preview={preview}
+              onTogglePreview={() => setPreview((shown) => !shown)}
+            />
           ) : null}
         </div>
         {!section ? (
           <p className="muted empty-section">Loading section…</p>
         ) : editing ? (
-          <div className="blocks live-blocks">
+          <div className="blocks live-blocks" {...blockDrop}>
             {live && blocks instanceof Y.Array ? (
               blocks.toArray().map((block: unknown, index) => {
                 const text = textOf(block);
@@ -314,6 +310,10 @@ export const LiveSection = memo(function LiveSection({
                       {...(me ? { commentAuthorId: me.userId } : {})}
                     />
                   </BlockBoundary>
+                ) : block instanceof Y.Map ? (
+                  <BlockFrame key={blockKey(block, index)} sectionId={sectionId} blocks={blocks} block={block} index={index}>
+                    <SectionBlocks content={[plain(block)]} downloads={downloads} />
+                  </BlockFrame>
                 ) : (
                   <div key={blockKey(block, index)} data-block-index={index}>
                     <SectionBlocks content={[plain(block)]} downloads={downloads} />

@@ -1,6 +1,6 @@
 "use client";
 
-/** "New branch" from the branch being viewed: the server checks the name and access; the page then opens the new branch. */
+/** "New branch" from the branch being viewed: the server checks the name and access; the form then closes and the page opens the new branch. */
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { field, InlineError, useActionForm } from "@/app/_components/action-form";
@@ -13,7 +13,11 @@ export function NewBranchForm({ documentId, sourceBranch }: { documentId: string
   const documents = useDocumentsTool();
   const { pending, error, onSubmit } = useActionForm(
     (data) => documents({ action: "create_branch", documentId, branchName: field(data, "branchName").trim(), sourceBranch }),
-    (created) => router.push(`/documents/${encodeURIComponent(documentId)}?branch=${encodeURIComponent(created.branchName)}`),
+    (created) => {
+      // Done: the form closes and the page opens the new branch.
+      setOpen(false);
+      router.push(`/documents/${encodeURIComponent(documentId)}?branch=${encodeURIComponent(created.branchName)}`);
+    },
   );
   if (!open) {
     return (
@@ -23,11 +27,11 @@ export function NewBranchForm({ documentId, sourceBranch }: { documentId: string
     );
   }
   return (
-    <form className="new-branch-form" onSubmit={onSubmit}>
+    <form className="new-branch-form" onSubmit={onSubmit} aria-label="New branch">
       <label htmlFor="new-branch-name">New branch from {sourceBranch}</label>
-      <div className="button-row">
-        {/* biome-ignore lint/a11y/noAutofocus: the form opens on request, and the name is what comes next */}
-        <input id="new-branch-name" name="branchName" required maxLength={100} placeholder="e.g. spring-prices" autoFocus />
+      {/* biome-ignore lint/a11y/noAutofocus: the form opens on request, and the name is what comes next */}
+      <input id="new-branch-name" name="branchName" required maxLength={100} placeholder="e.g. spring-prices" autoFocus />
+      <div className="new-branch-actions">
         <button type="submit" className="button button-small button-primary" disabled={pending}>
           {pending ? "Creating…" : "Create"}
         </button>

@@ -2,16 +2,19 @@
 
 /**
  * The structure controls of the live document: beside each section a drag
- * handle, move up/down (the keyboard way to reorder), delete (at once, with
- * an Undo toast) and "Add section below"; add at the top and the end. Each
+ * handle, move up/down (the keyboard way to reorder) and a "⋯" menu with
+ * "Add section below", Preview, Permissions and Delete (at once, with an Undo
+ * toast); add at the top and the end. Each
  * goes through the `sections` tool; the outline room then shows the new
  * order to everyone.
  */
 import { useRouter } from "next/navigation";
 import { createContext, type DragEvent, type ReactNode, useContext, useState } from "react";
 import { field, InlineError, useActionForm } from "@/app/_components/action-form";
-import { ToastProvider, useToast } from "@/app/_components/toast";
+import { useToast } from "@/app/_components/toast";
 import type { RoomAddress } from "./live-room";
+import { MenuButton } from "./menu-button";
+import { SectionPermissions } from "./section-permissions";
 import { useDocumentsTool, useSectionsTool } from "./tools";
 
 /** The drag payload of a section being moved (not a file, so image drop ignores it). */
@@ -97,12 +100,12 @@ function useSectionDrop(address: RoomAddress, announce: (message: string) => voi
   };
 }
 
-/** Around the section list: where dragged sections drop, what the structure controls say, and the toast they speak through (Undo after a delete). */
+/** Around the section list: where dragged sections drop, and what the structure controls say. */
 export function SectionArrangement({ address, children }: { address: RoomAddress; children: ReactNode }) {
   const [announcement, setAnnouncement] = useState("");
   const drop = useSectionDrop(address, setAnnouncement);
   return (
-    <ToastProvider>
+    <>
       <AnnounceContext.Provider value={setAnnouncement}>
         <div className="section-list" {...drop.handlers}>
           {children}
@@ -116,26 +119,38 @@ export function SectionArrangement({ address, children }: { address: RoomAddress
           The section was not moved: {drop.error}
         </p>
       ) : null}
-    </ToastProvider>
+    </>
   );
 }
 
+/**
+ * A section's tools, one compact row: the drag grip, ↑ ↓ (the keyboard way to
+ * reorder) and "⋯", a menu holding the rest (Add section below, Preview,
+ * Permissions…, and Delete, last and out of the way). Add and Permissions
+ * open their form as a panel under the row, so the row never wraps.
+ */
 export function SectionControls({
   address,
   sectionId,
   index,
   count,
+  preview,
+  onTogglePreview,
 }: {
   address: RoomAddress;
   sectionId: string;
   index: number;
   count: number;
+  /** Whether the section is shown rendered (Ctrl/⌘+Shift+P) rather than in its editors. */
+  preview: boolean;
+  onTogglePreview: () => void;
 }) {
   const router = useRouter();
   const sections = useSectionsTool();
   const documents = useDocumentsTool();
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
+  const [panel, setPanel] = useState<"add" | "permissions" | null>(null);
   const toast = useToast();
   const announce = useContext(AnnounceContext);
   const { documentId, branchName } = address;
@@ -187,7 +202,7 @@ export function SectionControls({
     });
   };
   return (
-    <>
+    <div className="section-tools" data-testid="section-tools">
       <span
         className="drag-handle"
         draggable
@@ -204,6 +219,7 @@ export function SectionControls({
         disabled={pending || index === 0}
         onClick={(event) => move("up", event.currentTarget)}
         aria-label="Move section up"
+        title="Move section up"
       >
         ↑
       </button>
@@ -213,20 +229,53 @@ export function SectionControls({
         disabled={pending || index === count - 1}
         onClick={(event) => move("down", event.currentTarget)}
         aria-label="Move section down"
+        title="Move section down"
       >
         ↓
       </button>
-      <button type="button" className="button button-small button-danger-quiet" disabled={pending} onClick={remove}>
-        Delete
-      </button>
-      <AddSection address={address} position={index + 1} label="Add section below" />
+      <MenuButton
+        label="⋯"
+        buttonLabel="More section actions"
+        menuLabel="Section actions"
+        disabled={pending}
+        items={[
+          { label: "Add section below", onSelect: () => setPanel("add") },
+          { label: preview ? "Back to editing" : "Preview", onSelect: onTogglePreview },
+          { label: "Permissions…", onSelect: () => setPanel("permissions") },
+          { label: "Delete section", onSelect: remove, danger: true },
+        ]}
+      />
+      {panel === "add" ? (
+        <div className="section-tools-panel">
+          <AddSectionForm address={address} position={index + 1} onClose={() => setPanel(null)} />
+        </div>
+      ) : panel === "permissions" ? (
+        <div className="section-tools-panel">
+          <SectionPermissions address={address} sectionId={sectionId} onClose={() => setPanel(null)} />
+        </div>
+      ) : null}
       <InlineError error={error} />
-    </>
+    </div>
   );
 }
 
+/** "+ Add a section at the top / at the end": a button that opens the name field in place. */
 export function AddSection({ address, position, label }: { address: RoomAddress; position: number; label: string }) {
   const [open, setOpen] = useState(false);
+  if (!open) {
+    return (
+      <div className="add-section">
+        <button type="button" className="button button-small button-quiet" onClick={() => setOpen(true)}>
+          + {label}
+        </button>
+      </div>
+    );
+  }
+  return <AddSectionForm address={address} position={position} onClose={() => setOpen(false)} />;
+}
+
+/** The new section's name, then one `sections` create at `position`. */
+function AddSectionForm({ address, position, onClose }: { address: RoomAddress; position: number; onClose: () => void }) {
   const sections = useSectionsTool();
   const { pending, error, onSubmit } = useActionForm(
     (data) =>
@@ -238,19 +287,10 @@ export function AddSection({ address, position, label }: { address: RoomAddress;
         content: [{ blockType: "text", text: "" }],
         position,
       }),
-    () => setOpen(false),
+    onClose,
   );
-  if (!open) {
-    return (
-      <div className="add-section">
-        <button type="button" className="button button-small button-quiet" onClick={() => setOpen(true)}>
-          + {label}
-        </button>
-      </div>
-    );
-  }
   return (
-    <form className="add-section add-section-open" onSubmit={onSubmit}>
+    <form className="add-section add-section-open" onSubmit={onSubmit} aria-label="Add a section">
       <label>
         <span className="visually-hidden">New section name</span>
         {/* biome-ignore lint/a11y/noAutofocus: the form opens on request, and typing the name is the next step */}
@@ -259,7 +299,7 @@ export function AddSection({ address, position, label }: { address: RoomAddress;
       <button type="submit" className="button button-small button-primary" disabled={pending}>
         {pending ? "Adding…" : "Add section"}
       </button>
-      <button type="button" className="button button-small button-quiet" onClick={() => setOpen(false)} disabled={pending}>
+      <button type="button" className="button button-small button-quiet" onClick={onClose} disabled={pending}>
         Cancel
       </button>
       <InlineError error={error} />

@@ -2,11 +2,11 @@
 
 /**
  * A section's permission overrides (team default and AI access), changed from
- * the section's tools. Opening it reads the current values; on the default
+ * the section's "⋯" menu (Permissions…). Opening it reads the current values; on the default
  * branch the form stays read only and says why (changes go through a merge
  * request). The server decides who may change them; a refusal shows its message.
  */
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { FormError, field, useActionForm } from "@/app/_components/action-form";
 import type { Permission } from "@/app/_lib/quire";
 import type { RoomAddress } from "./live-room";
@@ -32,8 +32,7 @@ const CHOICES: ReadonlyArray<{ value: string; label: string }> = [
   { value: "none", label: "None" },
 ];
 
-export function SectionPermissions({ address, sectionId }: { address: RoomAddress; sectionId: string }) {
-  const [open, setOpen] = useState(false);
+export function SectionPermissions({ address, sectionId, onClose }: { address: RoomAddress; sectionId: string; onClose: () => void }) {
   const [view, setView] = useState<SectionPermissionsView | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const documents = useDocumentsTool();
@@ -52,73 +51,62 @@ export function SectionPermissions({ address, sectionId }: { address: RoomAddres
         aiAccess: choiceOf(data, "aiAccess") as PermissionChoice,
         commitMessage: "Change section permissions",
       }),
-    () => setOpen(false),
+    onClose,
   );
-  const toggle = async () => {
-    if (open) {
-      setOpen(false);
-      return;
-    }
-    setOpen(true);
-    setView(null);
-    setLoadError(null);
-    const [document, read] = await Promise.all([
-      documents({ action: "get", documentId }),
-      readNow({ documentId, branchName, sectionIds: [sectionId] }),
-    ]);
-    if (!document.ok) return setLoadError(document.message);
-    if (!read.ok) return setLoadError(read.message);
-    const section = read.value.sections.find((s) => s.sectionId === sectionId);
-    if (!section) return setLoadError("This section is no longer on the branch.");
-    const { defaultBranch } = document.value;
-    setView({
-      defaultPermission: section.defaultPermission,
-      aiAccess: section.aiAccess,
-      lockedReason:
-        branchName === defaultBranch
-          ? `Section permissions cannot be changed directly on the default branch "${defaultBranch}": change them on another branch and merge it with a merge request, so the change is reviewed.`
-          : null,
-    });
-  };
-  const formId = `section-permissions-${sectionId}`;
+  // Opening reads the current values (the tools' own answers, as of now).
+  // biome-ignore lint/correctness/useExhaustiveDependencies: read once per opening; the tool hooks are new functions each render
+  useEffect(() => {
+    let current = true;
+    void (async () => {
+      const [document, read] = await Promise.all([
+        documents({ action: "get", documentId }),
+        readNow({ documentId, branchName, sectionIds: [sectionId] }),
+      ]);
+      if (!current) return;
+      if (!document.ok) return setLoadError(document.message);
+      if (!read.ok) return setLoadError(read.message);
+      const section = read.value.sections.find((s) => s.sectionId === sectionId);
+      if (!section) return setLoadError("This section is no longer on the branch.");
+      const { defaultBranch } = document.value;
+      setView({
+        defaultPermission: section.defaultPermission,
+        aiAccess: section.aiAccess,
+        lockedReason:
+          branchName === defaultBranch
+            ? `Section permissions cannot be changed directly on the default branch "${defaultBranch}": change them on another branch and merge it with a merge request, so the change is reviewed.`
+            : null,
+      });
+    })();
+    return () => {
+      current = false;
+    };
+  }, [documentId, branchName, sectionId]);
   return (
-    <div className="section-permissions">
-      <button type="button" className="button button-small button-quiet" aria-expanded={open} aria-controls={formId} onClick={toggle}>
-        Permissions
-      </button>
-      {open ? (
-        <form id={formId} className="section-permissions-form" data-overlay="" aria-label="Section permissions" onSubmit={onSubmit}>
-          {loadError ? (
-            <p className="inline-error" role="alert">
-              {loadError}
-            </p>
-          ) : !view ? (
-            <p className="muted">Loading permissions…</p>
+    <form className="section-permissions-form" aria-label="Section permissions" onSubmit={onSubmit}>
+      {loadError ? (
+        <p className="inline-error" role="alert">
+          {loadError}
+        </p>
+      ) : !view ? (
+        <p className="muted">Loading permissions…</p>
+      ) : (
+        <>
+          <PermissionSelect name="defaultPermission" label="Team" current={view.defaultPermission} locked={view.lockedReason !== null} />
+          <PermissionSelect name="aiAccess" label="AI" current={view.aiAccess} locked={view.lockedReason !== null} />
+          {view.lockedReason ? (
+            <p className="muted section-permissions-reason">{view.lockedReason}</p>
           ) : (
-            <>
-              <PermissionSelect
-                name="defaultPermission"
-                label="Team"
-                current={view.defaultPermission}
-                locked={view.lockedReason !== null}
-              />
-              <PermissionSelect name="aiAccess" label="AI" current={view.aiAccess} locked={view.lockedReason !== null} />
-              {view.lockedReason ? (
-                <p className="muted section-permissions-reason">{view.lockedReason}</p>
-              ) : (
-                <button type="submit" className="button button-small button-primary" disabled={pending}>
-                  {pending ? "Saving…" : "Save permissions"}
-                </button>
-              )}
-            </>
+            <button type="submit" className="button button-small button-primary" disabled={pending}>
+              {pending ? "Saving…" : "Save permissions"}
+            </button>
           )}
-          <button type="button" className="button button-small button-quiet" onClick={() => setOpen(false)} disabled={pending}>
-            Close
-          </button>
-          <FormError error={error} />
-        </form>
-      ) : null}
-    </div>
+        </>
+      )}
+      <button type="button" className="button button-small button-quiet" onClick={onClose} disabled={pending}>
+        Close
+      </button>
+      <FormError error={error} />
+    </form>
   );
 }
 
