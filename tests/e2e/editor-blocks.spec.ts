@@ -6,12 +6,14 @@
  * place; a section dragged by its handle is marked where it will land and
  * keeps its new place after a reload;
  * a block from the menu or a pasted image goes after the block the writer is
- * in, while a peer's typing in the section is kept.
+ * in, while a peer's typing in the section is kept; a CSV block is moved
+ * (↑, drag), removed (⋯, Delete) and brought back with Undo, each commit
+ * storing what the page shows; an image gets alt text and a caption.
  */
 import type { Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { text } from "../helpers/blocks";
-import { signInPage, openLiveDocument } from "../helpers/browser";
+import { openLiveDocument, sectionAction, signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -133,7 +135,7 @@ test("the menu opens and inserts with keys only", async () => {
 
 test("a section is added in the middle with Add section below", async () => {
   await openDocument();
-  await section(sectionIds[0]!).getByRole("button", { name: "+ Add section below" }).click();
+  await sectionAction(section(sectionIds[0]!), "Add section below");
   await page.getByLabel("New section name").fill("Timeline");
   await page.getByRole("button", { name: "Add section", exact: true }).click();
   await expect(names()).toHaveText(["Goals", "Timeline", "Risks", "Budget"]);
@@ -142,7 +144,7 @@ test("a section is added in the middle with Add section below", async () => {
 test("a deleted section comes back with Undo at its place with its id, name and content", async () => {
   await openDocument();
   const risks = sectionIds[1]!;
-  await section(risks).getByRole("button", { name: "Delete" }).click();
+  await sectionAction(section(risks), "Delete section");
   await expect(names()).toHaveText(["Goals", "Timeline", "Budget"]);
   const toast = page.getByTestId("toast");
   await expect(toast).toContainText("Section deleted");
@@ -278,4 +280,92 @@ test("Link to a Quire document finds only documents the writer may see, adds it 
   await expect(seeAlso).toHaveCount(0);
   expect((await server.callTool("read", olive.userId, { documentId: own.documentId })).sections[0]!.references).toEqual([]);
   await anaPage.context().close();
+});
+
+test("a CSV block is moved up, dragged back down, removed, brought back with Undo and removed again; each commit stores it", async () => {
+  const created = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "handbook/handles",
+    name: "Handles plan",
+    sections: [{ name: "Data", content: [text("Before the table."), text("After the table.")] }],
+  });
+  const data = created.sectionIds[0]!;
+  const inSection = page.locator(`[data-section-id="${data}"]`);
+  const stored = async () => (await headContent(data, created.documentId)).map((b) => (b.blockType === "text" ? b.text : b.blockType));
+  const commit = async () => {
+    const bar = page.getByTestId("commit-bar");
+    await bar.getByRole("button", { name: "Commit" }).click();
+    await expect(bar).toHaveCount(0);
+  };
+  await openLiveDocument(page, server.url, { documentId: created.documentId, firstSectionId: data });
+  await insertFile(data, "CSV table…", { name: "team.csv", mimeType: "text/csv", buffer: Buffer.from("name,role\nAda,lead\n") });
+  const table = inSection.getByRole("group", { name: "CSV table block" });
+  await expect(table).toBeVisible();
+  expect(await stored()).toEqual(["Before the table.", "After the table.", "csv"]);
+  const order = () =>
+    inSection.locator(".live-blocks > [data-block-index]").evaluateAll((blocks) => blocks.map((b) => b.getAttribute("data-testid")));
+
+  // ↑ moves it above the text before it; the move is a draft edit, kept by Commit.
+  await table.getByRole("button", { name: "Move block up" }).click();
+  await expect.poll(order).toEqual(["editor-prose", "block-frame", "editor-prose"]);
+  await expect(table.getByRole("button", { name: "Move block up" })).toBeFocused();
+  await photograph(page, "editor-blocks");
+  await commit();
+  expect(await stored()).toEqual(["Before the table.", "csv", "After the table."]);
+
+  // Dragged by its grip onto the lower half of the last text block, it goes after it.
+  const last = inSection.getByTestId("editor-prose").nth(1);
+  await table.locator(".drag-handle").dragTo(last, { targetPosition: { x: 20, y: ((await last.boundingBox())?.height ?? 20) - 4 } });
+  await expect.poll(order).toEqual(["editor-prose", "editor-prose", "block-frame"]);
+  await commit();
+  expect(await stored()).toEqual(["Before the table.", "After the table.", "csv"]);
+
+  // Removed from its ⋯ menu; Undo in the notice puts it back in its place.
+  await table.getByRole("button", { name: "More actions for this csv table" }).click();
+  await inSection.getByRole("menuitem", { name: "Remove block" }).click();
+  await expect(table).toHaveCount(0);
+  const toast = page.getByTestId("toast");
+  await expect(toast).toContainText("CSV table removed");
+  await toast.getByRole("button", { name: "Undo" }).click();
+  await expect(table).toBeVisible();
+  await expect.poll(order).toEqual(["editor-prose", "editor-prose", "block-frame"]);
+
+  // Selected (focused) and Delete: gone, and the commit stores its absence.
+  await table.focus();
+  await page.keyboard.press("Delete");
+  await expect(table).toHaveCount(0);
+  await commit();
+  expect(await stored()).toEqual(["Before the table.", "After the table."]);
+});
+
+test("an image gets alt text and a caption: saved in its block, shown under it and read by the screen reader", async () => {
+  const created = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "handbook/pictures",
+    name: "Pictures plan",
+    sections: [{ name: "Team", content: [text("Our team.")] }],
+  });
+  const team = created.sectionIds[0]!;
+  const inSection = page.locator(`[data-section-id="${team}"]`);
+  await openLiveDocument(page, server.url, { documentId: created.documentId, firstSectionId: team });
+  await insertFile(team, "Image…", { name: "dot.png", mimeType: "image/png", buffer: PNG });
+  const image = inSection.getByRole("group", { name: "Image block" });
+  await expect(image.locator("img")).toBeVisible();
+  await image.getByRole("button", { name: "More actions for this image" }).click();
+  await inSection.getByRole("menuitem", { name: "Alt text and caption…" }).click();
+  const form = image.getByRole("form", { name: "Image description" });
+  await form.getByLabel("Alt text").fill("A single blue dot");
+  await form.getByLabel("Caption").fill("The smallest team photo");
+  await photograph(page, "editor-blocks-image");
+  await form.getByRole("button", { name: "Save" }).click();
+  await expect(image.getByRole("img", { name: "A single blue dot" })).toBeVisible();
+  await expect(image.locator("figcaption")).toHaveText("The smallest team photo");
+  await page.getByTestId("commit-bar").getByRole("button", { name: "Commit" }).click();
+  await expect(page.getByTestId("commit-bar")).toHaveCount(0);
+  const [, block] = await headContent(team, created.documentId);
+  expect(block).toMatchObject({ blockType: "image", type: "storage", alt: "A single blue dot", caption: "The smallest team photo" });
+  // After a reload the page renders it from the stored block.
+  await page.reload();
+  await expect(inSection.getByRole("img", { name: "A single blue dot" })).toBeVisible();
+  await expect(inSection.locator("figcaption")).toHaveText("The smallest team photo");
 });

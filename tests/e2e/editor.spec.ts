@@ -8,7 +8,7 @@
  */
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { signInPage, openLiveDocument } from "../helpers/browser";
+import { openLiveDocument, sectionAction, signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -290,7 +290,7 @@ test("a reader sees the live text and the people, and gets no editor", async ({ 
   await expect(section.locator(".cm-content")).toHaveCount(0);
   await expect(section.locator("[contenteditable]")).toHaveCount(0);
   await expect(reader.getByTestId("commit-bar")).toHaveCount(0);
-  await expect(reader.getByRole("button", { name: "Delete" })).toHaveCount(0);
+  await expect(reader.getByRole("button", { name: "More section actions" })).toHaveCount(0);
   // Live: Olive's typing reaches the reader's rendered view.
   await proseEditor(olivePage, sectionIds[0]!).click();
   await olivePage.keyboard.press("End");
@@ -362,7 +362,7 @@ test("sections are added, moved and deleted from the page, and the outline follo
   await expect(olivePage.getByTestId("structure-status")).toHaveText("Moved “Timeline” up, to place 3 of 4.");
 
   const moved = olivePage.locator('[data-testid="live-section"]').nth(2);
-  await moved.getByRole("button", { name: "Delete" }).click();
+  await sectionAction(moved, "Delete section");
   await expect(names()).toHaveText(["Goals", "Risks", "Budget"]);
 });
 

@@ -9,7 +9,7 @@
  */
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { signInPage, openLiveDocument } from "../helpers/browser";
+import { openLiveDocument, sectionAction, signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -66,7 +66,7 @@ test("on a branch an editor changes a section's team and AI overrides and the ne
   const page = await signedIn(browser, olive.email);
   await openDocument(page, "tighten");
   const risks = sectionOf(page, 1);
-  await risks.getByRole("button", { name: "Permissions" }).click();
+  await sectionAction(risks, "Permissions…");
   const form = risks.getByRole("form", { name: "Section permissions" });
   await expect(form.getByLabel("Team")).toHaveValue("");
   await expect(form.getByLabel("AI")).toHaveValue("");
@@ -82,7 +82,7 @@ test("on a branch an editor changes a section's team and AI overrides and the ne
   expect(read.sections[0]).toMatchObject({ defaultPermission: "read", aiAccess: "none" });
 
   // Opened again, the form shows the stored values; back to inherit clears the badges.
-  await risks.getByRole("button", { name: "Permissions" }).click();
+  await sectionAction(risks, "Permissions…");
   await expect(form.getByLabel("Team")).toHaveValue("read");
   await form.getByLabel("Team").selectOption("");
   await form.getByLabel("AI").selectOption("");
@@ -96,7 +96,7 @@ test("on the default branch the form is read only and gives the spec's reason; n
   const page = await signedIn(browser, olive.email);
   await openDocument(page, "main");
   const goals = sectionOf(page, 0);
-  await goals.getByRole("button", { name: "Permissions" }).click();
+  await sectionAction(goals, "Permissions…");
   const form = goals.getByRole("form", { name: "Section permissions" });
   await expect(form.getByLabel("Team")).toBeDisabled();
   await expect(form.getByLabel("AI")).toBeDisabled();
@@ -115,7 +115,7 @@ test("a reader gets no permissions control", async ({ browser }) => {
   const page = await signedIn(browser, rex.email);
   await openDocument(page, "tighten");
   await expect(sectionOf(page, 0).getByRole("heading", { name: "Goals" })).toBeVisible();
-  await expect(page.getByRole("button", { name: "Permissions" })).toHaveCount(0);
+  await expect(page.getByRole("button", { name: "More section actions" })).toHaveCount(0);
   await page.context().close();
 });
 

@@ -7,6 +7,7 @@
 import type { Browser, BrowserContext, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { startTestServer, type TestServer } from "../helpers/server";
+import { sectionAction } from "../helpers/browser";
 
 // The tests of this file tell one story on one server, in order.
 test.describe.configure({ mode: "serial" });
@@ -134,7 +135,7 @@ test("documents appear by path; the document page renders markdown safely, switc
   await page.getByRole("heading", { level: 2, name: "Welcome" }).waitFor();
   expect(await page.locator(".doc-title").textContent()).toBe("Onboarding");
   // The owner edits on the branch head; the section's preview is the rendered view readers get.
-  await page.getByRole("button", { name: "Preview" }).first().click();
+  await sectionAction(page.locator("[data-section-id]").first(), "Preview");
   await page.getByTestId("section-preview").waitFor();
   expect(await page.locator(".markdown strong").first().textContent()).toBe("team");
   // Raw HTML from the document is inert text, never elements.

@@ -54,3 +54,9 @@ export async function openLiveDocument(
   await page.goto(`${origin}/documents/${document.documentId}?branch=${encodeURIComponent(document.branch ?? "main")}`);
   await page.locator(`[data-section-id="${document.firstSectionId}"][data-synced="true"]`).waitFor();
 }
+
+/** Takes an action from a section's "⋯" menu (Add section below, Preview, Permissions…, Delete section). */
+export async function sectionAction(section: import("playwright-core").Locator, item: string): Promise<void> {
+  await section.getByRole("button", { name: "More section actions" }).click();
+  await section.getByRole("menu", { name: "Section actions" }).getByRole("menuitem", { name: item }).click();
+}
