@@ -9,7 +9,7 @@ import * as awarenessProtocol from "y-protocols/awareness";
 import * as syncProtocol from "y-protocols/sync";
 import { describe, expect, it } from "vitest";
 import * as Y from "yjs";
-import { sectionFromYDoc, sectionIntoYDoc } from "@/server/collab/codec";
+import { blockToY, sectionFromYDoc, sectionIntoYDoc } from "@/server/collab/codec";
 import { type LiveConnection, LiveDoc, type PendingUpdate } from "@/server/collab/live-doc";
 import { MAX_TEXT_BLOCK_CHARS } from "@/server/core/blocks";
 
@@ -120,7 +120,40 @@ describe("content rules on arrival", () => {
     expect(writer.refusals).toEqual([]);
   });
 
+  it("accepts handling a block: an image's alt text and caption set, the block moved (a copy in its new place), removed and put back", async () => {
+    const { live, writer, peer } = world();
+    const image = { blockType: "image", type: "storage", mediaType: "image/png", key: "uploads/visible.png" } as const;
+    edit(live, writer, (section) => blocks(section).push([blockToY(image)]));
+    edit(live, writer, (section) => {
+      blocks(section).get(2).set("alt", "A blue dot");
+      blocks(section).get(2).set("caption", "The smallest photo");
+    });
+    const described = { ...image, alt: "A blue dot", caption: "The smallest photo" };
+    edit(live, writer, (section) => {
+      blocks(section).delete(2, 1);
+      blocks(section).insert(0, [blockToY(described)]);
+    });
+    await flush();
+    expect(writer.refusals).toEqual([]);
+    expect(sectionFromYDoc(peer.client).content.map((b) => b.blockType)).toEqual(["image", "text", "text"]);
+    expect(sectionFromYDoc(live.doc).content[0]).toEqual(described);
+    // Removed, then put back by Undo: the same key, no longer in the section, is still one the typist may use.
+    edit(live, writer, (section) => blocks(section).delete(0, 1));
+    edit(live, writer, (section) => blocks(section).insert(0, [blockToY(described)]));
+    await flush();
+    expect(writer.refusals).toEqual([]);
+    expect(sectionFromYDoc(live.doc).content[0]).toEqual(described);
+  });
+
   const refusedEdits: Array<[string, (section: Y.Map<unknown>, doc: Y.Doc) => void, RegExp]> = [
+    [
+      "an image caption past its limit",
+      (section) =>
+        blocks(section).push([
+          blockMap({ blockType: "image", type: "url", mediaType: "image/png", url: "https://x.test/a.png", caption: "c".repeat(2_001) }),
+        ]),
+      /caption/,
+    ],
     ["a NUL character", (section) => textOf(section, 1).insert(0, "bad\u0000byte"), /NUL/],
     ["a text block past its limit", (section) => textOf(section, 1).insert(0, "x".repeat(MAX_TEXT_BLOCK_CHARS)), /longer than/],
     ["a 400-character name", (section) => (section.get("name") as Y.Text).insert(0, "n".repeat(400)), /name/],
