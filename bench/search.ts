@@ -159,6 +159,7 @@ async function seedCorpus(
           documentId: randomUUID(),
           workspaceId: owner.workspaceId,
           authorId: owner.authorId,
+          agent: null,
           path: `area-${n % 50}/${vocabulary[n % VOCABULARY]}-${n}`,
           name: `${zipfWord()} ${zipfWord()} ${n}`,
           description: null,

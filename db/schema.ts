@@ -18,6 +18,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { agentColumn } from "./schema-agents";
 
 const createdAt = () => timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
 
@@ -133,6 +134,8 @@ export const commits = pgTable(
     kind: text("kind", { enum: ["create", "write", "merge", "revert"] }).notNull(),
     /** Sections whose content this commit changed relative to its first parent (lets `log` hide what a reader may not see). */
     sectionIds: uuid("section_ids").array().notNull().default(sql`'{}'::uuid[]`),
+    /** The agent that made the commit for its author (schema-agents.ts); null for the author themselves. */
+    agent: agentColumn(),
     createdAt: createdAt(),
   },
   (t) => [index("commits_document_idx").on(t.documentId, t.generation)],
@@ -254,6 +257,8 @@ export const mergeRequests = pgTable(
     authorId: uuid("author_id")
       .notNull()
       .references(() => users.id),
+    /** The agent that opened the request for its author; null for the author themselves. */
+    agent: agentColumn(),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
     mergedAt: timestamp("merged_at", { withTimezone: true, mode: "date" }),
@@ -293,6 +298,8 @@ export const mergeRequestReviewers = pgTable(
      * while pending, and for a review given before this was recorded (which therefore counts for nothing).
      */
     reviewedAs: text("reviewed_as", { enum: ["person", "agent"] }),
+    /** Which agent gave the verdict when `reviewedAs` is agent. */
+    agent: agentColumn(),
   },
   (t) => [primaryKey({ columns: [t.mergeRequestId, t.userId] })],
 );
@@ -320,6 +327,8 @@ export const comments = pgTable(
       .references(() => users.id),
     body: text("body").notNull(),
     mentions: uuid("mentions").array().notNull(),
+    /** The agent that wrote the comment for its author; null for the author themselves. */
+    agent: agentColumn(),
     createdAt: createdAt(),
     /**
      * Set while the thread is resolved (null when open or reopened). Like the
@@ -345,6 +354,8 @@ export const commentReplies = pgTable(
       .references(() => users.id),
     body: text("body").notNull(),
     mentions: uuid("mentions").array().notNull(),
+    /** The agent that wrote the reply for its author; null for the author themselves. */
+    agent: agentColumn(),
     createdAt: createdAt(),
   },
   (t) => [index("comment_replies_comment_idx").on(t.commentId, t.createdAt)],
@@ -476,3 +487,4 @@ export type CommitKind = (typeof commits.$inferSelect)["kind"];
 export * from "./schema-notifications";
 export * from "./schema-search";
 export * from "./schema-changesets";
+export * from "./schema-agents";

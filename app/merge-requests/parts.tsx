@@ -13,7 +13,7 @@ type Reviewer = MergeRequestView["reviewers"][number];
 const isAgentsReview = (reviewer: Reviewer) => reviewer.reviewedAs === "agent";
 
 export function reviewerLabel(reviewer: Reviewer): string {
-  if (isAgentsReview(reviewer)) return `${STATE_LABELS[reviewer.state]} by an agent (does not count)`;
+  if (isAgentsReview(reviewer)) return `${STATE_LABELS[reviewer.state]} by ${reviewer.agentName ?? "an agent"} (does not count)`;
   return reviewer.stale ? "Approval stale" : STATE_LABELS[reviewer.state];
 }
 

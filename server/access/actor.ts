@@ -1,25 +1,13 @@
 /** Who is acting: what authentication establishes, and what every action and policy receives. */
 import type { Database } from "@/db/client";
-import type { Role } from "@/db/schema";
+import type { AgentIdentity, Role } from "@/db/schema";
+import { UNNAMED_API_TOKEN } from "@/server/core/agents";
 import { API_TOKEN_PREFIX, hashApiToken } from "@/server/auth/accounts";
 import { hasSecretTokenShape } from "@/server/auth/secret-tokens";
 import type { Principal } from "@/server/policies/access";
 import { getMembership, useApiToken } from "@/server/store/accounts";
 
-/**
- * The agent behind an action made with an agent's credential: an API token
- * (named by its label) or an OAuth client (named by its client name). History
- * records it beside the person it acts for ("Claude via Olivia Owner").
- */
-export interface AgentIdentity {
-  kind: "api_token" | "oauth_client";
-  /** The token's or the client's id. */
-  id: string;
-  name: string;
-}
-
-/** What an API token without a label is called in history. */
-export const UNNAMED_API_TOKEN = "API token";
+export type { AgentIdentity };
 
 export interface Actor {
   userId: string;

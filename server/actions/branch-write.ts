@@ -56,6 +56,7 @@ export async function writeBranch<R>(
     documentId: input.documentId,
     branchName: input.branchName,
     authorId: ctx.actor.userId,
+    agent: ctx.actor.agent,
     now: ctx.clock(),
     admit(found) {
       access = admitActor(ctx.actor, input.documentId, found, need);

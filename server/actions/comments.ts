@@ -196,6 +196,7 @@ async function reply(ctx: ActionContext, input: ActionInput<"reply">) {
     const row = await insertReply(tx, open.access.document.id, {
       commentId: open.commentId,
       authorId: ctx.actor.userId,
+      agent: ctx.actor.agent,
       body: input.body,
       mentions,
       createdAt: ctx.clock(),

@@ -20,6 +20,7 @@
  * actions on history (log, show, revert) are at the end.
  */
 import { z } from "zod";
+import { actingName } from "@/server/core/agents";
 import { revertCommitMessage } from "@/server/core/commit-messages";
 import { sectionChanges } from "@/server/core/section-changes";
 import type { DocumentTree, SectionVersion } from "@/server/core/document-model";
@@ -182,6 +183,8 @@ async function summarizeCommits(tx: Tx, commits: CommitRecord[], hidden: Readonl
     message: hidden.has(c.id) ? HIDDEN_COMMIT_MESSAGE : c.message,
     authorId: c.authorId,
     authorName: names.get(c.authorId) ?? null,
+    agentName: c.agent?.name ?? null,
+    madeBy: actingName(names.get(c.authorId) ?? "Unknown author", c.agent),
     createdAt: c.createdAt.toISOString(),
     parentIds: [...c.parentIds],
     kind: c.kind,

@@ -5,6 +5,7 @@
  * reviewer's resolutions (storing sections they wrote) and moves the target
  * through commitToBranch (a merge commit, or a fast-forward).
  */
+import type { AgentIdentity } from "@/db/schema";
 import type { Block } from "@/server/core/blocks";
 import { exceedsCommitMessageLimit } from "@/server/core/commit-messages";
 import { changedSectionIds, hashTree, normalizeTree, type SectionVersion } from "@/server/core/document-model";
@@ -119,6 +120,8 @@ export async function executeMerge(
   access: DocumentAccess,
   options: {
     authorId: string;
+    /** The agent acting for the author, recorded on a merge commit; null for the author themselves. */
+    agent: AgentIdentity | null;
     now: Date;
     resolutions: ExecuteResolutions;
     commitMessage?: string;
@@ -197,6 +200,7 @@ export async function executeMerge(
       treeHash: hashTree(tree),
       message,
       authorId: options.authorId,
+      agent: options.agent,
       kind: "merge",
       sectionIds: changedSectionIds(state.targetTree, tree),
       createdAt: options.now,

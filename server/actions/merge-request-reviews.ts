@@ -45,7 +45,11 @@ function review(ctx: ActionContext, input: z.output<typeof approveInput | typeof
     // An approval records what the approver was shown: both heads and the sections they could see.
     const approval = input.action === "approve" ? await approvalRecord(tx, row, access, input) : undefined;
     const state = REVIEW_STATES[input.action];
-    const verdict = { state, reviewedAs: state === "pending" ? null : ctx.actor.principal };
+    const verdict = {
+      state,
+      reviewedAs: state === "pending" ? null : ctx.actor.principal,
+      agent: state === "pending" ? null : ctx.actor.agent,
+    };
     const recorded = await setReviewState(tx, row.id, ctx.actor.userId, verdict, ctx.clock(), approval);
     if (!recorded) {
       throw new DomainError(

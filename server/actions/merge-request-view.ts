@@ -47,6 +47,8 @@ export interface MergeRequestView {
   description: string | null;
   status: MergeRequestStatus;
   authorId: string;
+  /** The agent that opened the request for its author; null when the author did. */
+  agentName: string | null;
   createdAt: string;
   updatedAt: string;
   mergedAt: string | null;
@@ -66,6 +68,8 @@ export interface MergeRequestView {
     approvedTargetHeadCommitId: string | null;
     /** Who gave the review: a person, or an agent (API token), whose review is shown and never counts. Null while pending. */
     reviewedAs: ReviewPrincipal | null;
+    /** Which agent gave the review when reviewedAs is agent. */
+    agentName: string | null;
   }>;
   /** The document's rule: approvals needed before execute (0 = none), for every section the request brings. */
   requiredApprovals: number;
@@ -98,6 +102,7 @@ export function present(
     description: row.description,
     status: row.status,
     authorId: row.authorId,
+    agentName: row.agent?.name ?? null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     mergedAt: row.mergedAt?.toISOString() ?? null,
@@ -114,6 +119,7 @@ export function present(
       approvedSourceHeadCommitId: r.approvedSourceHead,
       approvedTargetHeadCommitId: r.approvedTargetHead,
       reviewedAs: r.reviewedAs,
+      agentName: r.agent?.name ?? null,
     })),
     requiredApprovals: document.requiredApprovals,
     approvals: coverage.approvals,

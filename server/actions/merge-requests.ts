@@ -299,6 +299,7 @@ export async function proposeMerge(
     title: input.title,
     description: input.description ?? null,
     authorId: ctx.actor.userId,
+    agent: ctx.actor.agent,
     createdAt: now,
     updatedAt: now,
   });
@@ -342,6 +343,7 @@ export async function mergeLockedRequest(
   const reviewers = (await listReviewers(tx, [row.id])).get(row.id)!;
   const execution = await executeMerge(tx, row, access, {
     authorId: ctx.actor.userId,
+    agent: ctx.actor.agent,
     now: ctx.clock(),
     expectedHeads: { source: input.expectedSourceHeadCommitId, target: input.expectedTargetHeadCommitId },
     assertMayMerge: (sides) => assertApprovalsMet(row, access.document, reviewers, sides),

@@ -76,6 +76,8 @@ export interface CommentView {
   body: string;
   authorId: string;
   authorName: string | null;
+  /** The agent that wrote it for its author; null when the author did. */
+  agentName: string | null;
   /** Mentioned user ids. */
   mentions: string[];
   /** The branch the comment was written on. */
@@ -95,6 +97,8 @@ export interface CommentReplyView {
   body: string;
   authorId: string;
   authorName: string | null;
+  /** The agent that wrote it for its author; null when the author did. */
+  agentName: string | null;
   /** Mentioned user ids. */
   mentions: string[];
   createdAt: string;
@@ -148,6 +152,7 @@ export async function commentViews(tx: Tx, documentId: string, ids: readonly str
         body: r.body,
         authorId: r.authorId,
         authorName: names.get(r.authorId) ?? null,
+        agentName: r.agent?.name ?? null,
         mentions: r.mentions,
         branchName: r.branchName,
         createdAt: r.createdAt.toISOString(),
@@ -160,6 +165,7 @@ export async function commentViews(tx: Tx, documentId: string, ids: readonly str
           body: reply.body,
           authorId: reply.authorId,
           authorName: names.get(reply.authorId) ?? null,
+          agentName: reply.agent?.name ?? null,
           mentions: reply.mentions,
           createdAt: reply.createdAt.toISOString(),
         })),

@@ -148,6 +148,8 @@ export async function prepareSectionContent(
       sectionId: target.sectionId,
       branchName: target.branchName,
       authorId: tag.author ?? ctx.actor.userId,
+      // A comment the tag names an author for was written by that person (in the live editor), not by this write's agent.
+      agent: tag.author ? null : ctx.actor.agent,
       body: tag.body,
       mentions: tag.mentions,
       createdAt: now,

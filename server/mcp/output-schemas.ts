@@ -44,11 +44,19 @@ const documentSummary = {
   updatedAt: timestamp("When the document last changed"),
 };
 
+/** The agent an action was made by, for its author: the one field every view of history names it with. */
+const agentName = z
+  .string()
+  .nullable()
+  .describe("The agent (API token or OAuth client) that acted for the author; null when the author acted themselves.");
+
 const commitSummary = z.object({
   commitId: z.string(),
   message: z.string(),
   authorId: z.string(),
   authorName: z.string().nullable(),
+  agentName,
+  madeBy: z.string().describe('Who made it, as history shows it: "Claude via Olivia Owner", or the author\'s name alone.'),
   createdAt: timestamp("When the commit was made"),
   parentIds: z.array(z.string()),
   kind: z.enum(["create", "write", "merge", "revert"]),
@@ -58,6 +66,7 @@ const commentFields = {
   body: z.string(),
   authorId: z.string(),
   authorName: z.string().nullable(),
+  agentName,
   mentions: z.array(z.string()).describe("Mentioned user ids."),
   createdAt: timestamp("When it was written"),
 };
@@ -307,6 +316,7 @@ const mergeRequestView = z.object({
   description: z.string().nullable(),
   status: z.enum(["open", "merged", "closed"]),
   authorId: z.string(),
+  agentName,
   createdAt: z.string(),
   updatedAt: z.string(),
   mergedAt: z.string().nullable(),
@@ -331,6 +341,7 @@ const mergeRequestView = z.object({
         .describe(
           "Who gave the review: a person (signed in) or an agent (an API token). An agent's review is shown and never counts. Null while pending.",
         ),
+      agentName,
     }),
   ),
   requiredApprovals: z

@@ -10,7 +10,7 @@
  */
 import { and, asc, eq, isNotNull, isNull } from "drizzle-orm";
 import { afterCommit } from "@/db/commit-hooks";
-import { commentReplies, comments } from "@/db/schema";
+import { type AgentIdentity, commentReplies, comments } from "@/db/schema";
 import { anyOf, type Tx } from "./db";
 
 type ThreadsListener = (documentId: string) => void;
@@ -75,7 +75,7 @@ export async function getReplies(tx: Tx, commentIds: readonly string[]): Promise
 export async function insertReply(
   tx: Tx,
   documentId: string,
-  row: { commentId: string; authorId: string; body: string; mentions: readonly string[]; createdAt: Date },
+  row: { commentId: string; authorId: string; agent: AgentIdentity | null; body: string; mentions: readonly string[]; createdAt: Date },
 ): Promise<CommentReplyRow> {
   const [inserted] = await tx
     .insert(commentReplies)

@@ -25,7 +25,7 @@ import { randomUUID } from "node:crypto";
 import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import { afterCommit } from "@/db/commit-hooks";
-import { blobs, branches, commits, comments, documents, trees } from "@/db/schema";
+import { type AgentIdentity, blobs, branches, commits, comments, documents, trees } from "@/db/schema";
 import {
   changedSectionIds,
   type DocumentTree,
@@ -100,6 +100,7 @@ export async function commitToBranch(tx: Tx, input: BranchCommit): Promise<void>
       createdAt: c.createdAt ?? now,
       resolvedAt: c.resolvedAt ?? null,
       resolvedBy: c.resolvedBy ?? null,
+      agent: c.agent ?? null,
     }),
   );
   const common = {
@@ -278,6 +279,8 @@ export interface CreateDocumentInput {
   documentId: string;
   workspaceId: string;
   authorId: string;
+  /** The agent acting for the author (recorded on the first commit); null for the author themselves. */
+  agent: AgentIdentity | null;
   path: string;
   name: string;
   description: string | null;
@@ -323,6 +326,7 @@ export async function createDocument(
       treeHash: hashTree(tree),
       message: input.message,
       authorId: input.authorId,
+      agent: input.agent,
       kind: "create",
       sectionIds: changedSectionIds(null, tree),
       createdAt: input.now,

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
 import { Heap } from "heap-js";
-import { commits, type CommitKind } from "@/db/schema";
+import { type AgentIdentity, commits, type CommitKind } from "@/db/schema";
 import { DomainError, notFound } from "@/server/core/errors";
 import type { Frozen } from "@/server/core/frozen";
 import { afterCommit } from "@/db/commit-hooks";
@@ -25,6 +25,8 @@ export type CommitRecord = Frozen<{
   kind: CommitKind;
   /** Sections this commit changed relative to its first parent. */
   sectionIds: string[];
+  /** The agent that made the commit for its author; null for the author themselves. */
+  agent: AgentIdentity | null;
   createdAt: Date;
 }>;
 
@@ -37,6 +39,8 @@ export interface NewCommit {
   kind: CommitKind;
   /** Sections the commit changed relative to its first parent; default none. */
   sectionIds?: string[];
+  /** The agent acting for the author; default none (the author themselves). */
+  agent?: AgentIdentity | null;
   createdAt: Date;
 }
 
@@ -51,7 +55,7 @@ const recentCommits = createCache<string, CommitRecord>({
 export function newCommitRecord(commit: NewCommit, parents: ReadonlyArray<Pick<CommitRecord, "id" | "generation">>): CommitRecord {
   if (!commit.parentIds.every((id) => parents.some((p) => p.id === id))) throw new DomainError("INTERNAL", "A parent commit is missing.");
   const generation = 1 + Math.max(0, ...parents.map((p) => p.generation));
-  return { id: randomUUID(), generation, ...commit, sectionIds: commit.sectionIds ?? [] };
+  return { id: randomUUID(), generation, ...commit, sectionIds: commit.sectionIds ?? [], agent: commit.agent ?? null };
 }
 
 /** Remembers commits just stored, once their statement or transaction has committed (commitToBranch, insertCommit). */
@@ -108,6 +112,7 @@ interface CommitRow {
   author_id: string;
   kind: CommitKind;
   section_ids: string[] | string;
+  agent: AgentIdentity | null;
   created_at: Date | string;
 }
 
@@ -156,7 +161,7 @@ export class CommitGraph {
         WITH wanted AS (
           SELECT generation FROM commits WHERE document_id = ${this.documentId}::uuid AND id = ANY(${wanted}::uuid[])
         )
-        SELECT c.id, c.document_id, c.parent_ids, c.generation, c.tree_hash, c.message, c.author_id, c.kind, c.section_ids, c.created_at
+        SELECT c.id, c.document_id, c.parent_ids, c.generation, c.tree_hash, c.message, c.author_id, c.kind, c.section_ids, c.agent, c.created_at
         FROM commits c
         WHERE c.document_id = ${this.documentId}::uuid
           AND c.generation BETWEEN (SELECT min(generation) FROM wanted) - ${this.prefetchGenerations}::int
@@ -175,6 +180,7 @@ export class CommitGraph {
         authorId: r.author_id,
         kind: r.kind,
         sectionIds: parseUuidArray(r.section_ids),
+        agent: r.agent,
         createdAt: new Date(r.created_at),
       });
     }

@@ -35,6 +35,7 @@
  * WAL flush per write, one writer at a time).
  */
 import type { Database } from "@/db/client";
+import type { AgentIdentity } from "@/db/schema";
 import {
   changedSectionIds,
   type DocumentTree,
@@ -100,6 +101,8 @@ export interface BranchWrite<R> {
   documentId: string;
   branchName: string;
   authorId: string;
+  /** The agent acting for the author (recorded on the commit); null for the author themselves. */
+  agent: AgentIdentity | null;
   now: Date;
   /**
    * Checks the author may write to this document (undefined: there is no such
@@ -311,6 +314,7 @@ async function attemptBatch(
         treeHash,
         message: change.message,
         authorId: write.authorId,
+        agent: write.agent,
         kind: move,
         sectionIds: changedSectionIds(tree, nextTree),
         createdAt: write.now,

@@ -1,6 +1,7 @@
 /** Merge request records and their reviewers. */
 import { and, desc, eq, exists, lt, or, type SQL, sql } from "drizzle-orm";
 import {
+  type AgentIdentity,
   type ApprovedSection,
   branches,
   documentGrants,
@@ -145,6 +146,8 @@ export interface ReviewerView {
   approvedSections: ApprovedSection[] | null;
   /** Who gave the verdict: a person, or an agent (API token) whose review is shown but never counts. */
   reviewedAs: ReviewPrincipal | null;
+  /** Which agent gave the verdict when `reviewedAs` is agent. */
+  agent: AgentIdentity | null;
 }
 
 export async function listReviewers(tx: Tx, mergeRequestIds: readonly string[]): Promise<Map<string, ReviewerView[]>> {
@@ -163,6 +166,7 @@ export async function listReviewers(tx: Tx, mergeRequestIds: readonly string[]):
       approvedTargetHead: mergeRequestReviewers.approvedTargetHead,
       approvedSections: mergeRequestReviewers.approvedSections,
       reviewedAs: mergeRequestReviewers.reviewedAs,
+      agent: mergeRequestReviewers.agent,
     })
     .from(mergeRequestReviewers)
     .innerJoin(users, eq(users.id, mergeRequestReviewers.userId))
@@ -202,7 +206,7 @@ export async function setReviewState(
   tx: Tx,
   mergeRequestId: string,
   userId: string,
-  verdict: { state: ReviewState; reviewedAs: ReviewPrincipal | null },
+  verdict: { state: ReviewState; reviewedAs: ReviewPrincipal | null; agent: AgentIdentity | null },
   now: Date,
   approval?: ApprovalRecord,
 ): Promise<boolean> {
@@ -211,6 +215,7 @@ export async function setReviewState(
     .set({
       state: verdict.state,
       reviewedAs: verdict.reviewedAs,
+      agent: verdict.agent,
       reviewedAt: now,
       approvedSourceHead: approval?.sourceHead ?? null,
       approvedTargetHead: approval?.targetHead ?? null,

@@ -204,7 +204,7 @@ test("the page lists the changed sections still needing a review and marks an ag
   await callMcp(ritaAgent, "merge_requests", { action: "approve", mergeRequestId });
   await ritaAgent.close();
   await author.reload();
-  await expect(author.getByTestId("reviewer-state")).toHaveText("Rita Reviewer Approved by an agent (does not count)");
+  await expect(author.getByTestId("reviewer-state")).toHaveText("Rita Reviewer Approved by test (does not count)");
   await expect(author.getByTestId("approval-rule")).toContainText("0 of 1 required approval");
   await expect(author.getByTestId("needs-review")).toHaveCount(4);
   await photograph(author, "merge-request-reviews");

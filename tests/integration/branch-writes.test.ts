@@ -44,6 +44,7 @@ function write<R>(documentId: string, change: (state: BranchState) => Promise<Br
     documentId,
     branchName: "main",
     authorId: owner.userId,
+    agent: null,
     now: new Date(),
     admit: () => {},
     change: async (state) => change(state),

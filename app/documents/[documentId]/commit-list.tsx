@@ -31,7 +31,7 @@ export function CommitList({
               {firstLine(c.message)}
             </p>
             <p className="commit-meta">
-              <span>{c.authorName ?? "Unknown author"}</span>
+              <span data-testid="commit-made-by">{c.madeBy}</span>
               <span aria-hidden="true">·</span>
               <TimeAgo value={c.createdAt} />
               <span aria-hidden="true">·</span>

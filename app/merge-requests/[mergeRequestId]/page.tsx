@@ -18,6 +18,7 @@ import { getSessionUser, requireUser } from "@/app/_lib/session";
 import { readContent } from "@/app/documents/[documentId]/readable-content";
 import { DeleteBranchButton } from "@/app/documents/[documentId]/settings/settings-client";
 import { getBridge } from "@/server/bridge";
+import { actingName } from "@/server/core/agents";
 import { ReviewerStates, StatusBadge } from "../parts";
 import {
   type ConflictSide,
@@ -124,6 +125,7 @@ export default async function MergeRequestPage({ params }: Props) {
   );
   const author = authorMatch.ok ? authorMatch.value.members.find((m) => m.userId === request.authorId)?.name : undefined;
   const isAuthor = request.authorId === user.id;
+  const opener = author ?? (isAuthor ? "you" : undefined);
   const myReview = request.reviewers.find((r) => r.userId === user.id) ?? null;
   const documentPath = `/documents/${encodeURIComponent(request.documentId)}`;
 
@@ -161,7 +163,7 @@ export default async function MergeRequestPage({ params }: Props) {
             </Link>
           </span>
           <span>
-            opened {author ? `by ${author} ` : isAuthor ? "by you " : ""}
+            opened {opener ? `by ${actingName(opener, request.agentName ? { name: request.agentName } : null)} ` : ""}
             <TimeAgo value={request.createdAt} />
           </span>
         </div>

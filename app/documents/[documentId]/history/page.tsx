@@ -137,7 +137,7 @@ export default async function HistoryPage({ params, searchParams }: Props) {
               <header className="panel history-commit-header">
                 <pre className="history-message">{shown.value.commit.message}</pre>
                 <p className="commit-meta">
-                  <span>{shown.value.commit.authorName ?? "Unknown author"}</span>
+                  <span data-testid="commit-made-by">{shown.value.commit.madeBy}</span>
                   <span aria-hidden="true">·</span>
                   <TimeAgo value={shown.value.commit.createdAt} />
                   <span aria-hidden="true">·</span>
