@@ -78,6 +78,8 @@ export interface LiveDocOptions {
 interface Judgement {
   connection: LiveConnection;
   refusal: string | null;
+  /** The doc's state before the update's transaction (Yjs records it anyway): a refusal's repair is everything since. */
+  before: Map<number, number> | null;
 }
 
 export class LiveDoc {
@@ -97,6 +99,8 @@ export class LiveDoc {
   /** Undoes a refused update (and only that: it captures nothing else). */
   private readonly undoRefused: Y.UndoManager | null = null;
   private judging: Judgement | null = null;
+  /** The awareness update being applied (stamped, or stamped by another process): passed on as it is, not encoded again. */
+  private applyingAwareness: Uint8Array | null = null;
 
   constructor(
     initialState: readonly Uint8Array[],
@@ -141,7 +145,8 @@ export class LiveDoc {
         }
         for (const id of added) this.presenceOwners.set(id, controlled ? (origin as LiveConnection) : "elsewhere");
         for (const id of removed) this.presenceOwners.delete(id);
-        const update = awarenessProtocol.encodeAwarenessUpdate(this.awareness, changed);
+        // An entry the apply ignored (an older clock) may ride along in the incoming bytes: clients ignore it as we did.
+        const update = this.applyingAwareness ?? awarenessProtocol.encodeAwarenessUpdate(this.awareness, changed);
         const message = encodeMessage(MESSAGE_AWARENESS, (e) => encoding.writeVarUint8Array(e, update));
         for (const connection of this.connections.keys()) connection.send(message);
         if (origin !== "remote") this.hooks.awarenessChanged?.(update);
@@ -201,7 +206,7 @@ export class LiveDoc {
         const owner = this.presenceOwners.get(clientId);
         return owner === undefined || owner === connection;
       });
-      if (stamped) awarenessProtocol.applyAwarenessUpdate(this.awareness, stamped.update, connection);
+      if (stamped) this.applyAwareness(stamped.update, connection);
     } else if (type === MESSAGE_QUERY_AWARENESS) {
       const update = awarenessProtocol.encodeAwarenessUpdate(this.awareness, [...this.awareness.getStates().keys()]);
       connection.send(encodeMessage(MESSAGE_AWARENESS, (e) => encoding.writeVarUint8Array(e, update)));
@@ -226,7 +231,16 @@ export class LiveDoc {
   applyRemoteAwareness(update: Uint8Array): void {
     for (const clientId of awarenessClientIds(update))
       if (!this.presenceOwners.has(clientId)) this.presenceOwners.set(clientId, "elsewhere");
-    awarenessProtocol.applyAwarenessUpdate(this.awareness, update, "remote");
+    this.applyAwareness(update, "remote");
+  }
+
+  private applyAwareness(update: Uint8Array, origin: LiveConnection | "remote"): void {
+    this.applyingAwareness = update;
+    try {
+      awarenessProtocol.applyAwarenessUpdate(this.awareness, update, origin);
+    } finally {
+      this.applyingAwareness = null;
+    }
   }
 
   /** An update the server computed and already stored (a committed change applied into the draft): applied, broadcast and published. */
@@ -270,9 +284,9 @@ export class LiveDoc {
       connection.refused(outside);
       return;
     }
-    const before = Y.encodeStateVector(this.doc);
     const hadPending = this.doc.store.pendingStructs !== null || this.doc.store.pendingDs !== null;
-    const judgement: Judgement = { connection, refusal: null };
+    // Not Y.encodeStateVector before every update: that costs a pass over every client the doc ever had, per keystroke.
+    const judgement: Judgement = { connection, refusal: null, before: null };
     this.judging = judgement;
     try {
       Y.applyUpdate(this.doc, pending.update, connection);
@@ -291,7 +305,7 @@ export class LiveDoc {
     }
     this.undoRefused.undo();
     this.undoRefused.clear();
-    const repair = Y.encodeStateAsUpdate(this.doc, before);
+    const repair = Y.encodeStateAsUpdate(this.doc, judgement.before ? Y.encodeStateVector(judgement.before) : undefined);
     const message = encodeMessage(MESSAGE_SYNC, (e) => syncProtocol.writeUpdate(e, repair));
     for (const each of this.connections.keys()) each.send(message);
     this.enqueue({ update: repair, authorId: null, origin: "server", receivedAt: pending.receivedAt });
@@ -306,6 +320,7 @@ export class LiveDoc {
       this.rules.follow(transaction);
       return;
     }
+    judgement.before = transaction.beforeState;
     try {
       this.rules.judge(transaction, judgement.connection.typist);
     } catch (error) {
