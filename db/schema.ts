@@ -488,3 +488,4 @@ export * from "./schema-notifications";
 export * from "./schema-search";
 export * from "./schema-changesets";
 export * from "./schema-agents";
+export * from "./schema-oauth";

@@ -53,7 +53,27 @@ export interface QuireBridge {
   readShared(token: string, input: { branchName?: string; commitId?: string }): Promise<DocumentView>;
   /** A signed-in member opens a share link: they get its access to the document, whose id is returned. */
   acceptShare(token: string, userId: string): Promise<{ documentId: string }>;
+  /** What the OAuth consent page shows for an authorization request's parameters (checked as the authorization endpoint checks them). */
+  oauthConsent(params: Record<string, string | undefined>): Promise<OAuthConsentView>;
 }
+
+/** An authorization request, as the consent page presents it. */
+export type OAuthConsentView =
+  | {
+      kind: "consent";
+      clientName: string;
+      clientId: string;
+      /** How the client is known: by its metadata document's URL, or registered dynamically. */
+      registration: "dynamic" | "metadata_document";
+      /** Where the person is sent back to, with the code. */
+      redirectHost: string;
+      /** What the client asked for: `write` lets the person allow read only instead. */
+      scope: "read" | "write";
+    }
+  /** The client or its redirect URI is not known good: nothing is sent back to it. */
+  | { kind: "refused"; message: string }
+  /** The request is refused; the client learns why at this URL. */
+  | { kind: "redirect"; location: string };
 
 const BRIDGE_KEY = Symbol.for("quire.bridge");
 type BridgeHolder = { [BRIDGE_KEY]?: QuireBridge };

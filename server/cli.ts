@@ -98,6 +98,7 @@ async function main(argv: string[]): Promise<void> {
       redisUrl: config.redisUrl,
       email: config.email,
       // Development may send to plain http:// receivers; outside it, https only.
+      mcpAllowedOrigins: config.mcpAllowedOrigins,
       outbound: { ...config.outbound, allowHttp: config.outbound.allowHttp || (values.dev ?? false) },
       next: values["no-web"] ? false : { dev: values.dev ?? false, dir: projectRoot },
     });

@@ -85,6 +85,27 @@ const envSchema = z.object({
   ),
   /** Outbound requests may use plain http:// (development only; default https only). */
   QUIRE_OUTBOUND_ALLOW_HTTP: flag,
+  /**
+   * Web pages (origins, comma-separated, or `*`) whose scripts may call /api/mcp and the OAuth endpoints: browser-based
+   * MCP clients. Unset: none (MCP clients outside a browser send no Origin and need nothing here).
+   */
+  QUIRE_MCP_ALLOWED_ORIGINS: optionalText.pipe(
+    z
+      .string()
+      .optional()
+      .transform((list, ctx) => {
+        const origins = (list ?? "")
+          .split(",")
+          .map((entry) => entry.trim().replace(/\/$/, "").toLowerCase())
+          .filter(Boolean);
+        for (const origin of origins) {
+          if (origin !== "*" && (!URL.canParse(origin) || new URL(origin).origin !== origin)) {
+            ctx.addIssue({ code: "custom", message: `${JSON.stringify(origin)} is not an origin (scheme://host[:port]) or *` });
+          }
+        }
+        return origins;
+      }),
+  ),
 });
 
 export interface QuireConfig {
@@ -105,6 +126,8 @@ export interface QuireConfig {
   s3: S3StoreConfig | undefined;
   /** Redis for live rooms shared across processes (QUIRE_REDIS_URL); absent = this process's rooms work alone. */
   redisUrl: string | undefined;
+  /** Origins whose pages may call /api/mcp and the OAuth endpoints (QUIRE_MCP_ALLOWED_ORIGINS); empty = none. */
+  mcpAllowedOrigins: string[];
   /** Email notifications (QUIRE_SMTP_URL, QUIRE_EMAIL_FROM, QUIRE_EMAIL_BATCH_SECONDS); absent = no email. */
   email: { smtpUrl: string; from: string; batchSeconds: number } | undefined;
   /** What outbound requests may reach (QUIRE_OUTBOUND_ALLOW_PRIVATE, QUIRE_OUTBOUND_ALLOW_HTTP). */
@@ -135,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): QuireConfig {
       allowHttp: e.QUIRE_OUTBOUND_ALLOW_HTTP,
       allow: e.QUIRE_OUTBOUND_ALLOW_PRIVATE,
     },
+    mcpAllowedOrigins: e.QUIRE_MCP_ALLOWED_ORIGINS,
     email: e.QUIRE_SMTP_URL
       ? { smtpUrl: e.QUIRE_SMTP_URL, from: e.QUIRE_EMAIL_FROM, batchSeconds: e.QUIRE_EMAIL_BATCH_SECONDS }
       : undefined,

@@ -3,9 +3,11 @@ import type { Database } from "@/db/client";
 import type { AgentIdentity, Role } from "@/db/schema";
 import { UNNAMED_API_TOKEN } from "@/server/core/agents";
 import { API_TOKEN_PREFIX, hashApiToken } from "@/server/auth/accounts";
-import { hasSecretTokenShape } from "@/server/auth/secret-tokens";
+import { hasSecretTokenShape, hashSecretToken } from "@/server/auth/secret-tokens";
 import type { Principal } from "@/server/policies/access";
+import { OAUTH_ACCESS_TOKEN_PREFIX } from "@/server/auth/oauth";
 import { getMembership, useApiToken } from "@/server/store/accounts";
+import { useAccessToken } from "@/server/store/oauth";
 
 export type { AgentIdentity };
 
@@ -20,6 +22,12 @@ export interface Actor {
   principal: Principal;
   /** The agent acting for the person (an API token, an OAuth client); null for the person themselves. */
   agent: AgentIdentity | null;
+  /**
+   * The most the credential itself allows, below whatever the person may:
+   * `read` for an OAuth token of scope `read` (it reads, never writes).
+   * Absent: no such cap (an agent is still capped by aiAccess).
+   */
+  cap?: "read";
 }
 
 /**
@@ -47,5 +55,24 @@ export async function actorForApiToken(db: Database, token: string, now: Date): 
     ...used.membership,
     principal: "agent",
     agent: { kind: "api_token", id: used.tokenId, name: used.label ?? UNNAMED_API_TOKEN },
+  };
+}
+
+/**
+ * The actor behind an OAuth access token, or null when the token is unknown,
+ * expired, of a revoked grant, or issued for another resource than
+ * `resource` (RFC 8707: the audience is checked on every request). An OAuth
+ * client is an agent, as an API token is; scope `read` caps it to reading.
+ */
+export async function actorForOAuthToken(db: Database, token: string, resource: string, now: Date): Promise<Actor | null> {
+  if (!hasSecretTokenShape(token, OAUTH_ACCESS_TOKEN_PREFIX)) return null;
+  const used = await useAccessToken(db, hashSecretToken(token), now);
+  if (!used?.membership || used.resource !== resource) return null;
+  return {
+    userId: used.userId,
+    ...used.membership,
+    principal: "agent",
+    agent: { kind: "oauth_client", id: used.clientRowId, name: used.clientName },
+    ...(used.scope === "read" ? { cap: "read" as const } : {}),
   };
 }

@@ -22,7 +22,7 @@ import { DomainError } from "@/server/core/errors";
 import { findLiveShareLink, findLiveShareLinkById, type ShareLinkRow } from "@/server/store/access";
 import type { Tx } from "@/server/store/db";
 import { documentNotFound, findDocumentWithGrants, getDocument } from "@/server/store/documents";
-import { type Actor, actorForApiToken, actorForUser } from "./actor";
+import { type Actor, actorForApiToken, actorForOAuthToken, actorForUser } from "./actor";
 import { accessWithGrant, admitActor, type DocumentAccess, type Need, requireDocument } from "./documents";
 
 /** Who is asking, as their credential says. */
@@ -31,6 +31,8 @@ export type Credential =
   | { kind: "person"; userId: string }
   /** An API token: an agent, on every face. */
   | { kind: "token"; token: string }
+  /** An OAuth access token, presented to `resource` (the MCP endpoint's URL): an agent, its client's. */
+  | { kind: "oauth"; token: string; resource: string }
   /** A share link: a visitor without an account. */
   | { kind: "share"; token: string };
 
@@ -74,6 +76,12 @@ const deadShareLink = () =>
 
 const invalidToken = () =>
   new DomainError("UNAUTHENTICATED", "This API token is not valid: unknown, revoked or expired. Create one with `npx quire token create`.");
+
+const invalidOAuthToken = () =>
+  new DomainError(
+    "UNAUTHENTICATED",
+    "This OAuth access token is not valid here: unknown, expired, revoked, or issued for another resource. Refresh it, or connect the app again.",
+  );
 
 /**
  * What a live share link gives a visitor without an account on `documentId`:
@@ -127,6 +135,11 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
       case "token": {
         const actor = await limited("apiCredential", client, () => actorForApiToken(db, credential.token, clock()));
         if (!actor) throw invalidToken();
+        return { actor, shareLink: null };
+      }
+      case "oauth": {
+        const actor = await limited("apiCredential", client, () => actorForOAuthToken(db, credential.token, credential.resource, clock()));
+        if (!actor) throw invalidOAuthToken();
         return { actor, shareLink: null };
       }
       case "share": {

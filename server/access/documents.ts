@@ -39,7 +39,7 @@ export interface DocumentAccess {
 }
 
 export function subjectOf(actor: Actor): AccessSubject {
-  return { kind: "member", userId: actor.userId, role: actor.role, principal: actor.principal };
+  return { kind: "member", userId: actor.userId, role: actor.role, principal: actor.principal, ...(actor.cap ? { cap: actor.cap } : {}) };
 }
 
 /** A document row as a list reads it: what deciding whether its document is readable needs. */
@@ -217,6 +217,12 @@ export async function visibleEntries(
 export function requireFullMember(actor: Actor, doing: string): void {
   if (actor.role === "guest") {
     throw new DomainError("PERMISSION_DENIED", `Guests cannot ${doing}. Ask a workspace admin to make you a member.`);
+  }
+  if (actor.cap === "read") {
+    throw new DomainError(
+      "PERMISSION_DENIED",
+      `This app was allowed to read only, so it cannot ${doing}. Connect it again and allow read and write.`,
+    );
   }
 }
 

@@ -27,6 +27,7 @@ import type { ActionContext } from "@/server/actions/context";
 import { authInfoFor, createQuireMcpServer, guardToolCalls } from "@/server/mcp/protocol";
 import { addressedHost, isOwnHost, isOwnOrigin, type SiteAddress } from "./csrf";
 import { createMcpFastPath } from "./mcp-fast-path";
+import { isAllowedCorsOrigin } from "./oauth";
 import { sendJson } from "./send-json";
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 
@@ -40,6 +41,8 @@ export interface McpEndpointOptions {
   fastPath?: boolean;
   /** QUIRE_PUBLIC_URL and QUIRE_TRUST_PROXY, for the Host and Origin checks; default: neither. */
   site?: SiteAddress;
+  /** Pages of other origins allowed to call (QUIRE_MCP_ALLOWED_ORIGINS, answered by CORS in oauth.ts); default: none. */
+  allowedOrigins?: readonly string[];
 }
 
 /** A JSON-RPC error that answers no request in particular (id null), as the SDK's transport sends its refusals. */
@@ -48,13 +51,14 @@ function sendTransportError(res: ServerResponse, status: number, code: number, m
 }
 
 /** Why a request is refused for where it was sent or where it came from, or null. */
-function foreignRequestRefusal(req: IncomingMessage, site: SiteAddress): string | null {
+function foreignRequestRefusal(req: IncomingMessage, site: SiteAddress, allowedOrigins: readonly string[]): string | null {
   if (!isOwnHost(req, site)) {
     return `Forbidden: this server does not answer to the host ${JSON.stringify(addressedHost(req, site) ?? "")}. It answers to its QUIRE_PUBLIC_URL, to localhost and to IP addresses; set QUIRE_PUBLIC_URL to the address clients use.`;
   }
   const origin = req.headers.origin;
-  if (origin !== undefined && !isOwnOrigin(req, origin, site)) {
-    return `Forbidden: requests from the web page at ${origin} are not accepted. MCP clients send no Origin header; a page may call this server only from its own origin.`;
+  // A configured origin's page holds a bearer token, never this site's cookie: it is a client like any other.
+  if (origin !== undefined && !isOwnOrigin(req, origin, site) && !isAllowedCorsOrigin(origin, allowedOrigins)) {
+    return `Forbidden: requests from the web page at ${origin} are not accepted. MCP clients send no Origin header; a page may call this server only from its own origin, or from an origin named in QUIRE_MCP_ALLOWED_ORIGINS.`;
   }
   return null;
 }
@@ -100,7 +104,7 @@ export function createMcpEndpoint(version: string, options: McpEndpointOptions =
   const fastPath = options.fastPath === false ? null : createMcpFastPath(version);
   return {
     async handle(req, res, context) {
-      const refusal = foreignRequestRefusal(req, site);
+      const refusal = foreignRequestRefusal(req, site, options.allowedOrigins ?? []);
       if (refusal) return sendTransportError(res, 403, -32000, refusal);
       if (req.method !== "POST") {
         return sendTransportError(

@@ -32,12 +32,22 @@ import { startSearchIndexer } from "@/server/store/search-index";
 import { DomainError, ERROR_FACES, isDomainError, retryAfterSeconds } from "@/server/core/errors";
 import { MAX_REQUEST_BYTES, requestTooLarge } from "@/server/core/limits";
 import { createMcpEndpoint } from "./mcp-endpoint";
+import {
+  answerPreflight,
+  bearerChallenge,
+  corsHeaders,
+  createOAuthEndpoints,
+  fetchClientMetadataDocument,
+  mcpResource,
+  oauthConsentView,
+} from "./oauth";
+import { createOAuthServer, OAUTH_ACCESS_TOKEN_PREFIX } from "@/server/auth/oauth";
 import { connectRedisBus } from "@/server/collab/bus";
 import { type LiveDrafts, roomsLiveDrafts } from "@/server/collab/live-drafts";
 import { CollabRooms, parseRoomPath, type RoomAddress } from "@/server/collab/rooms";
 import { exportNextEnvironment, publicBaseUrl } from "@/server/config";
 import { createFileLinks, type FileLinks } from "@/server/storage/links";
-import type { OutboundSettings } from "@/server/outbound/addresses";
+import { DEFAULT_OUTBOUND_SETTINGS, type OutboundSettings } from "@/server/outbound/addresses";
 import type { ObjectStore } from "@/server/storage/object-store";
 import { createRateLimitStore } from "@/server/store/rate-limits";
 import { sendJson } from "./send-json";
@@ -71,6 +81,8 @@ export interface ServerOptions {
   email?: NotificationEmailOptions;
   /** What outbound requests (webhooks, OAuth client metadata) may reach (config.outbound); default: public https only. */
   outbound?: OutboundSettings;
+  /** Origins whose pages may call /api/mcp and the OAuth endpoints (QUIRE_MCP_ALLOWED_ORIGINS); default: none. */
+  mcpAllowedOrigins?: readonly string[];
 }
 
 export interface RunningServer {
@@ -172,6 +184,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Every action context of this server reaches the drafts through its rooms.
   const live = roomsLiveDrafts(db, rooms);
 
+  const outbound = options.outbound ?? DEFAULT_OUTBOUND_SETTINGS;
+  const oauthServer = createOAuthServer({
+    db,
+    clock,
+    fetchClientMetadata: (url) => fetchClientMetadataDocument(url, outbound),
+    allowHttpClientIds: outbound.allowHttp,
+  });
+
   const bridge: QuireBridge = {
     verifyCredentials: (email, password) => limits.signIn(email, password, currentClientAddress()),
     secureCookies,
@@ -184,6 +204,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...accountBridge({ db, clock, files, live, baseUrl }),
     readShared: (token, input) => readSharedDocument(db, token, input, clock(), files, { authorizer, client: currentClientAddress() }),
     acceptShare: (token, userId) => acceptShareLink(db, userId, token, clock(), { authorizer, client: currentClientAddress() }),
+    oauthConsent: (params) => oauthConsentView(oauthServer, params, mcpResource(baseUrl())),
   };
   installBridge(bridge);
 
@@ -225,7 +246,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
   });
 
-  const mcp = createMcpEndpoint(version, { site });
+  const mcpAllowedOrigins = options.mcpAllowedOrigins ?? [];
+  const mcp = createMcpEndpoint(version, { site, allowedOrigins: mcpAllowedOrigins });
+  const oauth = createOAuthEndpoints({
+    db,
+    server: oauthServer,
+    site,
+    baseUrl,
+    sessionUserId: (req) => sessionUserId(req.headers.cookie, authSecret, { secure: secureCookies }),
+    allowedOrigins: mcpAllowedOrigins,
+    limits,
+    clientAddress: (req) => clientAddress(req, trustProxy),
+  });
 
   let nextHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
 
@@ -243,10 +275,20 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       }
     }
     if (path === "/api/mcp") {
+      // A browser-based client's preflight carries no credentials: it is answered before any is asked for.
+      if (req.method === "OPTIONS") return answerPreflight(req, res, mcpAllowedOrigins);
+      const cors = corsHeaders(req, mcpAllowedOrigins);
+      for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
       const token = bearerToken(req);
+      // An OAuth access token is good for this endpoint's URL only (RFC 8707); anything else is an API token.
+      const credential: Credential | null = !token
+        ? null
+        : token.startsWith(OAUTH_ACCESS_TOKEN_PREFIX)
+          ? { kind: "oauth", token, resource: mcpResource(baseUrl()) }
+          : { kind: "token", token };
       let actor: Actor | null = null;
       try {
-        actor = token ? await actorOf(req, { kind: "token", token }) : null;
+        actor = credential ? await actorOf(req, credential) : null;
       } catch (error) {
         if (!isDomainError(error) || error.code !== "RATE_LIMITED") throw error;
         sendRateLimited(req, res, error);
@@ -259,16 +301,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           {
             error: {
               code: "UNAUTHENTICATED",
-              message: "Send Authorization: Bearer <API token> (create one with `npx quire token create`).",
+              message: token
+                ? "This bearer token is not valid here (unknown, expired, revoked, or issued for another resource). Refresh it or connect again."
+                : "Connect with OAuth (this endpoint's WWW-Authenticate names its metadata), or send Authorization: Bearer <API token> (create one with `npx quire token create`).",
             },
           },
-          { "www-authenticate": 'Bearer realm="quire"' },
+          { "www-authenticate": bearerChallenge(baseUrl(), token ? "invalid_token" : undefined) },
         );
         return;
       }
       await mcp.handle(req, res, { db, actor, clock, files, live });
       return;
     }
+    if (oauth.serves(path)) return oauth.handle(req, res, path);
     if (isFileRoute(path)) {
       // A signed URL is the credential: bad or expired signatures count like invalid API tokens.
       const address = clientAddress(req, trustProxy);

@@ -16,8 +16,9 @@
  *   of the override and the grant/link — grants and links raise a document,
  *   never a section, so an override of `none` hides the section from every
  *   principal below manager.
- * - An agent (every call made with an API token, on every face) is capped by
- *   `aiAccess`: the section's override, else the document's.
+ * - An agent (every call made with an API token or an OAuth token, on every
+ *   face) is capped by `aiAccess`: the section's override, else the
+ *   document's; an OAuth token of scope `read` is capped to reading as well.
  * - Changing access — permissions, share links, roles, members, invites,
  *   tokens, and a section's own overrides however they would change (a
  *   section write, a revert, a merge and its resolutions) — is for people
@@ -39,8 +40,8 @@ export const minPermission = (a: Permission, b: Permission): Permission => (RANK
 export type Principal = "person" | "agent";
 
 export type AccessSubject =
-  | { kind: "member"; userId: string; role: Role; principal: Principal }
-  | { kind: "share"; permission: Permission };
+  /** `cap`: the most the credential allows (an OAuth token of scope `read`), below the person's standing. */
+  { kind: "member"; userId: string; role: Role; principal: Principal; cap?: Permission } | { kind: "share"; permission: Permission };
 
 /** What the policy needs to know about a document and the subject's standing on it. */
 export interface DocumentFacts {
@@ -120,14 +121,18 @@ function humanSectionPermission(subject: AccessSubject, doc: DocumentFacts, sect
 /** The subject's permission on the document as a whole (its identity, tags, properties, new sections). */
 export function documentPermission(subject: AccessSubject, doc: DocumentFacts): Permission {
   const human = humanDocumentPermission(subject, doc);
-  return isAgent(subject) ? minPermission(human, doc.aiAccess) : human;
+  return credentialCap(subject, isAgent(subject) ? minPermission(human, doc.aiAccess) : human);
 }
+
+/** The credential's own cap (an OAuth token of scope `read`) over a permission. */
+const credentialCap = (subject: AccessSubject, permission: Permission): Permission =>
+  subject.kind === "member" && subject.cap ? minPermission(permission, subject.cap) : permission;
 
 /** The subject's permission on one section, given that section's overrides. */
 export function sectionPermission(subject: AccessSubject, doc: DocumentFacts, section: SectionOverrides): Permission {
   if (documentPermission(subject, doc) === "none") return "none";
   const human = humanSectionPermission(subject, doc, section);
-  return isAgent(subject) ? minPermission(human, section.aiAccess ?? doc.aiAccess) : human;
+  return credentialCap(subject, isAgent(subject) ? minPermission(human, section.aiAccess ?? doc.aiAccess) : human);
 }
 
 /**

@@ -109,7 +109,7 @@ export async function insertApiToken(
 }
 
 /** last_used_at is refreshed at most this often, so busy tokens do not turn every request into a row write. */
-const LAST_USED_RESOLUTION_MS = 60_000;
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 interface LiveToken {
   tokenId: string;

@@ -40,6 +40,8 @@ export async function startTestServer(
     redisUrl?: string;
     /** Send email notifications through this mail server. */
     email?: NotificationEmailOptions;
+    /** Origins whose pages may call /api/mcp and the OAuth endpoints. */
+    mcpAllowedOrigins?: string[];
   } = {},
 ) {
   const database = options.database ?? (await createTestDatabase());
@@ -56,6 +58,7 @@ export async function startTestServer(
     trustProxy: options.trustProxy,
     redisUrl: options.redisUrl,
     email: options.email,
+    mcpAllowedOrigins: options.mcpAllowedOrigins,
   });
   const { files, live, rooms } = server;
   const { db } = database;

@@ -8,21 +8,29 @@ import { requireUser } from "@/app/_lib/session";
 import { loadWorkspace } from "@/app/_lib/workspace";
 import { getBridge } from "@/server/bridge";
 import { SettingsHeader } from "../settings-tabs";
-import { RevokeTokenButton, TokenSetup } from "./tokens-client";
+import { RevokeAppButton, RevokeTokenButton, TokenSetup } from "./tokens-client";
 import "../settings.css";
 
 export const metadata: Metadata = { title: "API tokens" };
 
 export default async function TokensPage() {
   const user = await requireUser("/settings/tokens");
-  const [listed, workspace] = await Promise.all([
+  const [listed, workspace, connected] = await Promise.all([
     attempt(() => getBridge().apiTokens(user.id, { action: "list" })),
     loadWorkspace(user.id),
+    attempt(() => getBridge().apiTokens(user.id, { action: "list_apps" })),
   ]);
   if (!workspace.ok) {
     return (
       <AppShell user={user}>
         <ErrorPanel title="Could not load the workspace" code={workspace.code} message={workspace.message} />
+      </AppShell>
+    );
+  }
+  if (!connected.ok) {
+    return (
+      <AppShell user={user}>
+        <ErrorPanel title="Could not list your connected apps" code={connected.code} message={connected.message} />
       </AppShell>
     );
   }
@@ -34,6 +42,7 @@ export default async function TokensPage() {
     );
   }
   const { tokens } = listed.value;
+  const { apps } = connected.value;
   // The base URL is the server's to decide (QUIRE_PUBLIC_URL, else the origin this page was asked for).
   const { publicUrl } = workspace.value;
   const active = tokens.filter((t) => t.status === "active").length;
@@ -84,6 +93,49 @@ export default async function TokensPage() {
                     {token.status === "active" ? (
                       <RevokeTokenButton tokenId={token.tokenId} label={token.label ?? token.tokenId.slice(0, 8)} />
                     ) : null}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
+          </div>
+        )}
+      </SettingsSection>
+
+      <SettingsSection
+        id="apps-heading"
+        title="Connected apps"
+        description={
+          apps.length === 0
+            ? "No apps are connected. MCP clients that speak OAuth connect with your consent, without a token to paste."
+            : "Apps you allowed to work for you over MCP, by OAuth. Revoking one disconnects it at once."
+        }
+      >
+        {apps.length === 0 ? (
+          <div className="table-card table-empty" data-testid="app-list">
+            <p className="muted small">Add this server's MCP URL in a client that connects by OAuth; it appears here once you allow it.</p>
+          </div>
+        ) : (
+          <div className="table-card">
+            <DataTable testId="app-list" columns={["App", "May", "Connected", "Last used"]}>
+              {apps.map((app) => (
+                <tr key={app.grantId} data-testid="app-row">
+                  <td>
+                    <span className="token-label">{app.name}</span>
+                    <span className="token-id" title={app.clientId}>
+                      {app.grantId.slice(0, 8)}
+                    </span>
+                  </td>
+                  <td className="small" data-label="May">
+                    {app.scope === "write" ? "read and write" : "read"}
+                  </td>
+                  <td className="muted small" data-label="Connected">
+                    <TimeAgo value={app.connectedAt} />
+                  </td>
+                  <td className="muted small" data-label="Last used">
+                    {app.lastUsedAt ? <TimeAgo value={app.lastUsedAt} /> : "never"}
+                  </td>
+                  <td className="cell-actions">
+                    <RevokeAppButton grantId={app.grantId} name={app.name} />
                   </td>
                 </tr>
               ))}

@@ -108,3 +108,16 @@ export function RevokeTokenButton({ tokenId, label }: { tokenId: string; label: 
     />
   );
 }
+
+export function RevokeAppButton({ grantId, name }: { grantId: string; name: string }) {
+  const apiTokens = useApiTokensTool();
+  return (
+    <ActionConfirmButton
+      label="Revoke"
+      question={`Disconnect “${name}”?`}
+      confirmLabel="Revoke"
+      pendingLabel="Revoking…"
+      action={() => apiTokens({ action: "revoke_app", grantId })}
+    />
+  );
+}

@@ -1,0 +1,459 @@
+/**
+ * OAuth 2.1 for remote MCP clients, through the MCP SDK client's own OAuth
+ * flow (`auth()` and StreamableHTTPClientTransport with an
+ * OAuthClientProvider): discovery from the 401's WWW-Authenticate, dynamic
+ * registration, the person's consent (their session, from the site's own
+ * page), the code exchange, tools, refresh with rotation, revocation; and the
+ * refusals: PKCE missing, plain or wrong, a token for another resource, a
+ * read-only app writing, an agent changing access, a rotated refresh token
+ * used again. The browser's part (the consent page) is tests/e2e/oauth.spec.ts.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { auth, type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { createHash } from "node:crypto";
+import { encode } from "next-auth/jwt";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { ensureAuthSecret } from "@/server/auth/accounts";
+import { sessionCookieName } from "@/server/auth/web-session";
+import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+
+const REDIRECT_URL = "http://127.0.0.1:9/callback";
+const ALLOWED_ORIGIN = "http://127.0.0.1:4999";
+
+/** An MCP client's OAuth state, in memory, as the SDK's examples keep it. */
+class MemoryProvider implements OAuthClientProvider {
+  client?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = "";
+  authorizationUrl?: URL;
+  constructor(
+    readonly clientMetadata: OAuthClientMetadata = {
+      client_name: "Test Agent",
+      redirect_uris: [REDIRECT_URL],
+      token_endpoint_auth_method: "none",
+    },
+  ) {}
+  get redirectUrl() {
+    return REDIRECT_URL;
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+let server: TestServer;
+/** The same database served under another public URL: another resource. */
+let elsewhere: TestServer;
+let owner: TestUser;
+let cookie: string;
+let mcpUrl: URL;
+let documentId: string;
+let sectionId: string;
+
+beforeAll(async () => {
+  server = await startTestServer({ mcpAllowedOrigins: [ALLOWED_ORIGIN] });
+  elsewhere = await startTestServer({ database: server.database, publicUrl: "https://docs.example.test" });
+  owner = await server.createUser("olivia@example.test", "Olivia Owner");
+  mcpUrl = new URL(`${server.url}/api/mcp`);
+  const secret = await ensureAuthSecret(server.db, undefined);
+  cookie = `${sessionCookieName(false)}=${await encode({ token: { sub: owner.userId }, secret })}`;
+  const created = (await server.callTool("documents", owner.userId, {
+    action: "create",
+    path: "notes/oauth",
+    sections: [{ name: "Intro", content: [{ blockType: "text", text: "Hello" }] }],
+  })) as { documentId: string; sectionIds: string[] };
+  documentId = created.documentId;
+  sectionId = created.sectionIds[0]!;
+});
+
+afterAll(async () => {
+  await elsewhere?.close();
+  await server?.close();
+});
+
+/** The consent page's form, answered by the signed-in person from the site's own page: the redirect back to the client. */
+async function consent(authorizationUrl: URL, decision: "allow_write" | "allow_read" | "deny", origin = server.url): Promise<URL> {
+  const started = await fetch(authorizationUrl, { redirect: "manual" });
+  expect(started.status).toBe(302);
+  const consentUrl = new URL(started.headers.get("location")!, server.url);
+  expect(consentUrl.pathname).toBe("/oauth/consent");
+  const form = new URLSearchParams(consentUrl.search);
+  form.set("decision", decision);
+  const answered = await fetch(`${server.url}/oauth/authorize/decision`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { cookie, origin, "content-type": "application/x-www-form-urlencoded" },
+    body: form,
+  });
+  expect(answered.status).toBe(303);
+  return new URL(answered.headers.get("location")!);
+}
+
+/** Runs the SDK client's flow to the end: a connected client and its provider. */
+async function connectWithOAuth(decision: "allow_write" | "allow_read" = "allow_write", provider = new MemoryProvider()) {
+  const first = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+  await expect(new Client({ name: "oauth-test", version: "1.0.0" }).connect(first)).rejects.toThrow(UnauthorizedError);
+  expect(provider.authorizationUrl).toBeDefined();
+  const back = await consent(provider.authorizationUrl!, decision);
+  const code = back.searchParams.get("code");
+  expect(code, back.href).toBeTruthy();
+  await first.finishAuth(code!);
+  const client = new Client({ name: "oauth-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
+  return { client, provider };
+}
+
+const mcpStatus = async (token: string) =>
+  (
+    await fetch(mcpUrl, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    })
+  ).status;
+
+const tokenRequest = (url: string, fields: Record<string, string>) =>
+  fetch(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields) });
+
+describe("discovery", () => {
+  test("a 401 from /api/mcp names the protected resource metadata and the scope", async () => {
+    const res = await fetch(mcpUrl, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toBe(
+      `Bearer resource_metadata="${server.url}/.well-known/oauth-protected-resource/api/mcp", scope="read write"`,
+    );
+  });
+
+  test("the metadata documents describe Quire as its own authorization server", async () => {
+    const resource = await (await fetch(`${server.url}/.well-known/oauth-protected-resource/api/mcp`)).json();
+    expect(resource).toMatchObject({ resource: `${server.url}/api/mcp`, authorization_servers: [server.url] });
+    const metadata = await (await fetch(`${server.url}/.well-known/oauth-authorization-server`)).json();
+    expect(metadata).toMatchObject({
+      issuer: server.url,
+      code_challenge_methods_supported: ["S256"],
+      client_id_metadata_document_supported: true,
+      registration_endpoint: `${server.url}/oauth/register`,
+      revocation_endpoint: `${server.url}/oauth/revoke`,
+    });
+  });
+});
+
+describe("the SDK client's flow", () => {
+  test("registers, is allowed, lists tools and writes as an agent; Settings lists the app", async () => {
+    const { client, provider } = await connectWithOAuth();
+    expect(provider.client?.client_id).toBeTruthy();
+    expect(provider.saved?.scope).toBe("read write");
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain("sections");
+    const written = await callMcp<{ commitId: string }>(client, "sections", {
+      action: "update",
+      documentId,
+      branchName: "main",
+      sectionId,
+      content: [{ blockType: "text", text: "Written by an OAuth client" }],
+    });
+    expect(written.commitId).toBeTruthy();
+    // Agents cannot change access, whatever scope they hold.
+    await callMcp(client, "documents", { action: "create_branch", documentId, branchName: "oauth-agent" });
+    const refused = await callMcpError(client, "sections", {
+      action: "update",
+      documentId,
+      branchName: "oauth-agent",
+      sectionId,
+      defaultPermission: "none",
+    });
+    expect(refused.code).toBe("PERMISSION_DENIED");
+    expect(refused.message).toContain("agents cannot change access");
+    const apps = await server.trpcCaller(owner).apiTokens({ action: "list_apps" });
+    expect(apps).toMatchObject({ apps: expect.arrayContaining([expect.objectContaining({ name: "Test Agent", scope: "write" })]) });
+    await client.close();
+  });
+
+  test("refresh rotates the refresh token; the rotated one used again revokes the grant", async () => {
+    const { client, provider } = await connectWithOAuth();
+    await client.close();
+    const before = provider.saved!;
+    expect(await auth(provider, { serverUrl: mcpUrl })).toBe("AUTHORIZED");
+    const after = provider.saved!;
+    expect(after.access_token).not.toBe(before.access_token);
+    expect(after.refresh_token).not.toBe(before.refresh_token);
+    expect(await mcpStatus(after.access_token)).toBe(200);
+    const replay = await tokenRequest(`${server.url}/oauth/token`, {
+      grant_type: "refresh_token",
+      refresh_token: before.refresh_token!,
+      client_id: provider.client!.client_id,
+    });
+    expect(replay.status).toBe(400);
+    expect(await replay.json()).toMatchObject({ error: "invalid_grant" });
+    expect(await mcpStatus(after.access_token)).toBe(401);
+  });
+
+  test("revocation (RFC 7009) ends the app's access at once", async () => {
+    const { client, provider } = await connectWithOAuth();
+    await client.close();
+    const revoked = await tokenRequest(`${server.url}/oauth/revoke`, {
+      token: provider.saved!.access_token,
+      client_id: provider.client!.client_id,
+    });
+    expect(revoked.status).toBe(200);
+    const res = await fetch(mcpUrl, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${provider.saved!.access_token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toContain('error="invalid_token"');
+  });
+
+  test("Settings' Revoke disconnects the app", async () => {
+    const { client, provider } = await connectWithOAuth();
+    await client.close();
+    const { apps } = (await server.trpcCaller(owner).apiTokens({ action: "list_apps" })) as { apps: { grantId: string }[] };
+    await server.trpcCaller(owner).apiTokens({ action: "revoke_app", grantId: apps[0]!.grantId });
+    expect(await mcpStatus(provider.saved!.access_token)).toBe(401);
+  });
+
+  test("an app allowed to read only reads, and cannot write or create", async () => {
+    const { client, provider } = await connectWithOAuth("allow_read");
+    expect(provider.saved?.scope).toBe("read");
+    const read = await callMcp<{ sections: unknown[] }>(client, "read", { documentId });
+    expect(read.sections.length).toBeGreaterThan(0);
+    const write = await callMcpError(client, "sections", {
+      action: "update",
+      documentId,
+      branchName: "main",
+      sectionId,
+      content: [{ blockType: "text", text: "Not allowed" }],
+    });
+    expect(write.code).toBe("PERMISSION_DENIED");
+    const create = await callMcpError(client, "documents", { action: "create", path: "notes/nope" });
+    expect(create.code).toBe("PERMISSION_DENIED");
+    await client.close();
+  });
+
+  test("a denied request goes back to the client as access_denied", async () => {
+    const provider = new MemoryProvider();
+    const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+    await expect(new Client({ name: "oauth-test", version: "1.0.0" }).connect(transport)).rejects.toThrow(UnauthorizedError);
+    const back = await consent(provider.authorizationUrl!, "deny");
+    expect(back.searchParams.get("error")).toBe("access_denied");
+  });
+
+  test("the consent answer is refused from another origin's page", async () => {
+    const provider = new MemoryProvider();
+    const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+    await expect(new Client({ name: "oauth-test", version: "1.0.0" }).connect(transport)).rejects.toThrow(UnauthorizedError);
+    const started = await fetch(provider.authorizationUrl!, { redirect: "manual" });
+    const form = new URLSearchParams(new URL(started.headers.get("location")!, server.url).search);
+    form.set("decision", "allow_write");
+    const forged = await fetch(`${server.url}/oauth/authorize/decision`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { cookie, origin: "http://attacker.example", "content-type": "application/x-www-form-urlencoded" },
+      body: form,
+    });
+    expect(forged.status).toBe(400);
+  });
+});
+
+describe("refusals", () => {
+  /** A registered public client and a fresh authorization URL's parameters. */
+  async function registered() {
+    const res = await fetch(`${server.url}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ client_name: "Raw", redirect_uris: [REDIRECT_URL], token_endpoint_auth_method: "none" }),
+    });
+    expect(res.status).toBe(201);
+    const { client_id } = (await res.json()) as { client_id: string };
+    return client_id;
+  }
+
+  const VERIFIER = "v".repeat(43);
+  const CHALLENGE = createHash("sha256").update(VERIFIER).digest("base64url");
+  const authorizeUrl = (at: string, params: Record<string, string>) => new URL(`${at}/oauth/authorize?${new URLSearchParams(params)}`);
+  const pkceParams = (clientId: string) => ({
+    client_id: clientId,
+    redirect_uri: REDIRECT_URL,
+    response_type: "code",
+    code_challenge: CHALLENGE,
+    code_challenge_method: "S256",
+    state: "s1",
+  });
+
+  test("PKCE missing or plain is refused back to the client", async () => {
+    const clientId = await registered();
+    for (const pkce of [{}, { code_challenge: VERIFIER, code_challenge_method: "plain" }] as Record<string, string>[]) {
+      const res = await fetch(
+        authorizeUrl(server.url, { client_id: clientId, redirect_uri: REDIRECT_URL, response_type: "code", state: "s1", ...pkce }),
+        {
+          redirect: "manual",
+        },
+      );
+      expect(res.status).toBe(302);
+      const back = new URL(res.headers.get("location")!);
+      expect(back.searchParams.get("error")).toBe("invalid_request");
+      expect(back.searchParams.get("state")).toBe("s1");
+    }
+  });
+
+  test("a wrong or missing code_verifier gets no token, and the code is then spent", async () => {
+    const clientId = await registered();
+    const back = await consent(authorizeUrl(server.url, pkceParams(clientId)), "allow_write");
+    const code = back.searchParams.get("code")!;
+    const token = (fields: Record<string, string>) =>
+      tokenRequest(`${server.url}/oauth/token`, {
+        grant_type: "authorization_code",
+        code,
+        client_id: clientId,
+        redirect_uri: REDIRECT_URL,
+        ...fields,
+      });
+    const missing = await token({});
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toMatchObject({ error: "invalid_request" });
+    const wrong = await token({ code_verifier: "w".repeat(43) });
+    expect(await wrong.json()).toMatchObject({ error: "invalid_grant" });
+    // The code was used by the wrong attempt: even the right verifier gets nothing now.
+    const right = await token({ code_verifier: VERIFIER });
+    expect(await right.json()).toMatchObject({ error: "invalid_grant" });
+  });
+
+  test("an unregistered redirect URI is refused on the spot, never redirected to", async () => {
+    const clientId = await registered();
+    const res = await fetch(authorizeUrl(server.url, { ...pkceParams(clientId), redirect_uri: "https://evil.example/cb" }), {
+      redirect: "manual",
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: "invalid_request" });
+  });
+
+  test("a token for another resource is refused: asked for, or minted for another server's URL", async () => {
+    const clientId = await registered();
+    const asked = await fetch(authorizeUrl(server.url, { ...pkceParams(clientId), resource: "https://other.example/api/mcp" }), {
+      redirect: "manual",
+    });
+    expect(new URL(asked.headers.get("location")!).searchParams.get("error")).toBe("invalid_target");
+
+    // The same database behind https://docs.example.test: its tokens are for https://docs.example.test/api/mcp.
+    const secret = await ensureAuthSecret(server.db, undefined);
+    const secureCookie = `${sessionCookieName(true)}=${await encode({ token: { sub: owner.userId }, secret })}`;
+    const started = await fetch(authorizeUrl(elsewhere.url, { ...pkceParams(clientId), resource: "https://docs.example.test/api/mcp" }), {
+      redirect: "manual",
+    });
+    const form = new URLSearchParams(new URL(started.headers.get("location")!, elsewhere.url).search);
+    form.set("decision", "allow_write");
+    const answered = await fetch(`${elsewhere.url}/oauth/authorize/decision`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { cookie: secureCookie, origin: elsewhere.url, "content-type": "application/x-www-form-urlencoded" },
+      body: form,
+    });
+    const code = new URL(answered.headers.get("location")!).searchParams.get("code")!;
+    const minted = await tokenRequest(`${elsewhere.url}/oauth/token`, {
+      grant_type: "authorization_code",
+      code,
+      code_verifier: VERIFIER,
+      client_id: clientId,
+      redirect_uri: REDIRECT_URL,
+    });
+    const { access_token } = (await minted.json()) as { access_token: string };
+    expect(access_token).toMatch(/^qoa_/);
+    expect(await mcpStatus(access_token)).toBe(401);
+  });
+
+  test("a confidential client's token request needs its secret", async () => {
+    const res = await fetch(`${server.url}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        client_name: "Confidential",
+        redirect_uris: [REDIRECT_URL],
+        token_endpoint_auth_method: "client_secret_post",
+      }),
+    });
+    const info = (await res.json()) as { client_id: string; client_secret: string };
+    expect(info.client_secret).toMatch(/^qcs_/);
+    const back = await consent(authorizeUrl(server.url, pkceParams(info.client_id)), "allow_read");
+    const exchange = (secret: string) =>
+      tokenRequest(`${server.url}/oauth/token`, {
+        grant_type: "authorization_code",
+        code: back.searchParams.get("code")!,
+        code_verifier: VERIFIER,
+        client_id: info.client_id,
+        client_secret: secret,
+      });
+    const wrong = await exchange("qcs_wrong");
+    expect(wrong.status).toBe(401);
+    expect(await wrong.json()).toMatchObject({ error: "invalid_client" });
+    const right = await exchange(info.client_secret);
+    expect(right.status).toBe(200);
+    expect(await right.json()).toMatchObject({ token_type: "Bearer", scope: "read" });
+  });
+});
+
+describe("CORS for browser-based MCP clients", () => {
+  test("a preflight from an allowed origin is answered without credentials; another origin gets no CORS headers", async () => {
+    for (const path of ["/api/mcp", "/oauth/token", "/.well-known/oauth-authorization-server"]) {
+      const allowed = await fetch(`${server.url}${path}`, {
+        method: "OPTIONS",
+        headers: {
+          origin: ALLOWED_ORIGIN,
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "authorization, mcp-protocol-version",
+        },
+      });
+      expect(allowed.status).toBe(204);
+      expect(allowed.headers.get("access-control-allow-origin")).toBe(ALLOWED_ORIGIN);
+      expect(allowed.headers.get("access-control-allow-headers")).toContain("Mcp-Protocol-Version");
+      expect(allowed.headers.get("access-control-allow-credentials")).toBeNull();
+      const other = await fetch(`${server.url}${path}`, { method: "OPTIONS", headers: { origin: "http://elsewhere.example" } });
+      expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    }
+  });
+
+  test("an allowed origin's request reaches MCP and can read WWW-Authenticate; another origin's is refused", async () => {
+    const unauthenticated = await fetch(mcpUrl, {
+      method: "POST",
+      headers: { origin: ALLOWED_ORIGIN, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.headers.get("access-control-expose-headers")).toContain("WWW-Authenticate");
+    const headers = {
+      authorization: `Bearer ${owner.token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    };
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    const allowed = await fetch(mcpUrl, { method: "POST", headers: { ...headers, origin: ALLOWED_ORIGIN }, body });
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers.get("access-control-allow-origin")).toBe(ALLOWED_ORIGIN);
+    const refused = await fetch(mcpUrl, { method: "POST", headers: { ...headers, origin: "http://elsewhere.example" }, body });
+    expect(refused.status).toBe(403);
+  });
+});
