@@ -218,6 +218,11 @@ export function requireFullMember(actor: Actor, doing: string): void {
   if (actor.role === "guest") {
     throw new DomainError("PERMISSION_DENIED", `Guests cannot ${doing}. Ask a workspace admin to make you a member.`);
   }
+  requireWritingCredential(actor, doing);
+}
+
+/** Refuses a credential allowed to read only (an OAuth app of scope `read`) what writes outside any one document. */
+export function requireWritingCredential(actor: Actor, doing: string): void {
   if (actor.cap === "read") {
     throw new DomainError(
       "PERMISSION_DENIED",

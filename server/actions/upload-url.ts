@@ -35,7 +35,7 @@ import {
 import { getMembership } from "@/server/store/accounts";
 import { CommitGraph } from "@/server/store/commits";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { type DocumentAccess, openDocument, sectionRules } from "@/server/access/documents";
+import { type DocumentAccess, openDocument, requireWritingCredential, sectionRules } from "@/server/access/documents";
 import type { ActionContext, Actor } from "./context";
 import { shareLinkHolderAccess } from "@/server/access/authorize";
 import { storageKeysVisibleIn } from "@/server/access/sections";
@@ -92,6 +92,7 @@ export const uploadUrlTool = defineTool({
         },
       );
     }
+    requireWritingCredential(ctx.actor, "upload files");
     const info = uploadMediaType(input.mediaType)!;
     const now = ctx.clock();
     // Whole seconds: the URL carries its expiry in seconds and the row must agree with it.

@@ -23,10 +23,14 @@ import { encode } from "next-auth/jwt";
 import { ensureAuthSecret } from "@/server/auth/accounts";
 import { sessionCookieName } from "@/server/auth/web-session";
 import { roomName, upgradeStatus } from "../helpers/collab";
+import { connectOAuthApp } from "../helpers/oauth";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
-/** "workspace": tools about the workspace itself, open to every member and every AI call. */
-type Need = "workspace" | "read" | "edit" | "manage";
+/**
+ * "workspace": tools about the workspace itself, open to every member and every AI call; "upload": writing to the
+ * workspace outside any one document, open to all of them but an app allowed to read only.
+ */
+type Need = "workspace" | "upload" | "read" | "edit" | "manage";
 type Outcome = "allow" | "not_found" | "denied";
 type Args = Record<string, unknown>;
 
@@ -437,26 +441,54 @@ const CASES: Case[] = [
   { tool: "comments", action: "reopen", need: "edit", args: (f) => freshThread(f, true) },
   { tool: "members", action: "list", need: "workspace", args: async () => ({}) },
   { tool: "members", action: "search", need: "workspace", args: async () => ({ query: "ol" }) },
-  { tool: "upload_url", action: "", need: "workspace", args: async () => ({ filename: "notes.txt", mediaType: "text/plain", size: 10 }) },
+  { tool: "upload_url", action: "", need: "upload", args: async () => ({ filename: "notes.txt", mediaType: "text/plain", size: 10 }) },
 ];
 
 /** What each kind of caller may do, per need. */
 const EXPECT: Record<string, Record<Need, Outcome>> = {
-  owner: { workspace: "allow", read: "allow", edit: "allow", manage: "allow" },
-  admin: { workspace: "allow", read: "allow", edit: "allow", manage: "allow" },
-  "member with edit": { workspace: "allow", read: "allow", edit: "allow", manage: "denied" },
-  "member with read": { workspace: "allow", read: "allow", edit: "denied", manage: "denied" },
-  "member with none": { workspace: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
-  "guest without grant": { workspace: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
-  "guest with edit grant": { workspace: "allow", read: "allow", edit: "allow", manage: "denied" },
-  "guest with read grant": { workspace: "allow", read: "allow", edit: "denied", manage: "denied" },
-  "AI, aiAccess edit": { workspace: "allow", read: "allow", edit: "allow", manage: "denied" },
-  "AI, aiAccess read": { workspace: "allow", read: "allow", edit: "denied", manage: "denied" },
-  "AI, aiAccess none": { workspace: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
+  owner: { workspace: "allow", upload: "allow", read: "allow", edit: "allow", manage: "allow" },
+  admin: { workspace: "allow", upload: "allow", read: "allow", edit: "allow", manage: "allow" },
+  "member with edit": { workspace: "allow", upload: "allow", read: "allow", edit: "allow", manage: "denied" },
+  "member with read": { workspace: "allow", upload: "allow", read: "allow", edit: "denied", manage: "denied" },
+  "member with none": { workspace: "allow", upload: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
+  "guest without grant": { workspace: "allow", upload: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
+  "guest with edit grant": { workspace: "allow", upload: "allow", read: "allow", edit: "allow", manage: "denied" },
+  "guest with read grant": { workspace: "allow", upload: "allow", read: "allow", edit: "denied", manage: "denied" },
+  "AI, aiAccess edit": { workspace: "allow", upload: "allow", read: "allow", edit: "allow", manage: "denied" },
+  "AI, aiAccess read": { workspace: "allow", upload: "allow", read: "allow", edit: "denied", manage: "denied" },
+  "AI, aiAccess none": { workspace: "allow", upload: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
   // The owner's API token over tRPC is an agent too: the same caps as over MCP.
-  "owner's token over tRPC, aiAccess edit": { workspace: "allow", read: "allow", edit: "allow", manage: "denied" },
-  "owner's token over tRPC, aiAccess read": { workspace: "allow", read: "allow", edit: "denied", manage: "denied" },
-  "owner's token over tRPC, aiAccess none": { workspace: "allow", read: "not_found", edit: "not_found", manage: "not_found" },
+  "owner's token over tRPC, aiAccess edit": { workspace: "allow", upload: "allow", read: "allow", edit: "allow", manage: "denied" },
+  "owner's token over tRPC, aiAccess read": { workspace: "allow", upload: "allow", read: "allow", edit: "denied", manage: "denied" },
+  "owner's token over tRPC, aiAccess none": {
+    workspace: "allow",
+    upload: "allow",
+    read: "not_found",
+    edit: "not_found",
+    manage: "not_found",
+  },
+  // An OAuth app is an agent (its person's standing, capped by aiAccess); one allowed to read only never writes.
+  "AI, OAuth app with read and write, aiAccess edit": {
+    workspace: "allow",
+    upload: "allow",
+    read: "allow",
+    edit: "allow",
+    manage: "denied",
+  },
+  "AI, OAuth app with read and write, aiAccess read": {
+    workspace: "allow",
+    upload: "allow",
+    read: "allow",
+    edit: "denied",
+    manage: "denied",
+  },
+  "AI, OAuth app allowed to read only, aiAccess edit": {
+    workspace: "allow",
+    upload: "denied",
+    read: "allow",
+    edit: "denied",
+    manage: "denied",
+  },
 };
 
 interface Caller {
@@ -464,6 +496,8 @@ interface Caller {
   call(tool: ToolName, args: Args): Promise<unknown>;
 }
 const callers = new Map<string, Caller>();
+/** MCP clients of OAuth apps the owner connected (closed at the end). */
+const oauthClients: Client[] = [];
 /** How each caller of the table reaches the subscriptions (SSE over HTTP): a person by session cookie, a token as a bearer; MCP has none. */
 const streamCredentials = new Map<string, Record<string, string>>();
 
@@ -579,9 +613,23 @@ beforeAll(async () => {
     );
     streamCredentials.set(`owner's token over tRPC, aiAccess ${aiAccess}`, { authorization: `Bearer ${owner.token}` });
   }
+  const writingApp = await connectOAuthApp(server, owner.userId, { decision: "allow_write" });
+  const readingApp = await connectOAuthApp(server, owner.userId, { decision: "allow_read" });
+  oauthClients.push(await server.mcpClient(writingApp.accessToken), await server.mcpClient(readingApp.accessToken));
+  for (const aiAccess of ["edit", "read"]) {
+    callers.set(
+      `AI, OAuth app with read and write, aiAccess ${aiAccess}`,
+      aiCaller(oauthClients[0]!, await makeFixture({ defaultPermission: "edit", aiAccess })),
+    );
+  }
+  callers.set(
+    "AI, OAuth app allowed to read only, aiAccess edit",
+    aiCaller(oauthClients[1]!, await makeFixture({ defaultPermission: "edit", aiAccess: "edit" })),
+  );
 }, 240_000);
 
 afterAll(async () => {
+  for (const client of oauthClients) await client.close();
   await ownerMcp?.close();
   await server?.close();
 });
@@ -1446,5 +1494,47 @@ describe("a branch from before the hiding", () => {
     );
     expect(proposal.code).toBe(p.hidden.length > 0 ? "PERMISSION_DENIED" : "allowed");
     expectNoLeak(p, proposal, "error");
+  });
+});
+
+describe("an OAuth app's token, outside what it was issued for", () => {
+  const listTools = (token: string) =>
+    fetch(`${server.url}/api/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+
+  test("is not a credential for tRPC: its resource is the MCP endpoint", async () => {
+    const app = await connectOAuthApp(server, owner.userId);
+    expect((await listTools(app.accessToken)).status).toBe(200);
+    const trpc = server.trpcClient(app.accessToken) as unknown as TrpcHttp;
+    await expect(callTrpcHttp(trpc, "members", { action: "list" })).rejects.toMatchObject({ code: "UNAUTHENTICATED" });
+  });
+
+  test("revoked in Settings: refused on MCP (401 invalid_token), and its refresh token gets nothing", async () => {
+    const app = await connectOAuthApp(server, owner.userId, { name: "Revoked App" });
+    const inPerson = server.trpcCaller(owner);
+    const { apps } = (await inPerson.apiTokens({ action: "list_apps" })) as { apps: Array<{ grantId: string; name: string }> };
+    await inPerson.apiTokens({ action: "revoke_app", grantId: apps.find((a) => a.name === "Revoked App")!.grantId });
+    const refused = await listTools(app.accessToken);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("www-authenticate")).toContain('error="invalid_token"');
+    const refreshed = await fetch(`${server.url}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: app.refreshToken, client_id: app.clientId }),
+    });
+    expect(await refreshed.json()).toMatchObject({ error: "invalid_grant" });
+  });
+
+  test("an API token (an agent) cannot revoke a connected app: only the person, signed in", async () => {
+    const app = await connectOAuthApp(server, owner.userId);
+    const trpc = server.trpcClient(owner.token) as unknown as TrpcHttp;
+    const { apps } = (await callTrpcHttp(trpc, "apiTokens", { action: "list_apps" })) as { apps: Array<{ grantId: string }> };
+    await expect(callTrpcHttp(trpc, "apiTokens", { action: "revoke_app", grantId: apps[0]!.grantId })).rejects.toMatchObject({
+      code: "PERMISSION_DENIED",
+    });
+    expect((await listTools(app.accessToken)).status).toBe(200);
   });
 });
