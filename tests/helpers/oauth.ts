@@ -3,9 +3,12 @@
  * the flow itself (tests/integration/oauth.test.ts runs the flow through the
  * SDK client): a registered public client, the person's consent answered from
  * the site's own origin with their session, the code exchanged with its PKCE
- * verifier.
+ * verifier. And the SDK client's OAuth state, in memory, for the tests that
+ * run its flow.
  */
 import { createHash } from "node:crypto";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { encode } from "next-auth/jwt";
 import { ensureAuthSecret } from "@/server/auth/accounts";
 import { sessionCookieName } from "@/server/auth/web-session";
@@ -75,4 +78,40 @@ export async function connectOAuthApp(
   );
   const tokens = (await exchanged.json()) as { access_token: string; refresh_token: string };
   return { clientId, accessToken: tokens.access_token, refreshToken: tokens.refresh_token };
+}
+
+/** An MCP client's OAuth state, in memory, as the SDK's examples keep it; the authorization URL it was sent to is kept for the test to open. */
+export class MemoryProvider implements OAuthClientProvider {
+  client?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = "";
+  authorizationUrl?: URL;
+  readonly clientMetadata: OAuthClientMetadata;
+  constructor(
+    readonly redirectUrl: string,
+    clientName = "Test Agent",
+  ) {
+    this.clientMetadata = { client_name: clientName, redirect_uris: [redirectUrl], token_endpoint_auth_method: "none" };
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
 }

@@ -9,57 +9,21 @@
  * used again. The browser's part (the consent page) is tests/e2e/oauth.spec.ts.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { auth, type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { createHash } from "node:crypto";
 import { encode } from "next-auth/jwt";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ensureAuthSecret } from "@/server/auth/accounts";
 import { sessionCookieName } from "@/server/auth/web-session";
+import { MemoryProvider } from "../helpers/oauth";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 const REDIRECT_URL = "http://127.0.0.1:9/callback";
 const ALLOWED_ORIGIN = "http://127.0.0.1:4999";
 
-/** An MCP client's OAuth state, in memory, as the SDK's examples keep it. */
-class MemoryProvider implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = "";
-  authorizationUrl?: URL;
-  constructor(
-    readonly clientMetadata: OAuthClientMetadata = {
-      client_name: "Test Agent",
-      redirect_uris: [REDIRECT_URL],
-      token_endpoint_auth_method: "none",
-    },
-  ) {}
-  get redirectUrl() {
-    return REDIRECT_URL;
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
+/** The SDK client's OAuth state for a client that comes back to REDIRECT_URL. */
+const memoryProvider = () => new MemoryProvider(REDIRECT_URL);
 
 let server: TestServer;
 /** The same database served under another public URL: another resource. */
@@ -110,7 +74,7 @@ async function consent(authorizationUrl: URL, decision: "allow_write" | "allow_r
 }
 
 /** Runs the SDK client's flow to the end: a connected client and its provider. */
-async function connectWithOAuth(decision: "allow_write" | "allow_read" = "allow_write", provider = new MemoryProvider()) {
+async function connectWithOAuth(decision: "allow_write" | "allow_read" = "allow_write", provider = memoryProvider()) {
   const first = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
   await expect(new Client({ name: "oauth-test", version: "1.0.0" }).connect(first)).rejects.toThrow(UnauthorizedError);
   expect(provider.authorizationUrl).toBeDefined();
@@ -256,7 +220,7 @@ describe("the SDK client's flow", () => {
   });
 
   test("a denied request goes back to the client as access_denied", async () => {
-    const provider = new MemoryProvider();
+    const provider = memoryProvider();
     const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
     await expect(new Client({ name: "oauth-test", version: "1.0.0" }).connect(transport)).rejects.toThrow(UnauthorizedError);
     const back = await consent(provider.authorizationUrl!, "deny");
@@ -264,7 +228,7 @@ describe("the SDK client's flow", () => {
   });
 
   test("the consent answer is refused from another origin's page", async () => {
-    const provider = new MemoryProvider();
+    const provider = memoryProvider();
     const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
     await expect(new Client({ name: "oauth-test", version: "1.0.0" }).connect(transport)).rejects.toThrow(UnauthorizedError);
     const started = await fetch(provider.authorizationUrl!, { redirect: "manual" });
