@@ -137,6 +137,14 @@ function sendOAuthError(res: ServerResponse, error: OAuthError, headers: Record<
   sendJson(res, status, error.toResponseObject(), { "cache-control": "no-store", ...headers });
 }
 
+/**
+ * A refusal at the authorization endpoint, shown to the person's browser instead of redirecting (RFC 6749 §4.1.2.1:
+ * the client or its redirect URI is not known good): 400, whatever the error, as no client authenticated here.
+ */
+function sendAuthorizationRefusal(res: ServerResponse, error: OAuthError): void {
+  sendJson(res, 400, error.toResponseObject(), { "cache-control": "no-store" });
+}
+
 /** A client metadata document is a few hundred bytes; it is fetched while a person waits at the authorization endpoint. */
 const METADATA_DOCUMENT_MAX_BYTES = 64 * 1024;
 const METADATA_DOCUMENT_TIMEOUT_MS = 5_000;
@@ -261,7 +269,7 @@ export function createOAuthEndpoints(options: OAuthEndpointOptions): OAuthEndpoi
       return;
     }
     const outcome = await server.authorizationRequest(fields, mcpResource(options.baseUrl()));
-    if (outcome.kind === "refused") return sendOAuthError(res, outcome.error, {});
+    if (outcome.kind === "refused") return sendAuthorizationRefusal(res, outcome.error);
     if (outcome.kind === "redirect") {
       res.writeHead(303, { location: outcome.location, "cache-control": "no-store" }).end();
       return;
@@ -289,7 +297,7 @@ export function createOAuthEndpoints(options: OAuthEndpointOptions): OAuthEndpoi
           if (req.method !== "GET") return sendOAuthError(res, new InvalidRequestError("Open the authorization URL with GET."), {});
           const params = queryFields(req);
           const outcome = await server.authorizationRequest(params, mcpResource(base));
-          if (outcome.kind === "refused") return sendOAuthError(res, outcome.error, {});
+          if (outcome.kind === "refused") return sendAuthorizationRefusal(res, outcome.error);
           const location = outcome.kind === "redirect" ? outcome.location : `${OAUTH_PATHS.consent}?${new URLSearchParams(params)}`;
           res.writeHead(302, { location, "cache-control": "no-store" }).end();
           return;

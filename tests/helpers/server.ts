@@ -15,6 +15,7 @@ import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { actorForUser } from "@/server/access/actor";
 import type { NotificationEmailOptions } from "@/server/actions/notification-email";
 import { startServer } from "@/server/http/server";
+import type { OutboundSettings } from "@/server/outbound/addresses";
 import { LocalObjectStore } from "@/server/storage/local";
 import type { ObjectStore } from "@/server/storage/object-store";
 import { createTestDatabase } from "./database";
@@ -42,6 +43,8 @@ export async function startTestServer(
     email?: NotificationEmailOptions;
     /** Origins whose pages may call /api/mcp and the OAuth endpoints. */
     mcpAllowedOrigins?: string[];
+    /** What outbound requests may reach (default: public https only). */
+    outbound?: OutboundSettings;
   } = {},
 ) {
   const database = options.database ?? (await createTestDatabase());
@@ -59,6 +62,7 @@ export async function startTestServer(
     redisUrl: options.redisUrl,
     email: options.email,
     mcpAllowedOrigins: options.mcpAllowedOrigins,
+    outbound: options.outbound,
   });
   const { files, live, rooms } = server;
   const { db } = database;

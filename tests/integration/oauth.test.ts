@@ -12,10 +12,13 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createHash } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { encode } from "next-auth/jwt";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ensureAuthSecret } from "@/server/auth/accounts";
 import { sessionCookieName } from "@/server/auth/web-session";
+import { DEFAULT_OUTBOUND_SETTINGS } from "@/server/outbound/addresses";
 import { MemoryProvider } from "../helpers/oauth";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -419,5 +422,92 @@ describe("CORS for browser-based MCP clients", () => {
     expect(allowed.headers.get("access-control-allow-origin")).toBe(ALLOWED_ORIGIN);
     const refused = await fetch(mcpUrl, { method: "POST", headers: { ...headers, origin: "http://elsewhere.example" }, body });
     expect(refused.status).toBe(403);
+  });
+});
+
+describe("clients known by their metadata document (CIMD)", () => {
+  /** A client's own site on loopback, serving its metadata document (and one that names another client). */
+  let site: Server;
+  let siteUrl: string;
+  /** Quire allowed to fetch from loopback over http, as development and tests are. */
+  let open: TestServer;
+
+  beforeAll(async () => {
+    site = createServer((req, res) => {
+      const clientId = `${siteUrl}${req.url}`;
+      const document = {
+        client_id: req.url === "/impostor.json" ? "https://someone-else.example/client.json" : clientId,
+        client_name: "Metadata Client",
+        redirect_uris: [REDIRECT_URL],
+        token_endpoint_auth_method: "none",
+      };
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(document));
+    });
+    await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
+    siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    open = await startTestServer({
+      database: server.database,
+      outbound: { ...DEFAULT_OUTBOUND_SETTINGS, allowHttp: true, allow: ["loopback"] },
+    });
+  });
+
+  afterAll(async () => {
+    await open?.close();
+    await new Promise((resolve) => site?.close(resolve));
+  });
+
+  const VERIFIER = "m".repeat(43);
+  const authorize = (at: string, clientId: string) =>
+    fetch(
+      `${at}/oauth/authorize?${new URLSearchParams({
+        client_id: clientId,
+        redirect_uri: REDIRECT_URL,
+        response_type: "code",
+        code_challenge: createHash("sha256").update(VERIFIER).digest("base64url"),
+        code_challenge_method: "S256",
+      })}`,
+      { redirect: "manual" },
+    );
+
+  test("the document is fetched, the client named by it, and its code exchanged without registration", async () => {
+    const clientId = `${siteUrl}/client.json`;
+    const started = await authorize(open.url, clientId);
+    expect(started.status).toBe(302);
+    const form = new URLSearchParams(new URL(started.headers.get("location")!, open.url).search);
+    form.set("decision", "allow_read");
+    const answered = await fetch(`${open.url}/oauth/authorize/decision`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { cookie, origin: open.url, "content-type": "application/x-www-form-urlencoded" },
+      body: form,
+    });
+    const code = new URL(answered.headers.get("location")!).searchParams.get("code")!;
+    const token = await tokenRequest(`${open.url}/oauth/token`, {
+      grant_type: "authorization_code",
+      code,
+      code_verifier: VERIFIER,
+      client_id: clientId,
+      redirect_uri: REDIRECT_URL,
+    });
+    expect(token.status).toBe(200);
+    const { apps } = (await server.trpcCaller(owner).apiTokens({ action: "list_apps" })) as {
+      apps: Array<{ name: string; clientId: string }>;
+    };
+    expect(apps).toContainEqual(expect.objectContaining({ name: "Metadata Client", clientId }));
+  });
+
+  test("a document naming another client_id is refused on the spot", async () => {
+    const refused = await authorize(open.url, `${siteUrl}/impostor.json`);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({
+      error: "invalid_client",
+      error_description: expect.stringContaining("names another client_id"),
+    });
+  });
+
+  test("by default the outbound guard refuses what is not public https: an http or loopback client_id names no client", async () => {
+    const refused = await authorize(server.url, `${siteUrl}/client.json`);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: "invalid_client" });
   });
 });
