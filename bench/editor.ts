@@ -35,6 +35,9 @@ process.env.TEST_DATABASE_URL ??= process.env.DATABASE_URL ?? "postgres://postgr
 const OPENS = Number(process.env.BENCH_OPENS ?? 7);
 const SECTIONS = Number(process.env.BENCH_SECTIONS ?? 2_000);
 const PASSWORD = "correct horse battery";
+/** A section's text, with the markdown the live preview renders (marks, a link, code, a list), so the editor's decorations are in the measurement. */
+const PARAGRAPH = (i: number) =>
+  `Paragraph ${i + 1} of a **long** document, with a [link](https://example.test/${i + 1}) and \`code\`.\n\n- one point\n- another point`;
 
 const log = (...args: unknown[]) => console.log(...args);
 const text = (t: string) => ({ blockType: "text" as const, text: t });
@@ -82,7 +85,7 @@ try {
     name: "Long document",
     sections: Array.from({ length: SECTIONS }, (_, i) => ({
       name: `Part ${i + 1}`,
-      content: [text(`Paragraph ${i + 1} of a long document.`)],
+      content: [text(PARAGRAPH(i))],
     })),
   });
   await server.callTool("documents", olive.userId, {
