@@ -4,7 +4,9 @@
  * type, beside the rendered commit view (no live layer) of the same document;
  * where the opening's time goes (server time to first byte, transfer size,
  * load event); and keystroke-to-paint in an editor while a peer types in the
- * same section, beside a plain textarea on the same page.
+ * same section, beside a plain textarea on the same page. Each is measured
+ * with the editor in its live preview and in markdown source (the editor
+ * without the preview), opened in turn so both meet the same load.
  *
  *   npx next build && node --import tsx bench/editor.ts
  *
@@ -105,15 +107,25 @@ try {
   log(`editor bench: ${SECTIONS} sections, ${OPENS} opens each, load average before ${load()}`);
   const commitView = `${server.url}/documents/${big.documentId}?commit=${big.commitId}`;
   const livePage = `${server.url}/documents/${big.documentId}?branch=main`;
+  /** The editor's modes, opened in turn on every round so both meet the same load: the live preview, and the markdown source (the editor as it was before the preview). */
+  const MODES = ["preview", "source"] as const;
+  type Mode = (typeof MODES)[number];
+  /** Picks the mode the next open of the document uses, as its switch does (app/documents/[documentId]/live/preview/mode.tsx); the page must be on the server's origin. */
+  const useMode = (on: Page, mode: Mode) =>
+    on.evaluate(([key, wanted]) => (wanted === "source" ? localStorage.setItem(key, wanted) : localStorage.removeItem(key)), [
+      `quire:editor-mode:${big.documentId}`,
+      mode,
+    ] as const);
   const rendered = { loadMs: [] as number[], ttfbMs: [] as number[], htmlKb: [] as number[] };
-  const live = {
+  const opened = () => ({
     loadMs: [] as number[],
     ttfbMs: [] as number[],
     htmlKb: [] as number[],
     syncedMs: [] as number[],
     readyMs: [] as number[],
     editors: [] as number[],
-  };
+  });
+  const live: Record<Mode, ReturnType<typeof opened>> = { preview: opened(), source: opened() };
   await page.goto(commitView);
   await page.goto(livePage);
   await page.waitForSelector(`${firstEditor}[contenteditable="true"]`);
@@ -124,14 +136,18 @@ try {
     rendered.ttfbMs.push(renderedNav.ttfbMs);
     rendered.htmlKb.push(renderedNav.htmlKb);
 
-    await page.goto(livePage, { waitUntil: "commit" });
-    live.syncedMs.push(await appearedAt(page, `${firstSection}[data-synced="true"]`));
-    live.readyMs.push(await appearedAt(page, `${firstEditor}[contenteditable="true"]`));
-    live.editors.push(await page.locator(".cm-editor").count());
-    const liveNav = await navigation(page);
-    live.loadMs.push(liveNav.loadMs);
-    live.ttfbMs.push(liveNav.ttfbMs);
-    live.htmlKb.push(liveNav.htmlKb);
+    // Alternating which mode opens first, so neither always follows the commit view.
+    for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse()) {
+      await useMode(page, mode);
+      await page.goto(livePage, { waitUntil: "commit" });
+      live[mode].syncedMs.push(await appearedAt(page, `${firstSection}[data-synced="true"]`));
+      live[mode].readyMs.push(await appearedAt(page, `${firstEditor}[contenteditable="true"]`));
+      live[mode].editors.push(await page.locator(".cm-editor").count());
+      const liveNav = await navigation(page);
+      live[mode].loadMs.push(liveNav.loadMs);
+      live[mode].ttfbMs.push(liveNav.ttfbMs);
+      live[mode].htmlKb.push(liveNav.htmlKb);
+    }
   }
   const row = (what: string, values: number[], unit = "ms") =>
     log(`  ${what.padEnd(44)} median ${median(values)} ${unit} (${range(values)})`);
@@ -139,40 +155,44 @@ try {
   row("time to first byte", rendered.ttfbMs);
   row("HTML transferred", rendered.htmlKb, "KiB");
   row("load event", rendered.loadMs);
-  log("live page on its branch:");
-  row("time to first byte", live.ttfbMs);
-  row("HTML transferred", live.htmlKb, "KiB");
-  row("load event (readable)", live.loadMs);
-  row("first section's room synced", live.syncedMs);
-  row("ready to type (first editor mounted)", live.readyMs);
-  row("editors mounted", live.editors, "");
+  for (const mode of MODES) {
+    log(`live page on its branch, ${mode === "preview" ? "live preview" : "markdown source"}:`);
+    row("time to first byte", live[mode].ttfbMs);
+    row("HTML transferred", live[mode].htmlKb, "KiB");
+    row("load event (readable)", live[mode].loadMs);
+    row("first section's room synced", live[mode].syncedMs);
+    row("ready to type (first editor mounted)", live[mode].readyMs);
+    row("editors mounted", live[mode].editors, "");
+  }
 
-  // Typing: Mo types at the end of the first section while Olive types at its start; then a plain textarea on Olive's page.
+  // Typing: Mo types at the end of the first section's first line while Olive types at its start; then a plain textarea on Olive's page.
   const peer = await signIn(mo.email);
   peer.setDefaultTimeout(60_000);
   await peer.goto(livePage);
   await peer.locator(firstEditor).click();
   await peer.keyboard.press("End");
-  await page.evaluate(() => {
-    const timings = { keys: 0, slow: [] as number[], toFrame: [] as number[] };
-    (window as { keyTimings?: typeof timings }).keyTimings = timings;
-    document.addEventListener(
-      "keydown",
-      (event) => {
-        timings.keys++;
-        // The task after the next frame's rendering: what the key cost the page's main thread, to the millisecond.
-        requestAnimationFrame(() => setTimeout(() => timings.toFrame.push(performance.now() - event.timeStamp)));
-      },
-      true,
-    );
-    new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) if (entry.name === "keydown") timings.slow.push(entry.duration);
-    }).observe({ type: "event", durationThreshold: 16 } as PerformanceObserverInit);
-    const plain = document.createElement("textarea");
-    plain.id = "plain-textarea";
-    plain.setAttribute("aria-label", "Plain textarea");
-    document.body.prepend(plain);
-  });
+  /** Counts keys and their timings on the page from now on, and puts a plain textarea at its top. */
+  const watchKeys = () =>
+    page.evaluate(() => {
+      const timings = { keys: 0, slow: [] as number[], toFrame: [] as number[] };
+      (window as { keyTimings?: typeof timings }).keyTimings = timings;
+      document.addEventListener(
+        "keydown",
+        (event) => {
+          timings.keys++;
+          // The task after the next frame's rendering: what the key cost the page's main thread, to the millisecond.
+          requestAnimationFrame(() => setTimeout(() => timings.toFrame.push(performance.now() - event.timeStamp)));
+        },
+        true,
+      );
+      new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) if (entry.name === "keydown") timings.slow.push(entry.duration);
+      }).observe({ type: "event", durationThreshold: 16 } as PerformanceObserverInit);
+      const plain = document.createElement("textarea");
+      plain.id = "plain-textarea";
+      plain.setAttribute("aria-label", "Plain textarea");
+      document.body.prepend(plain);
+    });
   /** Typed keys' median and slowest time to paint (keys under 16 ms count as 0), from the timings gathered since the last call. */
   const measure = async (type: () => Promise<unknown>) => {
     await type();
@@ -196,22 +216,29 @@ try {
     };
   };
   const sentence = "Measured typing while a peer types in the same section. ";
-  await page.locator("#plain-textarea").click();
-  const plain = await measure(() => page.keyboard.type(sentence, { delay: 30 }));
-  await page.locator(firstEditor).click();
-  await page.keyboard.press("Home");
-  const editor = await measure(() =>
-    Promise.all([
-      peer.keyboard.type(" The peer keeps typing through all of this.", { delay: 30 }),
-      page.keyboard.type(sentence, { delay: 30 }),
-    ]),
-  );
-  log("keystroke to paint (Event Timing duration):");
-  log(`  editor, peer typing in the same section       median ${editor.median} ms, max ${editor.max} ms over ${editor.keys} keys`);
-  log(`  plain textarea on the same page               median ${plain.median} ms, max ${plain.max} ms over ${plain.keys} keys`);
-  log("keystroke to the end of the next frame on the page's main thread (event time to a task queued from requestAnimationFrame):");
-  log(`  editor, peer typing in the same section       median ${editor.toFrameMedian} ms, p90 ${editor.toFrameP90} ms`);
-  log(`  plain textarea on the same page               median ${plain.toFrameMedian} ms, p90 ${plain.toFrameP90} ms`);
+  for (const mode of MODES) {
+    await useMode(page, mode);
+    await page.goto(livePage);
+    await page.waitForSelector(`${firstEditor}[contenteditable="true"]`);
+    await watchKeys();
+    await page.locator("#plain-textarea").click();
+    const plain = await measure(() => page.keyboard.type(sentence, { delay: 30 }));
+    await page.locator(firstEditor).click();
+    await page.keyboard.press("Home");
+    const editor = await measure(() =>
+      Promise.all([
+        peer.keyboard.type(" The peer keeps typing through all of this.", { delay: 30 }),
+        page.keyboard.type(sentence, { delay: 30 }),
+      ]),
+    );
+    log(`typing, ${mode === "preview" ? "live preview" : "markdown source"}:`);
+    log("  keystroke to paint (Event Timing duration):");
+    log(`    editor, peer typing in the same section     median ${editor.median} ms, max ${editor.max} ms over ${editor.keys} keys`);
+    log(`    plain textarea on the same page             median ${plain.median} ms, max ${plain.max} ms over ${plain.keys} keys`);
+    log("  keystroke to the end of the next frame on the page's main thread (event time to a task queued from requestAnimationFrame):");
+    log(`    editor, peer typing in the same section     median ${editor.toFrameMedian} ms, p90 ${editor.toFrameP90} ms`);
+    log(`    plain textarea on the same page             median ${plain.toFrameMedian} ms, p90 ${plain.toFrameP90} ms`);
+  }
   log(`load average after ${load()}`);
   await browser.close();
 } finally {

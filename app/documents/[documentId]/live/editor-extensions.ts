@@ -178,20 +178,31 @@ export function withinLimits(limits: EditorLimits, refused: (message: string) =>
   });
 }
 
-/** Markdown styled where it is written: headings larger, emphasis, links and code set apart. */
+/** How marks and marked text look in both modes (colours from the page's theme variables, so dark mode restyles them). */
+const markStyles = [
+  { tag: tags.strong, fontWeight: "700" },
+  { tag: tags.emphasis, fontStyle: "italic" },
+  { tag: tags.strikethrough, textDecoration: "line-through" },
+  { tag: [tags.link, tags.url], color: "var(--accent)", textDecoration: "underline" },
+  { tag: tags.monospace, fontFamily: "var(--font-mono, ui-monospace, monospace)", backgroundColor: "var(--bg)", borderRadius: "3px" },
+  // The marks themselves (`#`, `**`, `-`, `>`), not the list's or quote's text.
+  { tag: [tags.processingInstruction, tags.contentSeparator], color: "var(--text-faint)" },
+  { tag: tags.quote, color: "var(--text-muted)" },
+];
+
+/** The markdown source: headings larger, emphasis, links and code set apart, the marks faint. */
 export const proseHighlighting: Extension = syntaxHighlighting(
   HighlightStyle.define([
     { tag: tags.heading1, fontSize: "1.35em", fontWeight: "700" },
     { tag: tags.heading2, fontSize: "1.2em", fontWeight: "700" },
     { tag: [tags.heading3, tags.heading4, tags.heading5, tags.heading6], fontSize: "1.05em", fontWeight: "700" },
-    { tag: tags.strong, fontWeight: "700" },
-    { tag: tags.emphasis, fontStyle: "italic" },
-    { tag: tags.strikethrough, textDecoration: "line-through" },
-    { tag: [tags.link, tags.url], color: "var(--accent)", textDecoration: "underline" },
-    { tag: tags.monospace, fontFamily: "var(--font-mono, ui-monospace, monospace)", backgroundColor: "#f1f1ee", borderRadius: "3px" },
-    { tag: [tags.processingInstruction, tags.contentSeparator, tags.list], color: "#7a7a74" },
-    { tag: tags.quote, color: "#55554f", fontStyle: "italic" },
+    ...markStyles,
   ]),
+);
+
+/** The live preview's: the same, with headings sized by their lines (preview/headings.ts), so sizes do not compound. */
+export const previewHighlighting: Extension = syntaxHighlighting(
+  HighlightStyle.define([{ tag: tags.heading, fontWeight: "700" }, ...markStyles]),
 );
 
 /** The editor's own look: prose, not code (no gutter, wrapped lines, the page's font). */

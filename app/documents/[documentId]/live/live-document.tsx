@@ -21,6 +21,7 @@ import { AddSection, SectionArrangement } from "./section-controls";
 import { sectionChunks } from "./section-chunks";
 import { openRoom, type RoomAddress } from "./live-room";
 import { PresenceHub, type PresentUser, presentUser } from "./presence";
+import { EditorModeProvider, EditorModeToggle } from "./preview/mode";
 
 export interface LiveDocumentProps {
   documentId: string;
@@ -68,24 +69,29 @@ export function LiveDocument({
 
   return (
     <ResolvedCommentsContext.Provider value={resolvedComments}>
-      <div className="live-document" data-testid="live-document">
-        <PresenceBar presence={presence} connected={status?.connected ?? []} />
-        {/* Share-link visitors have no session for the typed API, so no comment list. */}
-        {me ? <CommentsPanel documentId={documentId} branchName={branchName} resolvedComments={resolvedComments} /> : null}
-        <SectionArrangement address={address}>
-          <SectionList
-            address={address}
-            order={order}
-            sections={sections}
-            canEdit={canEdit}
-            self={self}
-            presence={presence}
-            adoptsServerHtml={adoptsServerHtml}
-          />
-        </SectionArrangement>
-        {/* Last in the column and stuck to the bottom of the screen: when it appears nothing above it moves. */}
-        {canEdit ? <CommitBar documentId={documentId} branchName={branchName} status={status} /> : null}
-      </div>
+      <EditorModeProvider documentId={documentId}>
+        <div className="live-document" data-testid="live-document">
+          <div className="live-document-tools">
+            <PresenceBar presence={presence} connected={status?.connected ?? []} />
+            {canEdit ? <EditorModeToggle /> : null}
+          </div>
+          {/* Share-link visitors have no session for the typed API, so no comment list. */}
+          {me ? <CommentsPanel documentId={documentId} branchName={branchName} resolvedComments={resolvedComments} /> : null}
+          <SectionArrangement address={address}>
+            <SectionList
+              address={address}
+              order={order}
+              sections={sections}
+              canEdit={canEdit}
+              self={self}
+              presence={presence}
+              adoptsServerHtml={adoptsServerHtml}
+            />
+          </SectionArrangement>
+          {/* Last in the column and stuck to the bottom of the screen: when it appears nothing above it moves. */}
+          {canEdit ? <CommitBar documentId={documentId} branchName={branchName} status={status} /> : null}
+        </div>
+      </EditorModeProvider>
     </ResolvedCommentsContext.Provider>
   );
 }

@@ -10,11 +10,12 @@
  * the server's limits (`withinLimits`); a change past them is refused whole
  * and the person told at once, in the page's toast.
  */
+import "./preview.css";
 import { defaultKeymap } from "@codemirror/commands";
-import { markdown } from "@codemirror/lang-markdown";
+import { markdown, markdownLanguage } from "@codemirror/lang-markdown";
 import { EditorState, type Extension } from "@codemirror/state";
 import { EditorView, keymap, placeholder as placeholderText } from "@codemirror/view";
-import { useContext, useLayoutEffect, useRef, useState } from "react";
+import { useContext, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { useToast } from "@/app/_components/toast";
 import { yCollab, yUndoManagerKeymap } from "y-codemirror.next";
 import type { Awareness } from "y-protocols/awareness";
@@ -23,7 +24,6 @@ import { CommentComposer, type TextRange } from "./comment-composer";
 import { ResolvedCommentsContext } from "./comment-highlights";
 import {
   commentMarkupExtension,
-  proseHighlighting,
   proseTheme,
   SECTION_NAME_LIMITS,
   setResolvedComments,
@@ -32,6 +32,9 @@ import {
 } from "./editor-extensions";
 import { REFUSAL_SHOWN_MS } from "./live-room";
 import { withSafeColours } from "./presence";
+import { editorMode, modeExtension } from "./preview";
+import { listEditing } from "./preview/list-editing";
+import { useEditorMode } from "./preview/mode";
 
 export function TextEditor({
   text,
@@ -61,6 +64,11 @@ export function TextEditor({
   const [composing, setComposing] = useState(false);
   const resolvedComments = useContext(ResolvedCommentsContext);
   const toast = useToast();
+  const { mode } = useEditorMode();
+  const view = useRef<EditorView | null>(null);
+  // The mode an editor is built with (the latest); later switches reconfigure it in place (below) rather than rebuild it.
+  const latestMode = useRef(mode);
+  latestMode.current = mode;
 
   // Before the browser paints: an editor's host is empty until CodeMirror fills it, and painting it empty would make the page jump.
   useLayoutEffect(() => {
@@ -75,12 +83,21 @@ export function TextEditor({
         toast({ message, durationMs: REFUSAL_SHOWN_MS }),
       ),
       proseTheme,
-      EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": kind === "prose" ? "true" : "false" }),
+      EditorView.contentAttributes.of({
+        "aria-label": label,
+        "aria-multiline": kind === "prose" ? "true" : "false",
+        // CodeMirror turns the browser's spell check off; prose is what it is for.
+        spellcheck: "true",
+        autocorrect: "on",
+        autocapitalize: kind === "prose" ? "sentences" : "words",
+      }),
       placeholder ? placeholderText(placeholder) : [],
       kind === "prose"
         ? [
-            markdown(),
-            proseHighlighting,
+            // GitHub-flavoured (tables, strikethrough, task lists), as the rendered view reads it; list keys are listEditing's.
+            markdown({ base: markdownLanguage, addKeymap: false }),
+            listEditing,
+            editorMode.of(modeExtension(latestMode.current)),
             EditorView.lineWrapping,
             commentMarkupExtension(resolvedComments?.ids ?? new Set()),
             keymap.of([
@@ -103,17 +120,25 @@ export function TextEditor({
           ]
         : [],
     ];
-    const view = new EditorView({ parent, state: EditorState.create({ doc: text.toString(), extensions }) });
+    const editor = new EditorView({ parent, state: EditorState.create({ doc: text.toString(), extensions }) });
+    view.current = editor;
     const unsubscribe =
       kind === "prose" && resolvedComments
-        ? resolvedComments.subscribe(() => view.dispatch({ effects: setResolvedComments.of(resolvedComments.ids) }))
+        ? resolvedComments.subscribe(() => editor.dispatch({ effects: setResolvedComments.of(resolvedComments.ids) }))
         : () => {};
     return () => {
       unsubscribe();
-      view.destroy();
+      view.current = null;
+      editor.destroy();
       undoManager.destroy();
     };
   }, [text, awareness, label, kind, placeholder, resolvedComments, toast]);
+
+  useEffect(() => {
+    const editor = view.current;
+    if (kind !== "prose" || !editor || editorMode.get(editor.state) === modeExtension(mode)) return;
+    editor.dispatch({ effects: editorMode.reconfigure(modeExtension(mode)) });
+  }, [kind, mode]);
 
   return (
     <>

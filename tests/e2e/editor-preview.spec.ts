@@ -1,0 +1,166 @@
+/**
+ * The editor's live preview, as a writer meets it: markdown reads as the
+ * document (no `**`, headings at their size, links, a table, an image, lists
+ * with bullets) and the marks show where the caret is; viewing never changes
+ * the stored markdown; list keys (Enter continues, Enter on an empty item ends
+ * the list, Tab indents); the document-wide switch to the markdown source,
+ * remembered on reload; spell check on.
+ */
+import type { Locator, Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { openLiveDocument, signInPage } from "../helpers/browser";
+import { photograph, WIDE } from "../helpers/screenshots";
+import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
+
+test.describe.configure({ mode: "serial" });
+
+const PASSWORD = "correct horse battery";
+let server: TestServer;
+let olive: TestUser;
+let documentId: string;
+let sectionIds: string[];
+let page: Page;
+let source: string;
+
+const text = (t: string) => ({ blockType: "text" as const, text: t });
+
+test.beforeAll(async ({ browser }) => {
+  server = await startTestServer({ next: true });
+  olive = await server.createUser("olive@example.test", "Olive Owner", PASSWORD);
+  source = [
+    "# Onboarding",
+    "",
+    "Welcome to **Acme**, read the [handbook](https://example.test/handbook) first.",
+    "",
+    "| Name | Role |",
+    "|---|---|",
+    "| Ada | Engineer |",
+    "",
+    `![Team photo](${server.url}/icon.svg)`,
+    "",
+    "> Ask anyone.",
+  ].join("\n");
+  const created = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "handbook/onboarding",
+    name: "Onboarding",
+    sections: [
+      { name: "First day", content: [text(source)] },
+      { name: "Checklist", content: [text("- laptop")] },
+    ],
+  });
+  documentId = created.documentId;
+  sectionIds = created.sectionIds;
+  page = await signInPage(await browser.newContext({ viewport: WIDE }), server.url, { email: olive.email, password: PASSWORD });
+  await openLiveDocument(page, server.url, { documentId, firstSectionId: sectionIds[0]! });
+});
+
+test.afterAll(async () => {
+  await server?.close();
+});
+
+const editorOf = (index: number): Locator =>
+  page.locator(`[data-section-id="${sectionIds[index]}"] [data-testid="editor-prose"] .cm-content`);
+
+/** The section's text as stored in the live draft (what a commit would store). */
+const storedText = async (index: number): Promise<string> => {
+  const read = await server.callTool("read", olive.userId, { documentId, includeDraft: true, sectionIds: [sectionIds[index]!] });
+  const block = read.sections[0]!.content[0]!;
+  return block.blockType === "text" ? block.text : `(a ${block.blockType} block)`;
+};
+
+const leaveEditors = () => page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+
+test("markdown reads as the document, marks show only at the caret, and viewing changes nothing stored", async () => {
+  const editor = editorOf(0);
+  await expect(editor).toContainText("Welcome to Acme, read the handbook");
+  await expect(editor).not.toContainText("**");
+  await expect(editor).not.toContainText("](");
+  await expect(editor).not.toContainText("# Onboarding");
+  await expect(editor).not.toContainText("> Ask anyone");
+
+  const acme = editor.getByText("Acme", { exact: true });
+  expect(Number(await acme.evaluate((el) => getComputedStyle(el).fontWeight))).toBeGreaterThanOrEqual(700);
+  const heading = editor.getByText("Onboarding", { exact: true });
+  const paragraph = editor.getByText(/^Welcome to/);
+  const size = (locator: Locator) => locator.evaluate((el) => Number.parseFloat(getComputedStyle(el).fontSize));
+  expect(await size(heading)).toBeGreaterThan((await size(paragraph)) * 1.2);
+
+  const link = editor.getByRole("link", { name: "Open link https://example.test/handbook" });
+  await expect(link).toHaveAttribute("href", "https://example.test/handbook");
+  await expect(editor.getByText("handbook", { exact: true })).toHaveAttribute("data-href", "https://example.test/handbook");
+
+  await expect(editor.getByRole("table").getByRole("cell", { name: "Engineer" })).toBeVisible();
+  await expect(editor.getByRole("columnheader", { name: "Role" })).toBeVisible();
+  await expect(editor.getByRole("img", { name: "Team photo" })).toBeVisible();
+
+  // The caret in the bold word shows its marks; the heading's line keeps its hidden.
+  await acme.click();
+  await expect(editor).toContainText("Welcome to **Acme**, read");
+  await expect(editor).not.toContainText("# Onboarding");
+  await heading.click();
+  await expect(editor).toContainText("# Onboarding");
+  await expect(editor).not.toContainText("**Acme**");
+
+  await leaveEditors();
+  await expect(editor).not.toContainText("# Onboarding");
+  await photograph(page, "editor-preview");
+  expect(await storedText(0)).toBe(source);
+});
+
+test("a table turns into its text when the caret enters it, and is edited as text", async () => {
+  const editor = editorOf(0);
+  await editor.getByRole("cell", { name: "Engineer" }).click();
+  await expect(editor.getByRole("table")).toHaveCount(0);
+  await expect(editor).toContainText("| Ada | Engineer |");
+  // The caret is at the table's start: down to Ada's row, before its closing bar.
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("End");
+  await page.keyboard.press("ArrowLeft");
+  await page.keyboard.press("ArrowLeft");
+  await page.keyboard.type(" lead");
+  await editor.getByText("Ask anyone.").click();
+  await expect(editor.getByRole("cell", { name: "Engineer lead" })).toBeVisible();
+  await expect.poll(() => storedText(0)).toBe(source.replace("| Ada | Engineer |", "| Ada | Engineer lead |"));
+});
+
+test("lists: bullets drawn, Enter continues, Tab indents, Enter on empty items ends the list cleanly", async () => {
+  const editor = editorOf(1);
+  await expect(editor).toContainText("• laptop");
+  await editor.getByText("laptop").click();
+  await page.keyboard.press("End");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("badge");
+  await page.keyboard.press("Tab");
+  await expect.poll(() => storedText(1)).toBe("- laptop\n  - badge");
+  // The nested bullet is drawn as the second level's.
+  await expect(editor).toContainText("◦");
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Enter");
+  await expect.poll(() => storedText(1)).toBe("- laptop\n  - badge\n- ");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("Then meet the team.");
+  await expect.poll(() => storedText(1)).toBe("- laptop\n  - badge\n\nThen meet the team.");
+  await expect(editor.locator(".cm-line").last()).toHaveText("Then meet the team.");
+  await expect(editor).toHaveAttribute("spellcheck", "true");
+});
+
+test("the source switch shows the markdown in every section, and is remembered for the document", async () => {
+  const toggle = page.getByRole("button", { name: "Markdown source" });
+  await expect(toggle).toHaveAttribute("aria-pressed", "false");
+  await toggle.click();
+  await expect(toggle).toHaveAttribute("aria-pressed", "true");
+  const editor = editorOf(0);
+  await expect(editor).toContainText("# Onboarding");
+  await expect(editor).toContainText("Welcome to **Acme**, read the [handbook](https://example.test/handbook) first.");
+  await expect(editor).toContainText("| Ada | Engineer lead |");
+  await expect(editorOf(1)).toContainText("- laptop");
+  await photograph(page, "editor-preview-source");
+
+  await openLiveDocument(page, server.url, { documentId, firstSectionId: sectionIds[0]! });
+  await expect(page.getByRole("button", { name: "Markdown source" })).toHaveAttribute("aria-pressed", "true");
+  await expect(editorOf(0)).toContainText("Welcome to **Acme**");
+  await page.getByRole("button", { name: "Markdown source" }).click();
+  await expect(editorOf(0)).not.toContainText("**");
+});
