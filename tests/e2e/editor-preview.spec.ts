@@ -88,7 +88,7 @@ test("markdown reads as the document, marks show only at the caret, and viewing 
 
   const link = editor.getByRole("link", { name: "Open link https://example.test/handbook" });
   await expect(link).toHaveAttribute("href", "https://example.test/handbook");
-  await expect(editor.getByText("handbook", { exact: true })).toHaveAttribute("data-href", "https://example.test/handbook");
+  await expect(editor.locator(".cm-lp-link", { hasText: "handbook" })).toHaveAttribute("data-href", "https://example.test/handbook");
 
   await expect(editor.getByRole("table").getByRole("cell", { name: "Engineer" })).toBeVisible();
   await expect(editor.getByRole("columnheader", { name: "Role" })).toBeVisible();
@@ -102,8 +102,14 @@ test("markdown reads as the document, marks show only at the caret, and viewing 
   await expect(editor).toContainText("# Onboarding");
   await expect(editor).not.toContainText("**Acme**");
 
+  // The image on its own line shows its markdown once clicked, the image still below it.
+  await editor.getByRole("img", { name: "Team photo" }).click();
+  await expect(editor).toContainText(`![Team photo](${server.url}/icon.svg)`);
+  await expect(editor.getByRole("img", { name: "Team photo" })).toBeVisible();
+
   await leaveEditors();
   await expect(editor).not.toContainText("# Onboarding");
+  await expect(editor).not.toContainText("![Team photo]");
   await photograph(page, "editor-preview");
   expect(await storedText(0)).toBe(source);
 });

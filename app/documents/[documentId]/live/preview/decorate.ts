@@ -101,3 +101,12 @@ export function blockDecorations(decorate: Decorate): Extension {
   });
   return field;
 }
+
+/** A press on a widget that stands for text (a table, an image) puts the caret at its start, which shows that text to edit. */
+export function caretOnPress(view: EditorView, widget: HTMLElement): void {
+  widget.addEventListener("mousedown", (event) => {
+    event.preventDefault();
+    view.dispatch({ selection: { anchor: view.posAtDOM(widget) }, scrollIntoView: true });
+    view.focus();
+  });
+}

@@ -1,12 +1,14 @@
 /**
- * Images shown inline: below the line of each `![alt](url)` the image itself,
- * as a block between the lines; the markdown stays on its line (faint while
- * the caret is elsewhere), as it is what is edited. Only http(s) images load,
- * the same rule as the rendered view (section-blocks.tsx).
+ * Images shown inline. An image on a line of its own is shown in place of the
+ * line until the caret enters it (a click on the image, or the arrow keys):
+ * then its markdown shows, with the image below it. An image within other
+ * text keeps its markdown on the line (faint while the caret is elsewhere)
+ * and is shown below that line. Only http(s) images load, the same rule as
+ * the rendered view (section-blocks.tsx).
  */
-import { Decoration, WidgetType } from "@codemirror/view";
+import { Decoration, type EditorView, WidgetType } from "@codemirror/view";
 import { isHttpUrl } from "../../section-blocks";
-import { blockDecorations } from "./decorate";
+import { blockDecorations, caretOnPress } from "./decorate";
 
 class InlineImage extends WidgetType {
   constructor(
@@ -18,7 +20,7 @@ class InlineImage extends WidgetType {
   override eq(other: InlineImage) {
     return other.src === this.src && other.alt === this.alt;
   }
-  toDOM() {
+  toDOM(view: EditorView) {
     const figure = document.createElement("div");
     figure.className = "cm-lp-image";
     const img = document.createElement("img");
@@ -27,6 +29,7 @@ class InlineImage extends WidgetType {
     img.loading = "lazy";
     img.referrerPolicy = "no-referrer";
     figure.append(img);
+    caretOnPress(view, figure);
     return figure;
   }
   // Its height is unknown until it loads: CodeMirror measures it then.
@@ -44,8 +47,15 @@ export const images = blockDecorations((node, at) => {
   const url = node.node.getChild("URL");
   const src = url ? doc.sliceString(url.from, url.to).trim() : "";
   if (!url || marks.length < 3 || !isHttpUrl(src)) return false;
-  const alt = doc.sliceString(marks[0]!.to, marks[1]!.from);
-  if (!at.revealed(node.from, node.to)) at.add(node.from, node.to, faintSource);
-  at.add(doc.lineAt(node.to).to, doc.lineAt(node.to).to, Decoration.widget({ widget: new InlineImage(src, alt), block: true, side: 1 }));
+  const widget = new InlineImage(src, doc.sliceString(marks[0]!.to, marks[1]!.from));
+  const line = doc.lineAt(node.to);
+  if (at.revealed(line.from, line.to)) {
+    at.add(line.to, line.to, Decoration.widget({ widget, block: true, side: 1 }));
+  } else if (line.from === doc.lineAt(node.from).from && line.text.trim() === doc.sliceString(node.from, node.to)) {
+    at.add(line.from, line.to, Decoration.replace({ widget, block: true }));
+  } else {
+    at.add(node.from, node.to, faintSource);
+    at.add(line.to, line.to, Decoration.widget({ widget, block: true, side: 1 }));
+  }
   return false;
 });

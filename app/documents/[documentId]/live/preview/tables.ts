@@ -9,7 +9,7 @@
 import type { Text } from "@codemirror/state";
 import { Decoration, type EditorView, WidgetType } from "@codemirror/view";
 import type { SyntaxNode } from "@lezer/common";
-import { blockDecorations } from "./decorate";
+import { blockDecorations, caretOnPress } from "./decorate";
 
 /** A cell's content: text, or an inline element with its content. */
 type Inline = string | { tag: "strong" | "em" | "s" | "code" | "span"; children: Inline[] };
@@ -118,12 +118,7 @@ class RenderedTable extends WidgetType {
     for (const cells of this.table.rows) tbody.append(row(cells, "td"));
     table.append(thead, tbody);
     frame.append(table);
-    // A press puts the caret at the table's start, which shows its text to edit.
-    frame.addEventListener("mousedown", (event) => {
-      event.preventDefault();
-      view.dispatch({ selection: { anchor: view.posAtDOM(frame) }, scrollIntoView: true });
-      view.focus();
-    });
+    caretOnPress(view, frame);
     return frame;
   }
 }
