@@ -51,8 +51,13 @@ const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 const REDIS_URL = process.env.QUIRE_REDIS_URL ?? "redis://127.0.0.1:6379";
 /** Sections per document: a room is a section, and a document's sections share its branch room. */
 const ROOM_SECTIONS = 10;
-/** After the edits stop: time for the last deliveries and stores. */
-const DRAIN_MS = 3_000;
+/**
+ * After the edits stop, deliveries still on their way are waited for: a
+ * delivery is lost when none arrived for DRAIN_QUIET_MS (or after
+ * DRAIN_MAX_MS), not merely late (on a saturated box, seconds late).
+ */
+const DRAIN_QUIET_MS = 10_000;
+const DRAIN_MAX_MS = 60_000;
 /** Clients connecting at once, per worker. */
 const CONNECT_CONCURRENCY = 25;
 /** y-websocket clients renew their awareness this often (half of y-protocols' 30 s outdated timeout). */
@@ -299,14 +304,31 @@ async function runWorker(plan: WorkerPlan): Promise<void> {
     } else if (command === "stop") {
       editing = false;
       measuring = false;
-      await new Promise((r) => setTimeout(r, DRAIN_MS));
-      for (const t of timers) clearInterval(t);
-      let expected = 0;
-      let received = 0;
-      for (const m of markers.values()) {
-        expected += m.peers;
-        received += Math.min(m.got, m.peers);
+      const count = () => {
+        let expected = 0;
+        let received = 0;
+        for (const m of markers.values()) {
+          expected += m.peers;
+          received += Math.min(m.got, m.peers);
+        }
+        return { expected, received };
+      };
+      const drainStarted = performance.now();
+      let lastProgress = drainStarted;
+      let lastReceived = -1;
+      for (;;) {
+        const { expected, received } = count();
+        if (received === expected) break;
+        const now = performance.now();
+        if (received !== lastReceived) {
+          lastReceived = received;
+          lastProgress = now;
+        }
+        if (now - lastProgress > DRAIN_QUIET_MS || now - drainStarted > DRAIN_MAX_MS) break;
+        await new Promise((r) => setTimeout(r, 250));
       }
+      for (const t of timers) clearInterval(t);
+      const { expected, received } = count();
       const closed = rooms.flatMap((r) => r.clients.map((c) => new Promise((resolve) => c.ws.once("close", resolve))));
       for (const room of rooms) for (const c of room.clients) c.ws.close();
       await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, 5_000))]);
