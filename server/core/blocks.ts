@@ -12,6 +12,10 @@ export const MAX_TEXT_BLOCK_CHARS = 1_000_000;
 /** About 2.2 MB of binary image data, so one such block fits in a call; larger images belong in storage via `upload_url`. */
 export const MAX_BASE64_CHARS = 3_000_000;
 
+// Said once for every variant: tools/list shows the variants as one object (server/mcp/lean-schema.ts).
+const BLOCK_TYPE = "The kind of block.";
+const SOURCE_TYPE = "Where the block's bytes are: url, base64 (inline), storage (an `upload_url` key) or file (a local path).";
+
 const mediaType = z
   .string()
   .max(255)
@@ -42,7 +46,7 @@ const imageAlt = z.string().max(2_000).optional().describe("Alternative text: wh
 const imageCaption = z.string().max(2_000).optional().describe("Caption shown under the image.");
 
 const textBlock = z.strictObject({
-  blockType: z.literal("text"),
+  blockType: z.literal("text").describe(BLOCK_TYPE),
   text: z
     .string()
     .max(MAX_TEXT_BLOCK_CHARS)
@@ -53,16 +57,16 @@ const textBlock = z.strictObject({
 
 const imageBlock = z.discriminatedUnion("type", [
   z.strictObject({
-    blockType: z.literal("image"),
-    type: z.literal("url"),
+    blockType: z.literal("image").describe(BLOCK_TYPE),
+    type: z.literal("url").describe(SOURCE_TYPE),
     mediaType: imageMediaType,
     url: httpUrl,
     alt: imageAlt,
     caption: imageCaption,
   }),
   z.strictObject({
-    blockType: z.literal("image"),
-    type: z.literal("base64"),
+    blockType: z.literal("image").describe(BLOCK_TYPE),
+    type: z.literal("base64").describe(SOURCE_TYPE),
     mediaType: imageMediaType,
     data: z
       .string()
@@ -76,16 +80,16 @@ const imageBlock = z.discriminatedUnion("type", [
     caption: imageCaption,
   }),
   z.strictObject({
-    blockType: z.literal("image"),
-    type: z.literal("storage"),
+    blockType: z.literal("image").describe(BLOCK_TYPE),
+    type: z.literal("storage").describe(SOURCE_TYPE),
     mediaType: imageMediaType,
     key: storageKey,
     alt: imageAlt,
     caption: imageCaption,
   }),
   z.strictObject({
-    blockType: z.literal("image"),
-    type: z.literal("file"),
+    blockType: z.literal("image").describe(BLOCK_TYPE),
+    type: z.literal("file").describe(SOURCE_TYPE),
     path: z
       .string()
       .min(1)
@@ -95,16 +99,16 @@ const imageBlock = z.discriminatedUnion("type", [
 ]);
 
 const documentBlock = z.strictObject({
-  blockType: z.literal("document"),
-  type: z.literal("url"),
+  blockType: z.literal("document").describe(BLOCK_TYPE),
+  type: z.literal("url").describe(SOURCE_TYPE),
   mediaType,
   url: httpUrl,
   filename,
 });
 
 const csvBlock = z.strictObject({
-  blockType: z.literal("csv"),
-  type: z.literal("storage"),
+  blockType: z.literal("csv").describe(BLOCK_TYPE),
+  type: z.literal("storage").describe(SOURCE_TYPE),
   mediaType,
   key: storageKey,
   filename,
@@ -113,15 +117,15 @@ const csvBlock = z.strictObject({
 });
 
 const fileBlock = z.strictObject({
-  blockType: z.literal("file"),
-  type: z.literal("storage"),
+  blockType: z.literal("file").describe(BLOCK_TYPE),
+  type: z.literal("storage").describe(SOURCE_TYPE),
   mediaType,
   key: storageKey,
   filename,
 });
 
 const databaseEmbedBlock = z.strictObject({
-  blockType: z.literal("database_embed"),
+  blockType: z.literal("database_embed").describe(BLOCK_TYPE),
   databaseId: z.string().uuid().describe("The database to embed."),
 });
 

@@ -4,11 +4,12 @@
  * server, a Web Request/Response pair and web streams for each of them (most
  * of a small write's CPU on a busy instance; see bench/README.md).
  *
- * - A plain tools/call (one JSON-RPC request, valid by the SDK's own request
- *   schema, no task) is answered by callTool, the same
+ * - A plain tools/call of one of Quire's tools (one JSON-RPC request, valid by
+ *   the SDK's own request schema, no task) is answered by callTool, the same
  *   function McpServer's tool handlers run, and its result's JSON is written
  *   once (serializeResponse).
- * - Any other single request (tools/list, ping, a malformed tools/call) goes
+ * - Any other single request (tools/list, ping, a malformed tools/call, a call
+ *   of an unknown tool) goes
  *   to one long-lived McpServer, built and guarded exactly as the SDK path's,
  *   through an in-process request/response transport.
  * - Everything else (initialize, notifications, batches, an unsupported
@@ -32,7 +33,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ActionContext } from "@/server/actions/context";
-import { callTool, createQuireMcpServer, guardToolCalls } from "@/server/mcp/protocol";
+import { callTool, createQuireMcpServer, guardToolCalls, isToolName } from "@/server/mcp/protocol";
 import { sendJsonText } from "./send-json";
 
 /**
@@ -118,8 +119,9 @@ export function createMcpFastPath(version: string): McpFastPath {
     async answer(req, res, message, context, authInfo) {
       if (!isPlainRequest(message) || !hasSupportedProtocolVersion(req)) return false;
       const call = message.method === "tools/call" ? CallToolRequestSchema.safeParse(message) : undefined;
-      if (call?.success && call.data.params.task === undefined) {
-        const result = await callTool(call.data.params.name, call.data.params.arguments, context);
+      const params = call?.success && call.data.params.task === undefined ? call.data.params : undefined;
+      if (params && isToolName(params.name)) {
+        const result = await callTool(params.name, params.arguments, context);
         sendJsonText(res, 200, serializeResponse({ jsonrpc: "2.0", id: message.id, result }));
         return true;
       }

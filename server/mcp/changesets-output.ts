@@ -1,6 +1,11 @@
-/** What the `changesets` tool returns, built from the merge request schemas it reuses (passed in: output-schemas.ts owns them). */
+/**
+ * What the `changesets` tool returns. An item's merge request and its analysis
+ * are what `merge_requests` get and analyze return: their schemas are that
+ * tool's to give, and here are objects that say so (tools/list would carry
+ * them twice otherwise).
+ */
 import { z } from "zod";
-import { mergeActionOutputs } from "./flatten";
+import { asReturnedBy, mergeActionOutputs } from "./flatten";
 
 const status = z.enum(["open", "merged", "closed"]);
 
@@ -21,7 +26,7 @@ const summary = {
 
 const hiddenItems = z.number().describe("Items on documents you may not read: counted, never shown.");
 
-export function changesetsOutputFrom(reused: { mergeRequestView: z.ZodObject; mergeAnalysis: z.ZodObject }) {
+export function changesetsOutput() {
   const view = z.object({
     ...summary,
     items: z
@@ -30,7 +35,7 @@ export function changesetsOutputFrom(reused: { mergeRequestView: z.ZodObject; me
           documentId: z.string(),
           path: z.string(),
           name: z.string(),
-          mergeRequest: reused.mergeRequestView.describe("The item's merge request, as merge_requests get shows it."),
+          mergeRequest: asReturnedBy("merge_requests get"),
         }),
       )
       .describe("The items you may see, by document id."),
@@ -70,7 +75,9 @@ export function changesetsOutputFrom(reused: { mergeRequestView: z.ZodObject; me
             name: z.string(),
             mergeRequestId: z.string(),
             mergeRequestStatus: status,
-            analysis: reused.mergeAnalysis.nullable().describe("As merge_requests analyze; null once the request is merged or closed."),
+            analysis: asReturnedBy("merge_requests analyze")
+              .nullable()
+              .describe("As merge_requests analyze returns it; null once the request is merged or closed."),
           }),
         )
         .describe("Per item you may see."),

@@ -137,18 +137,24 @@ export type MergedOutput<S extends ActionShapes> = Simplify<
 /**
  * A tool's outputSchema from its actions' result objects: every field once,
  * optional unless every action returns it, a union where actions return
- * different types, and described with the actions that return it.
+ * different types.
  */
 export function mergeActionOutputs<S extends ActionShapes>(byAction: { [A in keyof S]: z.ZodObject<S[A]> }): z.ZodType<MergedOutput<S>> {
   const options = Object.entries(byAction).map(([action, object]) => ({ action, object: object as z.ZodObject }));
   const shape: Record<string, z.ZodType> = {};
   for (const [name, field] of fieldsAcrossActions(options, "output").fields) {
-    const returnedBy =
-      field.presentIn.length === options.length ? "Returned by every action." : `Returned by: ${field.presentIn.join(", ")}.`;
     const schemas = field.variants.map((variant) => variant.schema);
     const type = schemas.length === 1 ? schemas[0]! : z.union(schemas);
-    const described = type.describe(joinSentences(mergedDescription(field.descriptions), returnedBy)!);
+    // Which action returns what is the tool description's to say, once.
+    const description = mergedDescription(field.descriptions);
+    const described = description ? type.describe(description) : type;
     shape[name] = field.presentIn.length === options.length ? described : described.optional();
   }
   return z.object(shape) as unknown as z.ZodType<MergedOutput<S>>;
 }
+
+/**
+ * An object whose fields another tool's outputSchema gives (`what`, e.g.
+ * "merge_requests get"): one tool's schema is not sent again in another's.
+ */
+export const asReturnedBy = (what: string) => z.looseObject({}).describe(`As ${what} returns it.`);

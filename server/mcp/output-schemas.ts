@@ -15,9 +15,8 @@ import { z } from "zod";
 import type { ToolInput, ToolName, ToolOutput } from "@/server/actions/registry";
 import { contentSchema } from "@/server/core/blocks";
 import { PERMISSIONS } from "@/server/core/document-model";
-import { ERROR_CODES } from "@/server/core/errors";
-import { changesetsOutputFrom } from "./changesets-output";
-import { mergeActionOutputs } from "./flatten";
+import { changesetsOutput } from "./changesets-output";
+import { asReturnedBy, mergeActionOutputs } from "./flatten";
 import { notificationsOutput } from "./notifications-output";
 import { searchOutput } from "./search-output";
 
@@ -211,6 +210,9 @@ const documentsOutput = mergeActionOutputs({
   log: z.object({ commits: z.array(commitSummary).describe("Newest first."), nextCursor }),
   show: z.object({
     ...documentView,
+    sections: z
+      .array(asReturnedBy("read"))
+      .describe("The sections the caller may see at that commit, in order, each as `read` returns it."),
     commit: commitSummary.describe("The commit shown."),
     changes: z
       .array(
@@ -371,7 +373,7 @@ const mergeRequestView = z.object({
     .describe("Sections the request brings that you may not see and that still need a review from someone who can see them."),
 });
 
-/** What merge_requests analyze returns (also each item of changesets analyze). */
+/** What merge_requests analyze returns. */
 const mergeAnalysis = z.object({
   mergeRequestId: id("The merge request."),
   hasConflicts: z.boolean(),
@@ -491,7 +493,8 @@ const commentsOutput = mergeActionOutputs({
 
 const errorPayload = z
   .object({
-    code: z.enum(ERROR_CODES).describe("Stable error code."),
+    // A string, not the enum of every code: that list would be sent in each tool's schema (tools/list stays small).
+    code: z.string().describe("Stable error code, e.g. NOT_FOUND or CONTENT_HASH_MISMATCH."),
     message: z.string().describe("What went wrong and what to do next."),
     details: z.record(z.string(), z.unknown()).optional().describe("Code-specific details, e.g. field-level `issues`."),
   })
@@ -518,7 +521,7 @@ export const outputSchemas = {
   comments: orErrorEnvelope(commentsOutput),
   notifications: orErrorEnvelope(notificationsOutput),
   search: orErrorEnvelope(searchOutput),
-  changesets: orErrorEnvelope(changesetsOutputFrom({ mergeRequestView, mergeAnalysis })),
+  changesets: orErrorEnvelope(changesetsOutput()),
 } satisfies Record<ToolName, z.ZodType>;
 
 /** The actions of a tool, or `never` for a tool without `action`. */
@@ -538,17 +541,19 @@ type ValueOfAny<S, K extends PropertyKey> = S extends unknown ? (K extends keyof
  * name (assignability alone lets extra fields through; the outputSchema,
  * closed with additionalProperties false, would refuse them at run time).
  */
-type NamesOnlyKnownFields<Value, Schema> = Value extends readonly (infer Item)[]
-  ? Schema extends readonly (infer SchemaItem)[]
-    ? NamesOnlyKnownFields<Item, SchemaItem>
-    : true
-  : Value extends object
-    ? [Exclude<keyof Value, KeysOfAny<Schema>>] extends [never]
-      ? false extends { [K in keyof Value]-?: NamesOnlyKnownFields<Value[K], ValueOfAny<Schema, K>> }[keyof Value]
-        ? false
-        : true
-      : false
-    : true;
+type NamesOnlyKnownFields<Value, Schema> = unknown extends Schema
+  ? true // a field the schema leaves open (asReturnedBy's objects) takes any value
+  : Value extends readonly (infer Item)[]
+    ? Schema extends readonly (infer SchemaItem)[]
+      ? NamesOnlyKnownFields<Item, SchemaItem>
+      : true
+    : Value extends object
+      ? [Exclude<keyof Value, KeysOfAny<Schema>>] extends [never]
+        ? false extends { [K in keyof Value]-?: NamesOnlyKnownFields<Value[K], ValueOfAny<Schema, K>> }[keyof Value]
+          ? false
+          : true
+        : false
+      : true;
 
 /** True when the result fits the schema: every field it has, at any depth, is in the schema, with a type the schema allows. */
 type Fits<Result, Schema> =

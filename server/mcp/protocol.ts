@@ -3,7 +3,11 @@
  * module (registerTool, with the flattened input schema and the tool's
  * outputSchema). Results carry their JSON as structuredContent and as one
  * text block; failures are isError results carrying
- * { error: { code, message, details? } }.
+ * { error: { code, message, details? } }. A call to a tool that does not
+ * exist is a JSON-RPC error (-32602), as the spec shows it.
+ *
+ * tools/list sends schemas derived once, at start, and made lean
+ * (lean-schema.ts); McpServer still validates with the zod schemas.
  */
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -15,15 +19,28 @@ import {
   isJSONRPCRequest,
   type JSONRPCMessage,
   type JSONRPCRequest,
+  ListToolsRequestSchema,
   McpError,
+  type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { ActionContext } from "@/server/actions/context";
 import { type ToolName, tools, toolsByName } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/tool";
-import { DomainError, type ErrorPayload, isDomainError } from "@/server/core/errors";
+import { type ErrorPayload, isDomainError } from "@/server/core/errors";
+import { z } from "zod";
 import { flatInputSchema } from "./flatten";
+import { type JsonSchema, leanSchema } from "./lean-schema";
 import { outputSchemas } from "./output-schemas";
+
+/** What an agent is told on initialize: the workflow the tools make up, in a few lines. */
+export const SERVER_INSTRUCTIONS = [
+  "Quire keeps markdown documents as ordered sections with git-style branches, commits and merge requests.",
+  "Workflow: find documents with `search` (or `documents` list); `read` one to get each section's text and contentHash;",
+  "`documents` create_branch; change sections with `sections` on that branch, passing the contentHash as expectedContentHash",
+  "(CONTENT_HASH_MISMATCH means someone changed it: read again); open a `merge_requests` create into the default branch,",
+  "then analyze it (resolve conflicts) and execute it. Errors carry a code and say what to do next.",
+].join(" ");
 
 /** Every tool result: its JSON as one text block, and the same value as structuredContent. */
 function jsonResult(value: Record<string, unknown>, isError = false): CallToolResult {
@@ -45,17 +62,16 @@ function contextOf(authInfo: AuthInfo | undefined): ActionContext {
   return context;
 }
 
-const isToolName = (name: string): name is ToolName => Object.hasOwn(tools, name);
+export const isToolName = (name: string): name is ToolName => Object.hasOwn(tools, name);
 
-function unknownToolResult(name: string): CallToolResult {
-  return errorResult(
-    new DomainError("NOT_FOUND", `There is no tool ${JSON.stringify(name)}. Tools: ${Object.keys(tools).join(", ")}.`).toPayload(),
-  );
+/** The answer to a tools/call naming no tool of Quire's: the spec's -32602, with the tools there are. */
+function unknownToolError(id: JSONRPCRequest["id"], name: string): JSONRPCMessage {
+  const message = `Unknown tool: ${name}. Quire's tools: ${Object.keys(tools).join(", ")}.`;
+  return { jsonrpc: "2.0", id, error: { code: ErrorCode.InvalidParams, message } };
 }
 
-/** What a tools/call does: the strict per-action parse and the action (runTool); every failure becomes an isError result. */
-export async function callTool(name: string, args: unknown, context: ActionContext): Promise<CallToolResult> {
-  if (!isToolName(name)) return unknownToolResult(name);
+/** What a tools/call of one of Quire's tools does: the strict per-action parse and the action (runTool); every failure becomes an isError result. */
+export async function callTool(name: ToolName, args: unknown, context: ActionContext): Promise<CallToolResult> {
   try {
     return jsonResult((await runTool(toolsByName[name], context, args ?? {})) as Record<string, unknown>);
   } catch (error) {
@@ -74,14 +90,30 @@ const toolRegistrations = Object.values(tools).map((tool) => ({
   },
 }));
 
+const toJson = (schema: z.ZodType, io: "input" | "output") => z.toJSONSchema(schema, { io, target: "draft-07" }) as JsonSchema;
+
+/** tools/list, derived once: the same tools McpServer would list, with lean schemas. */
+const listedTools: Tool[] = toolRegistrations.map(({ name, config }) => ({
+  name,
+  description: config.description,
+  inputSchema: leanSchema(toJson(config.inputSchema, "input")) as Tool["inputSchema"],
+  outputSchema: leanSchema(toJson(config.outputSchema, "output")) as Tool["outputSchema"],
+  annotations: config.annotations,
+}));
+
 /** One schema validator for every protocol server: building one costs more than a tool call. */
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
 export function createQuireMcpServer(version: string): McpServer {
-  const server = new McpServer({ name: "quire", version }, { capabilities: { tools: {} }, jsonSchemaValidator });
+  const server = new McpServer(
+    { name: "quire", version },
+    { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator },
+  );
   for (const { name, config } of toolRegistrations) {
     server.registerTool(name, config, (args, extra) => callTool(name, args, contextOf(extra.authInfo)));
   }
+  // Replaces McpServer's own tools/list, which would derive every schema again on each call.
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools }));
   return server;
 }
 
@@ -90,8 +122,8 @@ export function createQuireMcpServer(version: string): McpServer {
  * answer outside Quire's contract: params that are not a valid tools/call
  * (McpServer's own parse of the request throws, which the SDK answers -32603
  * Internal error; it is the caller's mistake, -32602 Invalid params) and an
- * unknown tool (McpServer answers a text-only isError result; agents get the
- * same coded error as every other failure).
+ * unknown tool (McpServer answers a text-only isError result; the spec shows a
+ * -32602 error, and Quire's names the tools there are).
  */
 function answerBeforeMcpServer(message: JSONRPCRequest): JSONRPCMessage | undefined {
   if (message.method !== "tools/call") return undefined;
@@ -101,7 +133,7 @@ function answerBeforeMcpServer(message: JSONRPCRequest): JSONRPCMessage | undefi
     return { jsonrpc: "2.0", id: message.id, error: { code: error.code, message: error.message } };
   }
   if (isToolName(call.data.params.name)) return undefined;
-  return { jsonrpc: "2.0", id: message.id, result: unknownToolResult(call.data.params.name) };
+  return unknownToolError(message.id, call.data.params.name);
 }
 
 /** Puts answerBeforeMcpServer in front of the protocol server connected to `transport`. */

@@ -193,7 +193,7 @@ async function script(world: World): Promise<void> {
   await call(world, "upload_url", { filename: "notes.txt", mediaType: "text/plain", size: 10 });
   await call(world, "upload_url", { filename: "../notes.txt", mediaType: "text/plain" }, "VALIDATION_FAILED");
 
-  await call(world, "no_such_tool", { action: "list" }, "NOT_FOUND");
+  await rpc(world, "tools/call of an unknown tool", "tools/call", { name: "no_such_tool", arguments: { action: "list" } });
   for (const [label, args] of [
     ["string", '"list"'],
     ["null", "null"],

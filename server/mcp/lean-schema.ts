@@ -1,0 +1,204 @@
+/**
+ * Tool schemas as tools/list sends them: the JSON Schema zod derives, made
+ * lean without changing what it accepts (every agent session pays for
+ * tools/list in tokens before its first call):
+ *
+ * - a choice between objects (`oneOf`/`anyOf` whose every branch is an
+ *   object, such as the content block variants or the kinds of conflict
+ *   resolution) is written as one object: each field once, required where
+ *   every branch requires it, a discriminator's constants as one enum. It
+ *   accepts more than the branches did; nothing is lost for validation,
+ *   because Quire validates every call with its own zod schemas (the strict
+ *   per-action parse) and every result against them, and a client checking a
+ *   result against the looser schema still accepts every true result. The
+ *   same content blocks appear in six schemas, and this is what keeps them
+ *   small in each;
+ * - `type` arrays (zod's nullable fields, `["string","null"]`) become `anyOf`
+ *   branches of one type each: clients that map tool schemas onto a
+ *   single-type dialect (the OpenAPI subset of Gemini's function
+ *   declarations) reject the array form (the Inspector's `--strict` warns);
+ * - `additionalProperties: {}` (zod's "any value") is written `true`, which
+ *   the Inspector does not count as an untyped schema;
+ * - keywords that repeat what another keyword already says are dropped: the
+ *   uuid regex zod writes next to `format: "uuid"`, and the ±2^53-1 bounds it
+ *   writes on every integer (a JSON number cannot be more precise anyway);
+ * - a subschema that occurs more than once (the content blocks of several
+ *   fields, a view shared by several results) is written once under `$defs`
+ *   and referenced as `#/$defs/<name>`, a local reference every client
+ *   resolves (the Inspector's portability rules flag only remote ones). Each
+ *   use keeps its own description next to the reference.
+ */
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonSchema = { [key: string]: Json };
+
+const isObject = (value: Json | undefined): value is JsonSchema => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The integer bounds zod writes on every `.int()` (Number.MAX_SAFE_INTEGER): they constrain nothing a JSON number could carry. */
+const SAFE_INTEGER_BOUND = Number.MAX_SAFE_INTEGER;
+
+/** The schema with every choice between objects as one object, and without the keywords another keyword already implies. */
+function withoutRedundantKeywords(node: Json): Json {
+  if (Array.isArray(node)) return node.map(withoutRedundantKeywords);
+  if (!isObject(node)) return node;
+  const lean: JsonSchema = {};
+  const { type, ...untyped } = node;
+  if (Array.isArray(type)) {
+    // Keywords of one type stay with its branch (a string's maxLength with the string); annotations stay outside.
+    const { description, ...constraints } = untyped;
+    const branches = type.map((one) => withoutRedundantKeywords(one === "null" ? { type: one } : { type: one, ...constraints }));
+    return description === undefined ? { anyOf: branches } : { anyOf: branches, description };
+  }
+  for (const [key, value] of Object.entries(asOneObject(node))) {
+    if (key === "pattern" && node.format === "uuid") continue;
+    if ((key === "maximum" && value === SAFE_INTEGER_BOUND) || (key === "minimum" && value === -SAFE_INTEGER_BOUND)) continue;
+    // zod writes "any value" as `{}`; where a boolean is the keyword's own value, `true` says it without an untyped schema.
+    if (key === "additionalProperties" && isObject(value) && Object.keys(value).length === 0) {
+      lean[key] = true;
+      continue;
+    }
+    // Inside `properties` (and `$defs`) keys are names, not keywords: only their values are schemas.
+    lean[key] = key === "properties" || key === "$defs" ? mapValues(value, withoutRedundantKeywords) : withoutRedundantKeywords(value);
+  }
+  return lean;
+}
+
+const mapValues = (value: Json, map: (node: Json) => Json): Json =>
+  isObject(value) ? Object.fromEntries(Object.entries(value).map(([name, child]) => [name, map(child)])) : value;
+
+const isObjectSchema = (node: Json): node is JsonSchema => isObject(node) && node.type === "object" && isObject(node.properties);
+
+/** The object branches of a choice, nested choices opened up; undefined when some branch is not an object. */
+function objectBranches(node: JsonSchema): JsonSchema[] | undefined {
+  const choice = Array.isArray(node.oneOf) ? node.oneOf : Array.isArray(node.anyOf) ? node.anyOf : undefined;
+  if (!choice) return isObjectSchema(node) ? [node] : undefined;
+  const branches: JsonSchema[] = [];
+  for (const branch of choice) {
+    const inner = isObject(branch) ? objectBranches(branch) : undefined;
+    if (!inner) return undefined;
+    branches.push(...inner);
+  }
+  return branches;
+}
+
+/** One field's schemas across branches, as one: the same schema, one enum of string constants, or a choice of the distinct ones. */
+function mergedField(uses: JsonSchema[]): JsonSchema {
+  const descriptions = [...new Set(uses.map((use) => use.description).filter((text): text is string => typeof text === "string"))];
+  const shapes = [...new Map(uses.map((use) => [JSON.stringify(shapeOf(use)), shapeOf(use)])).values()];
+  const constants = shapes.every(
+    (shape) => typeof shape.const === "string" && Object.keys(shape).every((key) => key === "const" || key === "type"),
+  );
+  const shape =
+    shapes.length === 1 ? shapes[0]! : constants ? { type: "string", enum: shapes.map((one) => one.const as string) } : { anyOf: shapes };
+  return descriptions.length === 0 ? shape : { ...shape, description: descriptions.join(" ") };
+}
+
+/** A choice between objects as one object (see the file comment); any other schema as it is. */
+function asOneObject(node: JsonSchema): JsonSchema {
+  const branches = objectBranches(node);
+  if (!branches || branches.length < 2) return node;
+  const uses = new Map<string, JsonSchema[]>();
+  for (const branch of branches) {
+    for (const [name, property] of Object.entries(branch.properties as JsonSchema)) {
+      uses.set(name, [...(uses.get(name) ?? []), property as JsonSchema]);
+    }
+  }
+  const requiredBy = (name: string) => branches.every((branch) => Array.isArray(branch.required) && branch.required.includes(name));
+  const merged: JsonSchema = {
+    type: "object",
+    properties: Object.fromEntries([...uses].map(([name, schemas]) => [name, mergedField(schemas)])),
+    required: [...uses.keys()].filter(requiredBy),
+  };
+  if (branches.every((branch) => branch.additionalProperties === false)) merged.additionalProperties = false;
+  const { oneOf: _one, anyOf: _any, ...rest } = node;
+  return { ...rest, ...merged };
+}
+
+/** A subschema without its description: what two uses of the same shape have in common. */
+function shapeOf(node: JsonSchema): JsonSchema {
+  const { description: _own, ...shape } = node;
+  return shape;
+}
+
+/** What a `$defs` entry is called: the property it was first found under. */
+function nameFor(path: string[], taken: Set<string>): string {
+  const base = [...path].reverse().find((step) => !/^\d+$/.test(step) && !KEYWORDS_IN_PATHS.has(step)) ?? "schema";
+  let name = base;
+  for (let n = 2; taken.has(name); n++) name = `${base}${n}`;
+  return name;
+}
+
+const KEYWORDS_IN_PATHS = new Set(["properties", "items", "anyOf", "oneOf", "allOf", "additionalProperties", "$defs"]);
+
+/** Bytes a `{"$ref":"#/$defs/<name>"}` costs at each use, roughly; a shape must save more than that to be hoisted. */
+const REFERENCE_COST = 40;
+
+interface Candidate {
+  count: number;
+  size: number;
+  path: string[];
+}
+
+/** Every subschema below the root, by its shape's JSON, with how often it occurs and where it first does. */
+function repeatedShapes(root: JsonSchema): Map<string, Candidate> {
+  const shapes = new Map<string, Candidate>();
+  const visit = (node: Json, path: string[]) => {
+    if (Array.isArray(node)) {
+      for (const [index, child] of node.entries()) visit(child, [...path, String(index)]);
+      return;
+    }
+    if (!isObject(node)) return;
+    if (path.length > 0 && node.$ref === undefined) {
+      const key = JSON.stringify(shapeOf(node));
+      const seen = shapes.get(key);
+      if (seen) seen.count += 1;
+      else shapes.set(key, { count: 1, size: key.length, path });
+    }
+    for (const [key, child] of Object.entries(node)) {
+      if (key === "properties" || key === "$defs") {
+        if (isObject(child)) for (const [name, property] of Object.entries(child)) visit(property, [...path, key, name]);
+      } else if (isObject(child) || Array.isArray(child)) visit(child, [...path, key]);
+    }
+  };
+  visit(root, []);
+  return shapes;
+}
+
+/** Replaces every use of the shape `key` under `node` by a reference to `ref`, keeping each use's description. */
+function referTo(node: Json, key: string, ref: string): Json {
+  if (Array.isArray(node)) return node.map((child) => referTo(child, key, ref));
+  if (!isObject(node)) return node;
+  if (node.$ref === undefined && JSON.stringify(shapeOf(node)) === key) {
+    return node.description === undefined ? { $ref: ref } : { $ref: ref, description: node.description };
+  }
+  const replaced: JsonSchema = {};
+  for (const [name, child] of Object.entries(node)) {
+    replaced[name] =
+      name === "properties" || name === "$defs" ? mapValues(child, (value) => referTo(value, key, ref)) : referTo(child, key, ref);
+  }
+  return replaced;
+}
+
+/** Writes each repeated subschema once under `$defs`, the one that saves most first, until none saves anything. */
+function hoistRepeatedShapes(schema: JsonSchema): JsonSchema {
+  let root = schema;
+  const taken = new Set<string>();
+  for (;;) {
+    let best: { key: string; candidate: Candidate; saving: number } | undefined;
+    for (const [key, candidate] of repeatedShapes(root)) {
+      const saving = (candidate.count - 1) * candidate.size - candidate.count * REFERENCE_COST;
+      if (candidate.count > 1 && saving > 0 && (!best || saving > best.saving)) best = { key, candidate, saving };
+    }
+    if (!best) return root;
+    const name = nameFor(best.candidate.path, taken);
+    taken.add(name);
+    const ref = `#/$defs/${name}`;
+    const { $defs, ...rest } = referTo(root, best.key, ref) as JsonSchema;
+    root = { ...rest, $defs: { ...(isObject($defs) ? $defs : {}), [name]: JSON.parse(best.key) as Json } };
+  }
+}
+
+/** The schema tools/list sends for a zod-derived JSON Schema (see the file comment). */
+export function leanSchema(schema: JsonSchema): JsonSchema {
+  return hoistRepeatedShapes(withoutRedundantKeywords(schema) as JsonSchema);
+}
