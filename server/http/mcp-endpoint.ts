@@ -8,9 +8,10 @@
  * - a request sent to a host that is not the site's, or from a web page of
  *   another origin, is refused with 403 (DNS rebinding; see isOwnHost and
  *   isOwnOrigin in csrf.ts), as the SDK's own protection answers;
- * - only POST is served: a stateless server has no GET event stream to offer
- *   and no session to DELETE (405 with `Allow: POST`, what the MCP spec asks of
- *   a server without a GET stream; the SDK would hold a GET open, silent);
+ * - POST carries every request; a GET that accepts text/event-stream opens
+ *   the caller's event stream, which carries their resource subscriptions'
+ *   notifications (server/mcp/resources.ts); there is no session to DELETE
+ *   (405 with `Allow: GET, POST`);
  * - the body is read and parsed here, once: not JSON is -32700 Parse error,
  *   JSON that is not a JSON-RPC message is -32600 Invalid Request.
  *
@@ -25,6 +26,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import type { ActionContext } from "@/server/actions/context";
 import { authInfoFor, createQuireMcpServer, guardToolCalls } from "@/server/mcp/protocol";
+import { ResourceSubscriptions } from "@/server/mcp/resources";
 import { addressedHost, isOwnHost, isOwnOrigin, type SiteAddress } from "./csrf";
 import { createMcpFastPath } from "./mcp-fast-path";
 import { isAllowedCorsOrigin } from "./oauth";
@@ -34,6 +36,8 @@ import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 export interface McpEndpoint {
   /** Serves one MCP HTTP request for an already authenticated caller. */
   handle(req: IncomingMessage, res: ServerResponse, context: ActionContext): Promise<void>;
+  /** Ends the event streams and stops following head moves. */
+  close(): Promise<void>;
 }
 
 export interface McpEndpointOptions {
@@ -43,6 +47,8 @@ export interface McpEndpointOptions {
   site?: SiteAddress;
   /** Pages of other origins allowed to call (QUIRE_MCP_ALLOWED_ORIGINS, answered by CORS in oauth.ts); default: none. */
   allowedOrigins?: readonly string[];
+  /** QUIRE_REDIS_URL: resource subscriptions and head moves shared with the other processes. */
+  redisUrl?: string;
 }
 
 /** A JSON-RPC error that answers no request in particular (id null), as the SDK's transport sends its refusals. */
@@ -87,9 +93,10 @@ function requestText(req: IncomingMessage & { body?: unknown }): Promise<string>
 
 export function createMcpEndpoint(version: string, options: McpEndpointOptions = {}): McpEndpoint {
   const site = options.site ?? {};
+  const subscriptions = new ResourceSubscriptions(options.redisUrl);
 
   async function viaSdk(req: IncomingMessage, res: ServerResponse, authInfo: AuthInfo, parsedBody?: unknown) {
-    const server = createQuireMcpServer(version);
+    const server = createQuireMcpServer(version, subscriptions);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on("close", () => {
       void transport.close();
@@ -101,18 +108,25 @@ export function createMcpEndpoint(version: string, options: McpEndpointOptions =
     await transport.handleRequest(req, res, parsedBody);
   }
 
-  const fastPath = options.fastPath === false ? null : createMcpFastPath(version);
+  const fastPath = options.fastPath === false ? null : createMcpFastPath(version, subscriptions);
   return {
+    close: () => subscriptions.stop(),
     async handle(req, res, context) {
       const refusal = foreignRequestRefusal(req, site, options.allowedOrigins ?? []);
       if (refusal) return sendTransportError(res, 403, -32000, refusal);
+      if (req.method === "GET") {
+        if (!(req.headers.accept ?? "").includes("text/event-stream")) {
+          return sendTransportError(res, 406, -32000, "Not Acceptable: a GET opens an event stream; send Accept: text/event-stream.");
+        }
+        return subscriptions.openStream(context, res);
+      }
       if (req.method !== "POST") {
         return sendTransportError(
           res,
           405,
           -32000,
-          "Method Not Allowed: this is a stateless MCP server; send every message with POST (it offers no GET event stream and no session to DELETE).",
-          { allow: "POST" },
+          "Method Not Allowed: this is a stateless MCP server; send every message with POST, or GET for the event stream of your resource subscriptions (there is no session to DELETE).",
+          { allow: "GET, POST" },
         );
       }
       const authInfo = authInfoFor(context);

@@ -34,6 +34,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ActionContext } from "@/server/actions/context";
 import { callTool, createQuireMcpServer, guardToolCalls, isToolName } from "@/server/mcp/protocol";
+import type { ResourceSubscriptions } from "@/server/mcp/resources";
 import { sendJsonText } from "./send-json";
 
 /**
@@ -110,8 +111,8 @@ export interface McpFastPath {
   answer(req: IncomingMessage, res: ServerResponse, message: unknown, context: ActionContext, authInfo: AuthInfo): Promise<boolean>;
 }
 
-export function createMcpFastPath(version: string): McpFastPath {
-  const shared = createQuireMcpServer(version);
+export function createMcpFastPath(version: string, subscriptions: ResourceSubscriptions): McpFastPath {
+  const shared = createQuireMcpServer(version, subscriptions);
   const sharedTransport = new RequestResponseTransport();
   const connected = shared.connect(sharedTransport).then(() => guardToolCalls(sharedTransport));
 

@@ -247,7 +247,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
 
   const mcpAllowedOrigins = options.mcpAllowedOrigins ?? [];
-  const mcp = createMcpEndpoint(version, { site, allowedOrigins: mcpAllowedOrigins });
+  const mcp = createMcpEndpoint(version, { site, allowedOrigins: mcpAllowedOrigins, redisUrl: options.redisUrl });
   const oauth = createOAuthEndpoints({
     db,
     server: oauthServer,
@@ -479,6 +479,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await stopNotifyingHeadMoves();
       await stopSharingInbox?.();
       await rooms.close();
+      await mcp.close();
       await bus?.close();
       await new Promise<void>((resolve) => {
         server.closeAllConnections();

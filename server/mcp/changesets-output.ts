@@ -11,17 +11,17 @@ const status = z.enum(["open", "merged", "closed"]);
 
 const summary = {
   changesetId: z.string().describe("The changeset."),
-  title: z.string(),
-  description: z.string().nullable(),
-  sourceBranch: z.string(),
-  targetBranch: z.string(),
-  status,
-  authorId: z.string(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  mergedAt: z.string().nullable(),
-  mergedBy: z.string().nullable(),
-  closedAt: z.string().nullable(),
+  title: z.string().describe("The changeset's title."),
+  description: z.string().nullable().describe("Its description, or null."),
+  sourceBranch: z.string().describe("The branch merged from, in every document."),
+  targetBranch: z.string().describe("The branch merged into, in every document."),
+  status: status.describe("open, merged or closed (the last two are final)."),
+  authorId: z.string().describe("Who created it."),
+  createdAt: z.string().describe("When it was created (ISO 8601)."),
+  updatedAt: z.string().describe("When it last changed (ISO 8601)."),
+  mergedAt: z.string().nullable().describe("When it was merged (ISO 8601), or null."),
+  mergedBy: z.string().nullable().describe("Who merged it, or null."),
+  closedAt: z.string().nullable().describe("When it was closed (ISO 8601), or null."),
 };
 
 const hiddenItems = z.number().describe("Items on documents you may not read: counted, never shown.");
@@ -82,14 +82,16 @@ export function changesetsOutput() {
         )
         .describe("Per item you may see."),
       hiddenItems,
-      totals: z.object({
-        items: z.number().describe("Every item, hidden ones included."),
-        openItems: z.number(),
-        fastForwardItems: z.number(),
-        itemsWithConflicts: z.number(),
-        conflicts: z.number().describe("Sections, tags, paths, deletions and properties in conflict, over visible items."),
-        sectionsChanged: z.number(),
-      }),
+      totals: z
+        .object({
+          items: z.number().describe("Every item, hidden ones included."),
+          openItems: z.number(),
+          fastForwardItems: z.number(),
+          itemsWithConflicts: z.number(),
+          conflicts: z.number().describe("Sections, tags, paths, deletions and properties in conflict, over visible items."),
+          sectionsChanged: z.number(),
+        })
+        .describe("Counts over the items."),
     }),
     execute: z.object({
       ...summary,

@@ -36,9 +36,9 @@ const writeResult = {
 const documentSummary = {
   documentId: id("The document."),
   path: z.string().describe("The document's path, unique among live documents."),
-  name: z.string(),
-  description: z.string().nullable(),
-  defaultBranch: z.string(),
+  name: z.string().describe("The document's display name."),
+  description: z.string().nullable().describe("Its short description, or null."),
+  defaultBranch: z.string().describe("The default branch (usually main)."),
   createdAt: timestamp("When the document was created"),
   updatedAt: timestamp("When the document last changed"),
 };
@@ -109,13 +109,15 @@ const sectionView = z.object({
 const documentView = {
   documentId: id("The document."),
   path: z.string().describe("The document's path in this state."),
-  name: z.string(),
-  description: z.string().nullable(),
+  name: z.string().describe("The document's display name."),
+  description: z.string().nullable().describe("Its short description, or null."),
   deleted: z.boolean().describe("True when the document is deleted in this state (deleted on a branch, not yet merged)."),
   branchName: z.string().nullable().describe("The branch read, or null when a commit was read directly."),
   headCommitId: z.string().describe("The commit whose state is shown."),
-  tags: z.array(z.object({ tagId: z.string(), path: z.string(), displayName: z.string().nullable(), color: z.string().nullable() })),
-  properties: z.record(z.string(), propertyValue),
+  tags: z
+    .array(z.object({ tagId: z.string(), path: z.string(), displayName: z.string().nullable(), color: z.string().nullable() }))
+    .describe("The tags assigned to the document."),
+  properties: z.record(z.string(), propertyValue).describe("Scalar properties: column id -> value."),
   sections: z.array(sectionView).describe("The sections the caller may see, in order."),
 };
 
@@ -123,16 +125,16 @@ const permissionsView = {
   documentId: id("The document."),
   defaultPermission: permission.describe("What workspace members get unless a grant says otherwise."),
   aiAccess: permission.describe("The most an API token (an agent) may do on the document."),
-  grants: z.array(z.object({ userId: z.string(), name: z.string().nullable(), permission })),
+  grants: z.array(z.object({ userId: z.string(), name: z.string().nullable(), permission })).describe("Per-user grants."),
 };
 
 const shareLink = {
-  shareLinkId: z.string(),
+  shareLinkId: z.string().describe("The share link."),
   documentId: id("The document."),
-  permission: z.enum(["read", "edit"]),
+  permission: z.enum(["read", "edit"]).describe("What the link grants."),
   createdAt: timestamp("When the link was made"),
-  expiresAt: z.string().nullable(),
-  revokedAt: z.string().nullable(),
+  expiresAt: z.string().nullable().describe("When it stops working (ISO 8601); null: never."),
+  revokedAt: z.string().nullable().describe("When it was revoked (ISO 8601); null while it works."),
 };
 
 const draftPerson = z.object({ userId: z.string().describe("The user."), name: z.string().describe("Their display name.") });
@@ -150,7 +152,7 @@ const documentsOutput = mergeActionOutputs({
     commitId: id("The first commit."),
     sectionIds: z.array(z.string()).describe("The new sections' ids, in order."),
   }),
-  list: z.object({ documents: z.array(z.object(documentSummary)), nextCursor }),
+  list: z.object({ documents: z.array(z.object(documentSummary)).describe("The page of documents."), nextCursor }),
   get: z.object({
     ...documentSummary,
     headCommitId: z.string().describe("The default branch's head."),
@@ -165,20 +167,22 @@ const documentsOutput = mergeActionOutputs({
   update: z.object(writeResult),
   delete: z.object(writeResult),
   list_deleted: z.object({
-    deletedDocuments: z.array(
-      z.object({
-        documentId: id("The document."),
-        path: z.string().describe("Its path when it was deleted."),
-        name: z.string(),
-        defaultBranch: z.string(),
-        requiredApprovals: z.number().describe("Above 0: its default branch is protected, so restoring goes through a merge request."),
-        deletedAt: timestamp("When its default branch last moved: the deletion, unless something was merged after it"),
-        deletedBy: z
-          .object({ userId: z.string(), name: z.string().nullable() })
-          .describe("Who made that commit (for a merged deletion, who merged it)."),
-        headCommitId: z.string().describe("The default branch's head."),
-      }),
-    ),
+    deletedDocuments: z
+      .array(
+        z.object({
+          documentId: id("The document."),
+          path: z.string().describe("Its path when it was deleted."),
+          name: z.string(),
+          defaultBranch: z.string(),
+          requiredApprovals: z.number().describe("Above 0: its default branch is protected, so restoring goes through a merge request."),
+          deletedAt: timestamp("When its default branch last moved: the deletion, unless something was merged after it"),
+          deletedBy: z
+            .object({ userId: z.string(), name: z.string().nullable() })
+            .describe("Who made that commit (for a merged deletion, who merged it)."),
+          headCommitId: z.string().describe("The default branch's head."),
+        }),
+      )
+      .describe("Documents deleted on their default branch, newest first."),
     nextCursor,
   }),
   restore: z.object({ ...writeResult, path: z.string().describe("The document's path on that branch.") }),
@@ -191,21 +195,23 @@ const documentsOutput = mergeActionOutputs({
   create_branch: z.object({
     documentId: id("The document."),
     branchName: z.string().describe("The new branch."),
-    sourceBranch: z.string(),
+    sourceBranch: z.string().describe("The branch it started from."),
     headCommitId: z.string().describe("The new branch's head: the source branch's head."),
   }),
   list_branches: z.object({
     documentId: id("The document."),
-    branches: z.array(
-      z.object({
-        name: z.string(),
-        headCommitId: z.string(),
-        isDefault: z.boolean(),
-        createdAt: z.string(),
-        updatedAt: z.string(),
-        draft: draftStatus.describe("The branch's live draft."),
-      }),
-    ),
+    branches: z
+      .array(
+        z.object({
+          name: z.string(),
+          headCommitId: z.string(),
+          isDefault: z.boolean(),
+          createdAt: z.string(),
+          updatedAt: z.string(),
+          draft: draftStatus.describe("The branch's live draft."),
+        }),
+      )
+      .describe("The document's branches."),
   }),
   log: z.object({ commits: z.array(commitSummary).describe("Newest first."), nextCursor }),
   show: z.object({
@@ -229,11 +235,11 @@ const documentsOutput = mergeActionOutputs({
   revert: z.object(writeResult),
   undo: z.object({ ...writeResult, undoneCommitId: z.string().describe("The commit taken back (the head it was given).") }),
   create_tag: z.object({
-    tagId: z.string(),
-    tagPath: z.string(),
-    tagDisplayName: z.string().nullable(),
-    tagDescription: z.string().nullable(),
-    tagColor: z.string().nullable(),
+    tagId: z.string().describe("The new tag."),
+    tagPath: z.string().describe("Its hierarchical path."),
+    tagDisplayName: z.string().nullable().describe("Its display name, or null (its path is shown)."),
+    tagDescription: z.string().nullable().describe("What it means, or null."),
+    tagColor: z.string().nullable().describe("Its hex colour, or null."),
   }),
   assign_tag: z.object(writeResult),
   remove_tag: z.object(writeResult),
@@ -244,7 +250,7 @@ const documentsOutput = mergeActionOutputs({
     ...shareLink,
     path: z.string().describe('The link\'s path, "/share/<token>"; the token is shown only here.'),
   }),
-  list_share_links: z.object({ shareLinks: z.array(z.object(shareLink)) }),
+  list_share_links: z.object({ shareLinks: z.array(z.object(shareLink)).describe("The document's share links.") }),
   revoke_share_link: z.object(shareLink),
   commit: z.object({
     ...writeResult,
@@ -282,8 +288,8 @@ const sectionsOutput = mergeActionOutputs({
   batch_create: z.object({
     ...writeResult,
     sectionIds: z.array(z.string()).describe("The new sections, in the given order."),
-    contentHashes: z.array(z.string()),
-    positions: z.array(z.number()),
+    contentHashes: z.array(z.string()).describe("Their content hashes, in the same order."),
+    positions: z.array(z.number()).describe("Their 0-based positions, in the same order."),
   }),
   update: z.object({
     ...writeResult,
@@ -298,13 +304,13 @@ const sectionsOutput = mergeActionOutputs({
   add_reference: z.object({
     ...writeResult,
     sectionId: id("The section."),
-    referenceId: z.string(),
+    referenceId: z.string().describe("The reference."),
     contentHash: z.string().describe("The section's new content hash."),
   }),
   remove_reference: z.object({
     ...writeResult,
     sectionId: id("The section."),
-    referenceId: z.string(),
+    referenceId: z.string().describe("The reference."),
     contentHash: z.string().describe("The section's new content hash."),
   }),
 });
@@ -312,40 +318,42 @@ const sectionsOutput = mergeActionOutputs({
 const mergeRequestView = z.object({
   mergeRequestId: id("The merge request."),
   documentId: z.string(),
-  sourceBranch: z.string(),
-  targetBranch: z.string(),
-  title: z.string(),
-  description: z.string().nullable(),
-  status: z.enum(["open", "merged", "closed"]),
-  authorId: z.string(),
+  sourceBranch: z.string().describe("The branch merged from."),
+  targetBranch: z.string().describe("The branch merged into."),
+  title: z.string().describe("The request's title."),
+  description: z.string().nullable().describe("Its description, or null."),
+  status: z.enum(["open", "merged", "closed"]).describe("open, merged or closed (the last two are final)."),
+  authorId: z.string().describe("Who opened it."),
   agentName,
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  mergedAt: z.string().nullable(),
-  mergedBy: z.string().nullable(),
-  mergeCommitId: z.string().nullable(),
-  closedAt: z.string().nullable(),
-  reviewers: z.array(
-    z.object({
-      userId: z.string(),
-      name: z.string(),
-      email: z.string(),
-      state: z.enum(["pending", "approved", "changes_requested"]),
-      reviewedAt: z.string().nullable(),
-      stale: z
-        .boolean()
-        .describe("A section this approval saw has changed since on either branch: the approval no longer covers that section."),
-      approvedSourceHeadCommitId: z.string().nullable().describe("The source head the approval was given on (null unless approved)."),
-      approvedTargetHeadCommitId: z.string().nullable().describe("The target head the approval was given on (null unless approved)."),
-      reviewedAs: z
-        .enum(["person", "agent"])
-        .nullable()
-        .describe(
-          "Who gave the review: a person (signed in) or an agent (an API token). An agent's review is shown and never counts. Null while pending.",
-        ),
-      agentName,
-    }),
-  ),
+  createdAt: timestamp("When it was opened"),
+  updatedAt: timestamp("When it last changed"),
+  mergedAt: z.string().nullable().describe("When it was merged (ISO 8601), or null."),
+  mergedBy: z.string().nullable().describe("Who merged it, or null."),
+  mergeCommitId: z.string().nullable().describe("The target head its merge made, or null."),
+  closedAt: z.string().nullable().describe("When it was closed (ISO 8601), or null."),
+  reviewers: z
+    .array(
+      z.object({
+        userId: z.string(),
+        name: z.string(),
+        email: z.string(),
+        state: z.enum(["pending", "approved", "changes_requested"]),
+        reviewedAt: z.string().nullable(),
+        stale: z
+          .boolean()
+          .describe("A section this approval saw has changed since on either branch: the approval no longer covers that section."),
+        approvedSourceHeadCommitId: z.string().nullable().describe("The source head the approval was given on (null unless approved)."),
+        approvedTargetHeadCommitId: z.string().nullable().describe("The target head the approval was given on (null unless approved)."),
+        reviewedAs: z
+          .enum(["person", "agent"])
+          .nullable()
+          .describe(
+            "Who gave the review: a person (signed in) or an agent (an API token). An agent's review is shown and never counts. Null while pending.",
+          ),
+        agentName,
+      }),
+    )
+    .describe("The reviewers and their reviews."),
   requiredApprovals: z
     .number()
     .describe("The document's rule (0 = none): approvals from people that every section the request brings needs before execute."),
@@ -376,10 +384,10 @@ const mergeRequestView = z.object({
 /** What merge_requests analyze returns. */
 const mergeAnalysis = z.object({
   mergeRequestId: id("The merge request."),
-  hasConflicts: z.boolean(),
-  hasTagConflicts: z.boolean(),
-  hasPathCollision: z.boolean(),
-  hasDocumentDeletionConflict: z.boolean(),
+  hasConflicts: z.boolean().describe("Something needs a resolution before execute (any of the conflicts below)."),
+  hasTagConflicts: z.boolean().describe("Tags changed differently on both sides (tagResolution)."),
+  hasPathCollision: z.boolean().describe("The merged path is taken by another document (resolvedPath)."),
+  hasDocumentDeletionConflict: z.boolean().describe("One side deleted the document, the other changed it (documentDeletionResolution)."),
   propertyConflicts: z
     .array(
       z.object({
@@ -411,9 +419,9 @@ const mergeAnalysis = z.object({
   hiddenConflicts: z.number().describe("Conflicting sections the caller may not see."),
   fastForward: z.boolean().describe("The target has no commits of its own."),
   upToDate: z.boolean().describe("The target already contains every source commit."),
-  sourceHeadCommitId: z.string(),
-  targetHeadCommitId: z.string(),
-  mergeBaseCommitIds: z.array(z.string()),
+  sourceHeadCommitId: z.string().describe("The source head analyzed: pass it to execute as expectedSourceHeadCommitId."),
+  targetHeadCommitId: z.string().describe("The target head analyzed: pass it to execute as expectedTargetHeadCommitId."),
+  mergeBaseCommitIds: z.array(z.string()).describe("The merge base(s) the diffs start from."),
   generatedCommitMessage: z
     .string()
     .nullable()
@@ -448,16 +456,16 @@ const mergeRequestsOutput = mergeActionOutputs({
 const uploadUrlOutput = z.object({
   uploadUrl: z.string().describe("PUT the file's bytes here, once, before expiresAt."),
   key: z.string().describe("The storage key to put in a `storage` content block once the PUT succeeded."),
-  method: z.literal("PUT"),
+  method: z.literal("PUT").describe("The HTTP method of the upload."),
   headers: z.object({ "content-type": z.string() }).describe("Headers the PUT must send."),
-  expiresAt: z.string(),
+  expiresAt: timestamp("When uploadUrl stops working"),
   maxBytes: z.number().describe("The most bytes the PUT may carry."),
 });
 
 const memberList = z.object({
-  members: z.array(
-    z.object({ userId: z.string(), name: z.string(), email: z.string(), role: z.enum(["owner", "admin", "member", "guest"]) }),
-  ),
+  members: z
+    .array(z.object({ userId: z.string(), name: z.string(), email: z.string(), role: z.enum(["owner", "admin", "member", "guest"]) }))
+    .describe("The page of members, by name."),
   nextCursor,
 });
 

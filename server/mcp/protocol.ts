@@ -32,6 +32,7 @@ import { z } from "zod";
 import { flatInputSchema } from "./flatten";
 import { type JsonSchema, leanSchema } from "./lean-schema";
 import { outputSchemas } from "./output-schemas";
+import { type ResourceSubscriptions, serveResources } from "./resources";
 
 /** What an agent is told on initialize: the workflow the tools make up, in a few lines. */
 export const SERVER_INSTRUCTIONS = [
@@ -104,7 +105,8 @@ const listedTools: Tool[] = toolRegistrations.map(({ name, config }) => ({
 /** One schema validator for every protocol server: building one costs more than a tool call. */
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
-export function createQuireMcpServer(version: string): McpServer {
+/** A protocol server with Quire's tools, and its documents as resources (subscriptions held by `subscriptions`). */
+export function createQuireMcpServer(version: string, subscriptions: ResourceSubscriptions): McpServer {
   const server = new McpServer(
     { name: "quire", version },
     { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator },
@@ -114,6 +116,7 @@ export function createQuireMcpServer(version: string): McpServer {
   }
   // Replaces McpServer's own tools/list, which would derive every schema again on each call.
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools }));
+  serveResources(server, subscriptions, (extra) => contextOf(extra.authInfo));
   return server;
 }
 

@@ -8,24 +8,26 @@ export const searchOutput = z.object({
   totalIsLowerBound: z
     .boolean()
     .describe("True when the query matched so many items that only the first ones found were ranked and counted: narrow it."),
-  hits: z.array(
-    z.object({
-      kind,
-      documentId: z.string(),
-      documentName: z.string(),
-      path: z.string(),
-      branchName: z.string().describe("The branch the hit is on (a merge request: its target)."),
-      sectionId: z.string().nullable().describe("The section (section and comment hits)."),
-      sectionName: z.string().nullable(),
-      commentId: z.string().nullable().describe("The comment thread (comment hits)."),
-      mergeRequestId: z.string().nullable().describe("The merge request (merge_request hits)."),
-      title: z.string().nullable().describe("The merge request's title (merge_request hits)."),
-      snippet: z
-        .array(z.object({ text: z.string(), highlighted: z.boolean() }))
-        .describe("The hit's text around the match; highlighted parts are the words that matched."),
-      rank: z.number().describe("Relevance; higher first."),
-    }),
-  ),
+  hits: z
+    .array(
+      z.object({
+        kind,
+        documentId: z.string(),
+        documentName: z.string(),
+        path: z.string(),
+        branchName: z.string().describe("The branch the hit is on (a merge request: its target)."),
+        sectionId: z.string().nullable().describe("The section (section and comment hits)."),
+        sectionName: z.string().nullable(),
+        commentId: z.string().nullable().describe("The comment thread (comment hits)."),
+        mergeRequestId: z.string().nullable().describe("The merge request (merge_request hits)."),
+        title: z.string().nullable().describe("The merge request's title (merge_request hits)."),
+        snippet: z
+          .array(z.object({ text: z.string(), highlighted: z.boolean() }))
+          .describe("The hit's text around the match; highlighted parts are the words that matched."),
+        rank: z.number().describe("Relevance; higher first."),
+      }),
+    )
+    .describe("The page of hits, best first."),
   nextCursor: z.string().nullable().describe("Pass as `cursor` (with the same query) for the next page; null on the last page."),
   correctedTo: z
     .array(z.string())

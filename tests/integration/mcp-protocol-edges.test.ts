@@ -7,8 +7,9 @@
  *   that is not the site's, or from a page of another origin, is 403 with a
  *   JSON-RPC error; localhost, IP addresses and QUIRE_PUBLIC_URL's host are
  *   answered; X-Forwarded-Host counts only behind a trusted proxy.
- * - A stateless server offers no GET stream: GET (and DELETE) are 405 with
- *   `Allow: POST`, answered at once instead of a stream that never speaks.
+ * - GET accepting text/event-stream opens the caller's event stream (resource
+ *   notifications); GET without it is 406; a stateless server has no session
+ *   to DELETE (405 with `Allow: GET, POST`, at once).
  * - Valid JSON that is not a JSON-RPC message is -32600 Invalid Request, not
  *   -32700 Parse error.
  * - A body sent without a Content-Length over the 4 MiB limit gets the same
@@ -167,18 +168,33 @@ describe("DNS rebinding: the host a request was sent to and the page it came fro
   });
 });
 
-describe("a stateless server offers no GET stream", () => {
+describe("GET opens the event stream; there is no session to DELETE", () => {
   for (const [path, url] of [
     ["the fast path", () => `${server.url}/api/mcp`],
     ["the SDK path", () => sdkOnly.url],
   ] as const) {
-    test(`${path}: GET with Accept: text/event-stream is 405 with Allow: POST, at once; so is DELETE`, async () => {
-      for (const method of ["GET", "DELETE"]) {
-        const answer = await send(url(), { method, headers: { authorization: `Bearer ${owner.token}`, accept: "text/event-stream" } });
-        expect(answer.status, method).toBe(405);
-        expect(answer.headers.allow, method).toBe("POST");
-        expect(json(answer), method).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 }, id: null });
-      }
+    test(`${path}: GET with Accept: text/event-stream is a stream, without it 406; DELETE is 405 with Allow: GET, POST, at once`, async () => {
+      const controller = new AbortController();
+      const stream = await fetch(url(), {
+        headers: { authorization: `Bearer ${owner.token}`, accept: "text/event-stream" },
+        signal: controller.signal,
+      });
+      expect(stream.status).toBe(200);
+      expect(stream.headers.get("content-type")).toBe("text/event-stream");
+      controller.abort();
+      const notAcceptable = await send(url(), {
+        method: "GET",
+        headers: { authorization: `Bearer ${owner.token}`, accept: "application/json" },
+      });
+      expect(notAcceptable.status).toBe(406);
+      expect(json(notAcceptable)).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 }, id: null });
+      const answer = await send(url(), {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${owner.token}`, accept: "text/event-stream" },
+      });
+      expect(answer.status).toBe(405);
+      expect(answer.headers.allow).toBe("GET, POST");
+      expect(json(answer)).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 }, id: null });
     });
   }
 });
