@@ -765,14 +765,8 @@ function close(ctx: ActionContext, input: ActionInput<"close">) {
 export const changesetsTool = defineTool({
   name: "changesets",
   description: [
-    "One review and one atomic merge for a change spanning documents: per document a merge request from sourceBranch into targetBranch (opened, or an open one adopted); analysis, reviews and approvals are those requests'. Documents you may not read are counted (hiddenItems), never shown. Choose the operation with `action`:",
-    "- create {sourceBranch, targetBranch, title, description?, documentIds? | pathPrefix? | tagId?, reviewerIds?} -> the changeset with items [{documentId, path, name, mergeRequest}]. A prefix or tag gathers readable documents having both branches and changes to bring. Uncommitted live edits on the source branch of a gathered document are refused (UNCOMMITTED_DRAFT, naming the documents): commit them first.",
-    "- list {status?, documentId?, limit?, cursor?}; get {changesetId}: items with each request's status, reviewers and approvals.",
-    "- add_items / remove_items {changesetId, documentIds}: removed items' requests stay open.",
-    "- analyze {changesetId} -> {analyses: [{documentId, path, mergeRequestId, analysis (as merge_requests analyze; null once merged or closed)}], hiddenItems, totals}.",
-    "- approve {changesetId, expectedHeads?} | request_changes {changesetId}: your review on every open item you review (approvals cover the sections you saw, as merge_requests approve).",
-    "- execute {changesetId, itemResolutions?: [{documentId, resolutions?, tagResolution?, ...}], commitMessage?, expectedHeads?}: merges every item in one transaction, each as merge_requests execute would (fast-forward when possible; access, aiAccess and requiredApprovals per document). If any item cannot merge nothing is merged; the error (that code when all items share it, else CHANGESET_NOT_MERGEABLE) lists each item's reason in details.items.",
-    "- close {changesetId, closeItems?}: open -> closed without merging.",
+    "One review and one atomic merge for a change spanning documents: a merge request per document from sourceBranch into targetBranch (opened, or an open one adopted), whose analyses, reviews and approvals it gathers. Actions: create (by documentIds, pathPrefix or tagId), list, get, add_items, remove_items, analyze, approve, request_changes, execute, close.",
+    "execute merges every item in one transaction, each as merge_requests execute would; if any item cannot merge, nothing is merged and the error lists each item's reason in details.items. Uncommitted live edits on a gathered source branch are refused (UNCOMMITTED_DRAFT): commit them first. Documents you may not read are counted (hiddenItems), never shown.",
   ].join("\n"),
   input: changesetsInput,
   readOnly: false,

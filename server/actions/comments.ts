@@ -225,10 +225,9 @@ function setResolution(resolve: boolean) {
 export const commentsTool = defineTool({
   name: "comments",
   description: [
-    "The comment threads of a document on a branch: each comment (anchored in section text by <svc:comment id> markup; add comments through the `sections` tool with <svc:comment-new>) with its replies and whether it is resolved.",
-    "Actions: `list` {documentId, branchName?, status?} returns { documentId, branchName, threads } in document order, each thread with commentId, sectionId, sectionName, commentedText, body, author, mentions, createdAt, status (open | resolved), resolvedAt/resolvedById/resolvedByName, replies [{ replyId, body, authorId, authorName, mentions, createdAt }] and yourPermission;",
-    "`reply` {documentId, branchName?, commentId, body, mentions?} adds a reply (and reopens a resolved thread); `resolve` and `reopen` {documentId, branchName?, commentId} close and open a thread again (changed: false when it already was).",
-    "Writes return the thread as it is now. Seeing a thread needs read access to its section on the branch, writing needs edit; threads in sections you cannot see are NOT_FOUND. Replies and resolution are not versioned: they are the same on every branch.",
+    "The comment threads of a document on a branch, with their replies. Comments are anchored in section text by <svc:comment id> markup; add one through `sections` with <svc:comment-new>.",
+    "Actions: list (in document order), reply (reopens a resolved thread), resolve, reopen (changed: false when it already was). Writes return the thread as it is now.",
+    "Seeing a thread needs read access to its section, writing needs edit; threads in sections you cannot see are NOT_FOUND. Replies and resolution are the same on every branch.",
   ].join(" "),
   input: commentsInput,
   readOnly: false,

@@ -73,10 +73,8 @@ async function listMembersPage(ctx: ActionContext, input: MembersInput): Promise
 export const membersTool = defineTool({
   name: "members",
   description: [
-    "The people in your workspace, to find the user ids other tools take (merge request reviewerIds, comment mentions).",
-    "Actions: `list` {limit?, cursor?} pages through everyone by name; `search` {query, limit?, cursor?} matches the start of a name,",
-    "of any word of a name, or of an email, case-insensitively.",
-    "Both return { members: [{ userId, name, email, role }], nextCursor } (role: owner | admin | member | guest; nextCursor null on the last page).",
+    "The people in your workspace, for the user ids other tools take (reviewerIds, mentions).",
+    "Actions: list (everyone, by name); search (the start of a name, of any word of a name, or of an email, case-insensitive).",
   ].join(" "),
   input: membersInput,
   readOnly: true,

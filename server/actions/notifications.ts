@@ -225,10 +225,9 @@ async function setSettings(ctx: ActionContext, input: ActionInput<"set_settings"
 export const notificationsTool = defineTool({
   name: "notifications",
   description: [
-    "Your inbox: what needs you. Kinds: review_requested (you were made a reviewer), approved / changes_requested / merged / closed (your merge request), mention, reply (in a thread you wrote in), approval_stale (a section you approved changed), merge_request_updated (a request you review got new commits).",
-    "Actions: `list` {unreadOnly?, limit?, cursor?} -> {notifications: [{notificationId, kind, title, link, actorId, actorName, documentId, mergeRequestId, createdAt, read}], unreadCount, nextCursor}, newest first; `link` is a path on this site (a merge request: open it with `merge_requests` `get`).",
-    "`mark_read` {notificationIds} and `mark_all_read` {} -> {marked}; `get_settings` -> {email}; `set_settings` {email: all | direct | none} (signed in only; an API token may not change it).",
-    "Only your own items; ones whose place you may not see are never listed.",
+    "Your inbox: what needs you (review requests, your merge requests' reviews and outcomes, mentions, replies, stale approvals, updated requests you review), newest first; `link` is a path on this site.",
+    "Actions: list, mark_read, mark_all_read, get_settings, set_settings (email: all | direct | none; signed in only, not with an API token).",
+    "Only your own items; items about something you may not see are never listed.",
   ].join(" "),
   input: notificationsInput,
   readOnly: false,

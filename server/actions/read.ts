@@ -289,8 +289,10 @@ export async function readDocument(
 
 export const readTool = defineTool({
   name: "read",
-  description:
-    "Read a document: its path, name, description, tags, scalar properties and ordered sections (sectionId, name, content blocks, contentHash, position, permission overrides, `yourPermission` (read or edit: what you may do with the section), references, comments, and `downloads`: signed URLs for storage blocks, valid 15 minutes). Sections you may not see are left out (positions count only the sections you see). Reads the head of `branchName` (default: main) or, with `commitId`, the document as it was at that commit. Keep each section's `contentHash` and pass it as `expectedContentHash` when you update the section with the `sections` tool, so a concurrent edit is detected instead of overwritten.",
+  description: [
+    "Read a document at the head of a branch (default: main), at a commit, or its live draft: path, name, tags, properties and the sections you may see, in order, each with its content blocks and contentHash.",
+    "Pass a section's contentHash as expectedContentHash when you update it with `sections`, so a concurrent edit is detected instead of overwritten.",
+  ].join(" "),
   input: readInput,
   readOnly: true,
   async handle(ctx: ActionContext, input) {

@@ -257,11 +257,9 @@ export const searchTool = defineTool({
   description: [
     "Full-text search over everything you may read in the workspace: document names and paths, section names and text,",
     "comment threads and merge requests. Default: every document's default branch; `branchName` searches that branch instead.",
-    "Returns { total, totalIsLowerBound, hits: [{ kind, documentId, documentName, path, branchName, sectionId, sectionName,",
-    "commentId, mergeRequestId, title, snippet: [{ text, highlighted }], rank }], nextCursor, correctedTo }, best first.",
+    "Returns hits best first, each with a snippet.",
     `A query matching more than ${SEARCH_MATCHES_PER_KIND.toLocaleString("en")} items of one kind ranks the first ones found`,
-    "(totalIsLowerBound: true): add words or filters to narrow it. Read a hit's section with `read`",
-    "{documentId, branchName, sectionIds: [sectionId]}.",
+    "(totalIsLowerBound: true): add words or filters to narrow it. Read a hit's section with `read` and its sectionIds.",
   ].join(" "),
   input: searchInput,
   readOnly: true,

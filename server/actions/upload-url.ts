@@ -76,8 +76,11 @@ export const uploadUrlInput = z.strictObject({
 
 export const uploadUrlTool = defineTool({
   name: "upload_url",
-  description:
-    'Get a one-use URL to upload a file (image, PDF, CSV, text, office document or archive) for a storage content block. PUT the raw bytes to `uploadUrl` with the returned `headers` (Content-Type must equal `mediaType`) within an hour; then reference `key` in a block, e.g. {blockType:"image",type:"storage",mediaType,key,alt?,caption?} or {blockType:"file",type:"storage",mediaType,key,filename}. A key can be used in blocks only after its PUT succeeded. `read` returns short-lived download URLs for the storage blocks of a document.',
+  description: [
+    "Get a one-use URL to upload a file (image, PDF, CSV, text, office document or archive) for a storage content block.",
+    'PUT the raw bytes to uploadUrl with the returned headers within the hour; after the PUT succeeded, use `key` in a block, e.g. {blockType: "image", type: "storage", mediaType, key}.',
+    "`read` gives short-lived download URLs for storage blocks.",
+  ].join(" "),
   input: uploadUrlInput,
   readOnly: false,
   async handle(ctx: ActionContext, input) {
