@@ -70,7 +70,10 @@ const NOT_OFFERED: Array<[RegExp, string]> = [
   [/^input-required-result-/, "Quire never asks the client (no sampling, elicitation or roots requests)"],
   [/^tasks-/, "Quire offers no tasks (extension)"],
   [/^sep-2640-skills-/, "Quire offers no skills (extension)"],
-  [/^server-sse-/, "resumable SSE (event ids, Last-Event-ID polling): Quire answers POSTs with JSON and its GET stream carries only resource notifications"],
+  [
+    /^server-sse-/,
+    "resumable SSE (event ids, Last-Event-ID polling): Quire answers POSTs with JSON and its GET stream carries only resource notifications",
+  ],
   [/^server-session-lifecycle$/, "a stateless server issues no sessions"],
   [/^resources-read-(text|binary)$/, "reads the suite's fixture resources (test://static-text, test://static-binary)"],
   [/^resources-templates-read$/, "reads the suite's fixture template (test://template/{id}/data)"],
