@@ -489,3 +489,4 @@ export * from "./schema-search";
 export * from "./schema-changesets";
 export * from "./schema-agents";
 export * from "./schema-oauth";
+export * from "./schema-webhooks";

@@ -7,6 +7,7 @@
  */
 import type { Role } from "@/db/schema";
 import type { ApiTokensInput, apiTokensTool } from "./actions/api-tokens";
+import type { WebhooksInput, webhooksTool } from "./actions/webhooks";
 import type { DocumentView } from "./actions/read";
 import type { ToolInput, ToolName, ToolOutput } from "./actions/registry";
 import type { ToolResult } from "./actions/tool";
@@ -43,6 +44,8 @@ export interface QuireBridge {
   workspace<const I extends WorkspaceInput>(userId: string, input: I): Promise<ToolResult<typeof workspaceTool, I>>;
   /** The signed-in user's own API tokens. */
   apiTokens<const I extends ApiTokensInput>(userId: string, input: I): Promise<ToolResult<typeof apiTokensTool, I>>;
+  /** The workspace's webhooks, as the signed-in person (Settings → Webhooks). */
+  webhooks<const I extends WebhooksInput>(userId: string, input: I): Promise<ToolResult<typeof webhooksTool, I>>;
   /** What an invite link is and whether it still works (and, given the signed-in user, whether they can use it). */
   inviteInfo(token: string, userId?: string): Promise<InviteInfo>;
   /** A signed-in user joins through an invite. Throws DomainError (INVITE_EXPIRED, ALREADY_MEMBER, …). */

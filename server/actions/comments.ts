@@ -189,7 +189,7 @@ async function reply(ctx: ActionContext, input: ActionInput<"reply">) {
         sectionName: open.version.name,
         commentId: open.commentId,
       },
-      ctx.actor.userId,
+      ctx.actor,
       mentions,
       ctx.clock(),
     );

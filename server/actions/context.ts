@@ -2,6 +2,7 @@
 import type { Database } from "@/db/client";
 import type { Actor } from "@/server/access/actor";
 import type { LiveDrafts } from "@/server/collab/live-drafts";
+import type { OutboundSettings } from "@/server/outbound/addresses";
 import type { FileLinks } from "@/server/storage/links";
 
 export type { Actor };
@@ -14,4 +15,6 @@ export interface ActionContext {
   files: FileLinks;
   /** The branches' live drafts: through the server's rooms, or storage alone where the process has none (storageOnlyLiveDrafts). */
   live: LiveDrafts;
+  /** What outbound requests may reach (config.outbound); absent: public https addresses only. */
+  outbound?: OutboundSettings;
 }

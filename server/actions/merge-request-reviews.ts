@@ -58,7 +58,7 @@ function review(ctx: ActionContext, input: z.output<typeof approveInput | typeof
         { mergeRequestId: row.id },
       );
     }
-    if (state !== "pending") await notifyAuthor(tx, row, ctx.actor.userId, state, ctx.clock());
+    if (state !== "pending") await notifyAuthor(tx, row, ctx.actor, state, ctx.clock());
     return presentOne(tx, row, access);
   });
 }

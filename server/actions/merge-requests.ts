@@ -40,7 +40,7 @@ import {
   sidesIfOpen,
 } from "./merge-request-view";
 import { analyzeMergeRequest, type MergeAnalysisView } from "./merge-state";
-import { notifyAuthor, notifyReviewRequested } from "./notification-events";
+import { notifyAuthor, notifyRequestOpened, notifyReviewRequested } from "./notification-events";
 import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema, visiblePage } from "./tool";
 
 export const sideSchema = z.enum(["source", "target"]);
@@ -305,7 +305,7 @@ export async function proposeMerge(
   });
   await addReviewers(tx, row.id, input.reviewerIds ?? [], now);
   await assertMayProposeMerge(tx, row, access);
-  await notifyReviewRequested(tx, row, ctx.actor.userId, input.reviewerIds ?? [], now);
+  await notifyRequestOpened(tx, row, ctx.actor, input.reviewerIds ?? [], now);
   return row;
 }
 
@@ -368,7 +368,7 @@ export async function mergeLockedRequest(
     mergeCommitId: execution.mergeCommitId,
     updatedAt: ctx.clock(),
   });
-  await notifyAuthor(tx, row, ctx.actor.userId, "merged", ctx.clock());
+  await notifyAuthor(tx, row, ctx.actor, "merged", ctx.clock());
   return execution;
 }
 
@@ -379,7 +379,7 @@ function close(ctx: ActionContext, input: ActionInput<"close">) {
     requireAuthorOrEditor(ctx, row, access);
     const now = ctx.clock();
     const closed = await updateMergeRequest(tx, row.id, { status: "closed", closedAt: now, closedBy: ctx.actor.userId, updatedAt: now });
-    await notifyAuthor(tx, row, ctx.actor.userId, "closed", now);
+    await notifyAuthor(tx, row, ctx.actor, "closed", now);
     return presentOne(tx, closed, access);
   });
 }

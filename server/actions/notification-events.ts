@@ -33,6 +33,7 @@ import {
 } from "@/server/store/notifications";
 import { loadSections, loadTree } from "@/server/store/objects";
 import { isStale } from "./merge-approvals";
+import { type EventActor, recordWebhookEvent } from "./webhooks";
 import { branchSides } from "./merge-state";
 
 const quoted = (text: string) => `“${text}”`;
@@ -68,21 +69,64 @@ const REQUEST_EVENT_TITLES = {
   closed: "Closed",
 } as const;
 
-/** The request's author hears of a verdict on it, its merge or its closing. */
-export async function notifyAuthor(tx: Tx, row: MergeRequestRow, actorId: string, kind: keyof typeof REQUEST_EVENT_TITLES, now: Date) {
+/** What a merge request event tells a webhook about the request. */
+const requestSubject = (row: MergeRequestRow) => ({
+  mergeRequestId: row.id,
+  documentId: row.documentId,
+  title: row.title,
+  sourceBranch: row.sourceBranch,
+  targetBranch: row.targetBranch,
+});
+
+/** A new request: its reviewers are asked for a review, and the workspace's webhooks hear it was opened. */
+export async function notifyRequestOpened(tx: Tx, row: MergeRequestRow, actor: EventActor, reviewerIds: readonly string[], now: Date) {
+  await notifyReviewRequested(tx, row, actor.userId, reviewerIds, now);
+  await recordWebhookEvent(tx, { workspaceId: row.workspaceId, event: "merge_request.opened", actor, subject: requestSubject(row), now });
+}
+
+const REQUEST_WEBHOOK_EVENTS = {
+  approved: "merge_request.approved",
+  changes_requested: null,
+  merged: "merge_request.merged",
+  closed: "merge_request.closed",
+} as const;
+
+/** The request's author hears of a verdict on it, its merge or its closing; webhooks of an approval, a merge, a close. */
+export async function notifyAuthor(tx: Tx, row: MergeRequestRow, actor: EventActor, kind: keyof typeof REQUEST_EVENT_TITLES, now: Date) {
   await insertNotifications(tx, [
-    { ...aboutRequest(row, actorId, now), recipientId: row.authorId, kind, title: `${REQUEST_EVENT_TITLES[kind]}: ${quoted(row.title)}` },
+    {
+      ...aboutRequest(row, actor.userId, now),
+      recipientId: row.authorId,
+      kind,
+      title: `${REQUEST_EVENT_TITLES[kind]}: ${quoted(row.title)}`,
+    },
   ]);
+  const event = REQUEST_WEBHOOK_EVENTS[kind];
+  if (event) await recordWebhookEvent(tx, { workspaceId: row.workspaceId, event, actor, subject: requestSubject(row), now });
 }
 
 /** A reply tells the thread's author and earlier repliers; a mention tells the mentioned (a mention is the stronger news). */
 export async function notifyReply(
   tx: Tx,
   place: { document: DocumentRow; branchName: string; sectionId: string; sectionName: string; commentId: string },
-  actorId: string,
+  actor: EventActor,
   mentions: readonly string[],
   now: Date,
 ) {
+  const actorId = actor.userId;
+  await recordWebhookEvent(tx, {
+    workspaceId: place.document.workspaceId,
+    event: "comment.added",
+    actor,
+    subject: {
+      documentId: place.document.id,
+      branchName: place.branchName,
+      sectionId: place.sectionId,
+      commentId: place.commentId,
+      reply: true,
+    },
+    now,
+  });
   const participants = await threadParticipants(tx, place.commentId);
   const where = `${quoted(place.sectionName)} (${place.document.path})`;
   const common = {
@@ -142,10 +186,20 @@ async function mentionsInNewComments(
   const [now_, then] = await Promise.all([commentIdsBySection(db, after, changed), commentIdsBySection(db, before, changed)]);
   const added = [...now_].flatMap(([sectionId, ids]) => [...ids].filter((id) => !then.get(sectionId)?.has(id)));
   if (added.length === 0) return;
-  const comments = (await getComments(db, move.documentId, added)).filter((c) => c.mentions.length > 0);
-  if (comments.length === 0) return;
   const document = await documentOf();
   if (!document) return;
+  const all = await getComments(db, move.documentId, added);
+  for (const comment of all) {
+    await recordWebhookEvent(db, {
+      workspaceId: document.workspaceId,
+      event: "comment.added",
+      actor: { userId: comment.authorId, agent: comment.agent },
+      subject: { documentId: document.id, branchName: move.branchName, sectionId: comment.sectionId, commentId: comment.id, reply: false },
+      now,
+    });
+  }
+  const comments = all.filter((c) => c.mentions.length > 0);
+  if (comments.length === 0) return;
   const versions = await loadSections(
     db,
     after.sections.map((e) => e.blobHash),
@@ -229,7 +283,7 @@ export function followHeadMovesForNotifications(db: Database, clock: () => Date)
     const now = clock();
     line = line.then(async () => {
       try {
-        // A plain write with no new comment and no open request on its branch costs two queries here.
+        // A plain write with no new comment, no open request on its branch and no webhook costs a few indexed reads here.
         const graph = new CommitGraph(db, move.documentId);
         let document: Promise<DocumentRow | null> | undefined;
         const documentOf = () => {
@@ -237,13 +291,30 @@ export function followHeadMovesForNotifications(db: Database, clock: () => Date)
           return document;
         };
         // A move this database does not hold was made by another server in this process (tests run several).
-        if (!(await documentOf())) return;
+        const held = await documentOf();
+        if (!held) return;
+        // The workspace's webhooks hear of every committed move (one event source with the inbox: this seam).
+        const commit = await graph.get(move.commitId);
+        await recordWebhookEvent(db, {
+          workspaceId: held.workspaceId,
+          event: "document.committed",
+          actor: { userId: commit.authorId, agent: commit.agent },
+          subject: {
+            documentId: held.id,
+            path: held.path,
+            branchName: move.branchName,
+            commitId: move.commitId,
+            previousCommitId: move.previousCommitId,
+            kind: move.kind,
+            message: commit.message,
+          },
+          now,
+        });
         await mentionsInNewComments(db, move, graph, documentOf, now);
         if (move.kind === "create-document") return;
         // A request opened after the move (while this one waited its turn) was opened on the moved head: nothing to tell.
         const requests = (await openRequestsOnBranch(db, move.documentId, move.branchName)).filter((row) => row.createdAt <= now);
-        const moved = requests.length > 0 ? await documentOf() : null;
-        if (moved) await requestsOnMovedBranch(db, move, moved, requests, now);
+        if (requests.length > 0) await requestsOnMovedBranch(db, move, held, requests, now);
       } catch (error) {
         console.error("[quire] notifications for a head move failed", error);
       }

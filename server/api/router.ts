@@ -13,6 +13,7 @@ import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { z } from "zod";
 import type { Actor, ActionContext } from "@/server/actions/context";
 import { apiTokensTool } from "@/server/actions/api-tokens";
+import { webhooksTool } from "@/server/actions/webhooks";
 import { branchHeads, branchHeadsInput, branchInput, commentThreads } from "@/server/actions/live-views";
 import { tools } from "@/server/actions/registry";
 import { type AnyTool, parseInput, runTool, type ToolContext, type ToolResult } from "@/server/actions/tool";
@@ -183,6 +184,8 @@ export const appRouter = t.router({
   workspace: toolMutation(workspaceTool),
   /** The caller's own API tokens; not an MCP tool. */
   apiTokens: toolMutation(apiTokensTool),
+  /** The workspace's webhooks (admins, signed in); not an MCP tool. */
+  webhooks: toolMutation(webhooksTool),
   /** `documents` `draft_status`, again on every head move, draft change (who edits, who is connected) and access change. */
   draftStatus: liveInput(branchInput).subscription(({ ctx, input, signal }) =>
     follow(

@@ -6,7 +6,9 @@ import type { Database } from "@/db/client";
 import { apiTokensTool } from "@/server/actions/api-tokens";
 import { type ToolName, type ToolOutput, toolsByName } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/tool";
+import { webhooksTool } from "@/server/actions/webhooks";
 import { workspaceTool } from "@/server/actions/workspace";
+import type { OutboundSettings } from "@/server/outbound/addresses";
 import { actorForUser } from "@/server/access/actor";
 import { acceptInvite, acceptInviteAsNewUser, inviteInfo } from "@/server/actions/invites";
 import type { QuireBridge } from "@/server/bridge";
@@ -14,17 +16,21 @@ import { DomainError } from "@/server/core/errors";
 import type { FileLinks } from "@/server/storage/links";
 import type { LiveDrafts } from "@/server/collab/live-drafts";
 
-type AccountMethods = Pick<QuireBridge, "callTool" | "workspace" | "apiTokens" | "inviteInfo" | "acceptInvite" | "acceptInviteAsNewUser">;
+type AccountMethods = Pick<
+  QuireBridge,
+  "callTool" | "workspace" | "apiTokens" | "webhooks" | "inviteInfo" | "acceptInvite" | "acceptInviteAsNewUser"
+>;
 
 export function accountBridge(options: {
   db: Database;
   clock: () => Date;
   files: FileLinks;
   live: LiveDrafts;
+  outbound: OutboundSettings;
   /** The base of links handed out for the request being handled (see publicBaseUrl). */
   baseUrl: () => string;
 }): AccountMethods {
-  const { db, clock, files, live } = options;
+  const { db, clock, files, live, outbound } = options;
   async function webActor(userId: string) {
     const actor = await actorForUser(db, userId, "person");
     if (!actor) throw new DomainError("UNAUTHENTICATED", "Your account is not a member of this workspace.");
@@ -43,6 +49,9 @@ export function accountBridge(options: {
     },
     async apiTokens(userId, input) {
       return runTool(apiTokensTool, { db, actor: await webActor(userId), clock }, input);
+    },
+    async webhooks(userId, input) {
+      return runTool(webhooksTool, { db, actor: await webActor(userId), clock, outbound }, input);
     },
     inviteInfo: (token, userId) => inviteInfo(db, token, clock(), userId),
     async acceptInvite(token, userId) {

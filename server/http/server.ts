@@ -48,6 +48,7 @@ import { CollabRooms, parseRoomPath, type RoomAddress } from "@/server/collab/ro
 import { exportNextEnvironment, publicBaseUrl } from "@/server/config";
 import { createFileLinks, type FileLinks } from "@/server/storage/links";
 import { DEFAULT_OUTBOUND_SETTINGS, type OutboundSettings } from "@/server/outbound/addresses";
+import { startWebhookDeliveries, type WebhookDeliveryOptions, type WebhookSender } from "@/server/actions/webhooks";
 import type { ObjectStore } from "@/server/storage/object-store";
 import { createRateLimitStore } from "@/server/store/rate-limits";
 import { sendJson } from "./send-json";
@@ -83,6 +84,8 @@ export interface ServerOptions {
   outbound?: OutboundSettings;
   /** Origins whose pages may call /api/mcp and the OAuth endpoints (QUIRE_MCP_ALLOWED_ORIGINS); default: none. */
   mcpAllowedOrigins?: readonly string[];
+  /** Webhook retry and disable timings; default DEFAULT_WEBHOOK_DELIVERY (tests shorten them). */
+  webhookDelivery?: Partial<WebhookDeliveryOptions>;
 }
 
 export interface RunningServer {
@@ -96,6 +99,8 @@ export interface RunningServer {
   rooms: CollabRooms;
   /** The email digests' sender, when the server sends email. */
   notificationEmail: NotificationEmailSender | undefined;
+  /** The webhook queue's sender (tests run its rounds at once). */
+  webhookDeliveries: WebhookSender;
   close(): Promise<void>;
 }
 
@@ -180,11 +185,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const notificationEmail = options.email
     ? startNotificationEmail({ db, clock, options: options.email, authSecret, baseUrl: () => baseUrl() })
     : undefined;
+  const outbound = options.outbound ?? DEFAULT_OUTBOUND_SETTINGS;
+  const webhookDeliveries = startWebhookDeliveries({ db, clock, outbound, options: options.webhookDelivery, email: options.email });
 
   // Every action context of this server reaches the drafts through its rooms.
   const live = roomsLiveDrafts(db, rooms);
 
-  const outbound = options.outbound ?? DEFAULT_OUTBOUND_SETTINGS;
   const oauthServer = createOAuthServer({
     db,
     clock,
@@ -201,7 +207,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       const { user } = await addUser(db, input, clock(), { onlyIfFirst: true });
       return { id: user.id, email: user.email, name: user.name };
     },
-    ...accountBridge({ db, clock, files, live, baseUrl }),
+    ...accountBridge({ db, clock, files, live, baseUrl, outbound }),
     readShared: (token, input) => readSharedDocument(db, token, input, clock(), files, { authorizer, client: currentClientAddress() }),
     acceptShare: (token, userId) => acceptShareLink(db, userId, token, clock(), { authorizer, client: currentClientAddress() }),
     oauthConsent: (params) => oauthConsentView(oauthServer, params, mcpResource(baseUrl())),
@@ -235,7 +241,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     maxBodySize: MAX_REQUEST_BYTES,
     createContext: async ({ req }) => {
       try {
-        return { db, clock, files, live, baseUrl: baseUrl(), actor: await actorFor(req), callerNow: () => actorFor(req) };
+        return { db, clock, files, live, outbound, baseUrl: baseUrl(), actor: await actorFor(req), callerNow: () => actorFor(req) };
       } catch (error) {
         throw isDomainError(error) ? toTrpcError(error) : error;
       }
@@ -474,8 +480,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     live,
     rooms,
     notificationEmail,
+    webhookDeliveries,
     close: async () => {
       await notificationEmail?.stop();
+      await webhookDeliveries.stop();
       await stopNotifyingHeadMoves();
       await stopSharingInbox?.();
       await rooms.close();

@@ -15,6 +15,7 @@ import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { actorForUser } from "@/server/access/actor";
 import type { NotificationEmailOptions } from "@/server/actions/notification-email";
 import { startServer } from "@/server/http/server";
+import type { WebhookDeliveryOptions } from "@/server/actions/webhooks";
 import type { OutboundSettings } from "@/server/outbound/addresses";
 import { LocalObjectStore } from "@/server/storage/local";
 import type { ObjectStore } from "@/server/storage/object-store";
@@ -45,6 +46,8 @@ export async function startTestServer(
     mcpAllowedOrigins?: string[];
     /** What outbound requests may reach (default: public https only). */
     outbound?: OutboundSettings;
+    /** Webhook retry and disable timings. */
+    webhookDelivery?: Partial<WebhookDeliveryOptions>;
   } = {},
 ) {
   const database = options.database ?? (await createTestDatabase());
@@ -63,6 +66,7 @@ export async function startTestServer(
     email: options.email,
     mcpAllowedOrigins: options.mcpAllowedOrigins,
     outbound: options.outbound,
+    webhookDelivery: options.webhookDelivery,
   });
   const { files, live, rooms } = server;
   const { db } = database;
@@ -80,6 +84,8 @@ export async function startTestServer(
     rooms,
     /** The email digests' sender (with `email`). */
     notificationEmail: server.notificationEmail,
+    /** The webhook queue's sender. */
+    webhookDeliveries: server.webhookDeliveries,
     objectStore,
     /** Adds a user (the first is the owner) and an API token for them. */
     async createUser(email?: string, name?: string, password = "correct horse battery"): Promise<TestUser> {
@@ -105,7 +111,8 @@ export async function startTestServer(
     /** A tRPC caller acting as the user. */
     trpcCaller(user: TestUser) {
       const actor = { ...user.actor, principal: "person" as const };
-      return createCaller({ db, actor, clock: () => new Date(), files, live, baseUrl: server.url, callerNow: async () => actor });
+      const outbound = options.outbound;
+      return createCaller({ db, actor, clock: () => new Date(), files, live, outbound, baseUrl: server.url, callerNow: async () => actor });
     },
     /** A tRPC client over HTTP with the user's bearer token. */
     trpcClient(token?: string) {
