@@ -3,7 +3,8 @@
  * tool × every kind of caller, generated from one table of expectations.
  * People call through tRPC; agents — every API token — through MCP and
  * through tRPC over HTTP with the same token, capped alike; a share-link
- * visitor can only read. Then hidden sections against grants and links, and
+ * visitor can only read; an agent's document as an MCP resource follows read
+ * access. Then hidden sections against grants and links, and
  * the owner's token refused everything that changes access.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -494,6 +495,8 @@ const EXPECT: Record<string, Record<Need, Outcome>> = {
 interface Caller {
   fixture: Fixture;
   call(tool: ToolName, args: Args): Promise<unknown>;
+  /** An agent's MCP client (its fixture document is also an MCP resource to it). */
+  mcp?: Client;
 }
 const callers = new Map<string, Caller>();
 /** MCP clients of OAuth apps the owner connected (closed at the end). */
@@ -539,6 +542,7 @@ function tokenCaller(token: string, fixture: Fixture): Caller {
 function aiCaller(client: Client, fixture: Fixture): Caller {
   return {
     fixture,
+    mcp: client,
     async call(tool, args) {
       const result = await client.callTool({ name: tool, arguments: args });
       if (result.isError) throw Object.assign(new Error("tool error"), (result.structuredContent as { error: object }).error);
@@ -683,6 +687,28 @@ function firstStreamOutcome(role: string, subscription: "draftStatus" | "branchH
 describe.each(Object.keys(EXPECT).filter((role) => !role.startsWith("AI,")))("%s, following a document over SSE", (role) => {
   test.each(["draftStatus", "branchHeads", "commentThreads"] as const)("%s follows read access", async (subscription) => {
     expect(await firstStreamOutcome(role, subscription)).toBe(EXPECT[role]!.read);
+  });
+});
+
+/** What reading and subscribing to the fixture document as an MCP resource answers an agent, as the table's outcomes. */
+async function resourceOutcome(role: string, method: "read" | "subscribe"): Promise<Outcome | string> {
+  const { mcp, fixture } = callers.get(role)!;
+  const uri = `quire://documents/${fixture.documentId}`;
+  try {
+    if (method === "read") await mcp!.readResource({ uri });
+    else await mcp!.subscribeResource({ uri });
+    return "allow";
+  } catch (error) {
+    // A resource the caller may not read is, like one that does not exist, -32602 (the table's not_found).
+    const code = (error as { code?: number }).code;
+    return code === -32602 ? "not_found" : `unexpected ${code}: ${String(error)}`;
+  }
+}
+
+// The "AI, …" callers are the MCP clients (API tokens and OAuth apps).
+describe.each(Object.keys(EXPECT).filter((role) => role.startsWith("AI,")))("%s, the document as an MCP resource", (role) => {
+  test.each(["read", "subscribe"] as const)("resources/%s follows read access", async (method) => {
+    expect(await resourceOutcome(role, method)).toBe(EXPECT[role]!.read);
   });
 });
 
