@@ -278,7 +278,10 @@ test("Mod-Shift-P shows the section rendered, and again returns to the editor", 
   await olivePage.keyboard.press("Control+Shift+P");
   await expect(section.getByTestId("section-preview")).toBeVisible();
   await expect(section.locator(".cm-content")).toHaveCount(0);
-  await section.getByRole("button", { name: "Edit" }).focus();
+  // Previewing, the section's own ⋯ says "Back to editing"; the keys work from any control in the section.
+  await section.getByRole("button", { name: "More section actions" }).click();
+  await expect(section.getByRole("menuitem", { name: "Back to editing" })).toBeVisible();
+  await olivePage.keyboard.press("Escape");
   await olivePage.keyboard.press("Control+Shift+P");
   await expect(proseEditor(olivePage, sectionIds[0]!)).toBeVisible();
 });

@@ -246,11 +246,11 @@ export function SectionControls({
         ]}
       />
       {panel === "add" ? (
-        <div className="section-tools-panel">
+        <div className="section-tools-panel" data-overlay="">
           <AddSectionForm address={address} position={index + 1} onClose={() => setPanel(null)} />
         </div>
       ) : panel === "permissions" ? (
-        <div className="section-tools-panel">
+        <div className="section-tools-panel" data-overlay="">
           <SectionPermissions address={address} sectionId={sectionId} onClose={() => setPanel(null)} />
         </div>
       ) : null}
