@@ -23,7 +23,10 @@
  *   them) and adds the token's `Authorization` header, as a configured client
  *   would;
  * - the authorization server scenarios (`conformance authorization`), directly
- *   against Quire, when Quire serves OAuth Authorization Server Metadata.
+ *   against Quire, when Quire serves OAuth Authorization Server Metadata: a
+ *   client registered (RFC 7591) for the suite's callback server, and the
+ *   run's person, signed in, allowing it on the consent page when the suite
+ *   prints the URL a person would open.
  *
  * Each scenario is then put in one of three rows: passed (every check passed),
  * failed, or not offered: scenarios that exercise a feature Quire does not
@@ -38,8 +41,11 @@ import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { createInterface } from "node:readline";
+import { encode } from "next-auth/jwt";
 import { loadConfig } from "@/server/config";
-import { addUser, issueApiToken } from "@/server/auth/accounts";
+import { addUser, ensureAuthSecret, issueApiToken } from "@/server/auth/accounts";
+import { sessionCookieName } from "@/server/auth/web-session";
 import { actorForUser } from "@/server/access/actor";
 import { startServer } from "@/server/http/server";
 import { createObjectStore } from "@/server/storage";
@@ -105,17 +111,51 @@ async function startAuthRelay(target: URL, token: string) {
   return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => relay.close(() => resolve())) };
 }
 
-/** Runs the suite under Node 22; resolves with its exit code (its output goes to this process's stderr). */
-function runSuite(args: string[]): Promise<number> {
+/**
+ * Runs the suite under Node 22; resolves with its exit code (its output goes to this process's stderr). `onLine`, when
+ * given, also sees each line of its standard output as it comes (the authorization scenarios print a URL to open).
+ */
+function runSuite(args: string[], onLine?: (line: string) => void): Promise<number> {
   const child = spawn(
     "npx",
     ["-y", "-p", NODE_PACKAGE, "-p", `@modelcontextprotocol/conformance@${SUITE_VERSION}`, "conformance", ...args],
-    { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, npm_config_loglevel: "error" } },
+    { stdio: ["ignore", onLine ? "pipe" : "inherit", "inherit"], env: { ...process.env, npm_config_loglevel: "error" } },
   );
+  if (onLine && child.stdout) {
+    child.stdout.pipe(process.stdout);
+    createInterface({ input: child.stdout }).on("line", onLine);
+  }
   return new Promise((resolve, reject) => {
     child.once("error", reject);
     child.once("exit", (code) => resolve(code ?? 1));
   });
+}
+
+/** A loopback port free a moment ago: where the suite's OAuth callback server listens. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/**
+ * What a person does with the authorization URL the suite prints: opens it (Quire sends them to its consent page),
+ * allows the client from that page with their session, and follows the redirect back to the suite's callback server.
+ */
+async function consentInPerson(authorizationUrl: string, siteUrl: string, cookie: string): Promise<void> {
+  const started = await fetch(authorizationUrl, { redirect: "manual" });
+  const consent = new URL(started.headers.get("location") ?? "", siteUrl);
+  const form = new URLSearchParams(consent.search);
+  form.set("decision", "allow_write");
+  const answered = await fetch(`${siteUrl}/oauth/authorize/decision`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { cookie, origin: siteUrl, "content-type": "application/x-www-form-urlencoded" },
+    body: form,
+  });
+  await fetch(answered.headers.get("location") ?? "");
 }
 
 /** The suite writes one directory per scenario (`<mode>-<scenario>-<timestamp>`), each with checks.json. */
@@ -195,19 +235,45 @@ async function main() {
 
     const metadata = await fetch(`${server.url}/.well-known/oauth-authorization-server`);
     if (metadata.ok && !scenario) {
-      const { issuer } = (await metadata.json()) as { issuer: string };
+      const { issuer, registration_endpoint } = (await metadata.json()) as { issuer: string; registration_endpoint: string };
+      // The authorization code scenario needs a client registered for its callback server, and a person to allow it:
+      // the run's person, signed in, answers Quire's consent page for the URL the suite prints.
+      const callbackPort = await freePort();
+      const registered = await fetch(registration_endpoint, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          client_name: "MCP conformance suite",
+          redirect_uris: [`http://127.0.0.1:${callbackPort}/callback`],
+          token_endpoint_auth_method: "none",
+        }),
+      });
+      const { client_id: clientId } = (await registered.json()) as { client_id: string };
+      const session = await encode({ token: { sub: person.user.id }, secret: await ensureAuthSecret(db, undefined) });
+      const cookie = `${sessionCookieName(false)}=${session}`;
+      const consents: Promise<void>[] = [];
       const authOut = path.join(outputRoot, "authorization");
-      await runSuite([
-        "authorization",
-        "--url",
-        issuer,
-        "--resource",
-        `${server.url}/api/mcp`,
-        "-o",
-        authOut,
-        "--spec-version",
-        SPEC_VERSION,
-      ]);
+      await runSuite(
+        [
+          "authorization",
+          "--url",
+          issuer,
+          "--resource",
+          `${server.url}/api/mcp`,
+          "--client-id",
+          clientId,
+          "--port",
+          String(callbackPort),
+          "-o",
+          authOut,
+          "--spec-version",
+          SPEC_VERSION,
+        ],
+        (line) => {
+          if (line.startsWith(`${issuer}/oauth/authorize?`)) consents.push(consentInPerson(line, server.url, cookie));
+        },
+      );
+      await Promise.all(consents);
       for (const result of readResults(authOut, "authorization")) {
         rows.push({ mode: "authorization", result, verdict: result.failed === 0 ? "passed" : "failed" });
       }

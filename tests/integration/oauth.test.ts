@@ -139,7 +139,13 @@ describe("the SDK client's flow", () => {
       sectionId,
       content: [{ blockType: "text", text: "Written by an OAuth client" }],
     });
-    expect(written.commitId).toBeTruthy();
+    // History names the app beside the person it acts for.
+    const { commits } = await callMcp<{ commits: Array<{ commitId: string; madeBy: string }> }>(client, "documents", {
+      action: "log",
+      documentId,
+      limit: 1,
+    });
+    expect(commits[0]).toMatchObject({ commitId: written.commitId, madeBy: "Test Agent via Olivia Owner" });
     // Agents cannot change access, whatever scope they hold.
     await callMcp(client, "documents", { action: "create_branch", documentId, branchName: "oauth-agent" });
     const refused = await callMcpError(client, "sections", {
