@@ -1,5 +1,7 @@
 import type { Metadata, Viewport } from "next";
+import { cookies } from "next/headers";
 import type { ReactNode } from "react";
+import { parseTheme, THEME_COOKIE, themeAttribute } from "@/app/_lib/theme";
 import { TRPCProvider } from "@/app/_lib/trpc";
 import "./globals.css";
 
@@ -18,12 +20,15 @@ export const metadata: Metadata = {
 export const viewport: Viewport = {
   width: "device-width",
   initialScale: 1,
-  colorScheme: "light",
+  // Both schemes: the stylesheet follows the system unless the theme switch chose one (data-theme on <html>).
+  colorScheme: "light dark",
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  // The chosen theme is rendered on the server, so the first paint is already in it.
+  const theme = parseTheme((await cookies()).get(THEME_COOKIE)?.value);
   return (
-    <html lang="en">
+    <html lang="en" data-theme={themeAttribute(theme)}>
       <body>
         <TRPCProvider>{children}</TRPCProvider>
       </body>

@@ -1,17 +1,21 @@
+import { cookies } from "next/headers";
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { initials } from "@/app/_lib/format";
 import type { SessionUser } from "@/app/_lib/session";
+import { parseTheme, THEME_COOKIE } from "@/app/_lib/theme";
 import { loadWorkspace } from "@/app/_lib/workspace";
 import { InboxBadge } from "./inbox-badge";
 import { QuickOpen } from "./quick-open";
 import { ShortcutSheet } from "./shortcut-sheet";
 import { SignOutButton } from "./sign-out-button";
+import { ThemeSwitch } from "./theme-switch";
 
 /** Header and content column shared by every signed-in page; the header names the user's workspace. */
 export async function AppShell({ user, wide, children }: { user: SessionUser; wide?: boolean; children: ReactNode }) {
   const workspace = await loadWorkspace(user.id);
   const workspaceName = workspace.ok ? workspace.value.workspace.name : null;
+  const theme = parseTheme((await cookies()).get(THEME_COOKIE)?.value);
   return (
     <>
       <header className="app-header">
@@ -34,6 +38,7 @@ export async function AppShell({ user, wide, children }: { user: SessionUser; wi
           <ShortcutSheet />
           <div className="app-user">
             <InboxBadge />
+            <ThemeSwitch initial={theme} />
             <span className="avatar" aria-hidden="true" title={`${user.name} (${user.email})`}>
               {initials(user.name)}
             </span>

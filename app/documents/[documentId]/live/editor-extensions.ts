@@ -209,8 +209,14 @@ export const previewHighlighting: Extension = syntaxHighlighting(
 export const proseTheme: Extension = EditorView.theme({
   "&": { fontSize: "inherit", backgroundColor: "transparent" },
   "&.cm-focused": { outline: "none" },
-  ".cm-content": { fontFamily: "inherit", padding: "0", lineHeight: "1.6", caretColor: "var(--text, #1d1d1b)" },
+  ".cm-content": { fontFamily: "inherit", padding: "0", lineHeight: "1.6", caretColor: "var(--text)" },
   ".cm-line": { padding: "0" },
+  // CodeMirror's base theme paints the caret black and the selection light grey unless told the editor is dark;
+  // the page's theme variables follow the chosen or system theme instead, so both stay visible in either.
+  ".cm-cursor, .cm-dropCursor": { borderLeftColor: "var(--text)" },
+  ".cm-selectionBackground, &.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground": {
+    background: "var(--selection)",
+  },
   ".cm-scroller": { fontFamily: "inherit", overflow: "visible" },
   // Remote carets keep their name label visible, not only on hover: you see who is typing where.
   ".cm-ySelectionInfo": { opacity: "1", fontFamily: "inherit", top: "-1.35em", borderRadius: "3px", padding: "0 4px" },
