@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { MarkdownDescription } from "@/app/_components/markdown-description";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { AppShell } from "@/app/_components/app-shell";
@@ -84,7 +85,7 @@ export default async function ChangesetPage({ params }: Props) {
       </nav>
       <header className="mr-header">
         <h1 data-testid="changeset-title">{changeset.title}</h1>
-        {changeset.description ? <p className="muted">{changeset.description}</p> : null}
+        {changeset.description ? <MarkdownDescription text={changeset.description} className="muted" /> : null}
         <div className="mr-row-meta muted small">
           <StatusBadge status={changeset.status} />
           <span className="mr-branches">

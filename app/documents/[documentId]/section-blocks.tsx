@@ -144,7 +144,7 @@ function ImageFigure({ src, alt, caption, external }: { src: string; alt?: strin
   );
 }
 
-const markdownComponents: Components = {
+export const markdownComponents: Components = {
   // The section name is the H2; headings inside its text sit below it.
   h1: (props) => <h3 {...withoutNode(props)} />,
   h2: (props) => <h4 {...withoutNode(props)} />,

@@ -1,5 +1,6 @@
 "use client";
 
+import { MarkdownDescription } from "@/app/_components/markdown-description";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
@@ -85,7 +86,7 @@ export function HeaderEditor({
           </button>
         ) : null}
       </div>
-      {description ? <p className="doc-description mr-description">{description}</p> : null}
+      {description ? <MarkdownDescription text={description} className="doc-description mr-description" /> : null}
     </div>
   );
 }
