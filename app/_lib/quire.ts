@@ -6,6 +6,7 @@ import type { DocumentsResults } from "@/server/actions/documents";
 import type { MemberList } from "@/server/actions/members";
 import type { DocumentView } from "@/server/actions/read";
 import { isDomainError } from "@/server/core/errors";
+import { SHORT_COMMIT_ID } from "@/server/core/names";
 import { getBridge } from "@/server/bridge";
 
 /** The server's own view types: the app renders exactly what the tools return. */
@@ -96,6 +97,11 @@ export async function attempt<T>(run: () => Promise<T>): Promise<Outcome<T>> {
 }
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A commit as a URL may name it: its id, or a short id (the tools resolve it, or answer NOT_FOUND / AMBIGUOUS_COMMIT_ID). */
+export function isCommitRef(value: string): boolean {
+  return UUID_PATTERN.test(value) || SHORT_COMMIT_ID.test(value);
+}
 
 export type { MergeRequestView } from "@/server/actions/merge-request-view";
 export type { MergeAnalysisView, MergeSectionView } from "@/server/actions/merge-state";

@@ -1,5 +1,6 @@
 /** Input fields the actions of the `documents` tool share, described once for agents. */
-import { branchNameSchema, commitMessageSchema } from "@/server/core/names";
+import { z } from "zod";
+import { branchNameSchema, commitMessageSchema, SHORT_COMMIT_ID } from "@/server/core/names";
 import { uuidSchema } from "./tool";
 
 export const documentIdField = uuidSchema.describe("The document.");
@@ -11,3 +12,12 @@ export const writeBranchField = branchNameSchema.describe(
   `The branch to write on (writes commit to this branch). ${PROTECTED_DEFAULT_BRANCH_RULE}`,
 );
 export const commitMessageField = commitMessageSchema.optional();
+
+/**
+ * A commit: its full id, or (as git takes them) a unique prefix of at least 7 hex digits, resolved by the store
+ * (`resolveCommitRef`): a prefix naming no commit is NOT_FOUND, one naming several AMBIGUOUS_COMMIT_ID.
+ */
+export const commitRefSchema = z.union([
+  uuidSchema,
+  z.string().regex(SHORT_COMMIT_ID, "must be a commit id or a prefix of it of at least 7 hex digits"),
+]);

@@ -41,7 +41,7 @@ import {
 } from "@/server/access/documents";
 import { writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
-import { commitMessageField, documentIdField, writeBranchField } from "./document-fields";
+import { commitMessageField, commitRefSchema, documentIdField, writeBranchField } from "./document-fields";
 import { documentView } from "./read";
 import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
 import { downloadLinks } from "./upload-url";
@@ -142,7 +142,9 @@ export async function quotableMessages(
   );
 }
 
-const commitIdField = uuidSchema.describe("A commit id from `log`.");
+const commitIdField = commitRefSchema.describe(
+  "A commit id from `log`, or a unique prefix of it of at least 7 hex digits (AMBIGUOUS_COMMIT_ID when several commits share it).",
+);
 
 const logInput = z.strictObject({
   action: z.literal("log"),
@@ -210,7 +212,7 @@ async function log(ctx: ActionContext, input: z.output<typeof logInput>) {
 async function show(ctx: ActionContext, input: z.output<typeof showInput>) {
   const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
   const graph = new CommitGraph(ctx.db, access.document.id);
-  const commit = await graph.get(input.commitId);
+  const commit = await graph.getByRef(input.commitId);
   const view = await documentView(ctx.db, {
     access,
     commit,
@@ -284,7 +286,7 @@ function revert(ctx: ActionContext, input: z.output<typeof revertInput>) {
       assertHeadUnmoved(head.id, input.expectedHeadCommitId, "look at the history again, then revert");
     }
     const graph = new CommitGraph(tx, document.id);
-    const target = await graph.get(input.commitId);
+    const target = await graph.getByRef(input.commitId);
     const { restored, quotable } = await restoreState(
       { tx, access, document, graph, tree, loadSections },
       target,

@@ -21,6 +21,7 @@ import { getComments, getReplies } from "@/server/store/comments";
 import { getTags } from "@/server/store/tags";
 import { userNames } from "@/server/store/users";
 import { type DocumentAccess, openDocument, sectionRules, visibleEntries } from "@/server/access/documents";
+import { commitRefSchema } from "./document-fields";
 import { downloadLinks } from "./upload-url";
 import { defineTool, uuidSchema } from "./tool";
 import type { ActionContext } from "./context";
@@ -30,9 +31,11 @@ import { draftSections } from "./drafts";
 export const readInput = z.strictObject({
   documentId: uuidSchema.describe("The document to read."),
   branchName: branchNameSchema.optional().describe("Branch to read; default: the document's default branch (main)."),
-  commitId: uuidSchema
+  commitId: commitRefSchema
     .optional()
-    .describe("Read the document as it was at this commit instead of a branch head (from `documents` action `log`)."),
+    .describe(
+      "Read the document as it was at this commit instead of a branch head (from `documents` action `log`; a unique prefix of at least 7 hex digits will do).",
+    ),
   sectionIds: z
     .array(uuidSchema)
     .min(1)
@@ -277,7 +280,7 @@ export async function readDocument(
   }
   const graph = new CommitGraph(tx, document.id);
   if (input.commitId) {
-    const commit = await graph.get(input.commitId);
+    const commit = await graph.getByRef(input.commitId);
     return documentView(tx, { access, commit, branchName: null, sectionIds: input.sectionIds, downloads });
   }
   const branchName = input.branchName ?? document.defaultBranch;

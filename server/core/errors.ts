@@ -29,6 +29,7 @@ export const ERROR_FACES = {
   UNAUTHENTICATED: { http: 401, trpc: "UNAUTHORIZED" },
   PERMISSION_DENIED: { http: 403, trpc: "FORBIDDEN" },
   NOT_FOUND: { http: 404, trpc: "NOT_FOUND" },
+  AMBIGUOUS_COMMIT_ID: { http: 400, trpc: "BAD_REQUEST" },
   PATH_TAKEN: { http: 409, trpc: "CONFLICT" },
   BRANCH_EXISTS: { http: 409, trpc: "CONFLICT" },
   BRANCH_MOVED: { http: 409, trpc: "CONFLICT" },

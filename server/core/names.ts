@@ -102,3 +102,6 @@ export function quoteForMessage(text: string, max = 60): string {
   const oneLine = text.replace(/[\s\p{Cc}]+/gu, " ").trim();
   return `"${oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine}"`;
 }
+
+/** A short commit id: the first 7 to 32 hex digits of a commit id (its hyphens optional), as git takes them. */
+export const SHORT_COMMIT_ID = /^[0-9a-f](?:-?[0-9a-f]){6,31}$/i;

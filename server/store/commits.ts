@@ -123,6 +123,43 @@ function parseUuidArray(value: string[] | string): string[] {
   return inner === "" ? [] : inner.split(",");
 }
 
+const FULL_COMMIT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** How many of an ambiguous short id's commits the error lists. */
+const AMBIGUOUS_LISTED = 10;
+
+/**
+ * The id of the commit of `documentId` that `ref` names. `ref` is what the actions' schema admits: a full id, taken
+ * as given (a missing one is NOT_FOUND when loaded), or a short id (`SHORT_COMMIT_ID` in core/names), naming the one
+ * commit whose id starts with its digits; a short id that names none is NOT_FOUND, one that names several
+ * AMBIGUOUS_COMMIT_ID, listing them. The prefix becomes a range of the uuid primary key (padded with 0s to padded
+ * with fs), so resolving reads an index range, never the document's history.
+ */
+export async function resolveCommitRef(tx: Tx, documentId: string, ref: string): Promise<string> {
+  if (FULL_COMMIT_ID.test(ref)) return ref.toLowerCase();
+  const digits = ref.replaceAll("-", "").toLowerCase();
+  const bound = (pad: string) => asUuid(digits.padEnd(32, pad));
+  const rows = await queryRows<{ id: string }>(
+    tx,
+    sql`
+      SELECT id FROM commits
+      WHERE document_id = ${documentId}::uuid AND id BETWEEN ${bound("0")}::uuid AND ${bound("f")}::uuid
+      ORDER BY id LIMIT ${AMBIGUOUS_LISTED}
+    `,
+  );
+  if (rows.length === 1) return rows[0]!.id;
+  if (rows.length === 0) throw notFound("Commit", ref, "Use `documents` action `log` to list this document's commits.");
+  throw new DomainError(
+    "AMBIGUOUS_COMMIT_ID",
+    `The short commit id ${ref} matches ${rows.length === AMBIGUOUS_LISTED ? "many" : rows.length} commits of this document: give more of its digits, or the full id from \`log\`.`,
+    { commitId: ref, matches: rows.map((row) => row.id) },
+  );
+}
+
+/** 32 hex digits in the 8-4-4-4-12 form of a uuid. */
+function asUuid(hex: string): string {
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /**
  * A lazily loaded view of one document's commit graph. Loading a commit also
  * fetches every commit of the document in the generations just below it (an
@@ -141,6 +178,11 @@ export class CommitGraph {
   async get(id: string): Promise<CommitRecord> {
     const [commit] = await this.getMany([id]);
     return commit!;
+  }
+
+  /** The commit a full id or a short one names (see `resolveCommitRef`). */
+  async getByRef(ref: string): Promise<CommitRecord> {
+    return this.get(await resolveCommitRef(this.tx, this.documentId, ref));
   }
 
   async getMany(ids: readonly string[]): Promise<CommitRecord[]> {

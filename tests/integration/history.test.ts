@@ -10,13 +10,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Database, DatabaseHandle } from "@/db/client";
-import { documents } from "@/db/schema";
+import { eq } from "drizzle-orm";
+import { commits, documents } from "@/db/schema";
 import type { ActionContext, Actor } from "@/server/actions/context";
 import { tools } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/tool";
 import { addUser } from "@/server/auth/accounts";
 import { actorForUser } from "@/server/access/actor";
 import type { DocumentTree } from "@/server/core/document-model";
+import type { DomainError } from "@/server/core/errors";
 import { createFileLinks } from "@/server/storage/links";
 import { type CommitRecord, CommitGraph, insertCommit, isAncestor, mergeBases, walkLog } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
@@ -692,4 +694,76 @@ describe("merge bases agree with git merge-base --all", () => {
       expect(multiple, "these DAGs should contain criss-cross pairs").toBeGreaterThan(0);
     });
   }
+});
+
+describe("short commit ids", () => {
+  let h: History;
+  let other: History;
+  const ctx = (): ActionContext => ({
+    db,
+    actor,
+    clock: () => new Date(),
+    files: createFileLinks({ authSecret: "history-test", baseUrl: "http://127.0.0.1" }),
+    live: storageOnlyLiveDrafts(db),
+  });
+  const show = (documentId: string, commitId: string) => runTool(tools.documents, ctx(), { action: "show", documentId, commitId });
+  const failure = async (run: Promise<unknown>) => {
+    const error = await run.then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    return error as DomainError | null;
+  };
+
+  beforeAll(async () => {
+    h = await History.create();
+    other = await History.create();
+    // Two commits whose ids share their first 8 digits, and one more: stored commits given chosen ids.
+    for (const [label, id] of [
+      ["twin1", "abcdef01-2345-4789-8abc-def012345678"],
+      ["twin2", "abcdef01-9999-4999-8999-999999999999"],
+      ["single", "1234567a-bcde-4f01-8234-56789abcdef0"],
+    ] as const) {
+      const record = await h.commit(label, ["root"]);
+      await db.update(commits).set({ id }).where(eq(commits.id, record.id));
+      h.byLabel.set(label, { ...record, id });
+    }
+    await other.commit("elsewhere", ["root"]);
+  });
+
+  test("a unique prefix of 7 or more hex digits names its commit, with or without the id's hyphens", async () => {
+    for (const ref of ["1234567", "1234567a", "1234567a-bc", "1234567abc", "1234567ABCDE"]) {
+      const shown = (await show(h.documentId, ref)) as { commit: { commitId: string; message: string } };
+      expect(shown.commit.commitId, ref).toBe(h.id("single"));
+      expect(shown.commit.message).toBe("single");
+    }
+    const twin = (await show(h.documentId, "abcdef01-2")) as { commit: { commitId: string } };
+    expect(twin.commit.commitId).toBe(h.id("twin1"));
+  });
+
+  test("a prefix several commits share is AMBIGUOUS_COMMIT_ID, listing them; one naming none is NOT_FOUND", async () => {
+    const ambiguous = await failure(show(h.documentId, "abcdef0"));
+    expect(ambiguous?.code).toBe("AMBIGUOUS_COMMIT_ID");
+    expect(ambiguous?.message).toMatch(/matches 2 commits/);
+    expect(ambiguous?.details?.matches).toEqual([h.id("twin1"), h.id("twin2")]);
+    expect((await failure(show(h.documentId, "7777777")))?.code).toBe("NOT_FOUND");
+    // Another document's commit is not this document's, however short the id.
+    const elsewhere = other.id("elsewhere").slice(0, 8);
+    expect((await failure(show(h.documentId, elsewhere)))?.code).toBe("NOT_FOUND");
+  });
+
+  test("fewer than 7 digits, or anything not hex, is refused before any lookup", async () => {
+    for (const ref of ["123456", "1234567g", "12345678-", "-1234567", `${"a".repeat(33)}`]) {
+      expect((await failure(show(h.documentId, ref)))?.code, ref).toBe("VALIDATION_FAILED");
+    }
+  });
+
+  test("read and revert take short ids too", async () => {
+    const read = (await runTool(tools.read, ctx(), { documentId: h.documentId, commitId: "1234567" })) as { headCommitId: string };
+    expect(read.headCommitId).toBe(h.id("single"));
+    const revert = await failure(
+      runTool(tools.documents, ctx(), { action: "revert", documentId: h.documentId, branchName: "main", commitId: "abcdef0" }),
+    );
+    expect(revert?.code).toBe("AMBIGUOUS_COMMIT_ID");
+  });
 });

@@ -11,6 +11,7 @@ import {
   commitLog,
   listBranches,
   readDocument,
+  isCommitRef,
   UUID_PATTERN,
   type BranchSummary,
   type CommitLog,
@@ -55,7 +56,7 @@ export default async function DocumentPage({ params, searchParams }: Props) {
   const logCursor = firstParam(query.logCursor);
   const basePath = `/documents/${encodeURIComponent(documentId)}`;
   const user = await requireUser(withQuery(basePath, { branch, commit, logCursor }));
-  if (!UUID_PATTERN.test(documentId) || (commit !== undefined && !UUID_PATTERN.test(commit))) notFound();
+  if (!UUID_PATTERN.test(documentId) || (commit !== undefined && !isCommitRef(commit))) notFound();
 
   const [read, branches, access] = await Promise.all([
     readOnce(user.id, documentId, branch, commit),

@@ -11,7 +11,7 @@ import { ErrorPanel, failedPage } from "@/app/_components/error-panel";
 import { SectionDiff } from "@/app/_components/section-diff";
 import { TimeAgo } from "@/app/_components/time-ago";
 import { shortId } from "@/app/_lib/format";
-import { attempt, commitLog, listBranches, UUID_PATTERN } from "@/app/_lib/quire";
+import { attempt, commitLog, isCommitRef, listBranches, UUID_PATTERN } from "@/app/_lib/quire";
 import { firstParam, type SearchParams, withQuery } from "@/app/_lib/search-params";
 import { requireUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
@@ -35,7 +35,7 @@ export default async function HistoryPage({ params, searchParams }: Props) {
   const basePath = `/documents/${encodeURIComponent(documentId)}`;
   const historyPath = `${basePath}/history`;
   const user = await requireUser(withQuery(historyPath, { branch: requestedBranch, commit: selected, cursor }));
-  if (!UUID_PATTERN.test(documentId) || (selected !== undefined && !UUID_PATTERN.test(selected))) notFound();
+  if (!UUID_PATTERN.test(documentId) || (selected !== undefined && !isCommitRef(selected))) notFound();
 
   const [document, branches] = await Promise.all([
     attempt(() => getBridge().callTool("documents", user.id, { action: "get", documentId })),
