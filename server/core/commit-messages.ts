@@ -33,3 +33,29 @@ export function revertCommitMessage(commitId: string, message: string | null): s
 }
 
 export const exceedsCommitMessageLimit = (message: string): boolean => message.length > MAX_COMMIT_MESSAGE_CHARS;
+
+/** A person credited on a commit by a `Co-authored-by: Name <email>` trailer. */
+export interface CoAuthor {
+  name: string;
+  email: string;
+}
+
+const CO_AUTHOR_TRAILER = /^co-authored-by:\s*(.*?)\s*<([^<>]*)>\s*$/i;
+
+/**
+ * A commit message split into what its author wrote and the people its `Co-authored-by:` trailers credit (git's
+ * trailer block: the last paragraph, when every line of it is such a trailer), so pages can show them as people.
+ * A message without that block is all body.
+ */
+export function splitCoAuthors(message: string): { body: string; coAuthors: CoAuthor[] } {
+  const trimmed = message.trimEnd();
+  const blockStart = trimmed.lastIndexOf("\n\n");
+  const block = trimmed.slice(blockStart + 2).split("\n");
+  const coAuthors: CoAuthor[] = [];
+  for (const line of block) {
+    const match = CO_AUTHOR_TRAILER.exec(line.trim());
+    if (!match) return { body: message, coAuthors: [] };
+    coAuthors.push({ name: match[1] || match[2]!, email: match[2]! });
+  }
+  return { body: blockStart === -1 ? "" : trimmed.slice(0, blockStart), coAuthors };
+}

@@ -1,13 +1,15 @@
 /**
- * A branch's commits, newest first: message, author, time, short id (a link
- * chosen by the page), and marks for merges, reverts, the head and the commit
+ * A branch's commits, newest first: message and short id (links chosen by the
+ * page), author and co-authors (as people, not trailer lines), time, and marks for merges, reverts, the head and the commit
  * being viewed. Links are not prefetched: a long history would otherwise load
  * every commit's page ahead of a click.
  */
 import Link from "next/link";
+import { PersonNames } from "@/app/_components/person-names";
 import { TimeAgo } from "@/app/_components/time-ago";
 import { firstLine, shortId } from "@/app/_lib/format";
 import type { CommitSummary } from "@/app/_lib/quire";
+import { splitCoAuthors } from "@/server/core/commit-messages";
 
 export function CommitList({
   commits,
@@ -24,14 +26,23 @@ export function CommitList({
   return (
     <ol className="commit-log" data-testid="commit-log">
       {commits.map((c) => {
-        const isViewing = viewing !== undefined && (c.commitId === viewing || c.commitId.startsWith(viewing));
+        const isViewing = c.commitId === viewing;
+        const { body, coAuthors } = splitCoAuthors(c.message);
         return (
           <li key={c.commitId} className={isViewing ? "commit commit-current" : "commit"}>
-            <p className="commit-message" title={c.message}>
-              {firstLine(c.message)}
+            <p className="commit-message" title={body}>
+              <Link href={hrefFor(c.commitId)} prefetch={false}>
+                {firstLine(body)}
+              </Link>
             </p>
             <p className="commit-meta">
               <span data-testid="commit-made-by">{c.madeBy}</span>
+              {coAuthors.length > 0 ? (
+                <>
+                  <span>with</span>
+                  <PersonNames people={coAuthors} label="Co-authors" />
+                </>
+              ) : null}
               <span aria-hidden="true">·</span>
               <TimeAgo value={c.createdAt} />
               <span aria-hidden="true">·</span>

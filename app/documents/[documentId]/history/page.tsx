@@ -6,8 +6,10 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
+import { Fragment } from "react";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel, failedPage } from "@/app/_components/error-panel";
+import { PersonNames } from "@/app/_components/person-names";
 import { SectionDiff } from "@/app/_components/section-diff";
 import { TimeAgo } from "@/app/_components/time-ago";
 import { shortId } from "@/app/_lib/format";
@@ -15,6 +17,7 @@ import { attempt, commitLog, isCommitRef, listBranches, UUID_PATTERN } from "@/a
 import { firstParam, type SearchParams, withQuery } from "@/app/_lib/search-params";
 import { requireUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
+import { splitCoAuthors } from "@/server/core/commit-messages";
 import { CommitList } from "../commit-list";
 import { PathBreadcrumb } from "../document-body";
 import { RevertButton } from "./revert-button";
@@ -51,6 +54,9 @@ export default async function HistoryPage({ params, searchParams }: Props) {
     ? await attempt(() => getBridge().callTool("documents", user.id, { action: "show", documentId, commitId }))
     : undefined;
   if (shown && !shown.ok && shown.code === "NOT_FOUND") notFound();
+  // The commit as `show` resolved it (a short id in the URL names a full one) and its message split from its co-authors.
+  const viewing = shown?.ok ? shown.value.commit.commitId : commitId;
+  const shownMessage = shown?.ok ? splitCoAuthors(shown.value.commit.message) : undefined;
   // The head the page shows (its branch as listed); a revert names it, so nothing committed since is taken back unseen.
   const headCommitId = branches.ok ? branches.value.find((b) => b.name === branchName)?.headCommitId : undefined;
   const canRevert = doc.yourPermission === "edit" && headCommitId !== undefined;
@@ -105,7 +111,7 @@ export default async function HistoryPage({ params, searchParams }: Props) {
             <CommitList
               commits={log.value.commits}
               headId={cursor ? undefined : log.value.commits[0]?.commitId}
-              viewing={commitId}
+              viewing={viewing}
               hrefFor={(id) => withQuery(historyPath, { branch: branchName, cursor, commit: id })}
             />
           )}
@@ -135,16 +141,32 @@ export default async function HistoryPage({ params, searchParams }: Props) {
           ) : (
             <>
               <header className="panel history-commit-header">
-                <pre className="history-message">{shown.value.commit.message}</pre>
+                <pre className="history-message">{shownMessage?.body}</pre>
                 <p className="commit-meta">
                   <span data-testid="commit-made-by">{shown.value.commit.madeBy}</span>
+                  {shownMessage && shownMessage.coAuthors.length > 0 ? (
+                    <>
+                      <span>with</span>
+                      <PersonNames people={shownMessage.coAuthors} label="Co-authors" />
+                    </>
+                  ) : null}
                   <span aria-hidden="true">·</span>
                   <TimeAgo value={shown.value.commit.createdAt} />
                   <span aria-hidden="true">·</span>
                   <code>{shortId(shown.value.commit.commitId)}</code>
                   {shown.value.commit.kind !== "write" ? <span className="badge badge-small">{shown.value.commit.kind}</span> : null}
                   {shown.value.commit.parentIds.length > 1 ? (
-                    <span className="muted">merges {shown.value.commit.parentIds.map(shortId).join(" + ")}</span>
+                    <span className="muted">
+                      merges{" "}
+                      {shown.value.commit.parentIds.map((parentId, index) => (
+                        <Fragment key={parentId}>
+                          {index > 0 ? " + " : null}
+                          <Link href={withQuery(historyPath, { branch: branchName, commit: parentId })} prefetch={false}>
+                            <code>{shortId(parentId)}</code>
+                          </Link>
+                        </Fragment>
+                      ))}
+                    </span>
                   ) : null}
                 </p>
                 <div className="button-row">
