@@ -19,6 +19,7 @@ export type { DocumentView as DocumentRead, SectionView as DocumentSection, TagV
 export type DocumentList = DocumentsResults["list"];
 export type BranchSummary = DocumentsResults["list_branches"]["branches"][number];
 export type CommitLog = DocumentsResults["log"];
+export type CommitShow = DocumentsResults["show"];
 
 export interface DocumentListOptions {
   cursor?: string;

@@ -5,17 +5,21 @@ import { cache } from "react";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel, failedPage } from "@/app/_components/error-panel";
 import { TimeAgo } from "@/app/_components/time-ago";
+import { shortId } from "@/app/_lib/format";
 import {
   attempt,
+  type CommitShow,
   type DocumentRead,
   listBranches,
   listMembers,
   type MergeAnalysisView,
   type MergeRequestView,
+  type Outcome,
   UUID_PATTERN,
 } from "@/app/_lib/quire";
 import { getSessionUser, requireUser } from "@/app/_lib/session";
 import { readContent } from "@/app/documents/[documentId]/readable-content";
+import { changeCount, SectionChangeList } from "@/app/documents/[documentId]/history/section-change-list";
 import { DeleteBranchButton } from "@/app/documents/[documentId]/settings/settings-client";
 import { getBridge } from "@/server/bridge";
 import { actingName } from "@/server/core/agents";
@@ -101,9 +105,14 @@ export default async function MergeRequestPage({ params }: Props) {
   if (!found.ok) return failedPage(user, "Could not open this merge request", found);
   const request = found.value;
   const bridge = getBridge();
-  const [analysis, document, authorMatch, sourceBranch] = await Promise.all([
+  const mergeCommitId = request.status === "merged" ? request.mergeCommitId : null;
+  const [analysis, merged, document, authorMatch, sourceBranch] = await Promise.all([
     request.status === "open"
       ? attempt(async (): Promise<MergeAnalysisView> => bridge.callTool("merge_requests", user.id, { action: "analyze", mergeRequestId }))
+      : Promise.resolve(null),
+    // A merged request shows what its merge brought: the merge commit against its first parent, the target's head before it.
+    mergeCommitId
+      ? attempt(() => bridge.callTool("documents", user.id, { action: "show", documentId: request.documentId, commitId: mergeCommitId }))
       : Promise.resolve(null),
     attempt(
       async (): Promise<{ name: string; path: string; yourPermission: string }> =>
@@ -208,7 +217,14 @@ export default async function MergeRequestPage({ params }: Props) {
                 </>
               )}
             </div>
-          ) : analysis && !analysis.ok ? (
+          ) : null}
+          {merged ? (
+            <MergedChanges
+              merged={merged}
+              historyHref={`${documentPath}/history?branch=${encodeURIComponent(request.targetBranch)}&commit=${mergeCommitId}`}
+            />
+          ) : null}
+          {request.status !== "open" ? null : analysis && !analysis.ok ? (
             <ErrorPanel title="Could not analyze this merge" code={analysis.code} message={analysis.message} />
           ) : analysis?.ok ? (
             <>
@@ -247,5 +263,34 @@ export default async function MergeRequestPage({ params }: Props) {
         </aside>
       </div>
     </AppShell>
+  );
+}
+
+/**
+ * The changes a merged request brought. A merge commit made by the merge is shown against its first parent, the
+ * target's head before the merge. A fast-forward made no commit of its own and Quire does not record where the target
+ * stood before it, so the page says so and links to the history, where each commit it brought shows its changes.
+ */
+function MergedChanges({ merged, historyHref }: { merged: Outcome<CommitShow>; historyHref: string }) {
+  if (!merged.ok) return <ErrorPanel title="Could not show the merged changes" code={merged.code} message={merged.message} />;
+  const { commit, changes } = merged.value;
+  if (commit.kind !== "merge") {
+    return (
+      <section className="mr-merged-changes" aria-labelledby="merged-changes-title">
+        <h2 id="merged-changes-title">Merged changes</h2>
+        <p className="muted small" data-testid="merged-fast-forward">
+          This merge was a fast-forward: the target branch moved to the source&apos;s head, <code>{shortId(commit.commitId)}</code>, without
+          a merge commit. <Link href={historyHref}>See the commits it brought in the history</Link>.
+        </p>
+      </section>
+    );
+  }
+  return (
+    <section className="mr-merged-changes" aria-labelledby="merged-changes-title">
+      <h2 id="merged-changes-title">
+        Merged changes <span className="muted small">({changeCount(changes).toLowerCase()})</span>
+      </h2>
+      <SectionChangeList changes={changes} />
+    </section>
   );
 }

@@ -10,7 +10,6 @@ import { Fragment } from "react";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel, failedPage } from "@/app/_components/error-panel";
 import { PersonNames } from "@/app/_components/person-names";
-import { SectionDiff } from "@/app/_components/section-diff";
 import { TimeAgo } from "@/app/_components/time-ago";
 import { shortId } from "@/app/_lib/format";
 import { attempt, commitLog, isCommitRef, listBranches, UUID_PATTERN } from "@/app/_lib/quire";
@@ -21,13 +20,12 @@ import { splitCoAuthors } from "@/server/core/commit-messages";
 import { CommitList } from "../commit-list";
 import { PathBreadcrumb } from "../document-body";
 import { RevertButton } from "./revert-button";
+import { changeCount, SectionChangeList } from "./section-change-list";
 import "./history.css";
 
 type Props = { params: Promise<{ documentId: string }>; searchParams: Promise<SearchParams> };
 
 export const metadata: Metadata = { title: "History" };
-
-const STATUS_LABELS = { added: "Added", deleted: "Deleted", modified: "Modified", moved: "Moved" } as const;
 
 export default async function HistoryPage({ params, searchParams }: Props) {
   const { documentId } = await params;
@@ -184,30 +182,10 @@ export default async function HistoryPage({ params, searchParams }: Props) {
                 </div>
               </header>
               <h2 className="history-changes-title">
-                {shown.value.changes.length === 0
-                  ? "No section changed"
-                  : `${shown.value.changes.length} section${shown.value.changes.length === 1 ? "" : "s"} changed`}
+                {changeCount(shown.value.changes)}
                 {shown.value.commit.parentIds.length > 1 ? <span className="muted small"> against the first parent</span> : null}
               </h2>
-              {shown.value.changes.length === 0 ? (
-                <p className="muted small">
-                  This commit changed the document itself (its path, name, description, tags or properties), or nothing you can see.
-                </p>
-              ) : (
-                shown.value.changes.map((change) => (
-                  <article key={change.sectionId} className="panel history-change" data-testid="section-change">
-                    <h3>
-                      <span className={`badge badge-small change-${change.status}`}>{STATUS_LABELS[change.status]}</span> {change.name}
-                      {change.moved && change.status === "modified" ? <span className="muted small"> (also moved)</span> : null}
-                    </h3>
-                    {change.status === "moved" ? (
-                      <p className="muted small">Moved to another place among the sections; its content is unchanged.</p>
-                    ) : (
-                      <SectionDiff unified={change.diff} view="unified" label={`Changes to ${change.name}`} />
-                    )}
-                  </article>
-                ))
-              )}
+              <SectionChangeList changes={shown.value.changes} />
             </>
           )}
         </section>
