@@ -1,6 +1,6 @@
 "use client";
 
-import { useRef, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { THEME_COOKIE, THEMES, type Theme, themeAttribute } from "@/app/_lib/theme";
 import "./theme-switch.css";
 
@@ -13,7 +13,28 @@ const ONE_YEAR_SECONDS = 365 * 24 * 60 * 60;
  */
 export function ThemeSwitch({ initial }: { initial: Theme }) {
   const [theme, setTheme] = useState(initial);
-  const menu = useRef<HTMLDetailsElement>(null);
+  const [open, setOpen] = useState(false);
+  const root = useRef<HTMLDivElement>(null);
+  const button = useRef<HTMLButtonElement>(null);
+
+  // A press anywhere else closes the panel, as a menu would; Escape closes it and returns to the button.
+  useEffect(() => {
+    if (!open) return;
+    const closeOutside = (event: PointerEvent) => {
+      if (!root.current?.contains(event.target as Node)) setOpen(false);
+    };
+    const closeOnEscape = (event: KeyboardEvent) => {
+      if (event.key !== "Escape") return;
+      setOpen(false);
+      button.current?.focus();
+    };
+    document.addEventListener("pointerdown", closeOutside);
+    document.addEventListener("keydown", closeOnEscape);
+    return () => {
+      document.removeEventListener("pointerdown", closeOutside);
+      document.removeEventListener("keydown", closeOnEscape);
+    };
+  }, [open]);
 
   function choose(next: Theme) {
     setTheme(next);
@@ -25,31 +46,33 @@ export function ThemeSwitch({ initial }: { initial: Theme }) {
   }
 
   return (
-    <details
-      className="theme-switch"
-      ref={menu}
-      onKeyDown={(event) => {
-        if (event.key === "Escape" && menu.current?.open) {
-          menu.current.open = false;
-          menu.current.querySelector("summary")?.focus();
-        }
-      }}
-    >
-      <summary className="button button-quiet theme-switch-button" aria-label={`Theme: ${LABELS[theme]}`} title="Theme">
+    <div className="theme-switch" ref={root}>
+      <button
+        ref={button}
+        type="button"
+        className="button button-quiet theme-switch-button"
+        aria-label={`Theme: ${LABELS[theme]}`}
+        aria-expanded={open}
+        aria-controls="theme-switch-menu"
+        title="Theme"
+        onClick={() => setOpen(!open)}
+      >
         <ThemeIcon theme={theme} />
-      </summary>
-      <div className="theme-switch-menu" role="radiogroup" aria-labelledby="theme-switch-title">
-        <span id="theme-switch-title" className="theme-switch-title">
-          Theme
-        </span>
-        {THEMES.map((option) => (
-          <label key={option} className="theme-switch-option">
-            <input type="radio" name="theme" value={option} checked={theme === option} onChange={() => choose(option)} />
-            {LABELS[option]}
-          </label>
-        ))}
-      </div>
-    </details>
+      </button>
+      {open ? (
+        <div id="theme-switch-menu" className="theme-switch-menu" role="radiogroup" aria-labelledby="theme-switch-title">
+          <span id="theme-switch-title" className="theme-switch-title">
+            Theme
+          </span>
+          {THEMES.map((option) => (
+            <label key={option} className="theme-switch-option">
+              <input type="radio" name="theme" value={option} checked={theme === option} onChange={() => choose(option)} />
+              {LABELS[option]}
+            </label>
+          ))}
+        </div>
+      ) : null}
+    </div>
   );
 }
 

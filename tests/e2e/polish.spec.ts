@@ -219,3 +219,21 @@ test("a short commit id in a URL opens the commit; an unknown one is not found, 
   await page.goto(`${server.url}/documents/${documentId}/history?commit=abcdef0`);
   await expect(page.getByText("AMBIGUOUS_COMMIT_ID")).toBeVisible();
 });
+
+test("photographs: the document page, a merge request, the history and home, in light and in dark", async () => {
+  for (const scheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const [name, path] of [
+      ["document", `/documents/${documentId}`],
+      ["merge-request", `/merge-requests/${mergeRequestId}`],
+      ["history", `/documents/${documentId}/history?commit=${coAuthoredCommitId}`],
+      ["home", "/"],
+    ] as const) {
+      await page.goto(`${server.url}${path}`);
+      await page.locator("main").waitFor();
+      expect(isDark(await background(page)), `${name} in ${scheme}`).toBe(scheme === "dark");
+      await photograph(page, `${name}-${scheme}`);
+    }
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+});
