@@ -226,8 +226,11 @@ test("the commit bar names the changed sections and editors; Commit credits both
 
   await olivePage.goto(`${server.url}/documents/${documentId}/history?branch=main`);
   const message = olivePage.getByTestId("commit-details").locator(".history-message");
-  await expect(message).toContainText("Goals and risks, together");
-  await expect(message).toContainText("Co-authored-by: Mo Member <mo@example.test>");
+  await expect(message).toHaveText("Goals and risks, together");
+  // Mo, who edited the draft, is credited as a person beside the author, not as a raw trailer line.
+  const coAuthors = olivePage.getByTestId("commit-details").getByRole("list", { name: "Co-authors" });
+  await expect(coAuthors.getByRole("listitem")).toHaveText([/Mo Member$/]);
+  await expect(coAuthors.getByRole("listitem")).toHaveAttribute("title", "Mo Member <mo@example.test>");
 });
 
 test("Discard asks first, then resets the draft for every open editor", async () => {
