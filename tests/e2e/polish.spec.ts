@@ -138,7 +138,8 @@ test("form fields are styled, and the header avatar is readable", async () => {
   });
   expect(style).toEqual({ radius: "6px", border: "rgb(208, 208, 203)", padding: "10px" });
   await description.focus();
-  expect(await description.evaluate((element) => getComputedStyle(element).boxShadow)).toContain("3px");
+  // The ring fades in (a short transition): wait for it.
+  await expect(description).toHaveCSS("box-shadow", /3px/);
   await page.getByRole("button", { name: "Cancel" }).click();
   // Initials on their circle: the text's contrast with the circle meets WCAG AA (4.5:1), on the document page too.
   await page.goto(`${server.url}/documents/${documentId}`);
