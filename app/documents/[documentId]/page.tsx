@@ -181,7 +181,15 @@ export default async function DocumentPage({ params, searchParams }: Props) {
             <MergeRequestsPanel documentId={documentId} branchName={isDefaultBranch ? null : branchName} requests={openRequests} />
           </>
         }
-        asideBottom={<HistoryPanel basePath={basePath} branchName={branchName} viewing={commit ? doc.headCommitId : undefined} log={log} logCursor={logCursor} />}
+        asideBottom={
+          <HistoryPanel
+            basePath={basePath}
+            branchName={branchName}
+            viewing={commit ? doc.headCommitId : undefined}
+            log={log}
+            logCursor={logCursor}
+          />
+        }
       />
     </AppShell>
   );
