@@ -1,46 +1,78 @@
 /**
  * The `comments` tool: the comment threads of a branch. A thread is a stored
- * comment (anchored in section text by <svc:comment id> markup, created
- * through the `sections` tool), its replies and whether it is resolved.
- * Threads are not versioned with the section: a reply or a resolution is one
- * state on every branch where the comment is anchored.
+ * comment (anchored in section text by <svc:comment id> markup), its replies
+ * and whether it is resolved. Threads are not versioned with the section: a
+ * reply or a resolution is one state on every branch where the comment is
+ * anchored.
+ *
+ * A comment is saved when its author posts it (`post`): the row is stored at
+ * once, and its anchor enters the branch's live draft around the quoted text,
+ * through the draft service (every open editor sees it; it is stored like a
+ * keystroke of its author's). From there it travels with the text: the next
+ * commit of the draft stores it, merges carry it. Until then the thread is
+ * already everyone's: `list` reads the draft. A draft discarded before its
+ * commit takes the anchor away; the thread stays, `anchored: false`, on the
+ * branch it was written on (it can still be read, replied to and resolved).
+ * Comments written as <svc:comment-new> through the `sections` tool are saved
+ * by that write, which is a commit.
  *
  * Access follows the comment's section on the branch named: seeing the thread
  * needs seeing the section there (hidden at the default branch's head counts
- * as hidden, as for `read`); replying, resolving and reopening need edit on
- * it. A comment the caller may not see, of another document, or not anchored
+ * as hidden, as for `read`); posting, replying, resolving and reopening need
+ * edit on it. A comment the caller may not see, of another document, or not
  * on that branch is NOT_FOUND, worded alike.
  */
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { existingCommentTags, MAX_COMMENT_BODY_CHARS } from "@/server/core/comment-markup";
+import { textBlockIn } from "@/server/collab/codec";
+import { type Block, MAX_BLOCKS_PER_SECTION, MAX_TEXT_BLOCK_CHARS } from "@/server/core/blocks";
+import {
+  commentAnchorMarkup,
+  commentTagWithin,
+  existingCommentTags,
+  MAX_COMMENT_BODY_CHARS,
+  quoteIndex,
+} from "@/server/core/comment-markup";
 import type { Permission, SectionVersion } from "@/server/core/document-model";
 import { DomainError, notFound } from "@/server/core/errors";
 import { branchNameSchema } from "@/server/core/names";
 import { nonMembers } from "@/server/store/accounts";
-import { getComments, insertReply, setCommentResolution } from "@/server/store/comments";
+import { commentsWrittenOn, getComments, insertComments, insertReply, setCommentResolution } from "@/server/store/comments";
 import { CommitGraph } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import { getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
 import { type DocumentAccess, openDocument, requireSection, sectionRules } from "@/server/access/documents";
 import type { ActionContext } from "./context";
-import { type CommentView, commentViews, readDocument, type SectionView } from "./read";
-import { notifyReply } from "./notification-events";
+import { type CommentView, commentViews, readDocument } from "./read";
+import { notifyCommentPosted, notifyReply } from "./notification-events";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";
 
 const documentId = uuidSchema.describe("The document the comments are in.");
 const branchName = branchNameSchema
   .optional()
   .describe(
-    "The branch whose text anchors the comments (the branch you read them on); default: the document's default branch. Your permission on each comment's section on this branch decides what you may do: read it to see the thread, edit it to reply, resolve or reopen.",
+    "The branch whose text anchors the comments (the branch you read them on); default: the document's default branch. Your permission on each comment's section on this branch decides what you may do: read it to see the thread, edit it to post, reply, resolve or reopen.",
   );
 const thread = {
   documentId,
   branchName,
   commentId: uuidSchema.describe(
-    'The thread: a `commentId` from `read` or `comments` `list` (the id in <svc:comment id="…">). Comments not yet committed (<svc:comment-new>) have no thread yet.',
+    'The thread: a `commentId` from `comments` `list` or `read` (the id in <svc:comment id="…">). Comments not yet committed as <svc:comment-new> markup have no thread yet.',
   ),
 };
+const body = (what: string) =>
+  z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(MAX_COMMENT_BODY_CHARS, `must be at most ${MAX_COMMENT_BODY_CHARS} characters`)
+    .describe(`The ${what}, plain text (1-${MAX_COMMENT_BODY_CHARS} characters once trimmed).`);
+const mentions = z
+  .array(z.guid("must be a user id (UUID)"))
+  .max(100)
+  .optional()
+  .describe("User ids mentioned: members of the workspace (find them with the `members` tool); each is told in their inbox.");
 
 export const commentsInput = z.discriminatedUnion("action", [
   z.strictObject({
@@ -50,19 +82,39 @@ export const commentsInput = z.discriminatedUnion("action", [
     status: z.enum(["open", "resolved", "all"]).optional().describe("Which threads: `open`, `resolved`, or `all` (default)."),
   }),
   z.strictObject({
+    action: z.literal("post"),
+    documentId,
+    branchName,
+    sectionId: uuidSchema.describe("The section the commented text is in (a `sectionId` from `read`)."),
+    blockIndex: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_BLOCKS_PER_SECTION - 1)
+      .describe(
+        "The text block the commented text is in: its index among the section's blocks (from 0), as `read` with includeDraft lists them.",
+      ),
+    quote: z
+      .string()
+      .min(1, "must not be empty")
+      .max(MAX_TEXT_BLOCK_CHARS)
+      .describe(
+        "The text to comment on, exactly as that block holds it in the branch's draft (`read` with includeDraft: markdown included). It may not contain or cross another comment's markup.",
+      ),
+    occurrence: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("Which occurrence of `quote` in the block to comment on, counting from 0 (default 0: the first)."),
+    body: body("comment"),
+    mentions,
+  }),
+  z.strictObject({
     action: z.literal("reply"),
     ...thread,
-    body: z
-      .string()
-      .trim()
-      .min(1, "must not be empty")
-      .max(MAX_COMMENT_BODY_CHARS, `must be at most ${MAX_COMMENT_BODY_CHARS} characters`)
-      .describe(`The reply, plain text (1-${MAX_COMMENT_BODY_CHARS} characters once trimmed). A reply to a resolved thread reopens it.`),
-    mentions: z
-      .array(z.guid("must be a user id (UUID)"))
-      .max(100)
-      .optional()
-      .describe("User ids the reply mentions: members of the workspace (find them with the `members` tool)."),
+    body: body("reply (a reply to a resolved thread reopens it)"),
+    mentions,
   }),
   z.strictObject({ action: z.literal("resolve"), ...thread }),
   z.strictObject({ action: z.literal("reopen"), ...thread }),
@@ -75,57 +127,130 @@ type ActionInput<A extends CommentsInput["action"]> = Extract<CommentsInput, { a
 export interface ThreadView extends CommentView {
   sectionId: string;
   sectionName: string;
-  /** The text the comment is on (between its tags, on the branch read). */
+  /** The text the comment is on (between its tags, in the branch's draft); empty when it is not anchored. */
   commentedText: string;
+  /**
+   * Whether its anchor is in the branch's text (committed, or in the draft). False: the draft it was posted into
+   * was discarded (or its text deleted) before a commit stored it; the thread is kept.
+   */
+  anchored: boolean;
   /** `edit`: you may reply, resolve and reopen; `read`: you may only read the thread. */
   yourPermission: Permission;
 }
 
+type SectionText = { sectionId: string; name: string; content: readonly Block[] };
+
 /** The threads anchored in one section, in text order. */
-function threadsIn(
-  section: Pick<SectionView, "sectionId" | "name" | "content">,
-  comments: ReadonlyMap<string, CommentView>,
-  yourPermission: Permission,
-): ThreadView[] {
+function threadsIn(section: SectionText, comments: ReadonlyMap<string, CommentView>, yourPermission: Permission): ThreadView[] {
   return section.content.flatMap((block) =>
     block.blockType !== "text"
       ? []
       : existingCommentTags(block.text).flatMap((tag) => {
           const comment = comments.get(tag.id);
           return comment
-            ? [{ ...comment, sectionId: section.sectionId, sectionName: section.name, commentedText: tag.text, yourPermission }]
+            ? [
+                {
+                  ...comment,
+                  sectionId: section.sectionId,
+                  sectionName: section.name,
+                  commentedText: tag.text,
+                  anchored: true,
+                  yourPermission,
+                },
+              ]
             : [];
         }),
   );
 }
 
-async function list(ctx: ActionContext, input: ActionInput<"list">) {
-  const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
-  // `read`'s own view: only the sections the caller may see bring their comments.
-  const view = await readDocument(ctx.db, access, { branchName: input.branchName });
-  const rules = await sectionRules(ctx.db, access, view.branchName);
-  const status = input.status ?? "all";
-  const threads = view.sections
-    .flatMap((section) =>
-      threadsIn(section, new Map(section.comments.map((c) => [c.commentId, c])), rules.permission(section.sectionId, section)),
-    )
-    .filter((t) => status === "all" || t.status === status);
-  return { documentId: view.documentId, branchName: view.branchName ?? access.document.defaultBranch, threads };
+/** A thread whose anchor left the draft before it was committed. */
+const detachedThread = (comment: CommentView, section: SectionText, yourPermission: Permission): ThreadView => ({
+  ...comment,
+  sectionId: section.sectionId,
+  sectionName: section.name,
+  commentedText: "",
+  anchored: false,
+  yourPermission,
+});
+
+/** One thread as `section` (the branch's draft of the comment's section) holds it. */
+function threadIn(section: SectionText, comment: CommentView, yourPermission: Permission): ThreadView {
+  const [anchored] = threadsIn(section, new Map([[comment.commentId, comment]]), yourPermission);
+  return anchored ?? detachedThread(comment, section, yourPermission);
 }
 
-interface OpenThread {
+async function list(ctx: ActionContext, input: ActionInput<"list">) {
+  const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
+  const branch = input.branchName ?? access.document.defaultBranch;
+  // `read`'s own view of the draft: only the sections the caller may see bring their comments.
+  const [view, written] = await Promise.all([
+    readDocument(ctx.db, access, { branchName: branch, includeDraft: true }, undefined, ctx.live),
+    commentsWrittenOn(ctx.db, access.document.id, branch),
+  ]);
+  const rules = await sectionRules(ctx.db, access, branch);
+  const permissionOf = (section: (typeof view.sections)[number]) => rules.permission(section.sectionId, section);
+  const anchored = view.sections.flatMap((section) =>
+    threadsIn(section, new Map(section.comments.map((c) => [c.commentId, c])), permissionOf(section)),
+  );
+  const anchoredIds = new Set(anchored.map((t) => t.commentId));
+  const sections = new Map(view.sections.map((s) => [s.sectionId, s]));
+  const lost = written.filter((c) => !anchoredIds.has(c.id) && sections.has(c.sectionId));
+  const lostViews = await commentViews(
+    ctx.db,
+    access.document.id,
+    lost.map((c) => c.id),
+  );
+  const detached = lost.flatMap((c) => {
+    const comment = lostViews.get(c.id);
+    const section = sections.get(c.sectionId)!;
+    return comment ? [detachedThread(comment, section, permissionOf(section))] : [];
+  });
+  const status = input.status ?? "all";
+  const threads = [...anchored, ...detached].filter((t) => status === "all" || t.status === status);
+  return { documentId: view.documentId, branchName: branch, threads };
+}
+
+interface OpenSection {
   access: DocumentAccess;
   branchName: string;
-  commentId: string;
   sectionId: string;
   version: SectionVersion;
   yourPermission: Permission;
 }
 
 /**
- * Finds a comment anchored on the branch in a section the caller may see, and
- * checks the caller may edit that section (PERMISSION_DENIED when it may only
- * read it). Everything short of seeing it reads as a comment that does not exist.
+ * The section on the branch's head, checking the caller may edit it
+ * (PERMISSION_DENIED when it may only read it; NOT_FOUND when it may not see
+ * it or it is not there: `missing`).
+ */
+async function openSection(
+  tx: Tx,
+  access: DocumentAccess,
+  branchName: string,
+  sectionId: string,
+  missing: () => DomainError,
+): Promise<OpenSection> {
+  const branch = await getBranch(tx, access.document.id, branchName);
+  const commit = await new CommitGraph(tx, access.document.id).get(branch.headCommitId);
+  const entry = (await loadTree(tx, commit.treeHash)).sections.find((e) => e.sectionId === sectionId);
+  if (!entry) throw missing();
+  const version = (await loadSections(tx, [entry.blobHash])).get(entry.blobHash)!;
+  const rules = await sectionRules(tx, access, branchName);
+  const yourPermission = rules.permission(entry.sectionId, version);
+  if (yourPermission === "none") throw missing();
+  requireSection(rules, entry.sectionId, [version], "edit", branchName);
+  return { access, branchName, sectionId, version, yourPermission };
+}
+
+interface OpenThread extends OpenSection {
+  commentId: string;
+}
+
+/**
+ * Finds a comment on the branch — anchored at its head, or written on it (its
+ * anchor in the draft, or lost with a discarded draft) — in a section the
+ * caller may see, and checks the caller may edit that section. Everything
+ * short of seeing it reads as a comment that does not exist.
  */
 async function openThread(
   tx: Tx,
@@ -138,47 +263,116 @@ async function openThread(
     notFound(
       "Comment",
       input.commentId,
-      `It is not anchored in a section you can see on branch ${JSON.stringify(branchName)} of this document; \`comments\` \`list\` shows the threads there.`,
+      `It is not on a section you can see on branch ${JSON.stringify(branchName)} of this document; \`comments\` \`list\` shows the threads there.`,
     );
-  const branch = await getBranch(tx, access.document.id, branchName);
   const [comment] = await getComments(tx, access.document.id, [input.commentId]);
   if (!comment) throw missing();
-  const commit = await new CommitGraph(tx, access.document.id).get(branch.headCommitId);
-  const entry = (await loadTree(tx, commit.treeHash)).sections.find((e) => e.sectionId === comment.sectionId);
-  if (!entry) throw missing();
-  const version = (await loadSections(tx, [entry.blobHash])).get(entry.blobHash)!;
-  const rules = await sectionRules(tx, access, branchName);
-  const yourPermission = rules.permission(entry.sectionId, version);
-  if (yourPermission === "none") throw missing();
-  const anchored = version.content.some((b) => b.blockType === "text" && existingCommentTags(b.text).some((tag) => tag.id === comment.id));
-  if (!anchored) throw missing();
-  requireSection(rules, entry.sectionId, [version], "edit", branchName);
-  return { access, branchName, commentId: comment.id, sectionId: entry.sectionId, version, yourPermission };
+  const section = await openSection(tx, access, branchName, comment.sectionId, missing);
+  const anchored = section.version.content.some(
+    (b) => b.blockType === "text" && existingCommentTags(b.text).some((tag) => tag.id === comment.id),
+  );
+  if (!anchored && comment.branchName !== branchName) throw missing();
+  return { ...section, commentId: comment.id };
 }
 
-/** The thread as it is now (after a write in the same transaction). */
-async function threadView(tx: Tx, open: OpenThread): Promise<ThreadView> {
-  const comments = await commentViews(tx, open.access.document.id, [open.commentId]);
-  const [view] = threadsIn(
-    { sectionId: open.sectionId, name: open.version.name, content: open.version.content },
-    comments,
+/** The thread as it is now, placed and quoted as the branch's draft has it (read after the write committed). */
+async function threadView(ctx: ActionContext, open: OpenThread): Promise<ThreadView> {
+  const [comments, draft] = await Promise.all([
+    commentViews(ctx.db, open.access.document.id, [open.commentId]),
+    ctx.live.read({ documentId: open.access.document.id, branchName: open.branchName }),
+  ]);
+  const content = draft.get(open.sectionId)?.content ?? open.version.content;
+  return threadIn(
+    { sectionId: open.sectionId, name: draft.get(open.sectionId)?.name ?? open.version.name, content },
+    comments.get(open.commentId)!,
     open.yourPermission,
-  ).filter((t) => t.commentId === open.commentId);
-  return view!;
+  );
+}
+
+/** VALIDATION_FAILED unless every mentioned person is a member of the workspace. */
+async function requireMembers(tx: Tx, ctx: ActionContext, ids: readonly string[]): Promise<void> {
+  const strangers = await nonMembers(tx, ctx.actor.workspaceId, ids);
+  if (strangers.length > 0) {
+    throw new DomainError(
+      "VALIDATION_FAILED",
+      `mentions ${strangers.join(", ")} are not members of this workspace. Find member ids with the \`members\` tool (action \`search\`).`,
+      { issues: [{ path: "mentions", message: "mention of a non-member" }], userIds: strangers },
+    );
+  }
+}
+
+const quoteRefused = (message: string, path: string) =>
+  new DomainError("VALIDATION_FAILED", message, { issues: [{ path, message: message.split(":")[0]! }] });
+
+async function post(ctx: ActionContext, input: ActionInput<"post">) {
+  const access = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
+  const branch = input.branchName ?? access.document.defaultBranch;
+  const section = await openSection(ctx.db, access, branch, input.sectionId, () =>
+    notFound("Section", input.sectionId, `It is not a section you can see on branch ${JSON.stringify(branch)}; \`read\` lists them.`),
+  );
+  const mentioned = [...new Set(input.mentions ?? [])];
+  await requireMembers(ctx.db, ctx, mentioned);
+  const comment = {
+    id: randomUUID(),
+    workspaceId: ctx.actor.workspaceId,
+    documentId: access.document.id,
+    sectionId: input.sectionId,
+    branchName: branch,
+    authorId: ctx.actor.userId,
+    body: input.body,
+    mentions: mentioned,
+    createdAt: ctx.clock(),
+  };
+  const { open, close } = commentAnchorMarkup(comment.id);
+  await ctx.live.edit(
+    { documentId: access.document.id, branchName: branch, sectionId: input.sectionId },
+    ctx.actor.userId,
+    (doc) => {
+      const text = textBlockIn(doc, input.blockIndex);
+      if (!text) throw quoteRefused(`blockIndex: block ${input.blockIndex} of the section's draft is not a text block.`, "blockIndex");
+      const now = text.toString();
+      const from = quoteIndex(now, input.quote, input.occurrence ?? 0);
+      if (from === null) {
+        throw quoteRefused(
+          `quote: the text is not in block ${input.blockIndex} of the section's draft${input.occurrence ? ` ${input.occurrence + 1} times` : ""} (it may have changed since you read it: \`read\` with includeDraft shows it now).`,
+          "quote",
+        );
+      }
+      const to = from + input.quote.length;
+      if (commentTagWithin(now, from, to)) throw quoteRefused("quote: a comment cannot overlap another comment's text.", "quote");
+      if (now.length + open.length + close.length > MAX_TEXT_BLOCK_CHARS)
+        throw quoteRefused(`quote: the block would be longer than ${MAX_TEXT_BLOCK_CHARS} characters with the comment's markup.`, "quote");
+      // The closing tag first, so the start is still where it was.
+      doc.transact(() => {
+        text.insert(to, close);
+        text.insert(from, open);
+      });
+    },
+    () =>
+      ctx.db.transaction(async (tx) => {
+        await insertComments(tx, [comment]);
+        await notifyCommentPosted(
+          tx,
+          access.document,
+          comment,
+          { branchName: branch, sectionName: section.version.name },
+          comment.createdAt,
+        );
+      }),
+  );
+  return {
+    documentId: access.document.id,
+    branchName: branch,
+    commentId: comment.id,
+    thread: await threadView(ctx, { ...section, commentId: comment.id }),
+  };
 }
 
 async function reply(ctx: ActionContext, input: ActionInput<"reply">) {
-  return ctx.db.transaction(async (tx) => {
+  const { open, reopened, replyId } = await ctx.db.transaction(async (tx) => {
     const open = await openThread(tx, ctx, input);
-    const mentions = [...new Set(input.mentions ?? [])];
-    const strangers = await nonMembers(tx, ctx.actor.workspaceId, mentions);
-    if (strangers.length > 0) {
-      throw new DomainError(
-        "VALIDATION_FAILED",
-        `mentions ${strangers.join(", ")} are not members of this workspace. Find member ids with the \`members\` tool (action \`search\`).`,
-        { issues: [{ path: "mentions", message: "mention of a non-member" }], userIds: strangers },
-      );
-    }
+    const mentioned = [...new Set(input.mentions ?? [])];
+    await requireMembers(tx, ctx, mentioned);
     // In the reply's transaction: the thread's author and earlier repliers hear of it, the mentioned of their mention.
     await notifyReply(
       tx,
@@ -189,8 +383,13 @@ async function reply(ctx: ActionContext, input: ActionInput<"reply">) {
         sectionName: open.version.name,
         commentId: open.commentId,
       },
+<<<<<<< HEAD
       ctx.actor,
       mentions,
+=======
+      ctx.actor.userId,
+      mentioned,
+>>>>>>> aa1ca16 (Comments are saved when posted: comments post stores the row at once and anchors it in the live draft (LiveDrafts.edit); list reads the draft and keeps detached threads; thread changes shared across processes (quire:threads))
       ctx.clock(),
     );
     const row = await insertReply(tx, open.access.document.id, {
@@ -198,40 +397,44 @@ async function reply(ctx: ActionContext, input: ActionInput<"reply">) {
       authorId: ctx.actor.userId,
       agent: ctx.actor.agent,
       body: input.body,
-      mentions,
+      mentions: mentioned,
       createdAt: ctx.clock(),
     });
     // A reply means the discussion goes on: a resolved thread opens again.
-    const reopened = await setCommentResolution(tx, open.commentId, null);
-    return {
-      documentId: open.access.document.id,
-      branchName: open.branchName,
-      replyId: row.id,
-      reopened,
-      thread: await threadView(tx, open),
-    };
+    return { open, replyId: row.id, reopened: await setCommentResolution(tx, open.commentId, null) };
   });
+  return { documentId: open.access.document.id, branchName: open.branchName, replyId, reopened, thread: await threadView(ctx, open) };
 }
 
 function setResolution(resolve: boolean) {
-  return (ctx: ActionContext, input: ActionInput<"resolve" | "reopen">) =>
-    ctx.db.transaction(async (tx) => {
+  return async (ctx: ActionContext, input: ActionInput<"resolve" | "reopen">) => {
+    const { open, changed } = await ctx.db.transaction(async (tx) => {
       const open = await openThread(tx, ctx, input);
-      const changed = await setCommentResolution(tx, open.commentId, resolve ? { by: ctx.actor.userId, at: ctx.clock() } : null);
-      return { documentId: open.access.document.id, branchName: open.branchName, changed, thread: await threadView(tx, open) };
+      return { open, changed: await setCommentResolution(tx, open.commentId, resolve ? { by: ctx.actor.userId, at: ctx.clock() } : null) };
     });
+    return { documentId: open.access.document.id, branchName: open.branchName, changed, thread: await threadView(ctx, open) };
+  };
 }
 
 export const commentsTool = defineTool({
   name: "comments",
   description: [
+<<<<<<< HEAD
     "The comment threads of a document on a branch, with their replies. Comments are anchored in section text by <svc:comment id> markup; add one through `sections` with <svc:comment-new>.",
     "Actions: list (in document order), reply (reopens a resolved thread), resolve, reopen (changed: false when it already was). Writes return the thread as it is now.",
     "Seeing a thread needs read access to its section, writing needs edit; threads in sections you cannot see are NOT_FOUND. Replies and resolution are the same on every branch.",
+=======
+    "The comment threads of a document on a branch: each comment (anchored in section text by <svc:comment id> markup) with its replies and whether it is resolved.",
+    "A comment is saved when it is posted: `post` stores it at once and anchors it in the branch's live draft around the quoted text (everyone sees it at once; the next commit of the draft stores the anchor, and merges carry it like any text). Comments written as <svc:comment-new> through the `sections` tool are saved by that write.",
+    "Actions: `list` {documentId, branchName?, status?} returns { documentId, branchName, threads } in document order (as the branch's draft holds them), each thread with commentId, sectionId, sectionName, commentedText, anchored (false: its draft was discarded before a commit; the thread is kept), body, author, mentions, createdAt, status (open | resolved), resolvedAt/resolvedById/resolvedByName, replies [{ replyId, body, authorId, authorName, mentions, createdAt }] and yourPermission;",
+    "`post` {documentId, branchName?, sectionId, blockIndex, quote, occurrence?, body, mentions?} comments on `quote` in that text block (as `read` with includeDraft shows it) and returns the new commentId and thread; mentioned members are told in their inbox;",
+    "`reply` {documentId, branchName?, commentId, body, mentions?} adds a reply (and reopens a resolved thread); `resolve` and `reopen` {documentId, branchName?, commentId} close and open a thread again (changed: false when it already was).",
+    "Writes return the thread as it is now. Seeing a thread needs read access to its section on the branch, writing needs edit; threads in sections you cannot see are NOT_FOUND. Replies and resolution are not versioned: they are the same on every branch.",
+>>>>>>> aa1ca16 (Comments are saved when posted: comments post stores the row at once and anchors it in the live draft (LiveDrafts.edit); list reads the draft and keeps detached threads; thread changes shared across processes (quire:threads))
   ].join(" "),
   input: commentsInput,
   readOnly: false,
-  handlers: { list, reply, resolve: setResolution(true), reopen: setResolution(false) },
+  handlers: { list, post, reply, resolve: setResolution(true), reopen: setResolution(false) },
 });
 
 export type CommentsResults = ToolResults<typeof commentsTool>;

@@ -7,7 +7,7 @@
  * NOT_FOUND, and a section hidden from them brings no comment.
  */
 import { z } from "zod";
-import { newCommentTags, existingCommentTags } from "@/server/core/comment-markup";
+import { newCommentTags } from "@/server/core/comment-markup";
 import { branchNameSchema } from "@/server/core/names";
 import { listBranches } from "@/server/store/documents";
 import { openDocument } from "@/server/access/documents";
@@ -43,17 +43,19 @@ export async function branchHeads(ctx: ActionContext, input: z.output<typeof bra
 
 /** A thread as the comments panel shows it: a stored comment with its replies and state, or one typed into the draft. */
 export interface CommentThread {
-  /** null for a comment typed into the draft and not committed yet. */
+  /** null for a comment typed into the draft as <svc:comment-new> markup and not committed yet. */
   commentId: string | null;
   sectionId: string;
   sectionName: string;
-  /** The commented text, as the draft has it. */
+  /** The commented text, as the draft has it (empty when not anchored). */
   text: string;
   body: string;
   /** For a comment typed into the draft: the author its markup names (null when it names none). */
   authorName: string | null;
   createdAt: string | null;
   pending: boolean;
+  /** False: its anchor left the draft before a commit stored it (a discarded draft); the thread is kept. */
+  anchored: boolean;
   status: "open" | "resolved";
   resolvedByName: string | null;
   resolvedAt: string | null;
@@ -62,18 +64,19 @@ export interface CommentThread {
   canWrite: boolean;
 }
 
-/** The panel's thread for a stored comment, its text and section name as the draft has them. */
-function storedThread(thread: ThreadView, draft: { text: string; sectionName: string }): CommentThread {
-  const { commentId, sectionId, body, authorName, createdAt, status, resolvedByName, resolvedAt, replies } = thread;
+/** The panel's thread for a stored comment. */
+function storedThread(thread: ThreadView): CommentThread {
+  const { commentId, sectionId, sectionName, body, authorName, createdAt, status, resolvedByName, resolvedAt, replies, anchored } = thread;
   return {
     commentId,
     sectionId,
-    sectionName: draft.sectionName,
-    text: draft.text,
+    sectionName,
+    text: thread.commentedText,
     body,
     authorName,
     createdAt,
     pending: false,
+    anchored,
     status,
     resolvedByName,
     resolvedAt,
@@ -84,10 +87,12 @@ function storedThread(thread: ThreadView, draft: { text: string; sectionName: st
 
 /**
  * The branch's comments as its draft holds them, section by section in
- * document order: the threads `comments` `list` gives (replies, state, what
- * the caller may do), placed and quoted as the draft has them, and the
- * comments typed into the draft, each by the author its markup names (the
- * commit checks that name against who typed it).
+ * document order: the threads `comments` `list` gives (posted comments
+ * anchored in the draft included; replies, state, what the caller may do),
+ * then those whose anchor was lost with a discarded draft, and the comments
+ * typed into the draft as markup (drafts from before comments were posted),
+ * each by the author its markup names (the commit checks that name against
+ * who typed it).
  */
 export async function commentThreads(ctx: ActionContext, input: z.output<typeof branchInput>) {
   const [document, listed, members] = await Promise.all([
@@ -95,18 +100,13 @@ export async function commentThreads(ctx: ActionContext, input: z.output<typeof 
     runTool(commentsTool, ctx, { action: "list", ...input }),
     runTool(membersTool, ctx, { action: "list", limit: 200 }),
   ]);
-  const stored = new Map(listed.threads.map((t) => [t.commentId, t]));
   const names = new Map(members.members.map((m) => [m.userId, m.name]));
-  const threads = document.sections.flatMap((section) =>
-    section.content.flatMap((block) => {
+  const threads = document.sections.flatMap((section) => {
+    const stored = listed.threads.filter((t) => t.sectionId === section.sectionId && t.anchored).map(storedThread);
+    const typed = section.content.flatMap((block): CommentThread[] => {
       if (block.blockType !== "text") return [];
-      const committed = existingCommentTags(block.text).flatMap((tag) => {
-        const thread = stored.get(tag.id);
-        return thread ? [storedThread(thread, { text: tag.text, sectionName: section.name })] : [];
-      });
-      let typed: CommentThread[] = [];
       try {
-        typed = newCommentTags(block.text, "draft").map((tag) => ({
+        return newCommentTags(block.text, "draft").map((tag) => ({
           commentId: null,
           sectionId: section.sectionId,
           sectionName: section.name,
@@ -116,6 +116,7 @@ export async function commentThreads(ctx: ActionContext, input: z.output<typeof 
           authorName: tag.author === null ? null : (names.get(tag.author) ?? "Someone"),
           createdAt: null,
           pending: true,
+          anchored: true,
           status: "open" as const,
           resolvedByName: null,
           resolvedAt: null,
@@ -124,9 +125,11 @@ export async function commentThreads(ctx: ActionContext, input: z.output<typeof 
         }));
       } catch {
         // Markup being typed may be unfinished; the commit will say what is wrong with it.
+        return [];
       }
-      return [...committed, ...typed];
-    }),
-  );
-  return { documentId: document.documentId, branchName: input.branchName, threads };
+    });
+    return [...stored, ...typed];
+  });
+  const detached = listed.threads.filter((t) => !t.anchored).map(storedThread);
+  return { documentId: document.documentId, branchName: input.branchName, threads: [...threads, ...detached] };
 }

@@ -147,6 +147,39 @@ export async function notifyReply(
   ]);
 }
 
+/** A comment's mentions as inbox items: each mentioned person told once per comment (the dedupe key), wherever it is first seen. */
+function mentionItems(
+  document: DocumentRow,
+  comment: { id: string; authorId: string; sectionId: string; mentions: readonly string[] },
+  place: { branchName: string; sectionName: string | null },
+  now: Date,
+): NewNotification[] {
+  return [...new Set(comment.mentions)].map((recipientId) => ({
+    workspaceId: document.workspaceId,
+    recipientId,
+    actorId: comment.authorId,
+    kind: "mention",
+    title: `Mentioned in ${quoted(place.sectionName ?? "a section")} (${document.path})`,
+    documentId: document.id,
+    branchName: place.branchName,
+    sectionId: comment.sectionId,
+    commentId: comment.id,
+    dedupeKey: `mention:${comment.id}`,
+    createdAt: now,
+  }));
+}
+
+/** A comment posted (`comments` `post`): the mentioned hear of it at once, in the post's transaction (its commit later tells nobody again). */
+export async function notifyCommentPosted(
+  tx: Tx,
+  document: DocumentRow,
+  comment: { id: string; authorId: string; sectionId: string; mentions: readonly string[] },
+  place: { branchName: string; sectionName: string },
+  now: Date,
+) {
+  await insertNotifications(tx, mentionItems(document, comment, place, now));
+}
+
 /** Comment ids anchored in a tree's sections, by section. */
 async function commentIdsBySection(tx: Tx, tree: DocumentTree | null, sectionIds: ReadonlySet<string>): Promise<Map<string, Set<string>>> {
   const bySection = new Map<string, Set<string>>();
@@ -208,21 +241,7 @@ async function mentionsInNewComments(
   await insertNotifications(
     db,
     comments.flatMap((comment) =>
-      [...new Set(comment.mentions)].map(
-        (recipientId): NewNotification => ({
-          workspaceId: document.workspaceId,
-          recipientId,
-          actorId: comment.authorId,
-          kind: "mention",
-          title: `Mentioned in ${quoted(nameOf.get(comment.sectionId) ?? "a section")} (${document.path})`,
-          documentId: document.id,
-          branchName: move.branchName,
-          sectionId: comment.sectionId,
-          commentId: comment.id,
-          dedupeKey: `mention:${comment.id}`,
-          createdAt: now,
-        }),
-      ),
+      mentionItems(document, comment, { branchName: move.branchName, sectionName: nameOf.get(comment.sectionId) ?? null }, now),
     ),
   );
 }

@@ -225,7 +225,14 @@ export async function documentView(
     entries.map((e) => e.blobHash),
   );
   const tagRows = await getTags(tx, document.workspaceId, tree.tagIds);
-  const comments = await commentsOf(tx, document.id, [...versions.values()]);
+  // The comments the text shown anchors: the draft's where it replaces the commit's (posted comments are there first).
+  const comments = await commentsOf(tx, document.id, [
+    ...versions.values(),
+    ...entries.flatMap((e) => {
+      const live = input.draft?.get(e.sectionId);
+      return live ? [{ ...versions.get(e.blobHash)!, content: live.content }] : [];
+    }),
+  ]);
   return {
     documentId: document.id,
     path: tree.path,

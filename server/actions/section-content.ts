@@ -4,12 +4,13 @@
  * markup (existing comments kept intact, new comments stored and anchored).
  */
 import { randomUUID } from "node:crypto";
+import { z } from "zod";
 import { type Block, storageKeysOf } from "@/server/core/blocks";
 import { existingCommentTags, newCommentTags, replaceNewCommentTags } from "@/server/core/comment-markup";
 import { DomainError } from "@/server/core/errors";
 import { assertSectionContentAllowed } from "@/server/core/section-rules";
 import { nonMembers } from "@/server/store/accounts";
-import type { NewCommentRow } from "@/server/store/comments";
+import { getComments, type NewCommentRow } from "@/server/store/comments";
 import type { BranchState } from "@/server/store/group-commit";
 import type { Tx } from "@/server/store/db";
 import { completedUploadsAmong } from "@/server/store/uploads";
@@ -61,6 +62,8 @@ async function unreferenceableKeys(ctx: ActionContext, tx: Tx, target: ContentTa
   return notOwn.filter((key) => !uploaded.has(key) || !visible.has(key));
 }
 
+const isUuid = (id: string) => z.guid().safeParse(id).success;
+
 const commentIdsOf = (content: readonly Block[]) => content.flatMap((b) => (b.blockType === "text" ? existingCommentTags(b.text) : []));
 
 export interface PreparedContent {
@@ -101,7 +104,12 @@ export async function prepareSectionContent(
     );
   }
   const knownIds = new Set(before.map((c) => c.id));
-  const forged = [...new Set(after.map((c) => c.id).filter((id) => !knownIds.has(id)))];
+  const unknown = [...new Set(after.map((c) => c.id).filter((id) => !knownIds.has(id)))];
+  // A comment posted on this section (`comments` `post`) is anchored in the draft first: its markup is its own.
+  const posted = new Set(
+    (await getComments(tx, target.documentId, unknown.filter(isUuid))).filter((c) => c.sectionId === target.sectionId).map((c) => c.id),
+  );
+  const forged = unknown.filter((id) => !posted.has(id));
   if (forged.length > 0) {
     throw new DomainError(
       "VALIDATION_FAILED",

@@ -68,6 +68,14 @@ export function sectionFromYDoc(doc: Y.Doc): LiveSection {
   };
 }
 
+/** The shared text of a section doc's text block at `index` (null when that block is not a text block, or there is none). */
+export function textBlockIn(doc: Y.Doc, index: number): Y.Text | null {
+  const blocks = sectionRoot(doc).get("blocks");
+  const block = blocks instanceof Y.Array && index >= 0 && index < blocks.length ? blocks.get(index) : null;
+  const text = block instanceof Y.Map && block.get("blockType") === "text" ? block.get("text") : null;
+  return text instanceof Y.Text ? text : null;
+}
+
 /**
  * Where each position of `base` is in `current`, after the edits that turned
  * one into the other: positions in text `current` removed map to where the

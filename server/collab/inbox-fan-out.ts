@@ -1,38 +1,29 @@
 /**
- * Inbox changes across Quire processes (QUIRE_REDIS_URL): an inbox changed in one process (a new item, items read)
- * is published on the Redis channel `quire:inbox` with the people's ids, and every other process tells its own
- * listeners (the live badges it serves). Pub/sub delivers at most once: a lost message leaves a badge behind until
- * that person's inbox changes again or the page is opened again, which reads the inbox afresh.
+ * Inbox and comment-thread changes across Quire processes (QUIRE_REDIS_URL, event-fan-out.ts): an inbox changed in
+ * one process (a new item, items read) is published on `quire:inbox` with the people's ids; a thread changed (a
+ * comment posted, a reply, a resolution) on `quire:threads` with its document's id. Every other process tells its
+ * own listeners (the live badges and comments panels it serves).
  */
-import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
+import { announceThreadsChangedHere, relayThreadsChanges } from "@/server/store/comments";
 import { announceInboxChangedHere, relayInboxChanges } from "@/server/store/notifications";
-
-const CHANNEL = "quire:inbox";
+import { shareEvents } from "./event-fan-out";
 
 /** Connects, relays this process's inbox changes and hears the others'; resolves to the stop function. */
-export async function shareInboxChanges(redisUrl: string): Promise<() => Promise<void>> {
-  const processId = randomUUID();
-  const publisher = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 3 });
-  const subscriber = new Redis(redisUrl, { lazyConnect: true });
-  await Promise.all([publisher.connect(), subscriber.connect()]);
-  subscriber.on("message", (_channel: string, message: string) => {
-    try {
-      const { from, userIds } = JSON.parse(message) as { from: string; userIds: string[] };
-      if (from !== processId && Array.isArray(userIds)) announceInboxChangedHere(userIds.filter((id) => typeof id === "string"));
-    } catch {
-      // Not a message of ours: ignored.
-    }
+export function shareInboxChanges(redisUrl: string): Promise<() => Promise<void>> {
+  return shareEvents<readonly string[]>(redisUrl, {
+    channel: "quire:inbox",
+    relay: relayInboxChanges,
+    hear: announceInboxChangedHere,
+    parse: (value) => (Array.isArray(value) ? value.filter((id): id is string => typeof id === "string") : null),
   });
-  await subscriber.subscribe(CHANNEL);
-  relayInboxChanges((userIds) => {
-    publisher.publish(CHANNEL, JSON.stringify({ from: processId, userIds })).catch((error: unknown) => {
-      console.error("[quire] publishing an inbox change failed", error);
-    });
+}
+
+/** Connects, relays this process's comment-thread changes and hears the others'; resolves to the stop function. */
+export function shareThreadsChanges(redisUrl: string): Promise<() => Promise<void>> {
+  return shareEvents<string>(redisUrl, {
+    channel: "quire:threads",
+    relay: relayThreadsChanges,
+    hear: announceThreadsChangedHere,
+    parse: (value) => (typeof value === "string" ? value : null),
   });
-  return async () => {
-    relayInboxChanges(null);
-    await subscriber.quit().catch(() => undefined);
-    await publisher.quit().catch(() => undefined);
-  };
 }

@@ -21,6 +21,7 @@ import * as Y from "yjs";
 import type { Database } from "@/db/client";
 import type { SectionVersion } from "@/server/core/document-model";
 import {
+  appendDraftUpdates,
   type DraftKey,
   deleteSectionDraft,
   draftEditors,
@@ -38,7 +39,7 @@ import { loadSections } from "@/server/store/objects";
 import { BranchQueue } from "./branch-queue";
 import { type LiveSection, sectionFromYDoc } from "./codec";
 import { DraftChanges } from "./draft-changes";
-import { type BranchHead, blobHashIn, branchHead, docFromStored, liveOf, rebaseSection } from "./drafts-engine";
+import { type BranchHead, blobHashIn, branchHead, docFromStored, liveOf, loadOrCreateSectionDraft, rebaseSection } from "./drafts-engine";
 import type { LiveDoc } from "./live-doc";
 import { sectionChangeUpdate } from "./section-change";
 
@@ -93,6 +94,15 @@ export interface LiveDrafts {
   ): Promise<{ headCommitId: string; discardedSections: number }>;
   /** The draft's sections as they stand on the head (only those with a draft; reading writes nothing). */
   read(key: DraftKey): Promise<Map<string, LiveSection>>;
+  /**
+   * The server's own edit of one section's draft (a posted comment's anchor),
+   * on the branch's line: `change` edits a copy of the draft as it is now
+   * (returning what it decided; throwing changes nothing); `confirm` then
+   * runs with that answer, before the edit is stored (its refusal stores
+   * nothing); the edit is stored as `authorId`'s, applied to the open room
+   * (every editor sees it) and published to other processes' rooms.
+   */
+  edit<T>(key: SectionKey, authorId: string, change: (doc: Y.Doc) => T, confirm: (result: T) => Promise<void>): Promise<T>;
   /** Per branch of a document: uncommitted edits, and who is connected. */
   statuses(documentId: string): Promise<(branchName: string) => DraftStatus>;
   /** One branch's draft against its head: which sections differ, by whom, who is connected. */
@@ -118,7 +128,7 @@ export interface LiveDrafts {
 
 /** A section room open in this process (section-room.ts). */
 export interface OpenSection {
-  readonly live: Pick<LiveDoc, "doc" | "settled">;
+  readonly live: Pick<LiveDoc, "doc" | "settled" | "applyStored">;
   /** Moves the draft from the committed version `from` to `next` in the room (stored, applied, broadcast); returns the change or null. */
   rebase(from: string | null, next: string, fromContent?: LiveSection): Promise<Uint8Array | null>;
 }
@@ -207,6 +217,33 @@ class LiveDraftsService implements LiveDrafts {
    */
   read(key: DraftKey): Promise<Map<string, LiveSection>> {
     return this.queue.run(key, async () => this.contentAt(key, await branchHead(this.db, key)));
+  }
+
+  edit<T>(key: SectionKey, authorId: string, change: (doc: Y.Doc) => T, confirm: (result: T) => Promise<void>): Promise<T> {
+    return this.queue.run(key, async () => {
+      const head = await this.atHead(key);
+      const open = this.rooms?.openSection(key);
+      if (open) await open.live.settled();
+      const stored = open ? null : await loadOrCreateSectionDraft(this.db, key, head.tree);
+      const doc = stored ? docFromStored(stored) : new Y.Doc();
+      if (open) Y.applyUpdate(doc, Y.encodeStateAsUpdate(open.live.doc));
+      const updates: Uint8Array[] = [];
+      doc.on("update", (update: Uint8Array) => updates.push(update));
+      try {
+        const result = change(doc);
+        await confirm(result);
+        if (updates.length === 0) return result;
+        // Computed on a copy: people typing meanwhile merge with it like any concurrent edit.
+        const update = Y.mergeUpdates(updates);
+        await appendDraftUpdates(this.db, [{ ...key, update, authorId }]);
+        if (open) open.live.applyStored(update);
+        else this.rooms?.shareStored(key, update);
+        this.changes.changed(key);
+        return result;
+      } finally {
+        doc.destroy();
+      }
+    });
   }
 
   async statuses(documentId: string): Promise<(branchName: string) => DraftStatus> {

@@ -73,9 +73,14 @@ export function newCommentMarkup(body: string, mentions: readonly string[], auth
   return { open: `<svc:comment-new body="${escapeAttribute(body)}"${mentioned}${author}>`, close: "</svc:comment-new>" };
 }
 
-/** Whether any comment tag lies in or across [from, to]: a new comment there would overlap another. */
+/**
+ * Whether a new comment on [from, to] would overlap or nest in another: a comment tag lies in or across the range,
+ * or the range is inside a comment's text (comments do not nest: the grammar pairs a tag with the first closing one).
+ */
 export function commentTagWithin(text: string, from: number, to: number): boolean {
-  return commentTagTokens(text).some((tag) => tag.index < to && tag.index + tag.raw.length > from);
+  const tags = commentTagTokens(text);
+  const openBefore = tags.filter((tag) => tag.index + tag.raw.length <= from).reduce((depth, tag) => depth + (tag.closing ? -1 : 1), 0);
+  return openBefore > 0 || tags.some((tag) => tag.index < to && tag.index + tag.raw.length > from);
 }
 
 /**
@@ -131,8 +136,37 @@ export function newCommentTags(text: string, where: string): NewCommentTag[] {
   return tags;
 }
 
+/** The tags that anchor a stored comment around the text it is on. */
+export function commentAnchorMarkup(commentId: string): { open: string; close: string } {
+  return { open: `<svc:comment id="${escapeAttribute(commentId)}">`, close: "</svc:comment>" };
+}
+
 /** Rewrites the new-comment elements, in order, to existing-comment elements with the given ids. */
 export function replaceNewCommentTags(text: string, ids: readonly string[]): string {
   let index = 0;
-  return text.replace(NEW, (_whole, _attributes, inner: string) => `<svc:comment id="${ids[index++]}">${inner}</svc:comment>`);
+  return text.replace(NEW, (_whole, _attributes, inner: string) => {
+    const { open, close } = commentAnchorMarkup(ids[index++]!);
+    return `${open}${inner}${close}`;
+  });
+}
+
+/**
+ * Where the `occurrence`-th (from 0) `quote` starts in `text`, or null. Occurrences may overlap ("aa" twice in
+ * "aaa"), so the one a selection picked is counted the same way it is found.
+ */
+export function quoteIndex(text: string, quote: string, occurrence: number): number | null {
+  let at = -1;
+  for (let seen = 0; seen <= occurrence; seen += 1) {
+    at = text.indexOf(quote, at + 1);
+    if (at < 0) return null;
+  }
+  return at;
+}
+
+/** Which occurrence (from 0) of `text.slice(from, to)` a selection at `from` is: what `quoteIndex` finds it by. */
+export function occurrenceAt(text: string, from: number, to: number): number {
+  const quote = text.slice(from, to);
+  let count = 0;
+  for (let at = text.indexOf(quote); at >= 0 && at < from; at = text.indexOf(quote, at + 1)) count += 1;
+  return count;
 }

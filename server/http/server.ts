@@ -27,7 +27,7 @@ import {
   startNotificationEmail,
   unsubscribe,
 } from "@/server/actions/notification-email";
-import { shareInboxChanges } from "@/server/collab/inbox-fan-out";
+import { shareInboxChanges, shareThreadsChanges } from "@/server/collab/inbox-fan-out";
 import { startSearchIndexer } from "@/server/store/search-index";
 import { DomainError, ERROR_FACES, isDomainError, retryAfterSeconds } from "@/server/core/errors";
 import { MAX_REQUEST_BYTES, requestTooLarge } from "@/server/core/limits";
@@ -178,10 +178,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const rooms = new CollabRooms({ database: options.database, bus, authorize: authorizer });
   await rooms.start();
 
-  // Inbox items that head moves cause (stale approvals, updated requests, mentions in new comments), and inbox
-  // changes shared with the other processes when there are any.
+  // Inbox items that head moves cause (stale approvals, updated requests, mentions in new comments), and inbox and
+  // comment-thread changes shared with the other processes when there are any.
   const stopNotifyingHeadMoves = followHeadMovesForNotifications(db, clock);
   const stopSharingInbox = options.redisUrl ? await shareInboxChanges(options.redisUrl) : undefined;
+  const stopSharingThreads = options.redisUrl ? await shareThreadsChanges(options.redisUrl) : undefined;
   const notificationEmail = options.email
     ? startNotificationEmail({ db, clock, options: options.email, authSecret, baseUrl: () => baseUrl() })
     : undefined;
@@ -486,6 +487,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await webhookDeliveries.stop();
       await stopNotifyingHeadMoves();
       await stopSharingInbox?.();
+      await stopSharingThreads?.();
       await rooms.close();
       await mcp.close();
       await bus?.close();

@@ -474,7 +474,10 @@ const membersOutput = mergeActionOutputs({ list: memberList, search: memberList 
 const threadView = commentView.extend({
   sectionId: z.string(),
   sectionName: z.string(),
-  commentedText: z.string().describe("The text the comment is on, on the branch read."),
+  commentedText: z.string().describe("The text the comment is on, in the branch's draft; empty when it is not anchored."),
+  anchored: z
+    .boolean()
+    .describe("False: the draft the comment was posted into was discarded before a commit stored its anchor; the thread is kept."),
   yourPermission: permission.describe("edit: you may reply, resolve and reopen; read: you may only read the thread."),
 });
 
@@ -488,8 +491,9 @@ const commentsOutput = mergeActionOutputs({
   list: z.object({
     documentId: id("The document."),
     branchName: z.string().describe("The branch read."),
-    threads: z.array(threadView).describe("The threads in sections you may see, in document order."),
+    threads: z.array(threadView).describe("The threads in sections you may see, in document order (as the branch's draft holds them)."),
   }),
+  post: z.object({ ...threadWrite, commentId: id("The new comment (its thread's id).") }),
   reply: z.object({
     ...threadWrite,
     replyId: id("The new reply."),

@@ -5,8 +5,11 @@
  * where the comment is anchored.
  *
  * A change to a thread moves no branch head, so it has its own event
- * (`onThreadsChanged`) for what follows threads live (the comments panel's
- * subscription); new comments arrive with commits, on the head-move seam.
+ * (`onThreadsChanged`): a comment posted, a reply, a resolution. It reaches
+ * this process's listeners (the comments panels' subscriptions) directly; a
+ * relay (`relayThreadsChanges`, Redis when the server has QUIRE_REDIS_URL)
+ * carries it to the other processes, whose listeners hear it through
+ * `announceThreadsChangedHere`.
  */
 import { and, asc, eq, isNotNull, isNull } from "drizzle-orm";
 import { afterCommit } from "@/db/commit-hooks";
@@ -18,7 +21,10 @@ type ThreadsListener = (documentId: string) => void;
 /** Entries, not the functions themselves, so one function subscribed twice is called twice (as in head-moves.ts). */
 const threadsListeners = new Set<{ listener: ThreadsListener }>();
 
-/** Calls `listener` with the document once a reply or a resolution change to one of its threads is committed, in this process; returns the unsubscribe function. */
+/** What carries thread changes to the other processes (null: none). */
+let relay: ((documentId: string) => void) | null = null;
+
+/** Calls `listener` with the document once a comment posted, a reply or a resolution change to one of its threads is committed (in any process, with a relay); returns the unsubscribe function. */
 export function onThreadsChanged(listener: ThreadsListener): () => void {
   const entry = { listener };
   threadsListeners.add(entry);
@@ -27,16 +33,27 @@ export function onThreadsChanged(listener: ThreadsListener): () => void {
   };
 }
 
+/** Tells this process's listeners only (what the relay calls with other processes' news). */
+export function announceThreadsChangedHere(documentId: string): void {
+  for (const { listener } of threadsListeners) {
+    try {
+      listener(documentId);
+    } catch (error) {
+      console.error("[quire] comment-threads listener failed", error);
+    }
+  }
+}
+
+/** Sets (or, with null, removes) what carries thread changes to the other processes. */
+export function relayThreadsChanges(publish: ((documentId: string) => void) | null): void {
+  relay = publish;
+}
+
 /** After the commit (never on rollback): a listener that read before it would see the old thread. */
 function announceThreadsChanged(tx: Tx, documentId: string): void {
   afterCommit(tx, () => {
-    for (const { listener } of threadsListeners) {
-      try {
-        listener(documentId);
-      } catch (error) {
-        console.error("[quire] comment-threads listener failed", error);
-      }
-    }
+    announceThreadsChangedHere(documentId);
+    relay?.(documentId);
   });
 }
 
@@ -46,10 +63,21 @@ export type CommentReplyRow = typeof commentReplies.$inferSelect;
 
 export async function insertComments(tx: Tx, rows: readonly NewCommentRow[]): Promise<CommentRow[]> {
   if (rows.length === 0) return [];
-  return tx
+  const inserted = await tx
     .insert(comments)
     .values([...rows])
     .returning();
+  for (const documentId of new Set(inserted.map((r) => r.documentId))) announceThreadsChanged(tx, documentId);
+  return inserted;
+}
+
+/** The comments written on a branch of a document (those whose anchor may be only in its draft, or lost with it). */
+export async function commentsWrittenOn(tx: Tx, documentId: string, branchName: string): Promise<CommentRow[]> {
+  return tx
+    .select()
+    .from(comments)
+    .where(and(eq(comments.documentId, documentId), eq(comments.branchName, branchName)))
+    .orderBy(asc(comments.createdAt), asc(comments.id));
 }
 
 /** Comments of one document by id (ids that belong elsewhere are simply absent). */

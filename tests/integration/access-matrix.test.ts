@@ -437,6 +437,21 @@ const CASES: Case[] = [
     },
     lists: (r, f) => (r as { threads: Array<{ commentId: string }> }).threads.some((t) => t.commentId === f.commentId),
   },
+  {
+    tool: "comments",
+    action: "post",
+    need: "edit",
+    args: async (f) => {
+      const branch = { ...d(f), branchName: "threads" };
+      const { sectionId } = await asOwner<{ sectionId: string }>("sections", {
+        action: "create",
+        ...branch,
+        name: `Posted ${++f.counter}`,
+        content: [text("Comment on this")],
+      });
+      return { ...branch, sectionId, blockIndex: 0, quote: "this", body: "Posted." };
+    },
+  },
   { tool: "comments", action: "reply", need: "edit", args: async (f) => ({ ...(await freshThread(f)), body: "Because." }) },
   { tool: "comments", action: "resolve", need: "edit", args: (f) => freshThread(f) },
   { tool: "comments", action: "reopen", need: "edit", args: (f) => freshThread(f, true) },

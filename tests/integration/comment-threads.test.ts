@@ -9,7 +9,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { memberships } from "@/db/schema";
+import { comments as commentsTable, memberships, notifications } from "@/db/schema";
 import type { ThreadView } from "@/server/actions/comments";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { MAX_COMMENT_BODY_CHARS } from "@/server/core/comment-markup";
@@ -398,10 +398,175 @@ describe("refusals change nothing and reveal nothing", () => {
     const { tools } = await editorMcp.listTools();
     const comments = tools.find((t) => t.name === "comments")!;
     const props = comments.inputSchema.properties as Record<string, { description?: string; enum?: string[] }>;
-    expect(props.action!.enum).toEqual(["list", "reply", "resolve", "reopen"]);
-    for (const name of ["documentId", "branchName", "commentId", "body", "mentions", "status"]) {
+    expect(props.action!.enum).toEqual(["list", "post", "reply", "resolve", "reopen"]);
+    for (const name of [
+      "documentId",
+      "branchName",
+      "commentId",
+      "body",
+      "mentions",
+      "status",
+      "sectionId",
+      "blockIndex",
+      "quote",
+      "occurrence",
+    ]) {
       expect(props[name]!.description, name).toBeTruthy();
     }
+  });
+});
+
+describe("posting: a comment is saved when its author posts it", () => {
+  type Posted = { commentId: string; branchName: string; thread: ThreadView };
+  const post = (user: TestUser, args: Args) => asPerson<Posted>(user, { action: "post", ...args });
+  const headText = async (docId: string, branchName = "main") =>
+    (await server.callTool("read", owner.userId, { documentId: docId, branchName })).sections[0]!.content.map((b) =>
+      b.blockType === "text" ? b.text : "",
+    );
+  const draftText = async (docId: string, branchName = "main") =>
+    (await server.callTool("read", owner.userId, { documentId: docId, branchName, includeDraft: true })).sections[0]!.content.map((b) =>
+      b.blockType === "text" ? b.text : "",
+    );
+  const mentionsOf = async (user: TestUser, commentId: string) =>
+    (await server.db.select().from(notifications).where(eq(notifications.commentId, commentId))).filter(
+      (n) => n.recipientId === user.userId && n.kind === "mention",
+    );
+
+  test("posted: stored at once and anchored in the draft, listed for everyone before any commit; the commit and a merge carry it", async () => {
+    const doc = await server.callTool("documents", owner.userId, {
+      action: "create",
+      path: "threads/posted",
+      sections: [{ name: "Goals", content: [text("We launch in spring. Spring is busy.")] }],
+    });
+    const target = { documentId: doc.documentId, sectionId: doc.sectionIds[0]! };
+    const posted = await post(editor, {
+      ...target,
+      blockIndex: 0,
+      quote: "spring",
+      body: "  Is spring firm?  ",
+      mentions: [reader.userId, reader.userId],
+    });
+    expect(posted.thread).toMatchObject({
+      commentId: posted.commentId,
+      sectionName: "Goals",
+      commentedText: "spring",
+      anchored: true,
+      body: "Is spring firm?",
+      authorId: editor.userId,
+      authorName: "Ed Editor",
+      mentions: [reader.userId],
+      status: "open",
+      yourPermission: "edit",
+    });
+    // In the draft, not in the head: nobody committed anything.
+    expect(await draftText(doc.documentId)).toEqual([
+      `We launch in <svc:comment id="${posted.commentId}">spring</svc:comment>. Spring is busy.`,
+    ]);
+    expect(await headText(doc.documentId)).toEqual(["We launch in spring. Spring is busy."]);
+    // Everyone who may read the section sees the thread already.
+    const seenByReader = (await threads(reader, { documentId: doc.documentId })).find((t) => t.commentId === posted.commentId);
+    expect(seenByReader).toMatchObject({ commentedText: "spring", anchored: true });
+    expect((await mentionsOf(reader, posted.commentId)).length).toBe(1);
+    // Others reply at once.
+    await asPerson(owner, { action: "reply", documentId: doc.documentId, commentId: posted.commentId, body: "Firm." });
+
+    await server.callTool("documents", owner.userId, { action: "commit", documentId: doc.documentId, branchName: "main" });
+    expect(await headText(doc.documentId)).toEqual([
+      `We launch in <svc:comment id="${posted.commentId}">spring</svc:comment>. Spring is busy.`,
+    ]);
+    const committed = (await threads(reader, { documentId: doc.documentId })).filter((t) => t.commentId === posted.commentId);
+    expect(committed).toMatchObject([{ anchored: true, commentedText: "spring", replies: [{ body: "Firm." }] }]);
+    // The commit tells the mentioned nobody again.
+    expect((await mentionsOf(reader, posted.commentId)).length).toBe(1);
+
+    // The second "Spring" (occurrence 0 of the capitalised word), on a branch, merged into main.
+    await server.callTool("documents", owner.userId, { action: "create_branch", documentId: doc.documentId, branchName: "feature" });
+    const onFeature = await post(editor, { ...target, branchName: "feature", blockIndex: 0, quote: "Spring", body: "Busy how?" });
+    await server.callTool("documents", owner.userId, { action: "commit", documentId: doc.documentId, branchName: "feature" });
+    const mr = await server.callTool("merge_requests", owner.userId, {
+      action: "create",
+      documentId: doc.documentId,
+      sourceBranch: "feature",
+      targetBranch: "main",
+      title: "Busy",
+    });
+    await server.callTool("merge_requests", owner.userId, { action: "execute", mergeRequestId: mr.mergeRequestId });
+    expect((await headText(doc.documentId))[0]).toContain(`<svc:comment id="${onFeature.commentId}">Spring</svc:comment> is busy.`);
+    const merged = await threads(owner, { documentId: doc.documentId });
+    expect(merged.map((t) => [t.commentId, t.commentedText, t.anchored])).toEqual([
+      [posted.commentId, "spring", true],
+      [onFeature.commentId, "Spring", true],
+    ]);
+  });
+
+  test("a draft discarded before its commit leaves the thread detached: kept on its branch, still replied to and resolved", async () => {
+    const doc = await server.callTool("documents", owner.userId, {
+      action: "create",
+      path: "threads/discarded",
+      sections: [{ name: "Notes", content: [text("Keep this")] }],
+    });
+    const posted = await post(editor, {
+      documentId: doc.documentId,
+      sectionId: doc.sectionIds[0]!,
+      blockIndex: 0,
+      quote: "this",
+      body: "Why?",
+    });
+    await server.callTool("documents", owner.userId, { action: "discard", documentId: doc.documentId, branchName: "main" });
+    expect(await draftText(doc.documentId)).toEqual(["Keep this"]);
+    const [detached] = await threads(editor, { documentId: doc.documentId });
+    expect(detached).toMatchObject({ commentId: posted.commentId, anchored: false, commentedText: "", body: "Why?" });
+    const replied = await asPerson<{ thread: ThreadView }>(editor, {
+      action: "reply",
+      documentId: doc.documentId,
+      commentId: posted.commentId,
+      body: "Gone",
+    });
+    expect(replied.thread).toMatchObject({ anchored: false, replies: [{ body: "Gone" }] });
+    const resolved = await asPerson<{ thread: ThreadView }>(editor, {
+      action: "resolve",
+      documentId: doc.documentId,
+      commentId: posted.commentId,
+    });
+    expect(resolved.thread.status).toBe("resolved");
+  });
+
+  test("refused where the caller may not post, and for text that is not there: nothing stored, nothing anchored", async () => {
+    const sections = (await server.callTool("read", owner.userId, { documentId })).sections;
+    const sectionOf = (name: string) => sections.find((s) => s.name === name)!.sectionId;
+    const before = await server.db.select().from(commentsTable);
+    const draftBefore = JSON.stringify((await server.callTool("read", owner.userId, { documentId, includeDraft: true })).sections);
+    const at = (name: string, quote: string, extra: Args = {}) => ({
+      documentId,
+      sectionId: sectionOf(name),
+      blockIndex: 0,
+      quote,
+      body: "No",
+      ...extra,
+    });
+
+    expect((await refusalOf(post(reader, at("Plan", "Before")))).code).toBe("PERMISSION_DENIED");
+    // Hidden from the team: worded as a section that does not exist.
+    const hidden = await refusalOf(post(editor, at("Board", "the")));
+    const missing = await refusalOf(post(editor, { ...at("Plan", "Before"), sectionId: "00000000-0000-4000-8000-000000000000" }));
+    expect(hidden.code).toBe("NOT_FOUND");
+    expect(hidden.message.replace(sectionOf("Board"), "ID")).toBe(missing.message.replace("00000000-0000-4000-8000-000000000000", "ID"));
+    // An agent where aiAccess is none: NOT_FOUND; its person may post there (not done here: nothing is to change).
+    expect((await callMcpError(editorMcp, "comments", { action: "post", ...at("People", "the") })).code).toBe("NOT_FOUND");
+    for (const [args, field] of [
+      [at("Plan", "not in the text"), "quote"],
+      [at("Plan", "Before", { occurrence: 1 }), "quote"],
+      [at("Plan", "plan"), "quote"],
+      [at("Plan", "Before", { blockIndex: 5 }), "blockIndex"],
+      [at("Plan", "Before", { mentions: [outsiderId] }), "mentions"],
+      [at("Plan", "Before", { body: "  " }), "body"],
+    ] as const) {
+      const refusal = await refusalOf(post(editor, args));
+      expect(refusal.code, JSON.stringify(args)).toBe("VALIDATION_FAILED");
+      expect(refusal.message).toContain(field);
+    }
+    expect(await server.db.select().from(commentsTable)).toEqual(before);
+    expect(JSON.stringify((await server.callTool("read", owner.userId, { documentId, includeDraft: true })).sections)).toBe(draftBefore);
   });
 });
 

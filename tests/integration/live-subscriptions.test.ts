@@ -186,6 +186,34 @@ describe("commentThreads", () => {
     expect(everything).not.toContain(boardComment);
     expect(threads.error).toBeNull();
   });
+  test("a posted comment reaches another person's panel without a commit, anchored; one in a hidden section never", async () => {
+    const doc = await newDocument("live/posted", [
+      { name: "Plan", content: [text("Ship on the 3rd.")] },
+      { name: "Board", content: [text("Board only text")] },
+    ]);
+    const [planId, boardId] = doc.sectionIds as [string, string];
+    await mergeSectionOverrides(server, owner.userId, { documentId: doc.documentId, sectionId: boardId }, { defaultPermission: "none" });
+    type Thread = { commentId: string | null; text: string; body: string; anchored: boolean; status: string };
+    const threads = follow<{ threads: Thread[] }>((handlers) =>
+      clientFor(member).commentThreads.subscribe({ documentId: doc.documentId, branchName: "main" }, handlers),
+    );
+    await waitFor(() => threads.values.length > 0, 5_000, "the first threads");
+    const at = { documentId: doc.documentId, blockIndex: 0 };
+    await server.callTool("comments", owner.userId, { action: "post", ...at, sectionId: boardId, quote: "Board", body: "Secret post" });
+    const posted = await server.callTool("comments", owner.userId, {
+      action: "post",
+      ...at,
+      sectionId: planId,
+      quote: "the 3rd",
+      body: "Sure?",
+    });
+    await waitFor(() => threads.latest()!.threads.length === 1, 5_000, "the posted comment");
+    expect(threads.latest()!.threads).toMatchObject([{ commentId: posted.commentId, text: "the 3rd", body: "Sure?", anchored: true }]);
+    await server.callTool("comments", owner.userId, { action: "resolve", documentId: doc.documentId, commentId: posted.commentId });
+    await waitFor(() => threads.latest()!.threads[0]!.status === "resolved", 5_000, "the resolution");
+    expect(JSON.stringify(threads.values)).not.toContain("Secret post");
+    expect(threads.error).toBeNull();
+  });
   test("a comment typed live and committed is never shown twice or with its tags mixed: the draft is not read mid-commit", async () => {
     // A read between the commit's head move and the draft's rebase onto it once applied the committed change over the
     // very edits it was made from, and the panel showed two threads quoting markup (in about a third of tries).

@@ -6,7 +6,14 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { markCommentRanges } from "@/app/documents/[documentId]/comment-markup";
-import { commentTagTokens, commentTagWithin, newCommentMarkup, newCommentTags } from "@/server/core/comment-markup";
+import {
+  commentTagTokens,
+  commentTagWithin,
+  newCommentMarkup,
+  newCommentTags,
+  occurrenceAt,
+  quoteIndex,
+} from "@/server/core/comment-markup";
 
 const MENTION = "0b7c5a2e-8f1d-4c3a-9e6b-2d4f6a8c0e1b";
 const OPEN = "\uE000";
@@ -101,8 +108,28 @@ describe("commentTagWithin", () => {
   test("finds a tag inside or across the range, and none outside it", () => {
     expect(commentTagWithin(text, 0, 1)).toBe(false);
     expect(commentTagWithin(text, 0, open + 1)).toBe(true);
-    expect(commentTagWithin(text, open + '<svc:comment id="c1">'.length, close)).toBe(false);
     expect(commentTagWithin(text, close - 1, close + 2)).toBe(true);
     expect(commentTagWithin(text, text.length - 1, text.length)).toBe(false);
+  });
+  test("a range inside a comment's text would nest in it: refused too (the grammar pairs a tag with the first closing one)", () => {
+    expect(commentTagWithin(text, open + '<svc:comment id="c1">'.length, close)).toBe(true);
+    expect(commentTagWithin(text, close + "</svc:comment>".length, text.length)).toBe(false);
+  });
+});
+
+describe("quoteIndex and occurrenceAt", () => {
+  test("a selection is found again by its text and which occurrence it is, overlapping ones counted", () => {
+    const text = "aaa b aaa";
+    for (const [from, to] of [
+      [0, 2],
+      [1, 3],
+      [6, 8],
+      [7, 9],
+      [4, 5],
+    ] as const) {
+      expect(quoteIndex(text, text.slice(from, to), occurrenceAt(text, from, to))).toBe(from);
+    }
+    expect(quoteIndex(text, "aa", 4)).toBeNull();
+    expect(quoteIndex(text, "zz", 0)).toBeNull();
   });
 });
