@@ -1,20 +1,23 @@
 /**
- * Comments from the editor: select text, Comment, write it and whom it
- * mentions; it shows highlighted at once and in the comments panel as not yet
- * committed; Commit stores it as a comment with its author and mentions. A
+ * Comments from the editor, as two people working at once: one selects text,
+ * Comment, writes it with `@` completing whom it mentions, and posts it; it
+ * is saved at once — highlighted, beside the text and in the panel of the
+ * other person's open page, with nobody committing — the mentioned person
+ * has it in their inbox, and the commit stores its anchor with the text. A
  * comment may not overlap another; Ctrl/⌘+Alt+M opens the form; a reader
  * sees the panel and no Comment; a hidden section's comment never reaches the
  * panel of someone who may not see it. Threads: a reply, Resolve (the
- * highlight muted), Show resolved, Reopen, from the keyboard; a reader gets
- * no reply box; a thread whose section is deleted leaves the open panel; a
- * failed reply says why and keeps the text; clicking a thread's quote brings
- * the highlighted span itself into view and focus, even in a section whose
- * editor had not mounted yet.
+ * highlight muted), Show resolved, Reopen, from the keyboard; replies and
+ * resolutions reach the other page live; at 390 px the threads are in the
+ * panel; a reader gets no reply box; a thread whose section is deleted leaves
+ * the open panel; a failed reply says why and keeps the text; clicking a
+ * thread's quote brings the highlighted span itself into view and focus, even
+ * in a section whose editor had not mounted yet.
  */
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { signInPage, openLiveDocument } from "../helpers/browser";
-import { photograph, WIDE } from "../helpers/screenshots";
+import { NARROW, photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 test.describe.configure({ mode: "serial" });
@@ -80,43 +83,86 @@ test.afterAll(async () => {
   await server?.close();
 });
 
-test("a comment on a selection shows at once, is listed as not committed, and Commit stores it with its author and mentions", async () => {
+test("a comment posted by one person is saved at once: highlighted, beside the text and in the panel of another person, with no commit; @ completes the member it mentions", async ({
+  browser,
+}) => {
+  const moPage = await signedIn(browser, mo.email);
+  await openDocument(moPage);
   await openDocument(olivePage);
   const goals = sectionOf(olivePage, 0);
   await selectNearEnd(olivePage, 0, 1, "spring".length);
   await goals.getByRole("button", { name: "Comment" }).click();
   const form = goals.getByRole("form", { name: "New comment" });
-  await form.getByLabel("Comment").fill('Is "spring" firm? <ask finance>');
-  await form.getByLabel("Mo Member").check();
+  const box = form.getByRole("combobox", { name: "Comment" });
+  await expect(box).toBeFocused();
+  await box.fill('Is "spring" firm? <ask finance>');
+  await box.pressSequentially(" @m");
+  // Typing after @ offers the members it matches, the first active; Escape closes the list, typing on opens it again.
+  const list = form.getByRole("listbox", { name: "Mention someone" });
+  await expect(list.getByRole("option")).toHaveText([/Mo Member/]);
+  await expect(list.getByRole("option", { name: /Mo Member/ })).toHaveAttribute("aria-selected", "true");
+  await expect(box).toHaveAttribute("aria-activedescendant", (await list.getByRole("option").getAttribute("id"))!);
+  await olivePage.keyboard.press("Escape");
+  await expect(list).toBeHidden();
+  await box.pressSequentially("o");
+  await expect(list.getByRole("option", { name: /Mo Member/ })).toBeVisible();
+  await olivePage.keyboard.press("ArrowDown");
   await photograph(olivePage, "editor-comment-form");
-  await form.getByRole("button", { name: "Add comment" }).click();
+  await box.focus();
+  await olivePage.keyboard.press("Enter");
+  await expect(list).toBeHidden();
+  await expect(box).toHaveValue('Is "spring" firm? <ask finance> @Mo Member ');
+  await form.getByRole("button", { name: "Post comment" }).click();
   await expect(form).toHaveCount(0);
   await expect(goals.locator(".cm-comment-mark")).toHaveText("spring");
   // The tags stay hidden in the editor.
   await expect(goals.getByTestId("editor-prose")).toHaveText("We launch in spring.");
 
-  await olivePage.getByRole("button", { name: /^Comments/ }).click();
-  const thread = olivePage.getByTestId("comment-thread");
-  await expect(thread).toHaveCount(1);
-  await expect(thread).toContainText('Is "spring" firm? <ask finance>');
-  await expect(thread).toContainText("Not committed yet");
-  await expect(thread.locator("blockquote")).toHaveText("spring");
+  // Mo's page, open all along, shows the comment highlighted and its thread beside it: nobody committed anything.
+  const moMark = sectionOf(moPage, 0).locator(".cm-comment-mark");
+  await expect(moMark).toHaveText("spring");
+  const beside = moPage.getByTestId("comment-margin-thread");
+  await expect(beside).toContainText('Is "spring" firm? <ask finance> @Mo Member');
+  await expect(beside).toContainText("Olive Owner");
+  const [markBox, threadBox, textBox] = await Promise.all([
+    moMark.boundingBox(),
+    beside.boundingBox(),
+    sectionOf(moPage, 0).getByTestId("editor-prose").boundingBox(),
+  ]);
+  expect(threadBox!.x).toBeGreaterThanOrEqual(textBox!.x + textBox!.width);
+  expect(Math.abs(threadBox!.y - markBox!.y)).toBeLessThan(24);
+  await moPage.getByRole("button", { name: /^Comments/ }).click();
+  await expect(moPage.getByRole("complementary", { name: "Comments" }).getByTestId("comment-thread")).toContainText('Is "spring" firm?');
 
+  const head = (await server.callTool("read", olive.userId, { documentId, sectionIds: [sectionIds[0]!] })).sections[0]!;
+  expect(head.content).toEqual([text("We launch in spring.")]);
+  const [posted] = (await server.callTool("comments", mo.userId, { action: "list", documentId })).threads;
+  expect(posted).toMatchObject({
+    body: 'Is "spring" firm? <ask finance> @Mo Member',
+    authorId: olive.userId,
+    mentions: [mo.userId],
+    anchored: true,
+  });
+  const inbox = await server.callTool("notifications", mo.userId, { action: "list" });
+  expect(inbox.notifications).toMatchObject([{ kind: "mention", title: expect.stringContaining("Goals") }]);
+
+  // The commit stores the anchor with the text; the thread stays where it was.
   const bar = olivePage.getByTestId("commit-bar");
   await expect(bar).toBeVisible({ timeout: 10_000 });
   await bar.getByRole("button", { name: "Commit" }).click();
   await expect(bar).toHaveCount(0);
+  const committed = (await server.callTool("read", olive.userId, { documentId, sectionIds: [sectionIds[0]!] })).sections[0]!;
+  expect(committed.content).toEqual([text(`We launch in <svc:comment id="${posted!.commentId}">spring</svc:comment>.`)]);
+  await expect(olivePage.getByTestId("comment-margin-thread")).toHaveCount(1);
+  await photograph(olivePage, "editor-comments-margin");
 
-  const goalsRead = (await server.callTool("read", olive.userId, { documentId, sectionIds: [sectionIds[0]!] })).sections[0]!;
-  const comment = goalsRead.comments[0]!;
-  expect(comment).toMatchObject({ body: 'Is "spring" firm? <ask finance>', authorId: olive.userId, mentions: [mo.userId] });
-  expect(goalsRead.content).toEqual([text(`We launch in <svc:comment id="${comment.commentId}">spring</svc:comment>.`)]);
-
-  // The panel follows the branch's threads: the commit shows without asking.
-  await expect(thread).not.toContainText("Not committed yet");
-  await expect(thread).toContainText("Olive Owner");
+  await olivePage.getByRole("button", { name: /^Comments/ }).click();
+  const thread = olivePage.getByTestId("comment-thread");
+  await expect(thread).toHaveCount(1);
+  await expect(thread.locator("blockquote")).toHaveText("spring");
   await expect(thread.getByRole("link", { name: "Goals" })).toHaveAttribute("href", `#section-${sectionIds[0]}`);
   await photograph(olivePage, "editor-comments-panel");
+  await moPage.context().close();
 });
 
 test("a comment may not overlap another, and Ctrl+Alt+M opens the form from the keyboard", async () => {
@@ -127,11 +173,11 @@ test("a comment may not overlap another, and Ctrl+Alt+M opens the form from the 
   const form = goals.getByRole("form", { name: "New comment" });
   await expect(form.getByLabel("Comment")).toBeFocused();
   await form.getByLabel("Comment").fill("Overlapping");
-  await form.getByRole("button", { name: "Add comment" }).click();
+  await form.getByRole("button", { name: "Post comment" }).click();
   await expect(form.getByRole("alert")).toContainText("cannot overlap another comment");
   await form.getByRole("button", { name: "Cancel" }).click();
   const draft = await server.callTool("read", olive.userId, { documentId, includeDraft: true, sectionIds: [sectionIds[0]!] });
-  expect(JSON.stringify(draft.sections[0]!.content)).not.toContain("comment-new");
+  expect(draft.sections[0]!.comments).toHaveLength(1);
 });
 
 test("a reader sees the comments and is offered no Comment", async ({ browser }) => {
@@ -191,7 +237,7 @@ test("a thread is answered, resolved (its highlight muted), shown under Show res
   const thread = panel.getByTestId("comment-thread");
   await expect(thread).toHaveCount(1);
 
-  await thread.getByRole("textbox", { name: "Reply" }).focus();
+  await thread.getByRole("combobox", { name: "Reply" }).focus();
   await olivePage.keyboard.type("Finance confirmed: May.");
   await olivePage.keyboard.press("Tab");
   await expect(thread.getByRole("button", { name: "Reply" })).toBeFocused();
@@ -200,7 +246,7 @@ test("a thread is answered, resolved (its highlight muted), shown under Show res
   await expect(reply).toHaveCount(1);
   await expect(reply).toContainText("Finance confirmed: May.");
   await expect(reply).toContainText("Olive Owner");
-  await expect(thread.getByRole("textbox", { name: "Reply" })).toHaveValue("");
+  await expect(thread.getByRole("combobox", { name: "Reply" })).toHaveValue("");
   await photograph(olivePage, "editor-comment-thread");
 
   await thread.getByRole("button", { name: "Resolve" }).focus();
@@ -222,7 +268,7 @@ test("a thread is answered, resolved (its highlight muted), shown under Show res
   const resolved = panel.getByRole("list", { name: "Resolved threads" }).getByTestId("comment-thread");
   await expect(resolved).toContainText("Resolved by Olive Owner");
   await expect(resolved.getByTestId("comment-reply")).toContainText("Finance confirmed: May.");
-  await expect(resolved.getByRole("textbox", { name: "Reply" })).toHaveCount(0);
+  await expect(resolved.getByRole("combobox", { name: "Reply" })).toHaveCount(0);
   await photograph(olivePage, "editor-comment-thread-resolved");
 
   await resolved.getByRole("button", { name: "Reopen" }).focus();
@@ -248,7 +294,7 @@ test("a reader sees the replies but is offered no reply box, Resolve or Reopen; 
   await page.getByRole("button", { name: /^Comments/ }).click();
   const thread = page.getByTestId("comment-thread");
   await expect(thread.getByTestId("comment-reply")).toContainText("Finance confirmed: May.");
-  await expect(thread.getByRole("textbox", { name: "Reply" })).toHaveCount(0);
+  await expect(thread.getByRole("combobox", { name: "Reply" })).toHaveCount(0);
   await expect(thread.getByRole("button", { name: /^(Resolve|Reopen)$/ })).toHaveCount(0);
   await thread.getByRole("button", { name: /^spring/ }).click();
   const mark = sectionOf(page, 0).locator("mark.comment-mark");
@@ -277,10 +323,10 @@ test("a thread whose section goes leaves the open panel; a failed reply says why
   await expect(thread).toHaveCount(1);
   const isCommentsCall = (url: URL) => /^\/api\/trpc\/(.*,)?comments(,|$)/.test(url.pathname);
   await olivePage.route(isCommentsCall, (route) => route.abort("internetdisconnected"));
-  await thread.getByRole("textbox", { name: "Reply" }).fill("Too late");
+  await thread.getByRole("combobox", { name: "Reply" }).fill("Too late");
   await thread.getByRole("button", { name: "Reply" }).click();
   await expect(thread.getByRole("alert")).not.toBeEmpty();
-  await expect(thread.getByRole("textbox", { name: "Reply" })).toHaveValue("Too late");
+  await expect(thread.getByRole("combobox", { name: "Reply" })).toHaveValue("Too late");
   await olivePage.unroute(isCommentsCall);
 });
 
@@ -318,4 +364,58 @@ test("clicking a thread's quote brings the highlighted text itself into view and
   await expect(mark).toBeInViewport();
   await expect(appendix.getByTestId("editor-prose").locator(".cm-content")).toBeFocused();
   await page.context().close();
+});
+
+test("replies and resolutions reach another open page live; at 390 px the threads are in the panel, not beside the text", async ({
+  browser,
+}) => {
+  const doc = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "handbook/live-threads",
+    sections: [{ name: "Budget", content: [text("We spend less in summer.")] }],
+  });
+  await server.callTool("documents", olive.userId, {
+    action: "set_permissions",
+    documentId: doc.documentId,
+    grants: [{ userId: mo.userId, permission: "edit" }],
+  });
+  const posted = await server.callTool("comments", olive.userId, {
+    action: "post",
+    documentId: doc.documentId,
+    sectionId: doc.sectionIds[0]!,
+    blockIndex: 0,
+    quote: "summer",
+    body: "Which months?",
+  });
+  const moPage = await signedIn(browser, mo.email);
+  const open = (page: Page) => openLiveDocument(page, server.url, { documentId: doc.documentId, firstSectionId: doc.sectionIds[0]! });
+  await open(moPage);
+  await open(olivePage);
+  const oliveThread = olivePage.getByTestId("comment-margin-thread");
+  await expect(oliveThread).toContainText("Which months?");
+
+  const moThread = moPage.getByTestId("comment-margin-thread");
+  const reply = moThread.getByRole("combobox", { name: "Reply" });
+  await reply.fill("July and August, @");
+  await expect(moThread.getByRole("option")).toHaveCount(3);
+  await reply.pressSequentially("oli");
+  await moPage.keyboard.press("Enter");
+  await expect(reply).toHaveValue("July and August, @Olive Owner ");
+  await moThread.getByRole("button", { name: "Reply", exact: true }).click();
+  await expect(oliveThread.getByTestId("comment-reply")).toContainText("July and August, @Olive Owner");
+  const listed = await server.callTool("comments", olive.userId, { action: "list", documentId: doc.documentId });
+  expect(listed.threads[0]!.replies[0]!.mentions).toEqual([olive.userId]);
+
+  await moThread.getByRole("button", { name: "Resolve" }).click();
+  await expect(oliveThread).toHaveCount(0);
+  await expect(sectionOf(olivePage, 0).locator(`[data-comment-id="${posted.commentId}"]`)).toHaveClass(/cm-comment-mark-resolved/);
+  await server.callTool("comments", olive.userId, { action: "reopen", documentId: doc.documentId, commentId: posted.commentId });
+  await expect(oliveThread).toHaveCount(1);
+
+  await olivePage.setViewportSize(NARROW);
+  await expect(oliveThread).toBeHidden();
+  await olivePage.getByRole("button", { name: /^Comments/ }).click();
+  await expect(olivePage.getByRole("complementary", { name: "Comments" }).getByTestId("comment-thread")).toContainText("Which months?");
+  await olivePage.setViewportSize(WIDE);
+  await moPage.context().close();
 });

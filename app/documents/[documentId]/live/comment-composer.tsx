@@ -2,46 +2,54 @@
 
 /**
  * Commenting on a selection in a text block: with text selected the editor
- * offers **Comment** (or Ctrl/⌘+Alt+M); the form takes the comment and whom
- * it mentions, and wraps the selection in the shared text with
- * `<svc:comment-new …>` tags, which name its author (the server refuses a
- * comment typed in someone else's name). Everyone in the room sees it
- * highlighted at once; the commit stores it as a comment by that author,
- * whoever commits (spec §2.3).
+ * offers **Comment** (or Ctrl/⌘+Alt+M); the form takes the comment, with `@`
+ * completing the people it mentions, and posts it (`comments` `post`): the
+ * server stores it at once and anchors it around the selected text in the
+ * branch's live draft, so everyone on the page sees the highlight and the
+ * thread straight away, and the next commit stores the anchor with the text.
+ * The selection is sent as its text and which occurrence of that text in the
+ * block it is, which the server finds again in the draft as it is then.
  */
-import { useQuery } from "@tanstack/react-query";
-import { InlineError } from "@/app/_components/action-form";
-import { refusalOf } from "@/app/_lib/tool-call";
-import { useTRPC } from "@/app/_lib/trpc";
 import { useState, type FormEvent } from "react";
+import { InlineError } from "@/app/_components/action-form";
 import type * as Y from "yjs";
-import { commentTagWithin, MAX_COMMENT_BODY_CHARS, newCommentMarkup } from "@/server/core/comment-markup";
+import { commentTagWithin, occurrenceAt } from "@/server/core/comment-markup";
+import { type Member, MentionTextarea, mentionedIn } from "./mention-input";
+import { useCommentsTool } from "./tools";
 
 export interface TextRange {
   from: number;
   to: number;
 }
 
+/** Where comments written in an editor go: the section on its branch, and the block's place in it. */
+export interface CommentTarget {
+  documentId: string;
+  branchName: string;
+  sectionId: string;
+}
+
 export function CommentComposer({
   text,
-  authorId,
+  target,
+  blockIndex,
   selection,
   open,
   setOpen,
 }: {
   text: Y.Text;
-  /** The signed-in person, written into the comment as its author. */
-  authorId: string;
+  target: CommentTarget;
+  blockIndex: number;
   /** The editor's selection now (null when nothing is selected). */
   selection: () => TextRange | null;
   open: boolean;
   setOpen: (open: boolean) => void;
 }) {
+  const comments = useCommentsTool();
   const [error, setError] = useState<string | null>(null);
-  // Everyone in the workspace (the first 200), asked for when the form first opens.
-  const members = useQuery({ ...useTRPC().members.queryOptions({ action: "list", limit: 200 }), enabled: open });
-  const people = members.data?.members ?? null;
-  const shownError = error ?? (members.error ? refusalOf(members.error).message : null);
+  const [body, setBody] = useState("");
+  const [picked, setPicked] = useState<Member[]>([]);
+  const [busy, setBusy] = useState(false);
 
   if (!open) {
     return (
@@ -60,54 +68,59 @@ export function CommentComposer({
     );
   }
 
-  const submit = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const data = new FormData(event.currentTarget);
-    const body = String(data.get("body") ?? "").trim();
-    const range = selection();
-    if (body === "") return setError("Write the comment first.");
-    if (!range) return setError("Select the text to comment on, then try again.");
-    if (commentTagWithin(text.toString(), range.from, range.to)) {
-      return setError("A comment cannot overlap another comment: select text outside the highlighted parts.");
-    }
-    const { open: openTag, close } = newCommentMarkup(body, data.getAll("mentions").map(String), authorId);
-    // The closing tag first, so the selection's start is still where it was.
-    text.doc?.transact(() => {
-      text.insert(range.to, close);
-      text.insert(range.from, openTag);
-    });
+  const close = () => {
+    setBody("");
+    setPicked([]);
     setError(null);
     setOpen(false);
   };
 
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const range = selection();
+    if (body.trim() === "") return setError("Write the comment first.");
+    if (!range) return setError("Select the text to comment on, then try again.");
+    const now = text.toString();
+    if (commentTagWithin(now, range.from, range.to)) {
+      return setError("A comment cannot overlap another comment: select text outside the highlighted parts.");
+    }
+    setBusy(true);
+    const result = await comments({
+      action: "post",
+      ...target,
+      blockIndex,
+      quote: now.slice(range.from, range.to),
+      occurrence: occurrenceAt(now, range.from, range.to),
+      body,
+      mentions: mentionedIn(body, picked),
+    });
+    setBusy(false);
+    if (!result.ok) return setError(result.message);
+    close();
+  };
+
   return (
-    <form className="comment-composer comment-composer-open" aria-label="New comment" onSubmit={submit}>
-      <label className="comment-composer-body">
-        <span>Comment</span>
-        {/* biome-ignore lint/a11y/noAutofocus: the form opens on request, and writing the comment is the next step */}
-        <textarea name="body" required maxLength={MAX_COMMENT_BODY_CHARS} rows={3} autoFocus />
-      </label>
-      <fieldset className="comment-composer-mentions">
-        <legend>Mention</legend>
-        {people === null ? (
-          <p className="muted">Loading people…</p>
-        ) : (
-          people.map((person) => (
-            <label key={person.userId}>
-              <input type="checkbox" name="mentions" value={person.userId} /> {person.name}
-            </label>
-          ))
-        )}
-      </fieldset>
+    <form className="comment-composer comment-composer-open" aria-label="New comment" onSubmit={submit} aria-busy={busy}>
+      <MentionTextarea
+        name="body"
+        label="Comment"
+        rows={3}
+        placeholder="Comment… (@ to mention someone)"
+        autoFocus
+        value={body}
+        onChange={setBody}
+        picked={picked}
+        onPick={(member) => setPicked((all) => [...all, member])}
+      />
       <div className="comment-composer-actions">
-        <button type="submit" className="button button-small button-primary">
-          Add comment
+        <button type="submit" className="button button-small button-primary" disabled={busy}>
+          {busy ? "Posting…" : "Post comment"}
         </button>
-        <button type="button" className="button button-small button-quiet" onClick={() => setOpen(false)}>
+        <button type="button" className="button button-small button-quiet" onClick={close}>
           Cancel
         </button>
       </div>
-      <InlineError error={shownError} />
+      <InlineError error={error} />
     </form>
   );
 }

@@ -1,15 +1,17 @@
 "use client";
 
 /**
- * The comment threads of the branch, beside the document: each comment with
- * the text it is on (a button that brings that text into view in the
- * editor), its author and time, its replies, and a link to its section;
- * comments typed into the draft and not committed yet are marked so. Those
- * who may edit the comment's section reply, resolve and reopen; resolved
- * threads wait behind "Show resolved". While open it follows the branch's
- * threads live (the `commentThreads` subscription: the server sends them
- * again on every reply, resolution, commit and comment typed into the
- * draft), through the reader's own access.
+ * The comment threads of the branch: each comment with the text it is on (a
+ * button that brings that text into view in the editor), its author and
+ * time, its replies, and a link to its section; a thread whose anchor went
+ * with a discarded draft is marked so. Those who may edit the comment's
+ * section reply (with `@` completing mentions), resolve and reopen; resolved
+ * threads wait behind "Show resolved". The page follows the branch's threads
+ * live (the `commentThreads` subscription: the server sends them again on
+ * every comment posted, reply, resolution, commit and draft change, from any
+ * process), through the reader's own access. On a wide screen the open
+ * threads also sit beside their text (comment-margin.tsx); the panel, behind
+ * its button, lists them all (on a phone, the only place).
  */
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { type FormEvent, useEffect, useRef, useState } from "react";
@@ -19,8 +21,9 @@ import { refusalOf } from "@/app/_lib/tool-call";
 import { useTRPC } from "@/app/_lib/trpc";
 import type { ThreadView } from "@/server/actions/comments";
 import type { CommentThread } from "@/server/actions/live-views";
-import { MAX_COMMENT_BODY_CHARS } from "@/server/core/comment-markup";
 import { type ResolvedComments, revealComment } from "./comment-highlights";
+import { CommentMargin } from "./comment-margin";
+import { type Member, MentionTextarea, mentionedIn } from "./mention-input";
 import { useCommentsTool } from "./tools";
 
 const when = (iso: string) => new Date(iso).toLocaleString("en");
@@ -49,7 +52,7 @@ export function CommentsPanel({
     setFocusNext(null);
   }, [focusNext]);
 
-  const live = useSubscription(useTRPC().commentThreads.subscriptionOptions({ documentId, branchName }, { enabled: open }));
+  const live = useSubscription(useTRPC().commentThreads.subscriptionOptions({ documentId, branchName }));
   const error = live.error ? refusalOf(live.error).message : null;
   const loading = open && live.data === undefined && !error;
   useEffect(() => {
@@ -83,16 +86,18 @@ export function CommentsPanel({
 
   const openThreads = threads?.filter((t) => t.status === "open") ?? [];
   const resolvedThreads = threads?.filter((t) => t.status === "resolved") ?? [];
-  const item = (thread: CommentThread, index: number) => (
+  const item = (thread: CommentThread, index: number, testId = "comment-thread") => (
     <ThreadItem
       key={thread.commentId ?? `pending-${index}`}
       thread={thread}
       address={{ documentId, branchName }}
+      testId={testId}
       onChanged={changed}
       onResolved={resolvedOne}
       onReopened={reopenedOne}
     />
   );
+  const besideText = openThreads.filter((t) => t.commentId !== null && t.anchored);
 
   return (
     <div className="comments-panel">
@@ -105,6 +110,9 @@ export function CommentsPanel({
       >
         Comments{threads ? ` (${openThreads.length})` : ""}
       </button>
+      {besideText.length > 0 ? (
+        <CommentMargin threads={besideText} render={(thread, index) => item(thread, index, "comment-margin-thread")} />
+      ) : null}
       {open ? (
         <aside id="comment-threads" className="comment-threads" aria-label="Comments" aria-busy={loading}>
           <div className="comment-threads-head">
@@ -129,7 +137,7 @@ export function CommentsPanel({
           ) : (
             <>
               {openThreads.length === 0 ? <p className="muted">No open threads: every comment here is resolved.</p> : null}
-              <ol className="comment-thread-list">{openThreads.map(item)}</ol>
+              <ol className="comment-thread-list">{openThreads.map((t, i) => item(t, i))}</ol>
               {resolvedThreads.length > 0 ? (
                 <button
                   ref={resolvedToggle}
@@ -144,7 +152,7 @@ export function CommentsPanel({
               ) : null}
               {showResolved && resolvedThreads.length > 0 ? (
                 <ol id="resolved-comment-threads" className="comment-thread-list" aria-label="Resolved threads">
-                  {resolvedThreads.map(item)}
+                  {resolvedThreads.map((t, i) => item(t, i))}
                 </ol>
               ) : null}
             </>
@@ -160,12 +168,14 @@ type Busy = "reply" | "resolve" | "reopen" | null;
 function ThreadItem({
   thread,
   address,
+  testId,
   onChanged,
   onResolved,
   onReopened,
 }: {
   thread: CommentThread;
   address: { documentId: string; branchName: string };
+  testId: string;
   onChanged: (thread: ThreadView) => void;
   onResolved: (thread: ThreadView) => void;
   onReopened: (thread: ThreadView) => void;
@@ -173,6 +183,8 @@ function ThreadItem({
   const comments = useCommentsTool();
   const [busy, setBusy] = useState<Busy>(null);
   const [error, setError] = useState<string | null>(null);
+  const [draft, setDraft] = useState("");
+  const [picked, setPicked] = useState<Member[]>([]);
   const { commentId } = thread;
   const resolved = thread.status === "resolved";
 
@@ -191,13 +203,13 @@ function ThreadItem({
 
   const reply = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const form = event.currentTarget;
-    const body = String(new FormData(form).get("body") ?? "").trim();
+    const body = draft.trim();
     if (body === "") return setError("Write the reply first.");
     if (!commentId) return;
-    const next = await run("reply", () => comments({ action: "reply", ...address, commentId, body }));
+    const next = await run("reply", () => comments({ action: "reply", ...address, commentId, body, mentions: mentionedIn(body, picked) }));
     if (!next) return;
-    form.reset();
+    setDraft("");
+    setPicked([]);
     onChanged(next);
   };
   const setResolved = async (value: boolean) => {
@@ -207,12 +219,12 @@ function ThreadItem({
   };
 
   return (
-    <li className={`comment-thread${resolved ? " comment-thread-resolved" : ""}`} data-testid="comment-thread" aria-busy={busy !== null}>
+    <li className={`comment-thread${resolved ? " comment-thread-resolved" : ""}`} data-testid={testId} aria-busy={busy !== null}>
       <a href={`#section-${thread.sectionId}`} className="comment-thread-section">
         {thread.sectionName}
       </a>
       <blockquote>
-        {commentId ? (
+        {commentId && thread.anchored ? (
           <button
             type="button"
             className="comment-thread-quote"
@@ -222,8 +234,10 @@ function ThreadItem({
             {thread.text}
             <span className="visually-hidden"> (show in the document)</span>
           </button>
-        ) : (
+        ) : thread.anchored ? (
           thread.text
+        ) : (
+          <span className="muted">The text it was on went with a discarded draft.</span>
         )}
       </blockquote>
       <p>{thread.body}</p>
@@ -237,6 +251,12 @@ function ThreadItem({
           <>
             {thread.authorName ?? "Someone"}
             {thread.createdAt ? <> · {when(thread.createdAt)}</> : null}
+            {thread.anchored ? null : (
+              <>
+                {" "}
+                · <span className="badge">Detached</span>
+              </>
+            )}
           </>
         )}
       </p>
@@ -267,14 +287,16 @@ function ThreadItem({
           </div>
         ) : (
           <form className="comment-reply-form" aria-label="Reply" onSubmit={reply}>
-            <textarea
+            <MentionTextarea
               name="body"
+              label="Reply"
               rows={2}
-              required
-              maxLength={MAX_COMMENT_BODY_CHARS}
-              aria-label="Reply"
-              placeholder="Reply…"
+              placeholder="Reply… (@ to mention someone)"
               disabled={busy !== null}
+              value={draft}
+              onChange={setDraft}
+              picked={picked}
+              onPick={(member) => setPicked((all) => [...all, member])}
             />
             <div className="comment-thread-actions">
               <button type="submit" className="button button-small button-primary" disabled={busy !== null}>

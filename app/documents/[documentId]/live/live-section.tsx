@@ -307,7 +307,7 @@ export const LiveSection = memo(function LiveSection({
                       kind="prose"
                       placeholder="Write here…"
                       blockIndex={index}
-                      {...(me ? { commentAuthorId: me.userId } : {})}
+                      {...(me ? { commentOn: { documentId: address.documentId, branchName: address.branchName, sectionId } } : {})}
                     />
                   </BlockBoundary>
                 ) : block instanceof Y.Map ? (

@@ -20,7 +20,7 @@ import { useToast } from "@/app/_components/toast";
 import { yCollab, yUndoManagerKeymap } from "y-codemirror.next";
 import type { Awareness } from "y-protocols/awareness";
 import * as Y from "yjs";
-import { CommentComposer, type TextRange } from "./comment-composer";
+import { CommentComposer, type CommentTarget, type TextRange } from "./comment-composer";
 import { ResolvedCommentsContext } from "./comment-highlights";
 import {
   commentMarkupExtension,
@@ -43,7 +43,7 @@ export function TextEditor({
   kind,
   placeholder,
   blockIndex,
-  commentAuthorId,
+  commentOn,
 }: {
   text: Y.Text;
   awareness: Awareness;
@@ -54,8 +54,8 @@ export function TextEditor({
   /** A text block's place in its section (marked on the editor, for what is inserted or dropped there). */
   blockIndex?: number;
   placeholder?: string;
-  /** Who a comment written here is by (the signed-in person); without one no Comment is offered. */
-  commentAuthorId?: string;
+  /** Where a comment written here is posted (for a signed-in person); without it no Comment is offered. */
+  commentOn?: CommentTarget;
 }) {
   const host = useRef<HTMLDivElement>(null);
   // A prose editor offers Comment while text is selected; the range is read at the moment the comment is added.
@@ -148,10 +148,11 @@ export function TextEditor({
         data-testid={`editor-${kind}`}
         data-block-index={blockIndex}
       />
-      {kind === "prose" && commentAuthorId && (selecting || composing) ? (
+      {kind === "prose" && commentOn && blockIndex !== undefined && (selecting || composing) ? (
         <CommentComposer
           text={text}
-          authorId={commentAuthorId}
+          target={commentOn}
+          blockIndex={blockIndex}
           selection={() => selection.current}
           open={composing}
           setOpen={setComposing}
