@@ -11,9 +11,25 @@
  * changes. Below 1100 px the column is not shown (comment-margin.css) and the
  * comments panel is where threads are read.
  */
-import { type ReactNode, useLayoutEffect, useRef } from "react";
+import { type ReactNode, useLayoutEffect, useRef, useSyncExternalStore } from "react";
 import type { CommentThread } from "@/server/actions/live-views";
 import "./comment-margin.css";
+
+/** Where the column shows: the same width as comment-margin.css's media query. */
+const WIDE_SCREEN = "(min-width: 1100px)";
+
+/** Whether the screen is wide enough for the column (false while rendering on the server: the panel is there either way). */
+export function useWideScreen(): boolean {
+  return useSyncExternalStore(
+    (changed) => {
+      const query = window.matchMedia(WIDE_SCREEN);
+      query.addEventListener("change", changed);
+      return () => query.removeEventListener("change", changed);
+    },
+    () => window.matchMedia(WIDE_SCREEN).matches,
+    () => false,
+  );
+}
 
 /** Space kept between two threads stacked in the column. */
 const GAP_PX = 8;

@@ -22,7 +22,7 @@ import { useTRPC } from "@/app/_lib/trpc";
 import type { ThreadView } from "@/server/actions/comments";
 import type { CommentThread } from "@/server/actions/live-views";
 import { type ResolvedComments, revealComment } from "./comment-highlights";
-import { CommentMargin } from "./comment-margin";
+import { CommentMargin, useWideScreen } from "./comment-margin";
 import { type Member, MentionTextarea, mentionedIn } from "./mention-input";
 import { useCommentsTool } from "./tools";
 
@@ -52,7 +52,9 @@ export function CommentsPanel({
     setFocusNext(null);
   }, [focusNext]);
 
-  const live = useSubscription(useTRPC().commentThreads.subscriptionOptions({ documentId, branchName }));
+  // Followed while someone can see the threads: the panel is open, or the screen is wide enough for the margin.
+  const wide = useWideScreen();
+  const live = useSubscription(useTRPC().commentThreads.subscriptionOptions({ documentId, branchName }, { enabled: open || wide }));
   const error = live.error ? refusalOf(live.error).message : null;
   const loading = open && live.data === undefined && !error;
   useEffect(() => {
