@@ -220,8 +220,9 @@ class LiveDraftsService implements LiveDrafts {
   }
 
   edit<T>(key: SectionKey, authorId: string, change: (doc: Y.Doc) => T, confirm: (result: T) => Promise<void>): Promise<T> {
-    return this.queue.run(key, async () => {
-      const head = await this.atHead(key);
+    const draft = { documentId: key.documentId, branchName: key.branchName };
+    return this.queue.run(draft, async () => {
+      const head = await this.atHead(draft);
       const open = this.rooms?.openSection(key);
       if (open) await open.live.settled();
       const stored = open ? null : await loadOrCreateSectionDraft(this.db, key, head.tree);
@@ -238,7 +239,7 @@ class LiveDraftsService implements LiveDrafts {
         await appendDraftUpdates(this.db, [{ ...key, update, authorId }]);
         if (open) open.live.applyStored(update);
         else this.rooms?.shareStored(key, update);
-        this.changes.changed(key);
+        this.changes.changed(draft);
         return result;
       } finally {
         doc.destroy();
