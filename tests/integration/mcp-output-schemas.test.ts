@@ -204,7 +204,9 @@ describe("every action's result matches its tool's outputSchema", () => {
     const doc = await call<{ documentId: string; sectionIds: string[] }>(ownerMcp, "documents", {
       action: "create",
       path: "schemas/threads",
-      sections: [{ name: "Notes", content: [text(`<svc:comment-new body="look" mentions="${reviewer.userId}">here</svc:comment-new>`)] }],
+      sections: [
+        { name: "Notes", content: [text(`Look <svc:comment-new body="look" mentions="${reviewer.userId}">here</svc:comment-new>`)] },
+      ],
     });
     const { documentId } = doc;
     const listed = await call<{ threads: Array<{ commentId: string }> }>(ownerMcp, "comments", { action: "list", documentId });
@@ -223,6 +225,16 @@ describe("every action's result matches its tool's outputSchema", () => {
     });
     expect(read.sections[0]!.comments).toMatchObject([{ status: "resolved", replies: [{}] }]);
     await call(ownerMcp, "comments", { action: "reopen", documentId, commentId });
+    // Posted: saved at once, anchored in the draft.
+    const posted = await call<{ thread: { anchored: boolean } }>(ownerMcp, "comments", {
+      action: "post",
+      documentId,
+      sectionId: doc.sectionIds[0]!,
+      blockIndex: 0,
+      quote: "Look",
+      body: "markup?",
+    });
+    expect(posted.thread.anchored).toBe(true);
   });
 
   test("merge_requests, with a conflict and a property conflict", async () => {
