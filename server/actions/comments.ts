@@ -319,6 +319,7 @@ async function post(ctx: ActionContext, input: ActionInput<"post">) {
     sectionId: input.sectionId,
     branchName: branch,
     authorId: ctx.actor.userId,
+    agent: ctx.actor.agent,
     body: input.body,
     mentions: mentioned,
     createdAt: ctx.clock(),
