@@ -408,7 +408,9 @@ test("replies and resolutions reach another open page live; at 390 px the thread
 
   await moThread.getByRole("button", { name: "Resolve" }).click();
   await expect(oliveThread).toHaveCount(0);
-  await expect(sectionOf(olivePage, 0).locator(`[data-comment-id="${posted.commentId}"]`)).toHaveClass(/cm-comment-mark-resolved/);
+  await expect(olivePage.locator(`#section-${doc.sectionIds[0]} [data-comment-id="${posted.commentId}"]`)).toHaveClass(
+    /cm-comment-mark-resolved/,
+  );
   await server.callTool("comments", olive.userId, { action: "reopen", documentId: doc.documentId, commentId: posted.commentId });
   await expect(oliveThread).toHaveCount(1);
 

@@ -57,9 +57,10 @@ export function CommentMargin({
       const base = list.getBoundingClientRect().top;
       let floor = 0;
       for (const item of list.querySelectorAll<HTMLElement>(":scope > li")) {
-        const { threadId, sectionId } = item.dataset;
+        const { threadId, threadSection } = item.dataset;
         const anchor =
-          page.querySelector(`[data-comment-id="${CSS.escape(threadId ?? "")}"]`) ?? document.getElementById(`section-${sectionId ?? ""}`);
+          page.querySelector(`[data-comment-id="${CSS.escape(threadId ?? "")}"]`) ??
+          document.getElementById(`section-${threadSection ?? ""}`);
         const wanted = anchor ? anchor.getBoundingClientRect().top - base : floor;
         const top = Math.max(wanted, floor);
         item.style.top = `${Math.round(top)}px`;
@@ -88,7 +89,7 @@ export function CommentMargin({
     <aside className="comment-margin" aria-label="Threads beside the text">
       <ol ref={column} className="comment-margin-list">
         {threads.map((thread, index) => (
-          <li key={thread.commentId} data-thread-id={thread.commentId ?? undefined} data-section-id={thread.sectionId}>
+          <li key={thread.commentId} data-thread-id={thread.commentId ?? undefined} data-thread-section={thread.sectionId}>
             <ol className="comment-thread-list">{render(thread, index)}</ol>
           </li>
         ))}
