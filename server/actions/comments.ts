@@ -384,13 +384,8 @@ async function reply(ctx: ActionContext, input: ActionInput<"reply">) {
         sectionName: open.version.name,
         commentId: open.commentId,
       },
-<<<<<<< HEAD
       ctx.actor,
-      mentions,
-=======
-      ctx.actor.userId,
       mentioned,
->>>>>>> aa1ca16 (Comments are saved when posted: comments post stores the row at once and anchors it in the live draft (LiveDrafts.edit); list reads the draft and keeps detached threads; thread changes shared across processes (quire:threads))
       ctx.clock(),
     );
     const row = await insertReply(tx, open.access.document.id, {
@@ -420,18 +415,10 @@ function setResolution(resolve: boolean) {
 export const commentsTool = defineTool({
   name: "comments",
   description: [
-<<<<<<< HEAD
-    "The comment threads of a document on a branch, with their replies. Comments are anchored in section text by <svc:comment id> markup; add one through `sections` with <svc:comment-new>.",
-    "Actions: list (in document order), reply (reopens a resolved thread), resolve, reopen (changed: false when it already was). Writes return the thread as it is now.",
-    "Seeing a thread needs read access to its section, writing needs edit; threads in sections you cannot see are NOT_FOUND. Replies and resolution are the same on every branch.",
-=======
-    "The comment threads of a document on a branch: each comment (anchored in section text by <svc:comment id> markup) with its replies and whether it is resolved.",
-    "A comment is saved when it is posted: `post` stores it at once and anchors it in the branch's live draft around the quoted text (everyone sees it at once; the next commit of the draft stores the anchor, and merges carry it like any text). Comments written as <svc:comment-new> through the `sections` tool are saved by that write.",
-    "Actions: `list` {documentId, branchName?, status?} returns { documentId, branchName, threads } in document order (as the branch's draft holds them), each thread with commentId, sectionId, sectionName, commentedText, anchored (false: its draft was discarded before a commit; the thread is kept), body, author, mentions, createdAt, status (open | resolved), resolvedAt/resolvedById/resolvedByName, replies [{ replyId, body, authorId, authorName, mentions, createdAt }] and yourPermission;",
-    "`post` {documentId, branchName?, sectionId, blockIndex, quote, occurrence?, body, mentions?} comments on `quote` in that text block (as `read` with includeDraft shows it) and returns the new commentId and thread; mentioned members are told in their inbox;",
-    "`reply` {documentId, branchName?, commentId, body, mentions?} adds a reply (and reopens a resolved thread); `resolve` and `reopen` {documentId, branchName?, commentId} close and open a thread again (changed: false when it already was).",
-    "Writes return the thread as it is now. Seeing a thread needs read access to its section on the branch, writing needs edit; threads in sections you cannot see are NOT_FOUND. Replies and resolution are not versioned: they are the same on every branch.",
->>>>>>> aa1ca16 (Comments are saved when posted: comments post stores the row at once and anchors it in the live draft (LiveDrafts.edit); list reads the draft and keeps detached threads; thread changes shared across processes (quire:threads))
+    "The comment threads of a document on a branch, with their replies. Comments are anchored in section text by <svc:comment id> markup.",
+    "A comment is saved when posted: post stores it at once and anchors it around `quote` in the branch's live draft (everyone sees it; the next commit stores the anchor, merges carry it); <svc:comment-new> written through `sections` is saved by that write.",
+    "Actions: list (in document order, as the draft holds them; anchored: false when its draft was discarded before a commit), post, reply (reopens a resolved thread), resolve, reopen (changed: false when it already was). Writes return the thread as it is now.",
+    "Seeing a thread needs read access to its section, posting and writing need edit; threads in sections you cannot see are NOT_FOUND. Replies and resolution are the same on every branch.",
   ].join(" "),
   input: commentsInput,
   readOnly: false,
