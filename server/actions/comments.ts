@@ -67,12 +67,12 @@ const body = (what: string) =>
     .trim()
     .min(1, "must not be empty")
     .max(MAX_COMMENT_BODY_CHARS, `must be at most ${MAX_COMMENT_BODY_CHARS} characters`)
-    .describe(`The ${what}, plain text (1-${MAX_COMMENT_BODY_CHARS} characters once trimmed).`);
+    .describe(`The ${what}, plain text (1-${MAX_COMMENT_BODY_CHARS} characters).`);
 const mentions = z
   .array(z.guid("must be a user id (UUID)"))
   .max(100)
   .optional()
-  .describe("User ids mentioned: members of the workspace (find them with the `members` tool); each is told in their inbox.");
+  .describe("Member user ids to mention (`members` finds them); each is told in their inbox.");
 
 export const commentsInput = z.discriminatedUnion("action", [
   z.strictObject({
@@ -85,35 +85,26 @@ export const commentsInput = z.discriminatedUnion("action", [
     action: z.literal("post"),
     documentId,
     branchName,
-    sectionId: uuidSchema.describe("The section the commented text is in (a `sectionId` from `read`)."),
+    sectionId: uuidSchema.describe("The section (from `read`)."),
     blockIndex: z
       .number()
       .int()
       .min(0)
       .max(MAX_BLOCKS_PER_SECTION - 1)
-      .describe(
-        "The text block the commented text is in: its index among the section's blocks (from 0), as `read` with includeDraft lists them.",
-      ),
+      .describe("Index (from 0) of the text block in the section, as `read` includeDraft lists them."),
     quote: z
       .string()
       .min(1, "must not be empty")
       .max(MAX_TEXT_BLOCK_CHARS)
-      .describe(
-        "The text to comment on, exactly as that block holds it in the branch's draft (`read` with includeDraft: markdown included). It may not contain or cross another comment's markup.",
-      ),
-    occurrence: z
-      .number()
-      .int()
-      .min(0)
-      .optional()
-      .describe("Which occurrence of `quote` in the block to comment on, counting from 0 (default 0: the first)."),
+      .describe("The text to comment on, exactly as the block holds it in the draft; not overlapping another comment."),
+    occurrence: z.number().int().min(0).optional().describe("Which occurrence of `quote` in the block, from 0 (default 0)."),
     body: body("comment"),
     mentions,
   }),
   z.strictObject({
     action: z.literal("reply"),
     ...thread,
-    body: body("reply (a reply to a resolved thread reopens it)"),
+    body: body("reply"),
     mentions,
   }),
   z.strictObject({ action: z.literal("resolve"), ...thread }),
@@ -416,8 +407,8 @@ export const commentsTool = defineTool({
   name: "comments",
   description: [
     "The comment threads of a document on a branch, with their replies. Comments are anchored in section text by <svc:comment id> markup.",
-    "A comment is saved when posted: post stores it at once and anchors it around `quote` in the branch's live draft (everyone sees it; the next commit stores the anchor, merges carry it); <svc:comment-new> written through `sections` is saved by that write.",
-    "Actions: list (in document order, as the draft holds them; anchored: false when its draft was discarded before a commit), post, reply (reopens a resolved thread), resolve, reopen (changed: false when it already was). Writes return the thread as it is now.",
+    "post saves a comment at once, anchored around `quote` in the branch's live draft (the next commit stores the anchor).",
+    "Actions: list (document order, as the draft holds them), post, reply (reopens a resolved thread), resolve, reopen (changed: false when it already was). Writes return the thread.",
     "Seeing a thread needs read access to its section, posting and writing need edit; threads in sections you cannot see are NOT_FOUND. Replies and resolution are the same on every branch.",
   ].join(" "),
   input: commentsInput,

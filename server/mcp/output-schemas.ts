@@ -474,10 +474,8 @@ const membersOutput = mergeActionOutputs({ list: memberList, search: memberList 
 const threadView = commentView.extend({
   sectionId: z.string(),
   sectionName: z.string(),
-  commentedText: z.string().describe("The text the comment is on, in the branch's draft; empty when it is not anchored."),
-  anchored: z
-    .boolean()
-    .describe("False: the draft the comment was posted into was discarded before a commit stored its anchor; the thread is kept."),
+  commentedText: z.string().describe("The text the comment is on, in the branch's draft."),
+  anchored: z.boolean().describe("False: its draft was discarded before a commit."),
   yourPermission: permission.describe("edit: you may reply, resolve and reopen; read: you may only read the thread."),
 });
 
