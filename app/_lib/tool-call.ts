@@ -12,6 +12,7 @@ import type { z } from "zod";
 import type { ActionResult } from "@/app/_lib/action-result";
 import { useTRPCClient } from "@/app/_lib/trpc";
 import type { apiTokensTool } from "@/server/actions/api-tokens";
+import type { webhooksTool } from "@/server/actions/webhooks";
 import type { commentsTool } from "@/server/actions/comments";
 import type { documentsTool } from "@/server/actions/documents";
 import type { mergeRequestsTool } from "@/server/actions/merge-requests";
@@ -58,3 +59,5 @@ export const useMergeRequestsTool = () => toolCall<typeof mergeRequestsTool>(use
 export const useWorkspaceTool = () => toolCall<typeof workspaceTool>(useTRPCClient().workspace.mutate);
 /** The signed-in person's own API tokens; not an MCP tool. */
 export const useApiTokensTool = () => toolCall<typeof apiTokensTool>(useTRPCClient().apiTokens.mutate);
+/** The workspace's webhooks (admins, signed in); not an MCP tool. */
+export const useWebhooksTool = () => toolCall<typeof webhooksTool>(useTRPCClient().webhooks.mutate);

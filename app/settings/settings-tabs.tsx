@@ -6,6 +6,7 @@ const TABS = [
   { key: "tokens", href: "/settings/tokens", label: "API tokens" },
   { key: "workspace", href: "/settings/workspace", label: "Workspace" },
   { key: "notifications", href: "/settings/notifications", label: "Notifications" },
+  { key: "webhooks", href: "/settings/webhooks", label: "Webhooks" },
 ] as const;
 
 /** The heading and tab bar shared by the settings pages. */
