@@ -85,7 +85,7 @@ test("the webhooks page adds a hook, shows its secret once and lists it", async 
   await page.goto(`${server.url}/settings/webhooks`);
   await page.getByLabel("URL").fill("https://93.184.216.34/quire");
   await page.getByRole("button", { name: "Add webhook" }).click();
-  await expect(page.getByTestId("new-webhook-secret")).toContainText("whsec_");
+  await expect(page.getByTestId("new-webhook-secret")).toHaveValue(/^whsec_/);
   await expect(page.getByTestId("webhook")).toContainText("https://93.184.216.34/quire");
   await photograph(page, "settings-webhooks");
 });
