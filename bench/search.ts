@@ -184,7 +184,8 @@ async function seedCorpus(
   const indexed = await reindexAll(db);
   report.reindexSeconds = (performance.now() - indexStarted) / 1000;
   report.indexedSections = indexed.sections;
-  await db.execute(sql`analyze`);
+  // A settled table, as autovacuum leaves one (hint bits set, pages all-visible), not one its first readers still write to.
+  await db.execute(sql`vacuum analyze`);
   const [size] = await queryRows<{ bytes: string }>(
     db,
     sql`select (pg_total_relation_size('search_sections') + pg_total_relation_size('search_heads') + pg_total_relation_size('search_words'))::text as bytes`,
