@@ -16,6 +16,7 @@ import { actorForUser } from "@/server/access/actor";
 import { DomainError } from "@/server/core/errors";
 import { claimDueEmails, type EmailClaim, releaseEmailClaim, setEmailSetting } from "@/server/store/notifications";
 import { DIRECT_KINDS, notificationLink, visibilityFor } from "./notifications";
+import { periodicWorker } from "./periodic-worker";
 
 export interface NotificationEmailOptions {
   /** smtp:// or smtps:// URL of the mail server (QUIRE_SMTP_URL). */
@@ -143,23 +144,6 @@ export function startNotificationEmail(context: {
     }
   }
 
-  let running: Promise<unknown> = Promise.resolve();
   const tick = Math.min(Math.max(windowMs / 4, 250), 15_000);
-  const timer = setInterval(() => {
-    running = running.then(() => runOnce()).catch((error: unknown) => console.error("[quire] notification email round failed", error));
-  }, tick);
-  timer.unref();
-
-  return {
-    runOnce: () => {
-      const round = running.then(() => runOnce());
-      running = round.catch(() => undefined);
-      return round;
-    },
-    async stop() {
-      clearInterval(timer);
-      await running;
-      transport.close();
-    },
-  };
+  return periodicWorker("notification email", tick, runOnce, () => transport.close());
 }

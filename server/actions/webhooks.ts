@@ -39,6 +39,7 @@ import {
 import type { ActionContext } from "./context";
 import type { NotificationEmailOptions } from "./notification-email";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";
+import { periodicWorker } from "./periodic-worker";
 
 /** How many of a hook's latest deliveries the settings page lists. */
 export const DELIVERY_LOG_SIZE = 20;
@@ -317,22 +318,5 @@ export function startWebhookDeliveries(context: {
     }
   }
 
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = running.then(() => runOnce()).catch((error: unknown) => console.error("[quire] webhook round failed", error));
-  }, options.tickMs);
-  timer.unref();
-
-  return {
-    runOnce: () => {
-      const round = running.then(() => runOnce());
-      running = round.catch(() => undefined);
-      return round;
-    },
-    async stop() {
-      clearInterval(timer);
-      await running;
-      transport?.close();
-    },
-  };
+  return periodicWorker("webhook", options.tickMs, runOnce, () => transport?.close());
 }
