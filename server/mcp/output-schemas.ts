@@ -47,7 +47,7 @@ const documentSummary = {
 const agentName = z
   .string()
   .nullable()
-  .describe("The agent (API token or OAuth client) that acted for the author; null when the author acted themselves.");
+  .describe("The agent (API token or OAuth client) acting for the author; null if none.");
 
 const commitSummary = z.object({
   commitId: z.string(),
@@ -55,7 +55,7 @@ const commitSummary = z.object({
   authorId: z.string(),
   authorName: z.string().nullable(),
   agentName,
-  madeBy: z.string().describe('Who made it, as history shows it: "Claude via Olivia Owner", or the author\'s name alone.'),
+  madeBy: z.string().describe('As history shows it: "Claude via Olivia Owner", or the author alone.'),
   createdAt: timestamp("When the commit was made"),
   parentIds: z.array(z.string()),
   kind: z.enum(["create", "write", "merge", "revert"]),
@@ -92,7 +92,7 @@ const sectionView = z.object({
   yourPermission: z
     .enum(["read", "edit"])
     .describe(
-      "What you may do with this section: `edit` lets the `sections` tool change it (at a branch head, unless the document is deleted there), `read` only read it. The server's decision (overrides, grants, the agent cap).",
+      "`edit`: the `sections` tool may change it (at a branch head, the document not deleted there); `read`: read only. Decided by the server (overrides, grants, agent cap).",
     ),
   references: z.array(
     z.object({
@@ -348,7 +348,7 @@ const mergeRequestView = z.object({
           .enum(["person", "agent"])
           .nullable()
           .describe(
-            "Who gave the review: a person (signed in) or an agent (an API token). An agent's review is shown and never counts. Null while pending.",
+            "A person (signed in) or an agent (API token or OAuth app: shown, never counts). Null while pending.",
           ),
         agentName,
       }),
