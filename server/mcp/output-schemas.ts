@@ -44,10 +44,7 @@ const documentSummary = {
 };
 
 /** The agent an action was made by, for its author: the one field every view of history names it with. */
-const agentName = z
-  .string()
-  .nullable()
-  .describe("The agent (API token or OAuth client) acting for the author; null if none.");
+const agentName = z.string().nullable().describe("The agent (API token or OAuth client) acting for the author; null if none.");
 
 const commitSummary = z.object({
   commitId: z.string(),
@@ -347,9 +344,7 @@ const mergeRequestView = z.object({
         reviewedAs: z
           .enum(["person", "agent"])
           .nullable()
-          .describe(
-            "A person (signed in) or an agent (API token or OAuth app: shown, never counts). Null while pending.",
-          ),
+          .describe("A person (signed in) or an agent (API token or OAuth app: shown, never counts). Null while pending."),
         agentName,
       }),
     )
