@@ -48,8 +48,9 @@ describe("mergeActionOutputs", () => {
     const schema = json(merged, "output");
     expect(schema.required).toEqual(["id"]);
     expect(schema.additionalProperties).toBe(false);
-    expect(schema.properties.id!.description).toBe("The new thing. Returned by every action.");
-    expect(schema.properties.size!.description).toBe("Returned by: create, resize.");
+    // Which action returns what is said once, in the tool's description: a field carries its own description only.
+    expect(schema.properties.id!.description).toBe("The new thing.");
+    expect(schema.properties.size!.description).toBeUndefined();
     expect(schema.properties.size!.type).toEqual(["number", "string"]);
     expect(merged.safeParse({ id: "a", size: 3 }).success).toBe(true);
     expect(merged.safeParse({ id: "a", name: null }).success).toBe(true);
