@@ -1,8 +1,15 @@
 /**
- * `quire mcp-proxy`: an MCP server on stdio that forwards every tool to a
+ * `quire mcp-proxy`: an MCP server on stdio that forwards everything to a
  * remote Quire over Streamable HTTP, for MCP clients that only speak stdio
- * and for local files. It lists the remote tools as they are and forwards
- * every call unchanged, except that in a `sections` call each image block
+ * and for local files. It connects first and offers the remote's own
+ * capabilities and instructions; then every request the remote serves
+ * (tools, resources and their templates, subscribe/unsubscribe, whatever the
+ * remote adds later) is forwarded as it is, its result or JSON-RPC error
+ * returned unchanged, and every notification the remote sends (for example
+ * `notifications/resources/updated` from its event stream) is passed on to
+ * the stdio client, and the stdio client's notifications to the remote.
+ *
+ * Tool calls are forwarded unchanged too, except that in a `sections` call each image block
  * `{ blockType: "image", type: "file", path }` is uploaded first (via
  * `upload_url` and a PUT) and replaced by
  * `{ blockType: "image", type: "storage", mediaType, key }`.
@@ -19,7 +26,14 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  McpError,
+  type Notification,
+  type Result,
+  ResultSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { ErrorCode } from "@/server/core/errors";
 import { mediaTypeForFilename } from "@/server/core/media-types";
 import packageJson from "../../package.json" with { type: "json" };
@@ -42,6 +56,16 @@ class ProxyFailure extends Error {
   constructor(readonly result: CallToolResult) {
     super("proxy failure");
   }
+}
+
+/**
+ * The remote's JSON-RPC error as the stdio client should see it: the same
+ * code, message and data (the SDK's McpError prefixes "MCP error <code>: "
+ * to the message it received, which would otherwise be prefixed twice).
+ */
+function remoteJsonRpcError(error: McpError): { code: number; message: string; data?: unknown } {
+  const message = error.message.replace(/^MCP error -?\d+: /, "");
+  return error.data === undefined ? { code: error.code, message } : { code: error.code, message, data: error.data };
 }
 
 function fail(code: ErrorCode, message: string, details?: Json): never {
@@ -118,6 +142,8 @@ export class QuireStdioProxy {
   private readonly mcpUrl: URL;
   private readonly baseUrl: URL;
   private remote: Promise<Client> | null = null;
+  /** Receives every notification the remote sends (set by runStdioProxy to pass them on). */
+  onRemoteNotification: ((notification: Notification) => Promise<void>) | null = null;
 
   constructor(private readonly options: StdioProxyOptions) {
     const given = new URL(options.url);
@@ -127,9 +153,12 @@ export class QuireStdioProxy {
   }
 
   /** The remote client, connected on first use (and again after a failed connect). */
-  private client(): Promise<Client> {
+  client(): Promise<Client> {
     this.remote ??= (async () => {
       const client = new Client({ name: "quire-mcp-proxy", version: packageJson.version });
+      client.fallbackNotificationHandler = async (notification) => {
+        await this.onRemoteNotification?.(notification);
+      };
       const transport = new StreamableHTTPClientTransport(this.mcpUrl, {
         requestInit: { headers: { authorization: `Bearer ${this.options.token}` } },
       });
@@ -142,8 +171,19 @@ export class QuireStdioProxy {
     return this.remote;
   }
 
-  async listTools(params: { cursor?: string } | undefined) {
-    return (await this.client()).listTools(params);
+  /** Forwards one request as it is; a JSON-RPC error of the remote is thrown as the same error. */
+  async forward(method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Result> {
+    const client = await this.client();
+    try {
+      return await client.request({ method, params }, ResultSchema, { signal });
+    } catch (error) {
+      throw error instanceof McpError ? remoteJsonRpcError(error) : error;
+    }
+  }
+
+  /** Forwards one notification of the stdio client (cancellations and pings are the SDK's own, per side). */
+  async notify(notification: Notification): Promise<void> {
+    await (await this.client()).notification(notification);
   }
 
   async callTool(name: string, args: Json): Promise<CallToolResult> {
@@ -152,6 +192,8 @@ export class QuireStdioProxy {
       return (await (await this.client()).callTool({ name, arguments: forwarded })) as CallToolResult;
     } catch (error) {
       if (error instanceof ProxyFailure) return error.result;
+      // The remote refused the call itself (an unknown tool, invalid params): the same JSON-RPC error.
+      if (error instanceof McpError) throw remoteJsonRpcError(error);
       const message = error instanceof Error ? error.message : String(error);
       return errorResult("INTERNAL", `The Quire proxy could not complete the call to ${this.baseUrl.origin}: ${message}`);
     }
@@ -215,12 +257,22 @@ export class QuireStdioProxy {
   }
 }
 
-/** Serves the proxy on this process's stdin/stdout until stdin closes. */
+/**
+ * Serves the proxy on this process's stdin/stdout until stdin closes. It
+ * connects to the remote first, so that it offers the remote's capabilities;
+ * a remote it cannot reach is an error here (the CLI reports it on stderr).
+ */
 export async function runStdioProxy(options: StdioProxyOptions): Promise<void> {
   const proxy = new QuireStdioProxy(options);
-  const server = new Server({ name: "quire-proxy", version: packageJson.version }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, (request) => proxy.listTools(request.params));
+  const remote = await proxy.client();
+  const server = new Server(
+    { name: "quire-proxy", version: packageJson.version },
+    { capabilities: remote.getServerCapabilities() ?? { tools: {} }, instructions: remote.getInstructions() },
+  );
   server.setRequestHandler(CallToolRequestSchema, (request) => proxy.callTool(request.params.name, request.params.arguments ?? {}));
+  server.fallbackRequestHandler = (request, extra) => proxy.forward(request.method, request.params, extra.signal);
+  server.fallbackNotificationHandler = (notification) => proxy.notify(notification);
+  proxy.onRemoteNotification = (notification) => server.notification(notification as Parameters<Server["notification"]>[0]);
   const transport = new StdioServerTransport();
   await server.connect(transport);
   await new Promise<void>((resolve) => {

@@ -1,7 +1,10 @@
 /**
  * `quire mcp-proxy`: the real CLI spawned on stdio by the MCP SDK's
  * StdioClientTransport, forwarding to a running Quire; local image files are
- * uploaded and turned into storage blocks, and a bad path writes nothing.
+ * uploaded and turned into storage blocks, and a bad path writes nothing;
+ * everything else the HTTP server offers (its capabilities and instructions,
+ * resources, templates, subscriptions and their notifications, JSON-RPC
+ * errors) comes through as it is.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -9,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, ErrorCode, McpError, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { callMcp, projectRoot, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -176,5 +179,75 @@ describe("quire mcp-proxy", () => {
     const error = await callError({ action: "create", documentId: "not-a-uuid", branchName: "main", name: "X", content: [] });
     expect(error.code).toBe("VALIDATION_FAILED");
     expect(stderr.join("")).not.toMatch(/Error/);
+  });
+
+  test("offers the remote's capabilities and instructions, and forwards resources, templates and reads unchanged", async () => {
+    const direct = await server.mcpClient(owner.token);
+    try {
+      expect(proxy.getServerCapabilities()).toEqual(direct.getServerCapabilities());
+      expect(proxy.getServerCapabilities()?.resources).toEqual({ subscribe: true });
+      expect(proxy.getInstructions()).toBe(direct.getInstructions());
+      const listed = await proxy.listResources();
+      expect(listed.resources.map((r) => r.uri)).toContain(`quire://documents/${documentId}`);
+      expect(listed).toEqual(await direct.listResources());
+      expect(await proxy.listResourceTemplates()).toEqual(await direct.listResourceTemplates());
+      const uri = `quire://documents/${documentId}`;
+      expect(await proxy.readResource({ uri })).toEqual(await direct.readResource({ uri }));
+    } finally {
+      await direct.close();
+    }
+  });
+
+  test("a JSON-RPC error of the remote comes back as the same error (unknown resource, unknown tool)", async () => {
+    const direct = await server.mcpClient(owner.token);
+    try {
+      const uri = "quire://documents/00000000-0000-4000-8000-000000000000";
+      const viaProxy = await proxy.readResource({ uri }).catch((error: unknown) => error);
+      const viaHttp = await direct.readResource({ uri }).catch((error: unknown) => error);
+      expect(viaProxy).toBeInstanceOf(McpError);
+      expect(viaProxy).toMatchObject({ code: (viaHttp as McpError).code, message: (viaHttp as McpError).message, data: { uri } });
+      const unknownTool = await proxy.callTool({ name: "no_such_tool", arguments: {} }).catch((error: unknown) => error);
+      expect(unknownTool).toBeInstanceOf(McpError);
+      expect((unknownTool as McpError).code).toBe(ErrorCode.InvalidParams);
+      const directUnknown = await direct.callTool({ name: "no_such_tool", arguments: {} }).catch((error: unknown) => error);
+      expect((unknownTool as McpError).message).toBe((directUnknown as McpError).message);
+    } finally {
+      await direct.close();
+    }
+  });
+
+  test("a subscription made through the proxy hears the document's head move, and nothing once unsubscribed", async () => {
+    const uri = `quire://documents/${documentId}`;
+    const heard: string[] = [];
+    let arrived: () => void = () => {};
+    proxy.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+      heard.push(notification.params.uri);
+      arrived();
+    });
+    await proxy.subscribeResource({ uri });
+    const notified = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    await server.callTool("sections", owner.userId, {
+      action: "create",
+      documentId,
+      branchName: "main",
+      name: "Heard",
+      content: [{ blockType: "text", text: "A head move." }],
+    });
+    await notified;
+    expect(heard).toEqual([uri]);
+
+    await proxy.unsubscribeResource({ uri });
+    await server.callTool("sections", owner.userId, {
+      action: "create",
+      documentId,
+      branchName: "main",
+      name: "Unheard",
+      content: [{ blockType: "text", text: "Another head move." }],
+    });
+    await proxy.ping();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(heard).toEqual([uri]);
   });
 });
