@@ -47,7 +47,7 @@ export type { BranchHead, LiveSection };
 
 /** A branch's draft in one line: has it uncommitted edits, by whom, and who is connected. */
 export interface DraftStatus {
-  /** Someone edited the draft since its last commit or discard. */
+  /** The draft's text differs from the branch head (edits undone back to the committed text leave it false). */
   uncommittedChanges: boolean;
   /** Who edited the draft since its last commit or discard (empty when nothing is uncommitted). */
   editorIds: string[];
@@ -103,7 +103,7 @@ export interface LiveDrafts {
    * (every editor sees it) and published to other processes' rooms.
    */
   edit<T>(key: SectionKey, authorId: string, change: (doc: Y.Doc) => T, confirm: (result: T) => Promise<void>): Promise<T>;
-  /** Per branch of a document: uncommitted edits, and who is connected. */
+  /** Per branch of a document: uncommitted edits (by content, as `status` decides), and who is connected. */
   statuses(documentId: string): Promise<(branchName: string) => DraftStatus>;
   /** One branch's draft against its head: which sections differ, by whom, who is connected. */
   status(key: DraftKey): Promise<BranchDraftStatus>;
@@ -249,10 +249,15 @@ class LiveDraftsService implements LiveDrafts {
 
   async statuses(documentId: string): Promise<(branchName: string) => DraftStatus> {
     const [editors, connected] = await Promise.all([draftEditorsByBranch(this.db, documentId), this.connected(documentId)]);
-    return (branchName) => {
-      const editorIds = editors.get(branchName) ?? [];
-      return { uncommittedChanges: editorIds.length > 0, editorIds, connectedUserIds: connected.get(branchName) ?? [] };
-    };
+    // Only a branch someone edited can differ from its head; each such branch is decided by `status`, by content, as
+    // draft_status is (a draft undone back to the committed text is not uncommitted, whichever action asks).
+    const edited = new Map<string, DraftStatus>();
+    for (const branchName of editors.keys()) {
+      const { uncommittedChanges, editorIds } = await this.status({ documentId, branchName });
+      edited.set(branchName, { uncommittedChanges, editorIds, connectedUserIds: connected.get(branchName) ?? [] });
+    }
+    return (branchName) =>
+      edited.get(branchName) ?? { uncommittedChanges: false, editorIds: [], connectedUserIds: connected.get(branchName) ?? [] };
   }
 
   /** On the branch's line, as `read` is (what changed is read from the draft). */

@@ -137,7 +137,7 @@ const shareLink = {
 const draftPerson = z.object({ userId: z.string().describe("The user."), name: z.string().describe("Their display name.") });
 
 const draftStatus = z.object({
-  uncommittedChanges: z.boolean().describe("Someone edited the draft since its last commit or discard."),
+  uncommittedChanges: z.boolean().describe("The draft's text differs from the branch head."),
   editorIds: z.array(z.string()).describe("Who edited the draft since its last commit or discard."),
   connectedUserIds: z.array(z.string()).describe("Users with a live connection to the branch."),
 });
@@ -264,7 +264,7 @@ const documentsOutput = mergeActionOutputs({
     documentId: id("The document."),
     branchName: z.string().describe("The branch whose draft is described."),
     headCommitId: z.string().describe("The branch head the draft is compared with."),
-    uncommittedChanges: z.boolean().describe("Someone edited the draft since its last commit or discard."),
+    uncommittedChanges: z.boolean().describe("The draft's text differs from the branch head."),
     editors: z.array(draftPerson).describe("Who edited the draft since its last commit or discard."),
     connected: z.array(draftPerson).describe("Users with a live connection to the branch."),
     changedSections: z

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../helpers/database";
 import { type QuireProcess, startQuireProcess } from "../helpers/quire-process";
-import { mergeSectionOverrides, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { callMcp, mergeSectionOverrides, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
 const SECRET_NAME = "Acquisition target";
@@ -116,6 +116,48 @@ describe.skipIf(!testDatabaseUrl())("draft status", () => {
     expect(await statusUntil(true)).toMatchObject({ uncommittedChanges: true, changedSections: [{ sectionId: publicId, name: "Public" }] });
     client.text().delete(0, "Typo ".length);
     expect(await statusUntil(false)).toMatchObject({ uncommittedChanges: false, editors: [], changedSections: [] });
+  }, 30_000);
+
+  test("documents get and list_branches over MCP say what draft_status says: a draft undone to the committed text is not uncommitted", async () => {
+    const mcp = await server.mcpClient(owner.token);
+    type Draft = { uncommittedChanges: boolean; editorIds: string[] };
+    const answers = async () => {
+      const got = await callMcp<{ draft: Draft }>(mcp, "documents", { action: "get", documentId });
+      const listed = await callMcp<{ branches: Array<{ name: string; draft: Draft }> }>(mcp, "documents", {
+        action: "list_branches",
+        documentId,
+      });
+      const status = await callMcp<{ uncommittedChanges: boolean }>(mcp, "documents", {
+        action: "draft_status",
+        documentId,
+        branchName: "main",
+      });
+      return [
+        got.draft.uncommittedChanges,
+        listed.branches.find((b) => b.name === "main")!.draft.uncommittedChanges,
+        status.uncommittedChanges,
+      ];
+    };
+    const answersUntil = async (wanted: boolean) => {
+      let all = await answers();
+      for (const deadline = Date.now() + 5_000; all.some((a) => a !== wanted) && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        all = await answers();
+      }
+      return all;
+    };
+    try {
+      const client = await live(server.url, roomName(documentId, "main", publicId), member.token);
+      client.text().insert(0, "Maybe ");
+      expect(await answersUntil(true)).toEqual([true, true, true]);
+      client.text().delete(0, "Maybe ".length);
+      // The draft log still names the member as its editor; the text is the head's again, and all three say so.
+      expect(await answersUntil(false)).toEqual([false, false, false]);
+      const got = await callMcp<{ draft: Draft }>(mcp, "documents", { action: "get", documentId });
+      expect(got.draft.editorIds).toEqual([]);
+    } finally {
+      await mcp.close();
+    }
   }, 30_000);
 
   test("onDraftChanged fires here for an edit made on another process, in a room open here", async () => {
