@@ -15,6 +15,10 @@
  *   database, so a guesser is stopped in every process; only a valid
  *   credential may pass for those seconds after another process exhausted
  *   its address.
+ * - The OAuth endpoints a client or a browser calls (registration,
+ *   authorization, token) count every attempt, whatever its outcome: each
+ *   may create rows or fetch a client metadata document, so their volume is
+ *   what is bounded, on top of the failure count shared with API tokens.
  */
 import type { Database } from "@/db/client";
 import { rateLimited } from "@/server/core/errors";
@@ -26,6 +30,7 @@ import { verifyCredentials } from "./accounts";
 const CLEAR_FOR_MS = 2_000;
 
 type FailureLimit = Extract<LimitName, "apiCredential" | "shareLink">;
+export type AttemptLimit = Extract<LimitName, "oauthRegistration" | "oauthAuthorization" | "oauthToken">;
 
 export interface RateLimitGuard {
   /** verifyCredentials under the sign-in limits; throws RATE_LIMITED instead of checking once they are used up. */
@@ -34,6 +39,8 @@ export interface RateLimitGuard {
   refuseIfExhausted(limit: FailureLimit, address: string): Promise<void>;
   /** Counts a failure; throws RATE_LIMITED when it went past the limit. */
   countFailure(limit: FailureLimit, address: string): Promise<void>;
+  /** Counts an attempt, whatever comes of it; throws RATE_LIMITED once the address has used `limit` up. */
+  countAttempt(limit: AttemptLimit, address: string): Promise<void>;
   /** Checks a credential under `limit`: refused when exhausted, a null answer counts as a failure. */
   check<T>(limit: FailureLimit, address: string, verify: () => Promise<T | null>): Promise<T | null>;
 }
@@ -84,6 +91,10 @@ export function createRateLimitGuard(db: Database, store: RateLimitStore): RateL
     },
     refuseIfExhausted,
     countFailure,
+    async countAttempt(limit, address) {
+      const state = await store.consume(limit, address);
+      if (!state.allowed) throw rateLimited(state.msBeforeReset);
+    },
     async check(limit, address, verify) {
       await refuseIfExhausted(limit, address);
       const result = await verify();

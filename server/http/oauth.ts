@@ -10,6 +10,14 @@
  * - `/oauth/token`, `/oauth/register`, `/oauth/revoke`: the client's calls,
  *   with RFC 6749's JSON errors.
  *
+ * Rate limits (server/auth/rate-limit-guard.ts), per client address: every
+ * registration, authorization request (and consent answer) and token request
+ * is counted under its own limit, and failed client or grant checks count
+ * with invalid API tokens. A refused client call is 429 with the OAuth error
+ * JSON `too_many_requests` (the MCP SDK's own handlers' answer), a refused
+ * authorization request the coded RATE_LIMITED envelope (or a short page for
+ * a browser); both carry Retry-After.
+ *
  * CORS: a preflight is answered without credentials; only origins named in
  * QUIRE_MCP_ALLOWED_ORIGINS (or `*`) are allowed, and no response allows
  * credentials (cookies): these endpoints and /api/mcp take bearer tokens and
@@ -21,11 +29,12 @@ import type { OAuthScope } from "@/db/schema";
 import { actorForUser } from "@/server/access/actor";
 import type { Database } from "@/db/client";
 import { type ClientCredentials, OAUTH_PATHS, type OAuthServer } from "@/server/auth/oauth";
-import type { RateLimitGuard } from "@/server/auth/rate-limit-guard";
+import type { AttemptLimit, RateLimitGuard } from "@/server/auth/rate-limit-guard";
 import type { OAuthConsentView } from "@/server/bridge";
-import { isDomainError } from "@/server/core/errors";
+import { type DomainError, isDomainError, retryAfterSeconds } from "@/server/core/errors";
 import type { OutboundSettings } from "@/server/outbound/addresses";
 import { outboundRequest } from "@/server/outbound/request";
+import { sendRateLimited } from "./client-address";
 import { isOwnOrigin, type SiteAddress } from "./csrf";
 import { sendJson } from "./send-json";
 
@@ -198,8 +207,8 @@ export interface OAuthEndpointOptions {
   sessionUserId: (req: IncomingMessage) => Promise<string | null>;
   /** QUIRE_MCP_ALLOWED_ORIGINS. */
   allowedOrigins: readonly string[];
-  /** Failed client and grant checks count against the client address, as invalid API tokens do. */
-  limits: Pick<RateLimitGuard, "refuseIfExhausted" | "countFailure">;
+  /** Failed client and grant checks count against the client address, as invalid API tokens do; attempts count too. */
+  limits: Pick<RateLimitGuard, "refuseIfExhausted" | "countFailure" | "countAttempt">;
   clientAddress: (req: IncomingMessage) => string;
 }
 
@@ -214,11 +223,26 @@ export function createOAuthEndpoints(options: OAuthEndpointOptions): OAuthEndpoi
   const paths = new Set<string>([...Object.values(OAUTH_PATHS), `${OAUTH_PATHS.protectedResourceMetadata}${MCP_PATH}`]);
   paths.delete(OAUTH_PATHS.consent);
 
-  /** The client's calls (token, register, revoke): POST with a body, rate limited by address. */
+  /** The RATE_LIMITED error a limit check threw (any other error is thrown on), or null when the request may go on. */
+  async function limited(check: Promise<void>): Promise<DomainError | null> {
+    try {
+      await check;
+      return null;
+    } catch (error) {
+      if (isDomainError(error) && error.code === "RATE_LIMITED") return error;
+      throw error;
+    }
+  }
+
+  /**
+   * The client's calls (token, register, revoke): POST with a body, refused while the address has too many failures,
+   * and each counted under `attempts` when given.
+   */
   async function clientCall(
     req: IncomingMessage,
     res: ServerResponse,
     cors: Record<string, string>,
+    attempts: AttemptLimit | null,
     answer: (body: Record<string, string>, text: string) => Promise<{ status: number; body: unknown }>,
   ): Promise<void> {
     if (req.method !== "POST") {
@@ -226,11 +250,11 @@ export function createOAuthEndpoints(options: OAuthEndpointOptions): OAuthEndpoi
       return;
     }
     const address = options.clientAddress(req);
-    try {
-      await options.limits.refuseIfExhausted("apiCredential", address);
-    } catch (error) {
-      if (!isDomainError(error)) throw error;
-      sendOAuthError(res, new TooManyRequestsError(error.message), cors);
+    const refused =
+      (await limited(options.limits.refuseIfExhausted("apiCredential", address))) ??
+      (attempts ? await limited(options.limits.countAttempt(attempts, address)) : null);
+    if (refused) {
+      sendOAuthError(res, new TooManyRequestsError(refused.message), { ...cors, "retry-after": String(retryAfterSeconds(refused)) });
       return;
     }
     const text = await readBody(req);
@@ -259,6 +283,7 @@ export function createOAuthEndpoints(options: OAuthEndpointOptions): OAuthEndpoi
       sendOAuthError(res, new InvalidRequestError("The consent answer must come from this site's consent page."), {});
       return;
     }
+    if (await refusedAuthorization(req, res)) return;
     const text = await readBody(req);
     const fields = formFields(text ?? "");
     const userId = await options.sessionUserId(req);
@@ -280,6 +305,16 @@ export function createOAuthEndpoints(options: OAuthEndpointOptions): OAuthEndpoi
     res.writeHead(303, { location, "cache-control": "no-store" }).end();
   }
 
+  /**
+   * Counts an authorization request (it may fetch a client metadata document) and answers 429 when the address has
+   * used its limit up: the coded envelope, or a short page for the person's browser. True when it answered.
+   */
+  async function refusedAuthorization(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const refused = await limited(options.limits.countAttempt("oauthAuthorization", options.clientAddress(req)));
+    if (refused) sendRateLimited(req, res, refused);
+    return refused !== null;
+  }
+
   return {
     serves: (path) => paths.has(path),
 
@@ -295,6 +330,7 @@ export function createOAuthEndpoints(options: OAuthEndpointOptions): OAuthEndpoi
           return sendJson(res, 200, server.protectedResourceMetadata(base), cors);
         case OAUTH_PATHS.authorize: {
           if (req.method !== "GET") return sendOAuthError(res, new InvalidRequestError("Open the authorization URL with GET."), {});
+          if (await refusedAuthorization(req, res)) return;
           const params = queryFields(req);
           const outcome = await server.authorizationRequest(params, mcpResource(base));
           if (outcome.kind === "refused") return sendAuthorizationRefusal(res, outcome.error);
@@ -305,17 +341,18 @@ export function createOAuthEndpoints(options: OAuthEndpointOptions): OAuthEndpoi
         case OAUTH_PATHS.decision:
           return decision(req, res);
         case OAUTH_PATHS.token:
-          return clientCall(req, res, cors, async (body) => ({
+          return clientCall(req, res, cors, "oauthToken", async (body) => ({
             status: 200,
             body: await server.token(body, clientCredentials(req, body), mcpResource(base)),
           }));
         case OAUTH_PATHS.revoke:
-          return clientCall(req, res, cors, async (body) => {
+          // Revocation only ends access; it is limited by failed client checks alone.
+          return clientCall(req, res, cors, null, async (body) => {
             await server.revoke(body, clientCredentials(req, body));
             return { status: 200, body: {} };
           });
         case OAUTH_PATHS.register:
-          return clientCall(req, res, cors, async (_, text) => {
+          return clientCall(req, res, cors, "oauthRegistration", async (_, text) => {
             let metadata: unknown;
             try {
               metadata = JSON.parse(text);

@@ -1,5 +1,5 @@
 /**
- * Counters of failed attempts, kept in the database so every Quire process
+ * Counters of attempts (failed ones, or every one for the OAuth endpoints), kept in the database so every Quire process
  * on it counts together (PostgreSQL, or PGlite when embedded). The counting
  * is rate-limiter-flexible's RateLimiterDrizzle on the `rate_limits` table:
  * one atomic upsert per attempt, a fixed window per key that starts with its
@@ -33,6 +33,12 @@ export const RATE_LIMITS = {
   apiCredential: { points: 50, durationSeconds: FIFTEEN_MINUTES },
   /** Unknown, revoked or expired share links opened from one client address. */
   shareLink: { points: 50, durationSeconds: FIFTEEN_MINUTES },
+  /** OAuth dynamic client registrations (/oauth/register) from one client address, each attempt counted. */
+  oauthRegistration: { points: 30, durationSeconds: FIFTEEN_MINUTES },
+  /** OAuth authorization requests (/oauth/authorize and the consent answer) from one client address, each counted. */
+  oauthAuthorization: { points: 60, durationSeconds: FIFTEEN_MINUTES },
+  /** OAuth token requests (/oauth/token: codes and refreshes) from one client address, each counted. */
+  oauthToken: { points: 100, durationSeconds: FIFTEEN_MINUTES },
 } as const satisfies Record<string, LimitRule>;
 
 export type LimitName = keyof typeof RATE_LIMITS;

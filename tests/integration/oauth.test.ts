@@ -6,7 +6,8 @@
  * page), the code exchange, tools, refresh with rotation, revocation; and the
  * refusals: PKCE missing, plain or wrong, a token for another resource, a
  * read-only app writing, an agent changing access, a rotated refresh token
- * used again. The browser's part (the consent page) is tests/e2e/oauth.spec.ts.
+ * used again; the rate limits on registration, authorization and token
+ * requests. The browser's part (the consent page) is tests/e2e/oauth.spec.ts.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -18,7 +19,9 @@ import { encode } from "next-auth/jwt";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ensureAuthSecret } from "@/server/auth/accounts";
 import { sessionCookieName } from "@/server/auth/web-session";
+import { oauthClients } from "@/db/schema";
 import { DEFAULT_OUTBOUND_SETTINGS } from "@/server/outbound/addresses";
+import { RATE_LIMITS } from "@/server/store/rate-limits";
 import { MemoryProvider } from "../helpers/oauth";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -515,5 +518,96 @@ describe("clients known by their metadata document (CIMD)", () => {
     const refused = await authorize(server.url, `${siteUrl}/client.json`);
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ error: "invalid_client" });
+  });
+});
+
+describe("rate limits on the OAuth endpoints, per client address", () => {
+  /** The same database behind a proxy Quire trusts, so that each test acts from its own address (X-Forwarded-For). */
+  let proxied: TestServer;
+
+  beforeAll(async () => {
+    proxied = await startTestServer({ database: server.database, trustProxy: true });
+  });
+
+  afterAll(async () => {
+    await proxied?.close();
+  });
+
+  const register = (address: string) =>
+    fetch(`${proxied.url}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-forwarded-for": address },
+      body: JSON.stringify({ client_name: "Burst", redirect_uris: [REDIRECT_URL], token_endpoint_auth_method: "none" }),
+    });
+
+  /** A 429 as RFC 6749 clients read it: the OAuth error JSON, never cached, with Retry-After within the window. */
+  async function expectOAuthTooMany(response: Response, window: number) {
+    expect(response.status).toBe(429);
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    const retryAfter = Number(response.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(window);
+    expect(await response.json()).toEqual({ error: "too_many_requests", error_description: expect.stringMatching(/^Too many attempts/) });
+  }
+
+  test("dynamic client registration: the limit's worth registers, the next is 429 and registers nothing; another address still may", async () => {
+    const rule = RATE_LIMITS.oauthRegistration;
+    for (let i = 0; i < rule.points; i++) expect((await register("203.0.113.10")).status).toBe(201);
+    const clients = await server.db.$count(oauthClients);
+    await expectOAuthTooMany(await register("203.0.113.10"), rule.durationSeconds);
+    expect(await server.db.$count(oauthClients)).toBe(clients);
+    expect((await register("203.0.113.11")).status).toBe(201);
+  });
+
+  test("token requests: every one counts (not only failures), then 429 with Retry-After", async () => {
+    const rule = RATE_LIMITS.oauthToken;
+    const { client_id } = (await (await register("203.0.113.21")).json()) as { client_id: string };
+    const ask = () =>
+      fetch(`${proxied.url}/oauth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": "203.0.113.20" },
+        body: new URLSearchParams({ grant_type: "password", client_id }),
+      });
+    for (let i = 0; i < rule.points; i++) {
+      const answer = await ask();
+      expect(answer.status, `request ${i + 1}`).toBe(400);
+      expect(await answer.json()).toMatchObject({ error: "unsupported_grant_type" });
+    }
+    await expectOAuthTooMany(await ask(), rule.durationSeconds);
+  });
+
+  test("authorization requests and consent answers: counted together, then the coded RATE_LIMITED envelope or a page, with Retry-After", async () => {
+    const rule = RATE_LIMITS.oauthAuthorization;
+    const address = "203.0.113.30";
+    const authorizeUrl = `${proxied.url}/oauth/authorize?${new URLSearchParams({ client_id: "unknown", response_type: "code" })}`;
+    const authorize = (accept = "application/json") =>
+      fetch(authorizeUrl, { redirect: "manual", headers: { accept, "x-forwarded-for": address } });
+    const decide = () =>
+      fetch(`${proxied.url}/oauth/authorize/decision`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { cookie, origin: proxied.url, "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": address },
+        body: new URLSearchParams({ client_id: "unknown", decision: "allow_read" }),
+      });
+    for (let i = 0; i < rule.points; i++) expect((await (i % 2 === 0 ? authorize() : decide())).status, `request ${i + 1}`).toBe(400);
+
+    const refused = await authorize();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await refused.json()).toEqual({
+      error: {
+        code: "RATE_LIMITED",
+        message: expect.stringMatching(/^Too many attempts/),
+        details: { retryAfterSeconds: expect.any(Number) },
+      },
+    });
+    const page = await authorize("text/html");
+    expect(page.status).toBe(429);
+    expect(page.headers.get("retry-after")).toBeTruthy();
+    expect(await page.text()).toContain("Too many attempts");
+    expect((await decide()).status).toBe(429);
+    // Another address is not touched.
+    const other = await fetch(authorizeUrl, { redirect: "manual", headers: { "x-forwarded-for": "203.0.113.31" } });
+    expect(other.status).toBe(400);
   });
 });
