@@ -172,13 +172,14 @@ async function openEmbeddedFolder(dataDir: string, mode: "serve" | "use"): Promi
 
 /** A client of the running server's socket: the postgres.js driver as with DATABASE_URL, one connection. */
 function throughServer(client: postgres.Sql, socketPath: string): DatabaseHandle {
-  const db = withCommitHooks(drizzlePostgres(client, { schema }) as unknown as Database);
+  const drizzled = drizzlePostgres(client, { schema });
+  const db = withCommitHooks(drizzled as unknown as Database);
   return {
     db,
     kind: "pglite",
     socket: { role: "through", path: socketPath },
     // The owner serialises every connection's transactions, so no advisory lock is needed.
-    migrate: () => migratePostgres(db as never, { migrationsFolder }),
+    migrate: () => migratePostgres(drizzled, { migrationsFolder }),
     async listen() {
       throw new Error("LISTEN is for the process that owns the embedded database (the server).");
     },
@@ -200,8 +201,8 @@ export function preparingEveryStatement(client: postgres.Sql): postgres.Sql {
   return new Proxy(client, {
     get(target, property, receiver) {
       if (property === "unsafe") {
-        return (query: string, params?: unknown[], options?: object) =>
-          target.unsafe(query, params as never, { ...options, prepare: true });
+        return (query: string, params?: postgres.ParameterOrJSON<never>[], options?: object) =>
+          target.unsafe(query, params, { ...options, prepare: true });
       }
       if (property === "begin" || property === "savepoint") {
         return (...args: unknown[]) => {

@@ -108,6 +108,11 @@ export async function startTestServer(
       const actor = (await actorForUser(db, userId, "person"))!;
       return (await runTool(toolsByName[tool as ToolName], { db, actor, clock: () => new Date(), files, live }, input)) as ToolOutput<T, I>;
     },
+    /** Calls a tool in-process with input as a client could send it: the tool's own schema judges it, as over MCP. */
+    async callToolAsSent(tool: ToolName, userId: string, input: unknown): Promise<unknown> {
+      const actor = (await actorForUser(db, userId, "person"))!;
+      return runTool(toolsByName[tool], { db, actor, clock: () => new Date(), files, live }, input);
+    },
     /** A tRPC caller acting as the user. */
     trpcCaller(user: TestUser) {
       const actor = { ...user.actor, principal: "person" as const };

@@ -54,7 +54,7 @@ interface Fixture {
 const asOwner = <T = Record<string, unknown>>(tool: string, args: Args) => callMcpHuman<T>(tool, args);
 /** The owner sets fixtures up through the tRPC face as a human (an AI call could not manage permissions). */
 async function callMcpHuman<T>(tool: string, args: Args): Promise<T> {
-  return (await server.callTool(tool as ToolName, owner.userId, args as never)) as T;
+  return (await server.callToolAsSent(tool as ToolName, owner.userId, args)) as T;
 }
 
 async function makeFixture(settings: {
@@ -1293,7 +1293,7 @@ describe("a branch from before the hiding", () => {
     })) as { documentId: string; sectionIds: string[] };
     documentId = doc.documentId;
     [publicId, sectionOf.team, sectionOf.ai] = doc.sectionIds as [string, string, string];
-    const asAdmin = (tool: ToolName, args: Args): Promise<unknown> => server.callTool(tool, admin.userId, { documentId, ...args } as never);
+    const asAdmin = (tool: ToolName, args: Args): Promise<unknown> => server.callToolAsSent(tool, admin.userId, { documentId, ...args });
     const updateSecrets = async (branchName: string, round: string) => {
       const commitOf: Record<Hidden, string> = { team: "", ai: "" };
       for (const h of ["team", "ai"] as const) {
@@ -1383,7 +1383,7 @@ describe("a branch from before the hiding", () => {
       // Each makes its own branch from the old one (a visitor cannot: an admin makes it).
       const create = { action: "create_branch", documentId, branchName, sourceBranch: "o3" };
       if (row.caller) await row.caller.call("documents", create);
-      else await server.callTool("documents", admin.userId, create as never);
+      else await server.callToolAsSent("documents", admin.userId, create);
       // Someone who may see them changes both sections and a public one there, and both on the old target too: a conflict each.
       await updateSecrets(branchName, `source ${i}`);
       await asAdmin("sections", { action: "update", branchName, sectionId: publicId, newContent: [text(`Agenda ${i}`)] });

@@ -35,7 +35,7 @@ afterAll(async () => {
 
 // biome-ignore lint/suspicious/noExplicitAny: results are read field by field below
 const call = (tool: "documents" | "sections" | "merge_requests" | "read" | "changesets", input: Record<string, unknown>): Promise<any> =>
-  server.callTool(tool, owner.userId, input as never);
+  server.callToolAsSent(tool, owner.userId, input);
 
 type Files = Map<string, string>;
 const lineOf = (section: { content: Array<{ text?: string }> }) => section.content[0]?.text ?? "";

@@ -72,10 +72,10 @@ afterAll(async () => {
 const asOwner = <T = Record<string, unknown>>(tool: string, args: Record<string, unknown>) => callMcp<T>(mcp, tool, args);
 /** In person, as the web app calls (access changes and approvals need a person). */
 const inPerson = async <T>(user: TestUser, tool: "changesets" | "documents" | "merge_requests", input: Record<string, unknown>) =>
-  (await server.callTool(tool, user.userId, input as never)) as T;
+  (await server.callToolAsSent(tool, user.userId, input)) as T;
 const failureInPerson = async (user: TestUser, tool: "changesets", input: Record<string, unknown>): Promise<Failure> => {
   try {
-    await server.callTool(tool, user.userId, input as never);
+    await server.callToolAsSent(tool, user.userId, input);
   } catch (error) {
     return error as Failure;
   }

@@ -25,7 +25,7 @@ const clients: LiveClient[] = [];
 
 const text = (t: string) => ({ blockType: "text", text: t });
 const asOwner = <T = Record<string, unknown>>(tool: "documents" | "sections" | "merge_requests", args: Record<string, unknown>) =>
-  server.callTool(tool, owner.userId, args as never) as Promise<T>;
+  server.callToolAsSent(tool, owner.userId, args) as Promise<T>;
 
 /** Section overrides change on a branch and reach main by a merge request, as they must. */
 const setOverrides = (sectionId: string, overrides: Parameters<typeof mergeSectionOverrides>[3]) =>

@@ -13,6 +13,7 @@ import { comments as commentsTable, memberships, notifications } from "@/db/sche
 import type { ThreadView } from "@/server/actions/comments";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { MAX_COMMENT_BODY_CHARS } from "@/server/core/comment-markup";
+import type { ToolInput } from "@/server/actions/registry";
 import { isDomainError } from "@/server/core/errors";
 import { text } from "../helpers/blocks";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
@@ -40,11 +41,13 @@ const SECRET_REPLY = "The board agrees";
 
 type Refusal = { code: string; message: string };
 type Args = Record<string, unknown>;
+/** Arguments a test sends as they are: the tool's schema judges them, as it would a client's. */
+type CommentsInput = ToolInput<"comments">;
 
 /** A person's call through tRPC; a refusal becomes its DomainError's code and message. */
 async function asPerson<T = Record<string, unknown>>(user: TestUser, args: Args): Promise<T> {
   try {
-    return (await server.trpcCaller(user).comments(args as never)) as T;
+    return (await server.trpcCaller(user).comments(args as CommentsInput)) as T;
   } catch (error) {
     const cause = (error as { cause?: unknown }).cause;
     throw isDomainError(cause) ? cause : error;
@@ -330,7 +333,7 @@ describe("refusals change nothing and reveal nothing", () => {
     expect((await refusalOf(asPerson(editor, { action: "resolve", documentId, commentId: otherDocumentComment }))).code).toBe("NOT_FOUND");
     // From another workspace: the document itself is not found, and the outsider's own document does not hold the comment.
     const outsiderDoc = await server.callTool("documents", outsiderId, { action: "create", path: "mine" });
-    const fromOutside = (args: Args) => refusalOf(server.callTool("comments", outsiderId, args as never));
+    const fromOutside = (args: Args) => refusalOf(server.callToolAsSent("comments", outsiderId, args));
     expect((await fromOutside({ action: "list", documentId })).code).toBe("NOT_FOUND");
     expect((await fromOutside({ action: "resolve", documentId, commentId: planComment })).code).toBe("NOT_FOUND");
     expect((await fromOutside({ action: "resolve", documentId: outsiderDoc.documentId, commentId: planComment })).code).toBe("NOT_FOUND");

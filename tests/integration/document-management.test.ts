@@ -26,7 +26,7 @@ const clients: LiveClient[] = [];
 type Deleted = { deletedDocuments: Array<{ documentId: string; path: string; deletedBy: { userId: string; name: string | null } }> };
 
 const asOwner = <T = Record<string, unknown>>(tool: "documents" | "merge_requests", args: Record<string, unknown>) =>
-  server.callTool(tool, owner.userId, args as never) as Promise<T>;
+  server.callToolAsSent(tool, owner.userId, args) as Promise<T>;
 
 async function createDocument(path: string, extra: Record<string, unknown> = {}) {
   return asOwner<{ documentId: string; sectionIds: string[] }>("documents", {

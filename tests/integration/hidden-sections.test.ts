@@ -24,7 +24,7 @@ let aiHiddenId: string;
 let mergeRequestId: string;
 
 const asOwner = <T = Record<string, unknown>>(tool: ToolName, args: Record<string, unknown>) =>
-  server.callTool(tool, owner.userId, args as never) as Promise<T>;
+  server.callToolAsSent(tool, owner.userId, args) as Promise<T>;
 
 /** Every response and error a caller sees is checked for these. */
 function assertNoLeak(value: unknown): void {

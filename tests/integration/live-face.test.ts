@@ -20,7 +20,7 @@ const clients: LiveClient[] = [];
 
 const text = (t: string) => ({ blockType: "text", text: t });
 const asOwner = <T = Record<string, unknown>>(tool: "documents" | "sections" | "merge_requests", args: Record<string, unknown>) =>
-  server.callTool(tool, owner.userId, args as never) as Promise<T>;
+  server.callToolAsSent(tool, owner.userId, args) as Promise<T>;
 
 async function live(room: string, params: Record<string, string>): Promise<LiveClient> {
   const client = await connectLive(server.url, room, params);

@@ -4,6 +4,7 @@ import { text } from "../helpers/blocks";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { uploads } from "@/db/schema";
 import { openDatabase } from "@/db/client";
+import type { ToolInput } from "@/server/actions/registry";
 import { type TestDatabase, testDatabaseUrl } from "../helpers/database";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -759,7 +760,7 @@ describe("access changes reach writes at once", () => {
     const memberMcp = await server.mcpClient(member.token);
     // Permissions are managed by people (AI calls never may), so through tRPC as the owner.
     const setPermissions = (input: Record<string, unknown>) =>
-      server.trpcCaller(owner).documents({ action: "set_permissions", documentId: shared, ...input } as never);
+      server.trpcCaller(owner).documents({ action: "set_permissions", documentId: shared, ...input } as ToolInput<"documents">);
     const update = (n: number) =>
       memberMcp.callTool({
         name: "sections",

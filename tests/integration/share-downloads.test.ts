@@ -26,7 +26,7 @@ let shareLinkId: string;
 let shareToken: string;
 
 const asOwner = <T = Record<string, unknown>>(tool: ToolName, args: Record<string, unknown>) =>
-  server.callTool(tool, owner.userId, args as never) as Promise<T>;
+  server.callToolAsSent(tool, owner.userId, args) as Promise<T>;
 
 /** Uploads bytes as the owner, the way the web app does (upload_url, then the PUT); returns the key. */
 async function upload(bytes: Buffer, mediaType: string, filename: string): Promise<string> {
