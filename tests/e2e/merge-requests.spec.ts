@@ -319,3 +319,16 @@ test("another request is closed after a confirmation; a fast-forward is shown as
   await author.goto(`${server.url}/merge-requests?status=closed`);
   await expect(author.getByTestId("merge-request-row")).toContainText("Fix a typo");
 });
+
+test("the new-request page says when it could not read a branch's history, never that there is nothing to merge", async () => {
+  await author.goto(`${server.url}/merge-requests/new?documentId=${documentId}&source=no-such-branch&target=main`);
+  const form = author.getByRole("form", { name: "New merge request" });
+  await expect(form.getByTestId("incoming-unread")).toContainText("Could not read the history of no-such-branch");
+  await expect(form.getByTestId("incoming-unread")).toContainText("NOT_FOUND");
+  await expect(form.getByTestId("empty-request")).toHaveCount(0);
+  // A branch that can be read and brings nothing is still told apart: it is empty, not unread.
+  await server.callTool("documents", olive.userId, { action: "create_branch", documentId, branchName: "idle" });
+  await author.goto(`${server.url}/merge-requests/new?documentId=${documentId}&source=idle&target=main`);
+  await expect(form.getByTestId("empty-request")).toContainText("Nothing to merge");
+  await expect(form.getByTestId("incoming-unread")).toHaveCount(0);
+});

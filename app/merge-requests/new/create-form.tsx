@@ -19,14 +19,15 @@ export function CreateForm({
   source,
   target,
   suggestedTitle,
-  incomingCommits,
+  incoming,
 }: {
   documentId: string;
   branches: string[];
   source: string;
   target: string;
   suggestedTitle: string;
-  incomingCommits: number;
+  /** What the source brings the target: its commits the target lacks, or why that could not be told. */
+  incoming: { commits: number } | { unread: string };
 }) {
   const router = useRouter();
   const trpc = useTRPC();
@@ -70,7 +71,7 @@ export function CreateForm({
     router.replace(`/merge-requests/new?${params}`);
   }
 
-  const empty = incomingCommits === 0 || source === target;
+  const empty = source === target || ("commits" in incoming && incoming.commits === 0);
   return (
     <form className="panel form mr-create" onSubmit={onSubmit} aria-label="New merge request">
       <div className="mr-create-branches">
@@ -98,9 +99,13 @@ export function CreateForm({
             ? "Source and target are the same branch: a merge request brings one branch into another."
             : `Nothing to merge: ${target} already has every commit of ${source}. Commit to ${source} first, then open the request.`}
         </p>
+      ) : "unread" in incoming ? (
+        <p className="banner banner-warning" role="alert" data-testid="incoming-unread">
+          {incoming.unread}
+        </p>
       ) : (
         <p className="muted small">
-          {incomingCommits} commit{incomingCommits === 1 ? "" : "s"} on {source} that {target} does not have.
+          {incoming.commits} commit{incoming.commits === 1 ? "" : "s"} on {source} that {target} does not have.
         </p>
       )}
       <label className="field">

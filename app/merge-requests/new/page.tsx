@@ -27,8 +27,11 @@ export default async function NewMergeRequestPage({ searchParams }: { searchPara
     attempt(() => commitLog(user.id, documentId, source)),
     attempt(() => commitLog(user.id, documentId, target)),
   ]);
+  // A history that could not be read says so: it is never taken for an empty one ("nothing to merge").
+  const unread = !sourceLog.ok ? { branch: source, failure: sourceLog } : !targetLog.ok ? { branch: target, failure: targetLog } : null;
   const onTarget = new Set(targetLog.ok ? targetLog.value.commits.map((c) => c.commitId) : []);
-  const incoming: CommitLog["commits"] = sourceLog.ok ? sourceLog.value.commits.filter((c) => !onTarget.has(c.commitId)) : [];
+  const incoming: CommitLog["commits"] =
+    sourceLog.ok && targetLog.ok ? sourceLog.value.commits.filter((c) => !onTarget.has(c.commitId)) : [];
   const suggestedTitle = incoming.length > 0 ? firstLineOf(incoming[incoming.length - 1]!.message) : `Merge ${source} into ${target}`;
 
   return (
@@ -40,7 +43,11 @@ export default async function NewMergeRequestPage({ searchParams }: { searchPara
         source={source}
         target={target}
         suggestedTitle={incoming.length > 1 ? `${suggestedTitle} (+${incoming.length - 1} more)` : suggestedTitle}
-        incomingCommits={incoming.length}
+        incoming={
+          unread
+            ? { unread: `Could not read the history of ${unread.branch}: ${unread.failure.message} (${unread.failure.code})` }
+            : { commits: incoming.length }
+        }
       />
     </AppShell>
   );
