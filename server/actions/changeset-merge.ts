@@ -12,7 +12,7 @@ import { getBranch } from "@/server/store/documents";
 import type { ActionContext } from "./context";
 import type { MergeExecution } from "./merge-execution";
 import { reviewHandlers } from "./merge-request-reviews";
-import { presentOne } from "./merge-request-view";
+import { presentOne, proposalsField } from "./merge-request-view";
 import { mergeLockedRequest, sectionResolutionSchema, sideSchema } from "./merge-requests";
 import { analyzeMergeRequest, type MergeAnalysisView } from "./merge-state";
 import {
@@ -39,7 +39,7 @@ const expectedHeadsField = z
   .optional()
   .describe("Heads you reviewed, per document: if one moved since, nothing happens (BRANCH_MOVED).");
 
-const analyzeInput = z.strictObject({ action: z.literal("analyze"), changesetId: changesetIdField });
+const analyzeInput = z.strictObject({ action: z.literal("analyze"), changesetId: changesetIdField, proposals: proposalsField });
 const approveInput = z.strictObject({ action: z.literal("approve"), changesetId: changesetIdField, expectedHeads: expectedHeadsField });
 const requestChangesInput = z.strictObject({ action: z.literal("request_changes"), changesetId: changesetIdField });
 const executeInput = z.strictObject({
@@ -80,7 +80,7 @@ async function analyze(ctx: ActionContext, input: z.infer<typeof analyzeInput>) 
     while (next < visible.length) {
       const index = next++;
       const { row, access } = visible[index]!;
-      if (row.status === "open") analyses[index] = await analyzeMergeRequest(ctx.db, row, access);
+      if (row.status === "open") analyses[index] = await analyzeMergeRequest(ctx.db, row, access, { proposals: input.proposals });
     }
   };
   await Promise.all(Array.from({ length: Math.min(ANALYZE_CONCURRENCY, visible.length) }, worker));

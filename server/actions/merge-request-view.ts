@@ -5,6 +5,7 @@
  * its view, with its reviews judged by the approval rule on the branches as
  * they are now.
  */
+import { z } from "zod";
 import type { MergeRequestStatus, ReviewPrincipal, ReviewState } from "@/db/schema";
 import { DomainError, isDomainError } from "@/server/core/errors";
 import type { Tx } from "@/server/store/db";
@@ -23,6 +24,8 @@ import { type BranchSides, branchSides } from "./merge-state";
 import { uuidSchema } from "./tool";
 
 export const mergeRequestIdField = uuidSchema.describe("The merge request.");
+/** analyze's opt-in: each conflicting section's proposedMerge (merge_requests and changesets alike). */
+export const proposalsField = z.boolean().optional().describe("Add each conflict's proposedMerge.");
 
 /** The heads a caller reviewed, for the actions that must not act on anything else. */
 export const expectedHeadFields = {

@@ -34,6 +34,7 @@ import {
   assertOpen,
   expectedHeadFields,
   mergeRequestIdField,
+  proposalsField,
   openMergeRequest,
   present,
   presentOne,
@@ -62,7 +63,7 @@ export const sectionResolutionSchema = z.discriminatedUnion("resolution", [
     resolution: z
       .literal("merged")
       .describe(
-        "merged: the section becomes `content` (and `name`), written by you. analyze's proposedMerge.text is a line-level three-way merge to start from: edit out its <<<<<<< / ======= / >>>>>>> markers.",
+        "merged: the section becomes your `content` (and `name`); analyze with proposals: true gives proposedMerge.text to start from (remove its <<<<<<< ======= >>>>>>> markers).",
       ),
     content: contentSchema.describe(
       "With resolution merged: the section's content blocks after the merge (the same blocks as `sections` update).",
@@ -101,7 +102,7 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
     description: descriptionSchema.optional().describe("What the change is and why."),
     reviewerIds: f.reviewerIds.optional(),
   }),
-  z.strictObject({ action: z.literal("analyze"), mergeRequestId: mergeRequestIdField }),
+  z.strictObject({ action: z.literal("analyze"), mergeRequestId: mergeRequestIdField, proposals: proposalsField }),
   z.strictObject({
     action: z.literal("execute"),
     mergeRequestId: mergeRequestIdField,
@@ -311,7 +312,7 @@ export async function proposeMerge(
 
 async function analyze(ctx: ActionContext, input: ActionInput<"analyze">): Promise<MergeAnalysisView> {
   const { row, access } = await openMergeRequest(ctx.db, ctx, input.mergeRequestId);
-  return analyzeMergeRequest(ctx.db, row, access);
+  return analyzeMergeRequest(ctx.db, row, access, { proposals: input.proposals });
 }
 
 function execute(ctx: ActionContext, input: ActionInput<"execute">): Promise<MergeExecution> {

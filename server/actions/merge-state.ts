@@ -55,10 +55,17 @@ export interface MergeAnalysisView {
 
 export interface MergeSectionView extends MergeSectionEntry {
   /**
-   * For a section in conflict whose versions hold only text: a line-level three-way merge of its text, the starting
-   * point for a `merged` resolution. Null otherwise.
+   * Only when asked for (`proposals`): for a section in conflict whose versions hold only text, a line-level three-way
+   * merge of its text, the starting point for a `merged` resolution; null otherwise. Asked for, not sent by default: on
+   * a large merge the proposals are a fifth of the answer, and only a reader resolving by hand needs them.
    */
-  proposedMerge: ProposedSectionMerge | null;
+  proposedMerge?: ProposedSectionMerge | null;
+}
+
+/** What analyze adds on request. */
+export interface AnalysisOptions {
+  /** Each conflicting section's proposedMerge. */
+  proposals?: boolean;
 }
 
 /** The heads of both branches, their trees and the sections the merge brings, as reviews are judged on them. */
@@ -154,11 +161,12 @@ export async function loadMergeState(
 }
 
 /** `analyze`'s answer: the analysis as the reader may see it (without the generated message, which analyzeMergeRequest adds). */
-export function analysisView(request: MergeRequestRow, state: MergeState): MergeAnalysisView {
+export function analysisView(request: MergeRequestRow, state: MergeState, options: AnalysisOptions = {}): MergeAnalysisView {
   const { analysis } = state;
   const plans = new Map(analysis.plan.sections.map((p) => [p.sectionId, p]));
   const versionOf = (hash: string | null) => (hash === null ? null : state.sectionsByHash.get(hash)!);
   const withProposal = (entry: MergeSectionEntry): MergeSectionView => {
+    if (!options.proposals) return entry;
     const p = plans.get(entry.sectionId)!;
     return {
       ...entry,
@@ -196,9 +204,14 @@ const proposedMessages = createCache<string, string>({
   max: 2_000,
 });
 
-export async function analyzeMergeRequest(tx: Tx, request: MergeRequestRow, access: DocumentAccess): Promise<MergeAnalysisView> {
+export async function analyzeMergeRequest(
+  tx: Tx,
+  request: MergeRequestRow,
+  access: DocumentAccess,
+  options: AnalysisOptions = {},
+): Promise<MergeAnalysisView> {
   const state = await loadMergeState(tx, request, access, { lockTarget: false });
-  const current = analysisView(request, state);
+  const current = analysisView(request, state, options);
   if (current.fastForward || current.upToDate) return current;
   const hidingNow = [...(await sectionsHidingAtDefaultHead(tx, state.document)).keys()].sort();
   const key = JSON.stringify([request.sourceBranch, request.targetBranch, state.sourceHead.id, state.targetHead.id, hidingNow]);

@@ -407,7 +407,8 @@ const mergeAnalysis = z.object({
             conflictingHunks: z.number().describe("Hunks that still carry markers (0: the three-way merge applied cleanly)."),
           })
           .nullable()
-          .describe("For a conflict whose versions hold only text: a line-level three-way merge, the start of a `merged` resolution."),
+          .optional()
+          .describe("With proposals: true: a text-only conflict's line-level three-way merge."),
       }),
     )
     .describe("Sections that differ between base, source and target, in merged order."),

@@ -275,9 +275,11 @@ describe("every action's result matches its tool's outputSchema", () => {
     await call(reviewerMcp, "merge_requests", { action: "request_changes", mergeRequestId });
     await call(reviewerMcp, "merge_requests", { action: "reset", mergeRequestId });
     await call(reviewerMcp, "merge_requests", { action: "approve", mergeRequestId });
+    await call(ownerMcp, "merge_requests", { action: "analyze", mergeRequestId });
     const analysis = await call<{ hasConflicts: boolean; propertyConflicts: unknown[] }>(ownerMcp, "merge_requests", {
       action: "analyze",
       mergeRequestId,
+      proposals: true,
     });
     expect(analysis.hasConflicts).toBe(true);
     expect(analysis.propertyConflicts).toHaveLength(1);
@@ -350,7 +352,7 @@ describe("every action's result matches its tool's outputSchema", () => {
     await call(ownerMcp, "changesets", { action: "remove_items", changesetId, documentIds: [three] });
     const analysis = await call<{
       analyses: Array<{ documentId: string; analysis: { sections: Array<{ sectionId: string; status: string }> } }>;
-    }>(ownerMcp, "changesets", { action: "analyze", changesetId });
+    }>(ownerMcp, "changesets", { action: "analyze", changesetId, proposals: true });
     const conflict = analysis.analyses.find((a) => a.documentId === one)!.analysis.sections.find((s) => s.status === "conflict")!;
     await call(reviewerMcp, "changesets", { action: "request_changes", changesetId });
     await call(reviewerMcp, "changesets", { action: "approve", changesetId });

@@ -200,9 +200,17 @@ describe("over MCP", () => {
     await doc.update("feature", doc.a, "ONE\ntwo\nthree from feature\nfour\nfive");
     await doc.update("main", doc.a, "one\ntwo\nthree from main\nfour\nFIVE");
     const { mergeRequestId } = await doc.open();
-    const analysis = await callMcp<Analysis>(ownerMcp, "merge_requests", { action: "analyze", mergeRequestId });
+    // Proposals are given on request only: a plain analyze stays lean.
+    const plain = await callMcp<Analysis>(ownerMcp, "merge_requests", { action: "analyze", mergeRequestId });
+    expect(plain.sections.every((s) => !("proposedMerge" in s))).toBe(true);
+    const analysis = await callMcp<Analysis>(ownerMcp, "merge_requests", { action: "analyze", mergeRequestId, proposals: true });
     const conflict = analysis.sections.find((s) => s.sectionId === doc.a)!;
     expect(conflict.status).toBe("conflict");
+    expect(analysis.sections.filter((s) => s.status !== "conflict").every((s) => s.proposedMerge === null)).toBe(true);
+    expect({ ...plain, sections: plain.sections.map((s) => ({ ...s, proposedMerge: null })) }).toEqual({
+      ...analysis,
+      sections: analysis.sections.map((s) => ({ ...s, proposedMerge: null })),
+    });
     expect(conflict.proposedMerge).toEqual({
       text: "ONE\ntwo\n<<<<<<< source\nthree from feature\n=======\nthree from main\n>>>>>>> target\nfour\nFIVE",
       conflictingHunks: 1,

@@ -55,7 +55,9 @@ export default async function ChangesetPage({ params }: Props) {
   if (!found.ok) return failedPage(user, "Could not open this changeset", found);
   const changeset = found.value;
   const [analysis, members] = await Promise.all([
-    changeset.status === "open" ? attempt(() => bridge.callTool("changesets", user.id, { action: "analyze", changesetId })) : null,
+    changeset.status === "open"
+      ? attempt(() => bridge.callTool("changesets", user.id, { action: "analyze", changesetId, proposals: true }))
+      : null,
     attempt(() => listMembers(user.id)),
   ]);
   const conflictSides: Record<string, ConflictSides> = {};

@@ -108,7 +108,10 @@ export default async function MergeRequestPage({ params }: Props) {
   const mergeCommitId = request.status === "merged" ? request.mergeCommitId : null;
   const [analysis, merged, document, authorMatch, sourceBranch] = await Promise.all([
     request.status === "open"
-      ? attempt(async (): Promise<MergeAnalysisView> => bridge.callTool("merge_requests", user.id, { action: "analyze", mergeRequestId }))
+      ? attempt(
+          async (): Promise<MergeAnalysisView> =>
+            bridge.callTool("merge_requests", user.id, { action: "analyze", proposals: true, mergeRequestId }),
+        )
       : Promise.resolve(null),
     // A merged request shows what its merge brought: the merge commit against its first parent, the target's head before it.
     mergeCommitId
