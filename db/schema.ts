@@ -472,6 +472,25 @@ export const draftUpdates = pgTable(
   (t) => [index("draft_updates_section_idx").on(t.documentId, t.branchName, t.sectionId, t.id)],
 );
 
+/**
+ * The agents (API tokens, OAuth clients: schema-agents.ts) that edited a section of a draft since its last commit or
+ * discard, with the person each acted for: a live commit credits them as "<agent> via <person>" (the draft log's
+ * author ids name people only). Rows of the sections a commit or discard acted on go with it.
+ */
+export const draftAgentEditors = pgTable(
+  "draft_agent_editors",
+  {
+    documentId: uuid("document_id").notNull(),
+    branchName: text("branch_name").notNull(),
+    sectionId: uuid("section_id").notNull(),
+    userId: uuid("user_id").notNull(),
+    /** `<kind>:<id>` of the agent, so that one agent of one person is one row per section. */
+    agentKey: text("agent_key").notNull(),
+    agent: agentColumn().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.documentId, t.branchName, t.sectionId, t.userId, t.agentKey] })],
+);
+
 export type Role = (typeof memberships.$inferSelect)["role"];
 export type MergeRequestStatus = (typeof mergeRequests.$inferSelect)["status"];
 /** One section an approver saw: its blob hash on the source and on the target (null = absent there) when they approved. */

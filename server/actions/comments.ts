@@ -318,7 +318,7 @@ async function post(ctx: ActionContext, input: ActionInput<"post">) {
   const { open, close } = commentAnchorMarkup(comment.id);
   await ctx.live.edit(
     { documentId: access.document.id, branchName: branch, sectionId: input.sectionId },
-    ctx.actor.userId,
+    ctx.actor,
     (doc) => {
       const text = textBlockIn(doc, input.blockIndex);
       if (!text) throw quoteRefused(`blockIndex: block ${input.blockIndex} of the section's draft is not a text block.`, "blockIndex");

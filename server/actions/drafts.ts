@@ -13,7 +13,9 @@ import { hashSection, type SectionVersion, type TreeEntry } from "@/server/core/
 import { DomainError, isDomainError } from "@/server/core/errors";
 import { contentSchema } from "@/server/core/blocks";
 import { branchNameSchema, documentNameSchema, quoteForMessage } from "@/server/core/names";
-import type { DraftKey } from "@/server/store/drafts";
+import type { AgentIdentity } from "@/db/schema-agents";
+import { coAuthorTrailer } from "@/server/core/commit-messages";
+import type { DraftAgentEditor, DraftKey } from "@/server/store/drafts";
 import type { Tx } from "@/server/store/db";
 import { loadSections } from "@/server/store/objects";
 import { userIdentities } from "@/server/store/users";
@@ -47,12 +49,45 @@ export interface DiscardDraftResult {
   discardedSections: number;
 }
 
-/** The commit message: the caller's or one naming the changed sections, then one `Co-authored-by:` line per other editor. */
-async function draftCommitMessage(db: Database, given: string | undefined, sectionNames: string[], coAuthorIds: string[]): Promise<string> {
+/** One `Co-authored-by:` credit: a person, or an agent acting for them. */
+interface DraftCredit {
+  userId: string;
+  agent: AgentIdentity | null;
+}
+
+const sameAgent = (a: AgentIdentity | null, b: AgentIdentity | null) => a !== null && b !== null && a.kind === b.kind && a.id === b.id;
+
+/**
+ * Who a live commit credits, in the order of the editors' ids: each agent that edited the draft as "<agent> via
+ * <person>" (the committer's own agents too, but not the agent committing), and each other person who edited it
+ * with no agent of theirs credited (the draft log names people only, so a person whose agent edited is credited
+ * through that agent's line, which names them).
+ */
+function draftCredits(committer: DraftCredit, editorIds: readonly string[], agentEditors: readonly DraftAgentEditor[]): DraftCredit[] {
+  const credits: DraftCredit[] = [];
+  for (const userId of [...new Set([...editorIds, ...agentEditors.map((e) => e.userId)])].sort()) {
+    const agents = agentEditors.filter((e) => e.userId === userId).sort((a, b) => a.agent.name.localeCompare(b.agent.name));
+    if (agents.length === 0 && userId !== committer.userId) credits.push({ userId, agent: null });
+    for (const { agent } of agents)
+      if (!(userId === committer.userId && sameAgent(agent, committer.agent))) credits.push({ userId, agent });
+  }
+  return credits;
+}
+
+/** The commit message: the caller's or one naming the changed sections, then one `Co-authored-by:` line per credit. */
+async function draftCommitMessage(
+  db: Database,
+  given: string | undefined,
+  sectionNames: string[],
+  credits: DraftCredit[],
+): Promise<string> {
   const subject = given ?? `Commit live edits to ${sectionNames.map(quoteForMessage).join(", ")}`;
-  if (coAuthorIds.length === 0) return subject;
-  const identities = await userIdentities(db, coAuthorIds);
-  const trailers = coAuthorIds.map((id) => identities.get(id)).map((who) => `Co-authored-by: ${who?.name} <${who?.email}>`);
+  if (credits.length === 0) return subject;
+  const identities = await userIdentities(
+    db,
+    credits.map((c) => c.userId),
+  );
+  const trailers = credits.map(({ userId, agent }) => coAuthorTrailer(identities.get(userId)!, agent));
   return `${subject}\n\n${trailers.join("\n")}`;
 }
 
@@ -97,7 +132,7 @@ export function commitDraft(
   input: { documentId: string; branchName: string; commitMessage?: string },
 ): Promise<CommitDraftResult> {
   const key: DraftKey = { documentId: input.documentId, branchName: input.branchName };
-  return ctx.live.commit<CommitDraftResult>(key, async ({ head, sections: drafted, editorIds }) => {
+  return ctx.live.commit<CommitDraftResult>(key, async ({ head, sections: drafted, editorIds, agentEditors }) => {
     const opened = await openDocument(ctx.db, ctx.actor, input.documentId, "read");
     const actedOn = await sectionsActedOn(ctx.db, opened, input.branchName, head);
     const coAuthorIds = editorIds.filter((id) => id !== ctx.actor.userId);
@@ -150,7 +185,7 @@ export function commitDraft(
           sections.push({ sectionId: entry.sectionId, blobHash: hashSection(version) });
         }
         const tree = { ...state.tree, sections };
-        const message = await draftCommitMessage(ctx.db, input.commitMessage, names, coAuthorIds);
+        const message = await draftCommitMessage(ctx.db, input.commitMessage, names, draftCredits(ctx.actor, editorIds, agentEditors));
         return { tree, newSections, newComments, message, result: { message } };
       },
     );

@@ -15,6 +15,7 @@ import * as encoding from "lib0/encoding";
 import * as awarenessProtocol from "y-protocols/awareness";
 import * as syncProtocol from "y-protocols/sync";
 import * as Y from "yjs";
+import type { AgentIdentity } from "@/db/schema-agents";
 import { LiveContentRefused, SectionRules, type Typist, writesOutsideSection } from "./live-rules";
 import { awarenessClientIds, type PresenceIdentity, stampAwarenessUpdate } from "./presence";
 
@@ -29,6 +30,8 @@ export interface LiveConnection {
   readOnly: boolean;
   /** Credited as the update's author in the draft log. */
   authorId: string | null;
+  /** The agent the author connected through (an API token, an OAuth client): credited on the live commit; null for the person. */
+  agent: AgentIdentity | null;
   /** Document updates this connection sent that were dropped because it is read-only. */
   droppedUpdates: number;
   /** Who this connection's presence is shown as, whatever its client claims. */

@@ -19,10 +19,13 @@
  */
 import * as Y from "yjs";
 import type { Database } from "@/db/client";
+import type { Actor } from "@/server/access/actor";
 import type { SectionVersion } from "@/server/core/document-model";
 import {
   appendDraftUpdates,
+  type DraftAgentEditor,
   type DraftKey,
+  draftAgentEditorsOf,
   deleteSectionDraft,
   draftEditors,
   draftEditorsByBranch,
@@ -44,6 +47,9 @@ import type { LiveDoc } from "./live-doc";
 import { sectionChangeUpdate } from "./section-change";
 
 export type { BranchHead, LiveSection };
+
+/** Who makes a draft edit: the person, and the agent acting for them (null for the person themselves). */
+export type DraftAuthor = Pick<Actor, "userId" | "agent">;
 
 /** A branch's draft in one line: has it uncommitted edits, by whom, and who is connected. */
 export interface DraftStatus {
@@ -70,6 +76,8 @@ export interface DraftToCommit {
   sections: ReadonlyMap<string, LiveSection>;
   /** Who edited the draft since its last commit or discard. */
   editorIds: string[];
+  /** The agents among them (an API token's live connection, an OAuth client's comment), with the person each acted for. */
+  agentEditors: DraftAgentEditor[];
 }
 
 export interface DraftCommitted<T> {
@@ -99,10 +107,10 @@ export interface LiveDrafts {
    * on the branch's line: `change` edits a copy of the draft as it is now
    * (returning what it decided; throwing changes nothing); `confirm` then
    * runs with that answer, before the edit is stored (its refusal stores
-   * nothing); the edit is stored as `authorId`'s, applied to the open room
+   * nothing); the edit is stored as `author`'s (its agent credited), applied to the open room
    * (every editor sees it) and published to other processes' rooms.
    */
-  edit<T>(key: SectionKey, authorId: string, change: (doc: Y.Doc) => T, confirm: (result: T) => Promise<void>): Promise<T>;
+  edit<T>(key: SectionKey, author: DraftAuthor, change: (doc: Y.Doc) => T, confirm: (result: T) => Promise<void>): Promise<T>;
   /** Per branch of a document: uncommitted edits (by content, as `status` decides), and who is connected. */
   statuses(documentId: string): Promise<(branchName: string) => DraftStatus>;
   /** One branch's draft against its head: which sections differ, by whom, who is connected. */
@@ -176,7 +184,8 @@ class LiveDraftsService implements LiveDrafts {
       await this.rooms?.storedSoFar(key);
       const through = await lastDraftUpdateId(this.db, key);
       const sections = await this.contentAt(key, head);
-      const written = await write({ head, sections, editorIds: await draftEditors(this.db, key) });
+      const [editorIds, agentEditors] = await Promise.all([draftEditors(this.db, key), draftAgentEditorsOf(this.db, key)]);
+      const written = await write({ head, sections, editorIds, agentEditors });
       const took = written.took;
       if (!took) return written.result;
       const committed = await branchHead(this.db, key);
@@ -219,7 +228,7 @@ class LiveDraftsService implements LiveDrafts {
     return this.queue.run(key, async () => this.contentAt(key, await branchHead(this.db, key)));
   }
 
-  edit<T>(key: SectionKey, authorId: string, change: (doc: Y.Doc) => T, confirm: (result: T) => Promise<void>): Promise<T> {
+  edit<T>(key: SectionKey, author: DraftAuthor, change: (doc: Y.Doc) => T, confirm: (result: T) => Promise<void>): Promise<T> {
     const draft = { documentId: key.documentId, branchName: key.branchName };
     return this.queue.run(draft, async () => {
       const head = await this.atHead(draft);
@@ -236,7 +245,7 @@ class LiveDraftsService implements LiveDrafts {
         if (updates.length === 0) return result;
         // Computed on a copy: people typing meanwhile merge with it like any concurrent edit.
         const update = Y.mergeUpdates(updates);
-        await appendDraftUpdates(this.db, [{ ...key, update, authorId }]);
+        await appendDraftUpdates(this.db, [{ ...key, update, authorId: author.userId, agent: author.agent }]);
         if (open) open.live.applyStored(update);
         else this.rooms?.shareStored(key, update);
         this.changes.changed(draft);

@@ -88,7 +88,7 @@ export class SectionRoom {
   private async store(updates: readonly PendingUpdate[]): Promise<void> {
     await appendDraftUpdates(
       this.services.db,
-      updates.map((u) => ({ ...this.key, update: u.update, authorId: u.authorId })),
+      updates.map((u) => ({ ...this.key, update: u.update, authorId: u.authorId, agent: u.origin === "server" ? null : u.origin.agent })),
     );
     const storedAt = performance.now();
     for (const u of updates) this.services.stats.durabilityWindows.record(storedAt - u.receivedAt);

@@ -77,6 +77,7 @@ export class LiveUpgrade {
         access: admitted.access,
         address,
         authorId: admitted.actor?.userId ?? null,
+        agent: admitted.actor?.agent ?? null,
         readOnly: true,
         droppedUpdates: 0,
         presence,

@@ -1,4 +1,5 @@
 /** Generated commit messages that git users would recognise. */
+import { actingName } from "./agents";
 import { MAX_COMMIT_MESSAGE_CHARS, quoteForMessage } from "./names";
 
 /**
@@ -38,6 +39,14 @@ export const exceedsCommitMessageLimit = (message: string): boolean => message.l
 export interface CoAuthor {
   name: string;
   email: string;
+}
+
+/**
+ * The `Co-authored-by:` line crediting a person, or an agent acting for them as history names it ("Claude via Olivia
+ * Owner <olivia@…>": the person's email, since an agent has none of its own).
+ */
+export function coAuthorTrailer(person: CoAuthor, agent: { name: string } | null): string {
+  return `Co-authored-by: ${actingName(person.name, agent)} <${person.email}>`;
 }
 
 const CO_AUTHOR_TRAILER = /^co-authored-by:\s*(.*?)\s*<([^<>]*)>\s*$/i;

@@ -4,7 +4,7 @@
  * (commit-to-branch.ts); only a branch's removal is not a head move.
  */
 import { and, desc, eq, getTableColumns, like, lt, or } from "drizzle-orm";
-import { branches, commits, draftSections, drafts, draftUpdates, documents, mergeRequests, users } from "@/db/schema";
+import { branches, commits, draftAgentEditors, draftSections, drafts, draftUpdates, documents, mergeRequests, users } from "@/db/schema";
 import type { Tx } from "./db";
 import type { DocumentRow } from "./documents";
 import type { DraftKey } from "./drafts";
@@ -73,6 +73,9 @@ export async function openMergeRequestsOn(tx: Tx, key: DraftKey): Promise<Array<
 
 /** Removes a branch's draft: its base, its sections' states and its update log. */
 export async function deleteDraft(tx: Tx, key: DraftKey): Promise<void> {
+  await tx
+    .delete(draftAgentEditors)
+    .where(and(eq(draftAgentEditors.documentId, key.documentId), eq(draftAgentEditors.branchName, key.branchName)));
   await tx.delete(draftUpdates).where(and(eq(draftUpdates.documentId, key.documentId), eq(draftUpdates.branchName, key.branchName)));
   await tx.delete(draftSections).where(and(eq(draftSections.documentId, key.documentId), eq(draftSections.branchName, key.branchName)));
   await tx.delete(drafts).where(and(eq(drafts.documentId, key.documentId), eq(drafts.branchName, key.branchName)));

@@ -2,11 +2,14 @@
  * Drafts in PostgreSQL: per branch the head its sections are based on; per
  * section the committed version it is based on and a compacted Yjs state;
  * and the append log of updates (a room stores them behind the broadcast,
- * in arrival order). Compaction folds the log into the state.
+ * in arrival order). Compaction folds the log into the state. The agents
+ * that made updates are kept per section beside the log (its author ids name
+ * people only), until a commit or discard settles their sections.
  */
-import { and, eq, getTableName, gt, isNotNull, lte, sql } from "drizzle-orm";
+import { and, eq, getTableName, gt, isNotNull, lte, not, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
-import { draftSections, drafts, draftUpdates } from "@/db/schema";
+import { draftAgentEditors, draftSections, drafts, draftUpdates } from "@/db/schema";
+import type { AgentIdentity } from "@/db/schema-agents";
 import { anyOf, type Tx } from "./db";
 
 export type DraftRow = typeof drafts.$inferSelect;
@@ -31,6 +34,14 @@ export interface StoredSectionDraft {
 export interface NewDraftUpdate extends SectionKey {
   update: Uint8Array;
   authorId: string | null;
+  /** The agent the author made it through (an API token, an OAuth client); absent or null for the person themselves. */
+  agent?: AgentIdentity | null;
+}
+
+/** An agent that edited the draft, and the person it acted for. */
+export interface DraftAgentEditor {
+  userId: string;
+  agent: AgentIdentity;
 }
 
 const draftIs = (key: DraftKey) => and(eq(drafts.documentId, key.documentId), eq(drafts.branchName, key.branchName));
@@ -124,14 +135,41 @@ export async function listSectionDrafts(tx: Tx, key: DraftKey): Promise<Array<{ 
     .where(and(eq(draftSections.documentId, key.documentId), eq(draftSections.branchName, key.branchName)));
 }
 
-/** Appends updates in one statement; resolves with their log ids, in order. */
+/** Appends updates in one statement (and credits the agents among their authors); resolves with their log ids, in order. */
 export async function appendDraftUpdates(tx: Tx, updates: readonly NewDraftUpdate[]): Promise<number[]> {
   if (updates.length === 0) return [];
   const rows = await tx
     .insert(draftUpdates)
-    .values([...updates])
+    .values(updates.map(({ agent: _agent, ...update }) => update))
     .returning({ id: draftUpdates.id });
+  const credits = new Map<string, typeof draftAgentEditors.$inferInsert>();
+  for (const { documentId, branchName, sectionId, authorId, agent } of updates) {
+    if (!authorId || !agent) continue;
+    const agentKey = `${agent.kind}:${agent.id}`;
+    credits.set(`${sectionId} ${authorId} ${agentKey}`, { documentId, branchName, sectionId, userId: authorId, agentKey, agent });
+  }
+  if (credits.size > 0)
+    await tx
+      .insert(draftAgentEditors)
+      .values([...credits.values()])
+      .onConflictDoNothing();
   return rows.map((r) => r.id).sort((a, b) => a - b);
+}
+
+const agentEditorsOfDraft = (key: DraftKey) =>
+  and(eq(draftAgentEditors.documentId, key.documentId), eq(draftAgentEditors.branchName, key.branchName));
+
+/** The agents that edited the draft since its last commit or discard (each agent of each person once). */
+export async function draftAgentEditorsOf(tx: Tx, key: DraftKey): Promise<DraftAgentEditor[]> {
+  const rows = await tx
+    .selectDistinctOn([draftAgentEditors.userId, draftAgentEditors.agentKey], {
+      userId: draftAgentEditors.userId,
+      agent: draftAgentEditors.agent,
+    })
+    .from(draftAgentEditors)
+    .where(agentEditorsOfDraft(key))
+    .orderBy(draftAgentEditors.userId, draftAgentEditors.agentKey);
+  return rows;
 }
 
 /**
@@ -189,6 +227,7 @@ export async function rebaseSectionDraft(
 }
 
 export async function deleteSectionDraft(tx: Tx, key: SectionKey): Promise<void> {
+  await tx.delete(draftAgentEditors).where(and(agentEditorsOfDraft(key), eq(draftAgentEditors.sectionId, key.sectionId)));
   await tx.delete(draftUpdates).where(updatesOfSection(key));
   await tx.delete(draftSections).where(sectionRowIs(key));
 }
@@ -221,7 +260,7 @@ export async function draftEditors(tx: Tx, key: DraftKey): Promise<string[]> {
  * After a commit or discard: the draft is based on `baseCommitId` and its log
  * up to `through` is settled. Sections whose live edits it left in the draft
  * (`leftSectionIds`: the caller could not commit or discard them) keep their
- * editors credited: the authors of their settled log entries, and the editors
+ * editors (and agents) credited: the authors of their settled log entries, and the editors
  * compactions folded into the draft (which no longer say which section).
  */
 export async function settleDraft(
@@ -249,6 +288,13 @@ export async function settleDraft(
     editorIds = [...new Set([...(draft?.editorIds ?? []), ...logged.map((r) => r.authorId!)])].sort();
   }
   await tx.update(drafts).set({ baseCommitId, settledThrough: through, editorIds, updatedAt: new Date() }).where(draftIs(key));
+  await tx
+    .delete(draftAgentEditors)
+    .where(
+      leftSectionIds.length > 0
+        ? and(agentEditorsOfDraft(key), not(anyOf(draftAgentEditors.sectionId, leftSectionIds)))
+        : agentEditorsOfDraft(key),
+    );
 }
 
 /**

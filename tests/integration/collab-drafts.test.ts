@@ -9,7 +9,10 @@ import { and, eq } from "drizzle-orm";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { draftUpdates } from "@/db/schema";
-import { addUser, issueApiToken } from "@/server/auth/accounts";
+import { encode } from "next-auth/jwt";
+import { addUser, ensureAuthSecret, issueApiToken } from "@/server/auth/accounts";
+import { sessionCookieName } from "@/server/auth/web-session";
+import { splitCoAuthors } from "@/server/core/commit-messages";
 import { sectionFromYDoc } from "@/server/collab/codec";
 import { docFromStored } from "@/server/collab/drafts-engine";
 import { findSectionDraft } from "@/server/store/drafts";
@@ -27,6 +30,95 @@ const track = (client: LiveClient) => {
 
 afterAll(() => {
   for (const c of clients) c.close();
+});
+
+describe("agents named in a live commit's Co-authored-by lines", () => {
+  let server: TestServer;
+  let olivia: TestUser;
+  let mo: TestUser;
+  let documentId: string;
+  let sectionId: string;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    olivia = await server.createUser("olivia@example.test", "Olivia Owner");
+    mo = await server.createUser("mo@example.test", "Mo Member");
+    const doc = await server.callTool("documents", olivia.userId, {
+      action: "create",
+      path: "drafts/agents",
+      sections: [{ name: "Plan", content: [text("Ship it")] }],
+    });
+    documentId = doc.documentId;
+    sectionId = doc.sectionIds[0]!;
+  });
+  afterAll(async () => {
+    for (const c of clients.splice(0)) c.close();
+    await server.close();
+  });
+
+  test("an API token's live connection and an agent's comment on the draft are credited as '<agent> via <person>'; a person as themselves", async () => {
+    const claude = await issueApiToken(server.db, { email: olivia.email, label: "Claude" }, new Date());
+    const cursor = await issueApiToken(server.db, { email: olivia.email, label: "Cursor" }, new Date());
+    const secret = await ensureAuthSecret(server.db, undefined);
+    const moCookie = `${sessionCookieName(false)}=${await encode({ token: { sub: mo.userId }, secret })}`;
+    const room = roomName(documentId, "main", sectionId);
+    const agent = track(await connectLive(server.url, room, { token: claude.token }));
+    const person = track(await connectLive(server.url, room, {}, { headers: { cookie: moCookie } }));
+    agent.text().insert(agent.text().length, " today");
+    await waitFor(() => person.text().toString() === "Ship it today");
+    person.text().insert(0, "Please: ");
+    await waitFor(() => agent.text().toString() === "Please: Ship it today");
+    await person.provider.synced;
+
+    // Olivia's other agent comments on the draft's text over MCP: its anchor is an edit of the draft.
+    const viaMcp = await server.mcpClient(cursor.token);
+    await callMcp(viaMcp, "comments", {
+      action: "post",
+      documentId,
+      branchName: "main",
+      sectionId,
+      blockIndex: 0,
+      quote: "today",
+      body: "Which day?",
+    });
+    await viaMcp.close();
+
+    // Olivia commits in person (tRPC with her session): her agents are credited, she is not.
+    const committed = (await server
+      .trpcCaller(olivia)
+      .documents({ action: "commit", documentId, branchName: "main", commitMessage: "Agreed" })) as {
+      message: string;
+      commitId: string;
+    };
+    const { body, coAuthors } = splitCoAuthors(committed.message);
+    expect(body).toBe("Agreed");
+    expect(coAuthors).toHaveLength(3);
+    expect(coAuthors).toEqual(
+      expect.arrayContaining([
+        { name: "Claude via Olivia Owner", email: "olivia@example.test" },
+        { name: "Cursor via Olivia Owner", email: "olivia@example.test" },
+        { name: "Mo Member", email: "mo@example.test" },
+      ]),
+    );
+    // The history carries the same message.
+    const log = await server.callTool("documents", olivia.userId, { action: "log", documentId, branchName: "main" });
+    expect(JSON.stringify(log)).toContain("Co-authored-by: Claude via Olivia Owner <olivia@example.test>");
+
+    // Settled: the next commit credits only who edited since, and the committing agent never credits itself.
+    agent.text().insert(0, "Now: ");
+    await waitFor(() => person.text().toString().startsWith("Now: "));
+    await agent.provider.synced;
+    await new Promise((r) => setTimeout(r, 200));
+    const byClaude = await server.mcpClient(claude.token);
+    const again = await callMcp<{ message: string }>(byClaude, "documents", {
+      action: "commit",
+      documentId,
+      branchName: "main",
+      commitMessage: "Now",
+    });
+    await byClaude.close();
+    expect(again.message).toBe("Now");
+  });
 });
 
 describe("commit and discard", () => {
@@ -96,7 +188,9 @@ describe("commit and discard", () => {
     });
     await mcp.close();
     expect(committed.changed).toBe(true);
-    expect(committed.message).toBe("Say please\n\nCo-authored-by: Mo Member <member@example.test>");
+    // Both connected with their API tokens ("test"), so both edited as agents: the member's is credited through its
+    // token, the owner's is the one committing.
+    expect(committed.message).toBe("Say please\n\nCo-authored-by: test via Mo Member <member@example.test>");
     expect(committed.coAuthorIds).toEqual([member.userId]);
     const after = await server.callTool("read", owner.userId, { documentId });
     expect(after.headCommitId).toBe(committed.commitId);

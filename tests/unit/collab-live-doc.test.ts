@@ -12,6 +12,7 @@ function connection(readOnly = false): LiveConnection & { received: Uint8Array[]
     received,
     readOnly,
     authorId,
+    agent: null,
     droppedUpdates: 0,
     send: (m) => received.push(m),
     presence: { userId: authorId, name: authorId },

@@ -33,6 +33,7 @@ function connection(userId: string, usableKeys: string[] = []): TestConnection {
     pauses: 0,
     client,
     readOnly: false,
+    agent: null,
     authorId: userId,
     droppedUpdates: 0,
     presence: { userId, name: `Name of ${userId.slice(0, 4)}` },
