@@ -5,15 +5,20 @@
  * through tRPC over HTTP with the same token, capped alike; a share-link
  * visitor can only read; an agent's document as an MCP resource follows read
  * access. Then hidden sections against grants and links, and
- * the owner's token refused everything that changes access.
+ * the owner's token refused everything that changes access; webhooks, which
+ * only signed-in owners and admins manage.
  */
+import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { createTRPCClient, httpSubscriptionLink, TRPCClientError } from "@trpc/client";
 import { EventSource } from "eventsource";
 import { text } from "../helpers/blocks";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { memberships } from "@/db/schema";
+import { memberships, webhookDeliveries, webhooks } from "@/db/schema";
+import { DEFAULT_OUTBOUND_SETTINGS } from "@/server/outbound/addresses";
 import type { ToolName } from "@/server/actions/registry";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { ERROR_FACES, isDomainError } from "@/server/core/errors";
@@ -1577,5 +1582,162 @@ describe("an OAuth app's token, outside what it was issued for", () => {
       code: "PERMISSION_DENIED",
     });
     expect((await listTools(app.accessToken)).status).toBe(200);
+  });
+});
+
+/**
+ * Webhooks (Settings → Webhooks; tRPC only, not an MCP tool): only a signed-in owner or admin lists, creates,
+ * deletes, enables or tests them. Every other principal is refused, and a refusal changes nothing.
+ */
+describe("webhooks: only signed-in owners and admins manage them", () => {
+  type HookOutcome = "allow" | "denied" | "unauthenticated" | "unknown_tool" | string;
+  type HookAction = "list" | "create" | "delete" | "enable" | "test";
+  const ACTIONS: HookAction[] = ["list", "create", "delete", "enable", "test"];
+
+  let hooks: TestServer;
+  let receiver: HttpServer;
+  let receiverUrl: string;
+  let people: Record<"owner" | "admin" | "member" | "guest", TestUser>;
+  /** One hook per principal and action that needs one, made by the owner in person. */
+  const outbound = { ...DEFAULT_OUTBOUND_SETTINGS, allowHttp: true, allow: ["loopback" as const] };
+
+  beforeAll(async () => {
+    receiver = createHttpServer((_req, res) => res.writeHead(200).end());
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    hooks = await startTestServer({ outbound });
+    const owner = await hooks.createUser("hook-owner@example.test", "Hope Owner");
+    const admin = await hooks.createUser("hook-admin@example.test", "Hal Admin");
+    const member = await hooks.createUser("hook-member@example.test", "Mel Member");
+    const guest = await hooks.createUser("hook-guest@example.test", "Gwen Guest");
+    await hooks.db.update(memberships).set({ role: "admin" }).where(eq(memberships.userId, admin.userId));
+    await hooks.db.update(memberships).set({ role: "guest" }).where(eq(memberships.userId, guest.userId));
+    people = {
+      owner,
+      admin: { ...admin, actor: { ...admin.actor, role: "admin" } },
+      member,
+      guest: { ...guest, actor: { ...guest.actor, role: "guest" } },
+    };
+  });
+
+  afterAll(async () => {
+    await hooks?.close();
+    await new Promise((resolve) => receiver?.close(resolve));
+  });
+
+  const inPerson = (user: TestUser) => hooks.trpcCaller(user) as unknown as { webhooks(args: Args): Promise<unknown> };
+
+  /** A disabled hook of the owner's, so that enable has something to do. */
+  async function freshHook(): Promise<string> {
+    const made = (await inPerson(people.owner).webhooks({ action: "create", url: receiverUrl, events: ["comment.added"] })) as {
+      webhook: { webhookId: string };
+    };
+    await hooks.db.update(webhooks).set({ disabledAt: new Date() }).where(eq(webhooks.id, made.webhook.webhookId));
+    return made.webhook.webhookId;
+  }
+
+  const argsFor = async (action: HookAction): Promise<Args> =>
+    action === "list"
+      ? { action }
+      : action === "create"
+        ? { action, url: receiverUrl, events: ["document.committed"] }
+        : { action, webhookId: await freshHook() };
+
+  /** What the workspace's hooks are: ids, enabled or not, and how many deliveries each has queued. */
+  const snapshot = async () =>
+    JSON.stringify(
+      await hooks.db
+        .select({
+          id: webhooks.id,
+          disabledAt: webhooks.disabledAt,
+          deliveries: sql<number>`(select count(*) from webhook_deliveries d where d.webhook_id = ${webhooks.id})`,
+        })
+        .from(webhooks)
+        .orderBy(webhooks.id),
+    );
+
+  const codeOf = (error: unknown): string | undefined => {
+    const e = error as { code?: string; cause?: { code?: string }; data?: { error?: { code?: string } } };
+    return e.data?.error?.code ?? (isDomainError(e.cause) ? e.cause.code : undefined) ?? e.code;
+  };
+
+  async function outcome(call: (args: Args) => Promise<unknown>, action: HookAction): Promise<HookOutcome> {
+    const args = await argsFor(action);
+    const before = await snapshot();
+    try {
+      await call(args);
+      return "allow";
+    } catch (error) {
+      const code = codeOf(error);
+      // A refusal changes nothing.
+      const after = await snapshot();
+      if (after !== before) return `${code} but changed the hooks`;
+      if (code === "PERMISSION_DENIED") return "denied";
+      if (code === "UNAUTHENTICATED") return "unauthenticated";
+      if (error instanceof McpError && error.code === ErrorCode.InvalidParams && /Unknown tool/i.test(error.message)) return "unknown_tool";
+      return `unexpected ${code}: ${(error as Error).message}`;
+    }
+  }
+
+  const overTrpcHttp = (token?: string) => {
+    const trpc = hooks.trpcClient(token) as unknown as TrpcHttp;
+    return (args: Args) => callTrpcHttp(trpc, "webhooks", args);
+  };
+  const overMcp = async (token: string) => {
+    const client = await hooks.mcpClient(token);
+    return {
+      call: (args: Args) => client.callTool({ name: "webhooks", arguments: args }),
+      close: () => client.close(),
+    };
+  };
+
+  test("every principal on list, create, delete, enable and test", async () => {
+    const link = (await hooks.callTool("documents", people.owner.userId, { action: "create", path: "hooked" })) as { documentId: string };
+    const share = (await hooks.callTool("documents", people.owner.userId, {
+      action: "create_share_link",
+      documentId: link.documentId,
+      permission: "read",
+    })) as { path: string };
+    const app = await connectOAuthApp(hooks, people.owner.userId, { decision: "allow_write" });
+    const ownerMcp = await overMcp(people.owner.token);
+    const adminMcp = await overMcp(people.admin.token);
+    const appMcp = await overMcp(app.accessToken);
+    const principals: Array<[string, (args: Args) => Promise<unknown>, HookOutcome]> = [
+      ["owner, signed in", (args) => inPerson(people.owner).webhooks(args), "allow"],
+      ["admin, signed in", (args) => inPerson(people.admin).webhooks(args), "allow"],
+      ["member, signed in", (args) => inPerson(people.member).webhooks(args), "denied"],
+      ["guest, signed in", (args) => inPerson(people.guest).webhooks(args), "denied"],
+      ["owner's API token over tRPC", overTrpcHttp(people.owner.token), "denied"],
+      ["admin's API token over tRPC", overTrpcHttp(people.admin.token), "denied"],
+      ["owner's API token over MCP", ownerMcp.call, "unknown_tool"],
+      ["admin's API token over MCP", adminMcp.call, "unknown_tool"],
+      ["owner's OAuth app over MCP", appMcp.call, "unknown_tool"],
+      ["owner's OAuth app token over tRPC", overTrpcHttp(app.accessToken), "unauthenticated"],
+      ["share-link visitor (the link's token as a credential)", overTrpcHttp(share.path.replace("/share/", "")), "unauthenticated"],
+      ["anonymous", overTrpcHttp(), "unauthenticated"],
+    ];
+    const got: Record<string, Record<HookAction, HookOutcome>> = {};
+    const want: Record<string, Record<HookAction, HookOutcome>> = {};
+    for (const [name, call, expected] of principals) {
+      got[name] = {} as Record<HookAction, HookOutcome>;
+      want[name] = {} as Record<HookAction, HookOutcome>;
+      for (const action of ACTIONS) {
+        got[name][action] = await outcome(call, action);
+        want[name][action] = expected;
+      }
+    }
+    await Promise.all([ownerMcp.close(), adminMcp.close(), appMcp.close()]);
+    expect(got).toEqual(want);
+  });
+
+  test("an allowed call does what it says: the admin's test queues a delivery, enable clears the disabled mark, delete removes it", async () => {
+    const admin = inPerson(people.admin);
+    const webhookId = await freshHook();
+    const enabled = (await admin.webhooks({ action: "enable", webhookId })) as { webhook: { disabledAt: string | null } };
+    expect(enabled.webhook.disabledAt).toBeNull();
+    await admin.webhooks({ action: "test", webhookId });
+    expect(await hooks.db.$count(webhookDeliveries, eq(webhookDeliveries.webhookId, webhookId))).toBeGreaterThan(0);
+    await admin.webhooks({ action: "delete", webhookId });
+    expect(await hooks.db.$count(webhooks, eq(webhooks.id, webhookId))).toBe(0);
   });
 });
