@@ -13,10 +13,8 @@ import { expect, test } from "@playwright/test";
 import * as encoding from "lib0/encoding";
 import { Awareness, encodeAwarenessUpdate } from "y-protocols/awareness";
 import * as Y from "yjs";
-import { branchHead, docFromStored, loadOrCreateSectionDraft } from "@/server/collab/drafts-engine";
-import { appendDraftUpdates, ensureDraft } from "@/server/store/drafts";
 import { openLiveDocument, signInPage } from "../helpers/browser";
-import { connectLive, roomName } from "../helpers/collab";
+import { blockMap, connectLive, corruptDraft, roomName } from "../helpers/collab";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -42,27 +40,9 @@ async function signedIn(browser: Browser, email: string): Promise<Page> {
   return signInPage(context, server.url, { email, password: PASSWORD });
 }
 
-/**
- * Changes a section's stored draft directly, as no face of the server would let anyone: the pages must cope with whatever
- * a draft holds, whatever the server checks on the way in. Done before any room of the section is open, which loads it.
- */
-async function corruptDraft(sectionId: string, change: (section: Y.Map<unknown>) => void): Promise<void> {
-  const branch = { documentId, branchName: BRANCH };
-  const head = await branchHead(server.db, branch);
-  await ensureDraft(server.db, branch, head.commitId);
-  const key = { ...branch, sectionId };
-  const doc = docFromStored(await loadOrCreateSectionDraft(server.db, key, head.tree));
-  const before = Y.encodeStateVector(doc);
-  doc.transact(() => change(doc.getMap("section")));
-  await appendDraftUpdates(server.db, [{ ...key, update: Y.encodeStateAsUpdate(doc, before), authorId: olive.userId }]);
-  doc.destroy();
-}
-
-const blockMap = (fields: Record<string, unknown>): Y.Map<unknown> => {
-  const map = new Y.Map<unknown>();
-  for (const [field, value] of Object.entries(fields)) map.set(field, value);
-  return map;
-};
+/** Corrupts a section's stored draft on the test's branch (see corruptDraft). */
+const corrupt = (sectionId: string, change: (section: Y.Map<unknown>) => void) =>
+  corruptDraft(server.db, { documentId, branchName: BRANCH, sectionId, authorId: olive.userId }, change);
 
 const section = (page: Page, index: number) => page.locator(`[data-section-id="${sectionIds[index]}"]`);
 
@@ -113,14 +93,14 @@ test("a malformed block or section name in the draft is marked in its place on t
   browser,
 }) => {
   // The block of the issue (a CSV block whose headers is a string), a block of no known kind, and a name that is not text.
-  await corruptDraft(sectionIds[FIGURES]!, (figures) => {
+  await corrupt(sectionIds[FIGURES]!, (figures) => {
     const blocks = figures.get("blocks") as Y.Array<Y.Map<unknown>>;
     blocks.insert(1, [
       blockMap({ blockType: "csv", type: "storage", mediaType: "text/csv", key: "k", filename: "q.csv", headers: "a,b", rowCount: 2 }),
       blockMap({ blockType: { kind: "chart" }, data: [1, 2] }),
     ]);
   });
-  await corruptDraft(sectionIds[NOTES]!, (notes) => notes.set("name", 7));
+  await corrupt(sectionIds[NOTES]!, (notes) => notes.set("name", 7));
 
   await openLiveDocument(olivePage, server.url, { documentId, firstSectionId: sectionIds[FIGURES]!, branch: BRANCH });
   await expectMarkedNotBroken(olivePage, "editors");

@@ -2,7 +2,10 @@
 import WebSocket from "ws";
 import { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
+import type { Database } from "@/db/client";
 import { sectionFromYDoc } from "@/server/collab/codec";
+import { branchHead, docFromStored, loadOrCreateSectionDraft } from "@/server/collab/drafts-engine";
+import { appendDraftUpdates, ensureDraft } from "@/server/store/drafts";
 
 export interface LiveClient {
   doc: Y.Doc;
@@ -87,3 +90,31 @@ export function upgradeStatus(
     });
   });
 }
+
+/**
+ * Changes a section's stored draft directly, as no face of the server would let anyone (a draft stored before the
+ * live face checked what it is sent may hold anything): what reads a draft must cope with whatever it holds. Done
+ * before any room of the section is open, which loads it.
+ */
+export async function corruptDraft(
+  db: Database,
+  at: { documentId: string; branchName: string; sectionId: string; authorId: string },
+  change: (section: Y.Map<unknown>) => void,
+): Promise<void> {
+  const branch = { documentId: at.documentId, branchName: at.branchName };
+  const head = await branchHead(db, branch);
+  await ensureDraft(db, branch, head.commitId);
+  const key = { ...branch, sectionId: at.sectionId };
+  const doc = docFromStored(await loadOrCreateSectionDraft(db, key, head.tree));
+  const before = Y.encodeStateVector(doc);
+  doc.transact(() => change(doc.getMap("section")));
+  await appendDraftUpdates(db, [{ ...key, update: Y.encodeStateAsUpdate(doc, before), authorId: at.authorId }]);
+  doc.destroy();
+}
+
+/** A block as a shared map of plain values (what a client puts into a section's `blocks`). */
+export const blockMap = (fields: Record<string, unknown>): Y.Map<unknown> => {
+  const map = new Y.Map<unknown>();
+  for (const [field, value] of Object.entries(fields)) map.set(field, value);
+  return map;
+};

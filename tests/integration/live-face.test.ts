@@ -6,9 +6,9 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
-import * as Y from "yjs";
+import type * as Y from "yjs";
 import { MAX_LIVE_MESSAGE_BYTES, MAX_LIVE_MESSAGES_PER_SECOND } from "@/server/core/limits";
-import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
+import { blockMap, connectLive, corruptDraft, type LiveClient, roomName, waitFor } from "../helpers/collab";
 import { callMcp, callMcpError, mergeSectionOverrides, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 let server: TestServer;
@@ -68,18 +68,18 @@ describe("content the sections tool refuses never enters the draft", () => {
     ["a typed NUL character", (doc) => textOf(doc).insert(0, "nul\u0000here"), /NUL/],
     ["a text block past 1,000,000 characters", (doc) => textOf(doc).insert(0, "x".repeat(1_200_000)), /longer than/],
     ["a 400-character name", (doc) => nameOf(doc).insert(0, "n".repeat(400)), /name/],
-    ["an unknown block type", (doc) => blocksOf(doc).push([yMap({ blockType: "marquee" })]), /block 2/],
+    ["an unknown block type", (doc) => blocksOf(doc).push([blockMap({ blockType: "marquee" })]), /block 2/],
     [
       "a CSV block whose headers is a string",
       (doc) =>
         blocksOf(doc).push([
-          yMap({ blockType: "csv", type: "storage", mediaType: "text/csv", key: "k", filename: "a.csv", headers: "a", rowCount: 1 }),
+          blockMap({ blockType: "csv", type: "storage", mediaType: "text/csv", key: "k", filename: "a.csv", headers: "a", rowCount: 1 }),
         ]),
       /headers/,
     ],
     [
       "a javascript: image URL",
-      (doc) => blocksOf(doc).push([yMap({ blockType: "image", type: "url", mediaType: "image/png", url: "javascript:alert(1)" })]),
+      (doc) => blocksOf(doc).push([blockMap({ blockType: "image", type: "url", mediaType: "image/png", url: "javascript:alert(1)" })]),
       /url|URL/,
     ],
     [
@@ -91,7 +91,7 @@ describe("content the sections tool refuses never enters the draft", () => {
       "a storage key the typist may not use",
       (doc) =>
         blocksOf(doc).push([
-          yMap({ blockType: "file", type: "storage", mediaType: "application/pdf", key: "uploads/of-someone-else", filename: "f.pdf" }),
+          blockMap({ blockType: "file", type: "storage", mediaType: "application/pdf", key: "uploads/of-someone-else", filename: "f.pdf" }),
         ]),
       /storage key/,
     ],
@@ -155,6 +155,35 @@ describe("content the sections tool refuses never enters the draft", () => {
     });
     expect(read.sections[0]!.name).toBe("");
     const log = await callMcp<{ commits: unknown[] }>(agentOfOwner, "documents", { action: "log", documentId: created.documentId });
+    expect(log.commits).toHaveLength(1);
+  });
+});
+
+describe("a draft stored before the live face checked what it is sent", () => {
+  test("read answers it inside its output schema (a section the schema refuses as its head version), and commit refuses it naming the section", async () => {
+    const created = await newDocument("live-face/stored-before", [
+      { name: "Figures", content: [text("Before the table.")] },
+      { name: "Notes", content: [text("Notes stay.")] },
+    ]);
+    const { documentId } = created;
+    const [figuresId, notesId] = created.sectionIds as [string, string];
+    const at = (sectionId: string) => ({ documentId, branchName: "main", sectionId, authorId: owner.userId });
+    // The block: a CSV block whose headers is a string.
+    await corruptDraft(server.db, at(figuresId), (section) =>
+      (section.get("blocks") as Y.Array<Y.Map<unknown>>).push([
+        blockMap({ blockType: "csv", type: "storage", mediaType: "text/csv", key: "k", filename: "q.csv", headers: "a,b", rowCount: 2 }),
+      ]),
+    );
+    await corruptDraft(server.db, at(notesId), (section) =>
+      ((section.get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text).insert(0, "Drafted. "),
+    );
+    // The SDK client validates the answer against read's output schema: one bad section no longer fails the whole read.
+    const read = await callMcp<{ sections: Array<{ content: unknown[] }> }>(agentOfOwner, "read", { documentId, includeDraft: true });
+    expect(read.sections.map((s) => s.content)).toEqual([[text("Before the table.")], [text("Drafted. Notes stay.")]]);
+    const refused = await callMcpError(agentOfOwner, "documents", { action: "commit", documentId, branchName: "main" });
+    expect(refused.code).toBe("VALIDATION_FAILED");
+    expect(refused.message).toContain(figuresId);
+    const log = await callMcp<{ commits: unknown[] }>(agentOfOwner, "documents", { action: "log", documentId });
     expect(log.commits).toHaveLength(1);
   });
 });
@@ -357,8 +386,3 @@ const sectionOf = (doc: Y.Doc) => doc.getMap("section");
 const nameOf = (doc: Y.Doc) => sectionOf(doc).get("name") as Y.Text;
 const blocksOf = (doc: Y.Doc) => sectionOf(doc).get("blocks") as Y.Array<Y.Map<unknown>>;
 const textOf = (doc: Y.Doc) => blocksOf(doc).get(0).get("text") as Y.Text;
-function yMap(fields: Record<string, unknown>): Y.Map<unknown> {
-  const map = new Y.Map<unknown>();
-  for (const [key, value] of Object.entries(fields)) map.set(key, value);
-  return map;
-}
