@@ -5,7 +5,6 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createTRPCClient, httpLink } from "@trpc/client";
-import type { DatabaseHandle } from "@/db/client";
 import { memberships, users, workspaces } from "@/db/schema";
 import type { Actor } from "@/server/actions/context";
 import { type ToolInput, type ToolName, type ToolOutput, toolsByName } from "@/server/actions/registry";
@@ -19,7 +18,7 @@ import type { WebhookDeliveryOptions } from "@/server/actions/webhooks";
 import type { OutboundSettings } from "@/server/outbound/addresses";
 import { LocalObjectStore } from "@/server/storage/local";
 import type { ObjectStore } from "@/server/storage/object-store";
-import { createTestDatabase } from "./database";
+import { createTestDatabase, type TestDatabase } from "./database";
 
 export const projectRoot = path.resolve(import.meta.dirname, "../..");
 
@@ -33,7 +32,7 @@ export interface TestUser {
 export async function startTestServer(
   options: {
     next?: boolean;
-    database?: DatabaseHandle;
+    database?: TestDatabase;
     objectStore?: ObjectStore;
     maxUploadBytes?: number;
     publicUrl?: string;

@@ -4,11 +4,13 @@
  * that validates every result against the tool's output schema.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
-import type * as Y from "yjs";
-import { MAX_LIVE_MESSAGE_BYTES, MAX_LIVE_MESSAGES_PER_SECOND } from "@/server/core/limits";
+import * as Y from "yjs";
+import { MAX_LIVE_MESSAGE_BYTES, MAX_LIVE_MESSAGES_PER_SECOND, MAX_ROOM_PENDING_BYTES } from "@/server/core/limits";
 import { blockMap, connectLive, corruptDraft, type LiveClient, roomName, waitFor } from "../helpers/collab";
+import { testDatabaseUrl } from "../helpers/database";
 import { callMcp, callMcpError, mergeSectionOverrides, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 let server: TestServer;
@@ -204,6 +206,51 @@ describe("message size", () => {
     const editor = await live(room, { token: owner.token });
     expect(editor.text().toString()).toBe("small");
   });
+});
+
+describe("updates waiting to be stored", () => {
+  test.skipIf(!testDatabaseUrl())(
+    `a room with over ${MAX_ROOM_PENDING_BYTES} bytes not yet stored stops reading its sockets until storage catches up, and loses nothing`,
+    async () => {
+      const created = await newDocument("live-face/pending", [{ name: "Bulk", content: [text("start")] }]);
+      const room = roomName(created.documentId, "main", created.sectionIds[0]);
+      const writer = await live(room, { token: member.token });
+      const watcher = await live(room, { token: owner.token });
+      // Storage stalls: the draft log is locked, so what arrives is broadcast but cannot be stored.
+      const blocker = postgres(server.database.url!, { max: 1, onnotice: () => {} });
+      await blocker.unsafe("begin");
+      await blocker.unsafe("lock table draft_updates in access exclusive mode");
+      try {
+        // Six blocks of 1,000,000 three-byte characters: six messages of ~3 MB (each under the message limit), 18 MB in all.
+        for (let i = 0; i < 6; i++) {
+          writer.doc.transact(() => blocksOf(writer.doc).push([blockMap({ blockType: "text", text: new Y.Text("€".repeat(1_000_000)) })]));
+        }
+        await waitFor(() => blocksOf(watcher.doc).length === 7, 60_000, "the six big blocks at the watcher");
+        // Past the limit the room reads nothing more from its sockets: the next keystroke waits in TCP.
+        writer.text().insert(0, "AFTER ");
+        await new Promise((r) => setTimeout(r, 1_000));
+        expect(watcher.text().toString()).toBe("start");
+      } finally {
+        await blocker.unsafe("rollback");
+        await blocker.end();
+      }
+      // Stored, the room reads again: the keystroke arrives, and everything is in the draft.
+      await waitFor(() => watcher.text().toString() === "AFTER start", 60_000, "the keystroke after storage caught up");
+      await expect
+        .poll(
+          async () =>
+            (
+              await callMcp<{ sections: Array<{ content: Array<{ text: string }> }> }>(agentOfOwner, "read", {
+                documentId: created.documentId,
+                includeDraft: true,
+              })
+            ).sections[0]!.content.map((block) => block.text.length),
+          { timeout: 30_000 },
+        )
+        .toEqual([11, ...new Array(6).fill(1_000_000)]);
+    },
+    180_000,
+  );
 });
 
 describe("message rate", () => {
