@@ -5,7 +5,10 @@
  * URL; signed out, they sign in and come back to the consent page, which names
  * the client, where it sends them back and what it may do; they allow it, the
  * client gets its code at its loopback redirect, exchanges it, lists tools and
- * writes. Settings lists the app; Revoke ends its access.
+ * writes, and the history page names the write "Claude Test via Olivia
+ * Owner". Settings lists the app; Revoke ends its access. A live commit's
+ * co-authors name the agent (an API token's live connection) that edited the
+ * draft the same way, on the history page too.
  *
  * And CORS: a page on another origin (a second loopback port, named in
  * QUIRE_MCP_ALLOWED_ORIGINS) calls /api/mcp with a bearer token and the MCP
@@ -18,6 +21,8 @@ import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { expect, test } from "@playwright/test";
+import { issueApiToken } from "@/server/auth/accounts";
+import { connectLive, roomName } from "../helpers/collab";
 import { MemoryProvider } from "../helpers/oauth";
 import { photograph } from "../helpers/screenshots";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
@@ -92,6 +97,10 @@ test("an MCP client connects by OAuth: sign in, consent, tools and a write; Sett
   });
   await client.close();
 
+  // History names the write's agent beside the person it acted for.
+  await page.goto(`${server.url}/documents/${documentId}/history`);
+  await expect(page.getByTestId("commit-made-by").first()).toHaveText("Claude Test via Olivia Owner");
+
   await page.goto(`${server.url}/settings/tokens`);
   const row = page.getByTestId("app-row").filter({ hasText: "Claude Test" });
   await expect(row).toContainText("read and write");
@@ -110,6 +119,38 @@ test("an MCP client connects by OAuth: sign in, consent, tools and a write; Sett
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
   });
   expect(refused.status).toBe(401);
+});
+
+test("a live commit credits the agent that edited the draft: the history page shows it as a co-author, '<agent> via <person>'", async ({
+  page,
+}) => {
+  const claude = await issueApiToken(server.db, { email: owner.email, label: "Claude" }, new Date());
+  const editor = await connectLive(server.url, roomName(documentId, "main", sectionId), { token: claude.token });
+  editor.text().insert(editor.text().length, " (agreed live)");
+  // Stored in the draft before the connection closes.
+  await expect
+    .poll(async () =>
+      JSON.stringify((await server.callTool("read", owner.userId, { documentId, includeDraft: true })).sections[0]!.content),
+    )
+    .toContain("(agreed live)");
+  editor.close();
+  // Olivia commits in person: her agent is credited.
+  const committed = (await server.trpcCaller(owner).documents({
+    action: "commit",
+    documentId,
+    branchName: "main",
+    commitMessage: "Agreed live",
+  })) as { message: string };
+  expect(committed.message).toBe("Agreed live\n\nCo-authored-by: Claude via Olivia Owner <olivia@example.test>");
+
+  await page.goto(`${server.url}/signin?callbackUrl=${encodeURIComponent(`/documents/${documentId}/history`)}`);
+  await page.getByLabel("Email").fill(owner.email);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname.endsWith("/history"));
+  const newest = page.getByTestId("commit-log").locator("li").first();
+  await expect(newest.getByTestId("commit-made-by")).toHaveText("Olivia Owner");
+  await expect(newest.getByRole("list", { name: "Co-authors" })).toHaveText(/Claude via Olivia Owner/);
 });
 
 test("CORS: a page of an allowed origin calls /api/mcp after a preflight; another origin's page is blocked", async ({ page }) => {
