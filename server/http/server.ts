@@ -138,6 +138,14 @@ function readUndeclaredBody(req: IncomingMessage & { body?: string }): Promise<b
  * guard's rule: a trusted proxy's X-Forwarded-Host, else Host) over http, the only scheme Quire serves itself
  * (https is learnt from QUIRE_PUBLIC_URL). Undefined when the request names no usable host.
  */
+/**
+ * An upgrading socket's error listener. Not a closure: the socket lives as long as its room connection, and an arrow
+ * here would keep the upgrade handler's scope (the request with its headers and URL) alive with it.
+ */
+function destroyOnError(this: Duplex): void {
+  this.destroy();
+}
+
 function requestOrigin(req: IncomingMessage, site: SiteAddress): string | undefined {
   const host = addressedHost(req, site);
   return host && /^[a-z0-9.\-:[\]]+$/i.test(host) ? `http://${host.toLowerCase()}` : undefined;
@@ -441,7 +449,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       if (!url.pathname.startsWith("/_next/")) socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
       return;
     }
-    socket.on("error", () => socket.destroy());
+    socket.on("error", destroyOnError);
     // A page of another origin of this site (another port, a sibling subdomain) gets the session cookie sent with
     // its upgrade: only the site's own pages may open a room. Clients outside a browser send no Origin.
     const crossOrigin = foreignOriginRefusal(req, site);

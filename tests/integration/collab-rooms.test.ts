@@ -3,6 +3,9 @@
  * the upgrade, read-only principals, hidden sections at the byte level, and
  * API writes reaching open editors while they type.
  */
+import type { IncomingMessage } from "node:http";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { encode } from "next-auth/jwt";
 import { ensureAuthSecret, issueApiToken } from "@/server/auth/accounts";
@@ -237,5 +240,36 @@ describe("every writer is seen live", () => {
     await typed;
     await waitFor(() => editor.text().toString().startsWith("kkkkkkkkkk"));
     expect(editor.text().toString()).toBe("kkkkkkkkkkPublic, said the API");
+  });
+});
+
+describe("what an open connection keeps", () => {
+  test("nothing of its upgrade request: the request (its headers, its URL) is collected while the client stays connected", async () => {
+    const requests: Array<WeakRef<IncomingMessage>> = [];
+    const upgrade = server.rooms.upgrade;
+    server.rooms.upgrade = (request, ...rest) => {
+      requests.push(new WeakRef(request));
+      return upgrade.call(server.rooms, request, ...rest);
+    };
+    let client: LiveClient;
+    try {
+      client = await live(roomName(documentId, "main", publicId), { token: owner.token });
+    } finally {
+      server.rooms.upgrade = upgrade;
+    }
+    // It is open and in use: an edit goes through, after which nothing of the upgrade is under way any more.
+    const other = await live(roomName(documentId, "main", publicId), { token: owner.token });
+    client.text().insert(0, "Still here. ");
+    await waitFor(() => other.text().toString().startsWith("Still here. "));
+    expect(requests).toHaveLength(1);
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    // A WeakRef's target lives at least until the job that made or read it is over: collect from fresh macrotasks.
+    for (let i = 0; i < 5 && requests[0]!.deref() !== undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      gc();
+    }
+    expect(requests[0]!.deref()).toBeUndefined();
+    expect(client.provider.wsconnected).toBe(true);
   });
 });
