@@ -16,9 +16,12 @@ import { loadSections } from "@/server/store/objects";
 import { applyOutline } from "./codec";
 import { CLOSE_ACCESS_LOST, closeNow, hold, type RoomConnection, release, resumeReading, throttle } from "./connection";
 import type { BranchHead } from "./drafts-engine";
-import { LiveDoc } from "./live-doc";
+import { LiveDoc, type LiveDocHooks } from "./live-doc";
 import type { RoomServices } from "./room-services";
 import { SectionRoom } from "./section-room";
+
+/** An outline is the server's, written by it alone: nothing of it is stored (one hooks object for all of them). */
+const OUTLINE_HOOKS: LiveDocHooks = { store: async () => {} };
 
 export class BranchRoom {
   readonly outlines = new Map<RoomConnection, LiveDoc>();
@@ -69,7 +72,7 @@ export class BranchRoom {
       live = section.live;
     } else {
       // The outline is the server's: each connection has its own, listing only what it may see.
-      live = new LiveDoc([], { store: async () => {} });
+      live = new LiveDoc([], OUTLINE_HOOKS);
       applyOutline(live.doc, await visibleSectionIds(this.services.db, connection.access, this.key.branchName, this.head.tree));
       this.outlines.set(connection, live);
     }

@@ -5,12 +5,15 @@
  * close it for good with an application close code.
  */
 import type { WebSocket } from "ws";
+import type { AgentIdentity } from "@/db/schema-agents";
 import type { Credential } from "@/server/access/authorize";
 import type { Actor } from "@/server/access/actor";
 import type { DocumentAccess } from "@/server/access/documents";
 import { MAX_LIVE_MESSAGES_PER_SECOND } from "@/server/core/limits";
 import type { DraftKey } from "@/server/store/drafts";
 import type { LiveConnection } from "./live-doc";
+import type { Typist } from "./live-rules";
+import type { PresenceIdentity } from "./presence";
 
 export interface RoomAddress extends DraftKey {
   /** null: the branch's outline room. */
@@ -27,28 +30,84 @@ export const CLOSE_INTERNAL = 4500;
 /** A WebSocket close reason is at most 123 bytes of UTF-8. */
 const MAX_CLOSE_REASON_BYTES = 123;
 
-export interface RoomConnection extends LiveConnection {
-  socket: WebSocket;
-  /** What it was admitted with: resolved again whenever its access is decided again. */
-  credential: Credential;
-  actor: Actor | null;
-  access: DocumentAccess;
-  address: RoomAddress;
+/** A connection's storage keys before its room decides them: none (shared, never written: a decision replaces it). */
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+/**
+ * A class, not an object literal of arrow functions: a room holds thousands of
+ * these, and each per-connection closure costs its context and, under tsx
+ * (which keeps function names by defining `name` on every named closure), a
+ * property table of its own: about 1.9 KB per connection in all.
+ */
+export class RoomConnection implements LiveConnection, Typist {
+  readonly authorId: string | null;
+  readOnly = true;
+  droppedUpdates = 0;
   /** Storage keys this principal sees in the document: the ones its live edits may put into a block. */
-  usableKeys: ReadonlySet<string>;
+  usableKeys: ReadonlySet<string> = NO_KEYS;
   /**
    * Decisions on this connection's access under way (an access change, a
    * head move): while any is, nothing is sent to it (what would be is kept)
    * and nothing read from it, so no byte of a change crosses before the
    * decision it depends on.
    */
-  holds: number;
-  heldMessages: Uint8Array[];
-  /** Reasons its messages are not being read (holds, the doc's backpressure, its rate): read again when none is left. */
-  readPauses: number;
+  holds = 0;
+  heldMessages: Uint8Array[] = [];
+  /** Reasons its messages are not being read (holds, the doc's backpressure, its rate): read again when none is left. It starts paused, until its room reads it. */
+  readPauses = 1;
   /** The current second of its messages (performance.now()) and how many it sent in it. */
-  secondStartedAt: number;
-  messagesThisSecond: number;
+  secondStartedAt = 0;
+  messagesThisSecond = 0;
+  /** Closed for good (closeNow): nothing more is sent to it. */
+  closed = false;
+
+  /** The agent the author connected through (an API token, an OAuth client): credited on the live commit; null for the person. */
+  readonly agent: AgentIdentity | null;
+
+  constructor(
+    readonly socket: WebSocket,
+    /** What it was admitted with: resolved again whenever its access is decided again. */
+    readonly credential: Credential,
+    readonly actor: Actor | null,
+    public access: DocumentAccess,
+    readonly address: RoomAddress,
+    readonly presence: PresenceIdentity,
+  ) {
+    this.authorId = actor?.userId ?? null;
+    this.agent = actor?.agent ?? null;
+  }
+
+  /** The connection is its own typist: its user, and the storage keys it was last decided to see. */
+  get typist(): Typist {
+    return this;
+  }
+
+  get userId(): string | null {
+    return this.authorId;
+  }
+
+  mayUseKey(key: string): boolean {
+    return this.usableKeys.has(key);
+  }
+
+  send(message: Uint8Array): void {
+    if (this.closed) return;
+    if (this.holds > 0) this.heldMessages.push(message);
+    else if (this.socket.readyState === this.socket.OPEN) this.socket.send(message);
+  }
+
+  /** The repair was sent before this: the client converges, then hears why (and what it sent meanwhile is not taken in). */
+  refused(reason: string): void {
+    closeNow(this, CLOSE_CONTENT_REFUSED, closeReason(`content refused: ${reason}`));
+  }
+
+  pause(): void {
+    pauseReading(this);
+  }
+
+  resume(): void {
+    resumeReading(this);
+  }
 }
 
 export function pauseReading(connection: RoomConnection): void {
@@ -105,7 +164,7 @@ export function throttle(connection: RoomConnection): boolean {
 /** A connection that may no longer see what it is connected to: what was held for it is dropped, and nothing more is sent. */
 export function closeNow(connection: RoomConnection, code: number, reason: string): void {
   connection.heldMessages = [];
-  connection.send = () => {};
+  connection.closed = true;
   // What it sent meanwhile (waiting unread in its socket) is not taken in.
   connection.readOnly = true;
   connection.socket.removeAllListeners("message");

@@ -119,8 +119,9 @@ export class LiveDoc {
       this.undoRefused = new Y.UndoManager(this.doc.getMap("section"), {
         captureTimeout: 0,
         trackedOrigins: new Set(),
-        captureTransaction: (transaction) =>
-          this.judging !== null && this.judging.connection === transaction.origin && this.judging.refusal !== null,
+        // A bound method, not an arrow in this literal: tsx gives every named closure a `name` property and with it a
+        // property table of its own (a few hundred bytes per room).
+        captureTransaction: this.isRefused.bind(this),
       });
     }
     this.awareness = new awarenessProtocol.Awareness(this.doc);
@@ -313,6 +314,11 @@ export class LiveDoc {
     for (const each of this.connections.keys()) each.send(message);
     this.enqueue({ update: repair, authorId: null, origin: "server", receivedAt: pending.receivedAt });
     connection.refused(judgement.refusal);
+  }
+
+  /** Whether the transaction is the connection's update being judged, and refused (the UndoManager captures only that). */
+  private isRefused(transaction: Y.Transaction): boolean {
+    return this.judging !== null && this.judging.connection === transaction.origin && this.judging.refusal !== null;
   }
 
   /** The rules judge a connection's transaction (throwing LiveContentRefused) and follow everyone else's. */

@@ -19,16 +19,7 @@ import { DomainError, ERROR_FACES, isDomainError } from "@/server/core/errors";
 import { MAX_LIVE_MESSAGE_BYTES } from "@/server/core/limits";
 import { findBranch } from "@/server/store/documents";
 import { userIdentities } from "@/server/store/users";
-import {
-  CLOSE_CONTENT_REFUSED,
-  CLOSE_INTERNAL,
-  closeNow,
-  closeReason,
-  pauseReading,
-  type RoomAddress,
-  type RoomConnection,
-  resumeReading,
-} from "./connection";
+import { CLOSE_INTERNAL, type RoomAddress, RoomConnection } from "./connection";
 import { branchHead } from "./drafts-engine";
 import type { PresenceIdentity } from "./presence";
 
@@ -70,33 +61,7 @@ export class LiveUpgrade {
       // ws closes the socket itself on a protocol error (1009 for a message past maxPayload, 1002 for a bad frame) and then
       // emits the error: without a listener, that emit would throw out of the server.
       ws.on("error", () => {});
-      const connection: RoomConnection = {
-        socket: ws,
-        credential,
-        actor: admitted.actor,
-        access: admitted.access,
-        address,
-        authorId: admitted.actor?.userId ?? null,
-        agent: admitted.actor?.agent ?? null,
-        readOnly: true,
-        droppedUpdates: 0,
-        presence,
-        usableKeys: new Set(),
-        typist: { userId: admitted.actor?.userId ?? null, mayUseKey: (key) => connection.usableKeys.has(key) },
-        holds: 0,
-        heldMessages: [],
-        readPauses: 1,
-        secondStartedAt: 0,
-        messagesThisSecond: 0,
-        send: (message) => {
-          if (connection.holds > 0) connection.heldMessages.push(message);
-          else if (ws.readyState === ws.OPEN) ws.send(message);
-        },
-        // The repair was sent before this: the client converges, then hears why (and what it sent meanwhile is not taken in).
-        refused: (reason) => closeNow(connection, CLOSE_CONTENT_REFUSED, closeReason(`content refused: ${reason}`)),
-        pause: () => pauseReading(connection),
-        resume: () => resumeReading(connection),
-      };
+      const connection = new RoomConnection(ws, credential, admitted.actor, admitted.access, address, presence);
       void this.attach(connection).catch((error: unknown) => {
         console.error("[quire] collab room failed to open", error);
         ws.close(CLOSE_INTERNAL, "room failed to open");
