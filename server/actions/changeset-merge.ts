@@ -14,6 +14,7 @@ import type { MergeExecution } from "./merge-execution";
 import { reviewHandlers } from "./merge-request-reviews";
 import { presentOne, proposalsField } from "./merge-request-view";
 import { mergeLockedRequest, sectionResolutionSchema, sideSchema } from "./merge-requests";
+import { shownElsewhere } from "@/server/core/schema-listing";
 import { analyzeMergeRequest, type MergeAnalysisView } from "./merge-state";
 import {
   assertChangesetOpen,
@@ -49,7 +50,7 @@ const executeInput = z.strictObject({
     .array(
       z.strictObject({
         documentId: uuidSchema.describe("The item's document."),
-        resolutions: z.array(sectionResolutionSchema).max(10_000).optional().describe("As merge_requests execute's resolutions."),
+        resolutions: shownElsewhere(z.array(sectionResolutionSchema).max(10_000), "As merge_requests execute's resolutions.").optional(),
         tagResolution: sideSchema.optional().describe("Which side's tags win."),
         scalarPropertyResolutions: z.record(uuidSchema, sideSchema).optional().describe("Column UUID -> source | target."),
         resolvedPath: documentPathSchema.optional().describe("The path to use on a path collision."),

@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { contentSchema } from "@/server/core/blocks";
+import { shownElsewhere } from "@/server/core/schema-listing";
 import { newSectionVersion, type SectionVersion } from "@/server/core/document-model";
 import { DomainError } from "@/server/core/errors";
 import { descriptionSchema, documentNameSchema, documentPathSchema, nameFromPath, quoteForMessage } from "@/server/core/names";
@@ -48,11 +49,11 @@ const sectionSpecsField = z
   .array(
     z.strictObject({
       name: documentNameSchema.describe("Section name, rendered as the section's H2 heading."),
-      content: contentSchema,
+      content: shownElsewhere(contentSchema, "Content blocks, as `sections` create takes them."),
     }),
   )
   .max(2_000)
-  .describe("Initial sections, in order: [{ name, content: blocks }].");
+  .describe("Initial sections, in order.");
 
 const createInput = z.strictObject({
   action: z.literal("create"),

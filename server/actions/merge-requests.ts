@@ -10,6 +10,7 @@ import { z } from "zod";
 import { DomainError, isDomainError } from "@/server/core/errors";
 import { branchNameSchema, commitMessageSchema, descriptionSchema, documentPathSchema } from "@/server/core/names";
 import { contentSchema } from "@/server/core/blocks";
+import { shownElsewhere } from "@/server/core/schema-listing";
 import { getMembership, nonMembers } from "@/server/store/accounts";
 import type { Tx } from "@/server/store/db";
 import { CommitGraph, isAncestor } from "@/server/store/commits";
@@ -65,9 +66,7 @@ export const sectionResolutionSchema = z.discriminatedUnion("resolution", [
       .describe(
         "merged: the section becomes your `content` (and `name`); analyze with proposals: true gives proposedMerge.text to start from (remove its <<<<<<< ======= >>>>>>> markers).",
       ),
-    content: contentSchema.describe(
-      "With resolution merged: the section's content blocks after the merge (the same blocks as `sections` update).",
-    ),
+    content: shownElsewhere(contentSchema, "With resolution merged: the section's content blocks, as `sections` update takes them."),
     name: z
       .string()
       .trim()

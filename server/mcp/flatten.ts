@@ -83,6 +83,14 @@ function mergedDescription(byAction: FlatField["descriptions"]): string | undefi
 
 const joinSentences = (...parts: Array<string | undefined>): string | undefined => parts.filter(Boolean).join(" ") || undefined;
 
+/** Which actions require a field, in the fewer words: the actions that do, or (most do) the ones that do not. */
+function requiredNote(requiredBy: string[], actions: string[]): string | undefined {
+  if (requiredBy.length === 0) return undefined;
+  if (requiredBy.length === actions.length) return "Required.";
+  const others = actions.filter((action) => !requiredBy.includes(action));
+  return others.length < requiredBy.length ? `Required except for: ${others.join(", ")}.` : `Required for: ${requiredBy.join(", ")}.`;
+}
+
 /** A field that accepts any value and shows `json` in tools/list. */
 const describedOnly = (json: JsonSchema) => z.unknown().optional().meta(json);
 
@@ -106,12 +114,7 @@ export function flatInputSchema(input: z.ZodType): z.ZodObject {
   };
   const { fields, closed } = fieldsAcrossActions(options, "input");
   for (const [name, field] of fields) {
-    const note =
-      field.requiredBy.length === 0
-        ? undefined
-        : field.requiredBy.length === actions.length
-          ? "Required."
-          : `Required for: ${field.requiredBy.join(", ")}.`;
+    const note = requiredNote(field.requiredBy, actions);
     const description = joinSentences(mergedDescription(field.descriptions), note);
     // Where actions give a field different types, each stays valid (anyOf), never just the first.
     const json = field.variants.length === 1 ? field.variants[0]!.json : { anyOf: field.variants.map((variant) => variant.json) };

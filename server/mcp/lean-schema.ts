@@ -26,11 +26,35 @@
  *   fields, a view shared by several results) is written once under `$defs`
  *   and referenced as `#/$defs/<name>`, a local reference every client
  *   resolves (the Inspector's portability rules flag only remote ones). Each
- *   use keeps its own description next to the reference.
+ *   use keeps its own description next to the reference, and a shape
+ *   named after what it is (`strOrNull` for zod's nullable string, else the
+ *   property it was first found under);
+ * - `$schema` is not sent: MCP takes a schema without it as JSON Schema
+ *   2020-12, and nothing here reads differently there (`$defs` is 2020-12's
+ *   own keyword);
+ * - an empty `required` list says nothing and is dropped;
+ * - a field marked `shownElsewhere` (server/core/schema-listing.ts) is sent
+ *   as an array of objects whose description names the tool that shows
+ *   their fields: the content blocks and merge resolutions are listed in
+ *   full once, not again in every tool that takes or returns them.
+ *
+ * Results (`use: "output"`) are only ever checked by a client's validator,
+ * never mapped onto a function-calling dialect, so they lose more:
+ * `additionalProperties: false` below the result's own object (a result
+ * never has fields its schema does not name, and a looser check still
+ * accepts every true result), a
+ * `required` list naming every property of its object (in a result a nested
+ * object's fields are all present unless its schema lists which are; null
+ * where they are nullable) and `type` beside `enum` or `const`.
  */
+
+import { LISTED_AS } from "@/server/core/schema-listing";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonSchema = { [key: string]: Json };
+
+/** Which side of a tool a schema describes: its arguments or its result. */
+export type SchemaUse = "input" | "output";
 
 const isObject = (value: Json | undefined): value is JsonSchema => typeof value === "object" && value !== null && !Array.isArray(value);
 
@@ -38,18 +62,26 @@ const isObject = (value: Json | undefined): value is JsonSchema => typeof value 
 const SAFE_INTEGER_BOUND = Number.MAX_SAFE_INTEGER;
 
 /** The schema with every choice between objects as one object, and without the keywords another keyword already implies. */
-function withoutRedundantKeywords(node: Json): Json {
-  if (Array.isArray(node)) return node.map(withoutRedundantKeywords);
+function withoutRedundantKeywords(node: Json, use: SchemaUse): Json {
+  if (Array.isArray(node)) return node.map((child) => withoutRedundantKeywords(child, use));
   if (!isObject(node)) return node;
+  const listed = node[LISTED_AS];
+  if (isObject(listed)) return node.description === undefined ? listed : { ...listed, description: node.description };
   const lean: JsonSchema = {};
   const { type, ...untyped } = node;
   if (Array.isArray(type)) {
     // Keywords of one type stay with its branch (a string's maxLength with the string); annotations stay outside.
     const { description, ...constraints } = untyped;
-    const branches = type.map((one) => withoutRedundantKeywords(one === "null" ? { type: one } : { type: one, ...constraints }));
+    const branches = type.map((one) => withoutRedundantKeywords(one === "null" ? { type: one } : { type: one, ...constraints }, use));
     return description === undefined ? { anyOf: branches } : { anyOf: branches, description };
   }
-  for (const [key, value] of Object.entries(asOneObject(node))) {
+  const leanChild = (child: Json) => withoutRedundantKeywords(child, use);
+  const object = asOneObject(node);
+  const names = isObject(object.properties) ? Object.keys(object.properties) : [];
+  for (const [key, value] of Object.entries(object)) {
+    if (key === "$schema") continue;
+    if (key === "required" && Array.isArray(value) && value.length === 0) continue;
+    if (use === "output" && isRedundantInResult(key, value, object, names)) continue;
     if (key === "pattern" && node.format === "uuid") continue;
     if ((key === "maximum" && value === SAFE_INTEGER_BOUND) || (key === "minimum" && value === -SAFE_INTEGER_BOUND)) continue;
     // zod writes "any value" as `{}`; where a boolean is the keyword's own value, `true` says it without an untyped schema.
@@ -58,9 +90,17 @@ function withoutRedundantKeywords(node: Json): Json {
       continue;
     }
     // Inside `properties` (and `$defs`) keys are names, not keywords: only their values are schemas.
-    lean[key] = key === "properties" || key === "$defs" ? mapValues(value, withoutRedundantKeywords) : withoutRedundantKeywords(value);
+    lean[key] = key === "properties" || key === "$defs" ? mapValues(value, leanChild) : leanChild(value);
   }
   return lean;
+}
+
+/** Keywords a result's schema can do without (see the file comment); `names` are the object's properties. */
+function isRedundantInResult(key: string, value: Json, node: JsonSchema, names: string[]): boolean {
+  if (key === "additionalProperties") return value === false;
+  if (key === "type") return "enum" in node || "const" in node;
+  if (key !== "required" || !Array.isArray(value)) return false;
+  return value.length === names.length && names.every((name) => value.includes(name));
 }
 
 const mapValues = (value: Json, map: (node: Json) => Json): Json =>
@@ -120,9 +160,15 @@ function shapeOf(node: JsonSchema): JsonSchema {
   return shape;
 }
 
-/** What a `$defs` entry is called: the property it was first found under. */
-function nameFor(path: string[], taken: Set<string>): string {
-  const base = [...path].reverse().find((step) => !/^\d+$/.test(step) && !KEYWORDS_IN_PATHS.has(step)) ?? "schema";
+/** zod's nullable string, the shape repeated most, as `leanSchema` writes it. */
+const NULLABLE_STRING = JSON.stringify({ anyOf: [{ type: "string" }, { type: "null" }] });
+
+/** What a `$defs` entry is called: what it is for the nullable string, else the property it was first found under. */
+function nameFor(key: string, path: string[], taken: Set<string>): string {
+  const base =
+    key === NULLABLE_STRING
+      ? "strOrNull"
+      : ([...path].reverse().find((step) => !/^\d+$/.test(step) && !KEYWORDS_IN_PATHS.has(step)) ?? "schema");
   let name = base;
   for (let n = 2; taken.has(name); n++) name = `${base}${n}`;
   return name;
@@ -130,8 +176,15 @@ function nameFor(path: string[], taken: Set<string>): string {
 
 const KEYWORDS_IN_PATHS = new Set(["properties", "items", "anyOf", "oneOf", "allOf", "additionalProperties", "$defs"]);
 
-/** Bytes a `{"$ref":"#/$defs/<name>"}` costs at each use, roughly; a shape must save more than that to be hoisted. */
-const REFERENCE_COST = 40;
+/**
+ * Bytes that writing a shape (`size` bytes of JSON) once as `$defs.<name>`
+ * saves over `count` uses: each use's keywords become `"$ref":"#/$defs/<name>"`
+ * (its description stays beside), and the entry costs its name and the shape.
+ */
+function hoistingSaves(count: number, size: number, name: string): number {
+  const perUse = size - 2 - `"$ref":"#/$defs/${name}"`.length;
+  return count * perUse - (`"${name}":`.length + size + 1);
+}
 
 interface Candidate {
   count: number;
@@ -184,13 +237,15 @@ function hoistRepeatedShapes(schema: JsonSchema): JsonSchema {
   let root = schema;
   const taken = new Set<string>();
   for (;;) {
-    let best: { key: string; candidate: Candidate; saving: number } | undefined;
+    let best: { key: string; name: string; saving: number } | undefined;
     for (const [key, candidate] of repeatedShapes(root)) {
-      const saving = (candidate.count - 1) * candidate.size - candidate.count * REFERENCE_COST;
-      if (candidate.count > 1 && saving > 0 && (!best || saving > best.saving)) best = { key, candidate, saving };
+      if (candidate.count < 2) continue;
+      const name = nameFor(key, candidate.path, taken);
+      const saving = hoistingSaves(candidate.count, candidate.size, name);
+      if (saving > 0 && (!best || saving > best.saving)) best = { key, name, saving };
     }
     if (!best) return root;
-    const name = nameFor(best.candidate.path, taken);
+    const { name } = best;
     taken.add(name);
     const ref = `#/$defs/${name}`;
     const { $defs, ...rest } = referTo(root, best.key, ref) as JsonSchema;
@@ -198,7 +253,10 @@ function hoistRepeatedShapes(schema: JsonSchema): JsonSchema {
   }
 }
 
-/** The schema tools/list sends for a zod-derived JSON Schema (see the file comment). */
-export function leanSchema(schema: JsonSchema): JsonSchema {
-  return hoistRepeatedShapes(withoutRedundantKeywords(schema) as JsonSchema);
+/** The schema tools/list sends for a zod-derived JSON Schema of a tool's arguments or result (see the file comment). */
+export function leanSchema(schema: JsonSchema, use: SchemaUse): JsonSchema {
+  const lean = withoutRedundantKeywords(schema, use) as JsonSchema;
+  // The result itself still refuses a field no action returns: the one place a client's check of a closed result catches a wrong tool's answer.
+  if (schema.additionalProperties === false) lean.additionalProperties = false;
+  return hoistRepeatedShapes(lean);
 }

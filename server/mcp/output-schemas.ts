@@ -15,6 +15,7 @@ import { z } from "zod";
 import type { ToolInput, ToolName, ToolOutput } from "@/server/actions/registry";
 import { contentSchema } from "@/server/core/blocks";
 import { PERMISSIONS } from "@/server/core/document-model";
+import { shownElsewhere } from "@/server/core/schema-listing";
 import { changesetsOutput } from "./changesets-output";
 import { asReturnedBy, mergeActionOutputs } from "./flatten";
 import { notificationsOutput } from "./notifications-output";
@@ -81,7 +82,7 @@ const commentView = z.object({
 const sectionView = z.object({
   sectionId: z.string(),
   name: z.string(),
-  content: contentSchema,
+  content: shownElsewhere(contentSchema, "Content blocks, as `sections` takes them."),
   contentHash: z.string().describe("Pass as `expectedContentHash` to the `sections` tool to detect concurrent edits."),
   position: z.number().describe("0-based index among the sections the caller sees."),
   defaultPermission: permission.nullable(),
@@ -510,11 +511,10 @@ const errorPayload = z
 function orErrorEnvelope<T>(result: z.ZodType<T>): z.ZodType<T & { error?: z.output<typeof errorPayload> }> {
   const object = result as unknown as z.ZodObject;
   const { required = [] } = z.toJSONSchema(object, { io: "output", target: "draft-07" }) as { required?: string[] };
-  return object
-    .extend({ error: errorPayload.optional() })
-    .meta({ required: [], anyOf: [{ required }, { required: ["error"] }] }) as unknown as z.ZodType<
-    T & { error?: z.output<typeof errorPayload> }
-  >;
+  const withError = object.extend({ error: errorPayload.optional() });
+  // Fields every result has are required unless the result is an error; with none, there is nothing to say.
+  const envelope = required.length === 0 ? withError : withError.meta({ required: [], anyOf: [{ required }, { required: ["error"] }] });
+  return envelope as unknown as z.ZodType<T & { error?: z.output<typeof errorPayload> }>;
 }
 
 export const outputSchemas = {

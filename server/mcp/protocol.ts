@@ -97,8 +97,8 @@ const toJson = (schema: z.ZodType, io: "input" | "output") => z.toJSONSchema(sch
 const listedTools: Tool[] = toolRegistrations.map(({ name, config }) => ({
   name,
   description: config.description,
-  inputSchema: leanSchema(toJson(config.inputSchema, "input")) as Tool["inputSchema"],
-  outputSchema: leanSchema(toJson(config.outputSchema, "output")) as Tool["outputSchema"],
+  inputSchema: leanSchema(toJson(config.inputSchema, "input"), "input") as Tool["inputSchema"],
+  outputSchema: leanSchema(toJson(config.outputSchema, "output"), "output") as Tool["outputSchema"],
   annotations: config.annotations,
 }));
 

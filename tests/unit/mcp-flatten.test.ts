@@ -23,10 +23,9 @@ describe("flatInputSchema", () => {
     expect(schema.required).toEqual(["action"]);
     expect(schema.additionalProperties).toBe(false);
     expect(schema.properties.action!.enum).toEqual(["create", "rename", "resize"]);
-    expect(schema.properties.name!.description).toBe(
-      "create: Name of the new thing. — rename: The new name. Required for: create, rename.",
-    );
-    expect(schema.properties.id!.description).toBe("Required for: rename, resize.");
+    expect(schema.properties.name!.description).toBe("create: Name of the new thing. — rename: The new name. Required except for: resize.");
+    expect(schema.properties.id!.description).toBe("Required except for: create.");
+    expect(schema.properties.size!.description).toBe("A size like 10px. Required for: resize.");
     // Each action's type stays valid (zod writes an anyOf of plain types as a type list).
     expect(schema.properties.size!.type).toEqual(["number", "string"]);
   });
