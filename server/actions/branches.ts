@@ -11,7 +11,7 @@ const createBranchInput = z.strictObject({
   action: z.literal("create_branch"),
   documentId: documentIdField,
   branchName: branchNameSchema.describe("Name of the new branch."),
-  sourceBranch: branchNameSchema.optional().describe("Branch to start from; default: the default branch (main)."),
+  sourceBranch: branchNameSchema.optional().describe("Default: the default branch."),
 });
 
 const listBranchesInput = z.strictObject({ action: z.literal("list_branches"), documentId: documentIdField });

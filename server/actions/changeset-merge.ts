@@ -32,13 +32,13 @@ const expectedHeadsField = z
   .array(
     z.strictObject({
       documentId: uuidSchema.describe("An item's document."),
-      sourceHeadCommitId: uuidSchema.optional().describe("The source head you reviewed (analyze's)."),
-      targetHeadCommitId: uuidSchema.optional().describe("The target head you reviewed (analyze's)."),
+      sourceHeadCommitId: uuidSchema.optional().describe("Source head analyzed."),
+      targetHeadCommitId: uuidSchema.optional().describe("Target head analyzed."),
     }),
   )
   .max(MAX_CHANGESET_ITEMS)
   .optional()
-  .describe("Heads you reviewed, per document: if one moved since, nothing happens (BRANCH_MOVED).");
+  .describe("Heads you analyzed, per document (moved: BRANCH_MOVED).");
 
 const analyzeInput = z.strictObject({ action: z.literal("analyze"), changesetId: changesetIdField, proposals: proposalsField });
 const approveInput = z.strictObject({ action: z.literal("approve"), changesetId: changesetIdField, expectedHeads: expectedHeadsField });
@@ -53,16 +53,14 @@ const executeInput = z.strictObject({
         resolutions: shownElsewhere(z.array(sectionResolutionSchema).max(10_000), "As merge_requests execute's resolutions.").optional(),
         tagResolution: sideSchema.optional().describe("Which side's tags win."),
         scalarPropertyResolutions: z.record(uuidSchema, sideSchema).optional().describe("Column UUID -> source | target."),
-        resolvedPath: documentPathSchema.optional().describe("The path to use on a path collision."),
-        documentDeletionResolution: z.enum(["delete", "keep"]).optional().describe("When one side deleted the document."),
+        resolvedPath: documentPathSchema.optional().describe("Path on a collision."),
+        documentDeletionResolution: z.enum(["delete", "keep"]).optional().describe("delete or keep."),
       }),
     )
     .max(MAX_CHANGESET_ITEMS)
     .optional()
-    .describe("Per document, what merge_requests execute would take for it; only items with conflicts need one."),
-  commitMessage: commitMessageSchema
-    .optional()
-    .describe("Message of every merge commit (max 1000 characters); generated per document when omitted."),
+    .describe("Per document with conflicts."),
+  commitMessage: commitMessageSchema.optional().describe("Commit message; default: generated."),
   expectedHeads: expectedHeadsField,
 });
 

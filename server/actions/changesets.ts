@@ -40,37 +40,24 @@ import {
 import { changesetMergeHandlers, changesetMergeInputs } from "./changeset-merge";
 import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
 
-const documentIdsField = z
-  .array(uuidSchema)
-  .min(1)
-  .max(MAX_CHANGESET_ITEMS)
-  .describe("Documents (each must have both branches and changes on the source not yet in the target).");
+const documentIdsField = z.array(uuidSchema).min(1).max(MAX_CHANGESET_ITEMS).describe("Documents.");
 
 export const changesetsInput = z.discriminatedUnion("action", [
   z.strictObject({
     action: z.literal("create"),
-    sourceBranch: branchNameSchema.describe("The branch (by name, in every document) whose changes are brought in."),
-    targetBranch: branchNameSchema.describe("The branch that receives them (usually main)."),
-    title: z
-      .string()
-      .trim()
-      .min(1, "title must not be empty")
-      .max(300)
-      .describe("Title of the changeset and of the merge requests it opens."),
+    sourceBranch: branchNameSchema.describe("Branch merged from."),
+    targetBranch: branchNameSchema.describe("Branch merged into (usually main)."),
+    title: z.string().trim().min(1, "title must not be empty").max(300).describe("Title."),
     description: descriptionSchema.optional().describe("What the change is and why."),
     documentIds: documentIdsField.optional(),
-    pathPrefix: z.string().max(500).optional().describe('Gather every document whose path starts with this, e.g. "handbook/".'),
-    tagId: uuidSchema.optional().describe("Gather every document tagged with this tag on the source branch."),
-    reviewerIds: z
-      .array(uuidSchema)
-      .max(50)
-      .optional()
-      .describe("Members to review; each is added to the items whose document they can read."),
+    pathPrefix: z.string().max(500).optional().describe("Gather by path prefix."),
+    tagId: uuidSchema.optional().describe("Gather documents with this tag."),
+    reviewerIds: z.array(uuidSchema).max(50).optional().describe("Reviewers' user ids."),
   }),
   z.strictObject({
     action: z.literal("list"),
     status: z.enum(["open", "merged", "closed"]).optional().describe("Only changesets in this state."),
-    documentId: uuidSchema.optional().describe("Only changesets with an item on this document."),
+    documentId: uuidSchema.optional().describe("Only with this document."),
     limit: pageLimitSchema,
     cursor: cursorSchema,
   }),
@@ -79,13 +66,13 @@ export const changesetsInput = z.discriminatedUnion("action", [
   z.strictObject({
     action: z.literal("remove_items"),
     changesetId: changesetIdField,
-    documentIds: z.array(uuidSchema).min(1).max(MAX_CHANGESET_ITEMS).describe("Items to take out; their merge requests stay open."),
+    documentIds: z.array(uuidSchema).min(1).max(MAX_CHANGESET_ITEMS).describe("Documents."),
   }),
   ...changesetMergeInputs,
   z.strictObject({
     action: z.literal("close"),
     changesetId: changesetIdField,
-    closeItems: z.boolean().optional().describe("Also close every open item's merge request (default: they stay open)."),
+    closeItems: z.boolean().optional().describe("Also close their merge requests."),
   }),
 ]);
 
@@ -238,8 +225,9 @@ function close(ctx: ActionContext, input: ActionInput<"close">) {
 export const changesetsTool = defineTool({
   name: "changesets",
   description: [
-    "One review and one atomic merge for a change spanning documents: a merge request per document from sourceBranch into targetBranch (opened, or an open one adopted), whose analyses, reviews and approvals it gathers. Actions: create (by documentIds, pathPrefix or tagId), list, get, add_items, remove_items, analyze, approve, request_changes, execute, close.",
-    "execute merges every item in one transaction, each as merge_requests execute would; if any item cannot merge, nothing is merged and the error lists each item's reason in details.items. Uncommitted live edits on a gathered source branch are refused (UNCOMMITTED_DRAFT): commit them first. Documents you may not read are counted (hiddenItems), never shown.",
+    "One review and one atomic merge across documents: a merge request per document from sourceBranch into targetBranch, gathered.",
+    "Actions: create (by documentIds, pathPrefix or tagId), list, get, add_items, remove_items, analyze, approve, request_changes, execute, close.",
+    "execute merges every item in one transaction, or none (the error lists each item's reason in details.items). UNCOMMITTED_DRAFT: commit first.",
   ].join("\n"),
   input: changesetsInput,
   readOnly: false,

@@ -48,18 +48,12 @@ import { type CommentView, commentViews, readDocument } from "./read";
 import { notifyCommentPosted, notifyReply } from "./notification-events";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";
 
-const documentId = uuidSchema.describe("The document the comments are in.");
-const branchName = branchNameSchema
-  .optional()
-  .describe(
-    "The branch whose text anchors the comments (the branch you read them on); default: the document's default branch. Your permission on each comment's section on this branch decides what you may do: read it to see the thread, edit it to post, reply, resolve or reopen.",
-  );
+const documentId = uuidSchema.describe("The document.");
+const branchName = branchNameSchema.optional().describe("Branch whose text anchors the comments; default: the default branch.");
 const thread = {
   documentId,
   branchName,
-  commentId: uuidSchema.describe(
-    'The thread: a `commentId` from `comments` `list` or `read` (the id in <svc:comment id="…">). Comments not yet committed as <svc:comment-new> markup have no thread yet.',
-  ),
+  commentId: uuidSchema.describe("The thread's commentId."),
 };
 const body = (what: string) =>
   z
@@ -67,37 +61,29 @@ const body = (what: string) =>
     .trim()
     .min(1, "must not be empty")
     .max(MAX_COMMENT_BODY_CHARS, `must be at most ${MAX_COMMENT_BODY_CHARS} characters`)
-    .describe(`The ${what}, plain text (1-${MAX_COMMENT_BODY_CHARS} characters).`);
-const mentions = z
-  .array(z.guid("must be a user id (UUID)"))
-  .max(100)
-  .optional()
-  .describe("Member user ids to mention (`members` finds them); each is told in their inbox.");
+    .describe(`The ${what}, plain text.`);
+const mentions = z.array(z.guid("must be a user id (UUID)")).max(100).optional().describe("User ids to mention (`members`).");
 
 export const commentsInput = z.discriminatedUnion("action", [
   z.strictObject({
     action: z.literal("list"),
     documentId,
     branchName,
-    status: z.enum(["open", "resolved", "all"]).optional().describe("Which threads: `open`, `resolved`, or `all` (default)."),
+    status: z.enum(["open", "resolved", "all"]).optional().describe("Default: all."),
   }),
   z.strictObject({
     action: z.literal("post"),
     documentId,
     branchName,
-    sectionId: uuidSchema.describe("The section (from `read`)."),
+    sectionId: uuidSchema.describe("The section."),
     blockIndex: z
       .number()
       .int()
       .min(0)
       .max(MAX_BLOCKS_PER_SECTION - 1)
-      .describe("Index (from 0) of the text block in the section, as `read` includeDraft lists them."),
-    quote: z
-      .string()
-      .min(1, "must not be empty")
-      .max(MAX_TEXT_BLOCK_CHARS)
-      .describe("The text to comment on, exactly as the block holds it in the draft; not overlapping another comment."),
-    occurrence: z.number().int().min(0).optional().describe("Which occurrence of `quote` in the block, from 0 (default 0)."),
+      .describe("0-based block index."),
+    quote: z.string().min(1, "must not be empty").max(MAX_TEXT_BLOCK_CHARS).describe("Text to comment on, exactly as in the draft."),
+    occurrence: z.number().int().min(0).optional().describe("Which occurrence of quote (from 0)."),
     body: body("comment"),
     mentions,
   }),
@@ -406,10 +392,9 @@ function setResolution(resolve: boolean) {
 export const commentsTool = defineTool({
   name: "comments",
   description: [
-    "The comment threads of a document on a branch, with their replies. Comments are anchored in section text by <svc:comment id> markup.",
-    "post saves a comment at once, anchored around `quote` in the branch's live draft (the next commit stores the anchor).",
-    "Actions: list (document order, as the draft holds them), post, reply (reopens a resolved thread), resolve, reopen (changed: false when it already was). Writes return the thread.",
-    "Seeing a thread needs read access to its section, posting and writing need edit; threads in sections you cannot see are NOT_FOUND. Replies and resolution are the same on every branch.",
+    "Comment threads of a document on a branch, anchored in section text by <svc:comment id> markup.",
+    "Actions: list, post (anchored around `quote` in the live draft), reply (reopens a resolved thread), resolve, reopen. Writes return the thread.",
+    "Seeing a thread needs read on its section, writing needs edit; others are NOT_FOUND.",
   ].join(" "),
   input: commentsInput,
   readOnly: false,

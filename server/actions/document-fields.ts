@@ -4,13 +4,8 @@ import { branchNameSchema, commitMessageSchema, SHORT_COMMIT_ID } from "@/server
 import { uuidSchema } from "./tool";
 
 export const documentIdField = uuidSchema.describe("The document.");
-/** Said wherever an agent names a branch to write on: a protected default branch takes no direct writes. */
-export const PROTECTED_DEFAULT_BRANCH_RULE =
-  "A document with requiredApprovals above 0 protects its default branch: no direct write reaches it (DEFAULT_BRANCH_PROTECTED, nothing written), so write on another branch and open a merge request.";
-
-export const writeBranchField = branchNameSchema.describe(
-  `The branch to write on (writes commit to this branch). ${PROTECTED_DEFAULT_BRANCH_RULE}`,
-);
+// That a protected default branch takes no direct writes (DEFAULT_BRANCH_PROTECTED) is said once, in the tool's description.
+export const writeBranchField = branchNameSchema.describe("The branch.");
 export const commitMessageField = commitMessageSchema.optional();
 
 /**

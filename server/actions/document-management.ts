@@ -20,12 +20,12 @@ import { assertPathFree, getBranch, pathTaken } from "@/server/store/documents";
 import { openDocument, type ListedDocumentFacts, readableAmong } from "@/server/access/documents";
 import { writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
-import { commitMessageField, documentIdField, PROTECTED_DEFAULT_BRANCH_RULE } from "./document-fields";
+import { commitMessageField, documentIdField } from "./document-fields";
 import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, pageLimitSchema, visiblePage } from "./tool";
 
 const listDeletedInput = z.strictObject({
   action: z.literal("list_deleted"),
-  pathPrefix: z.string().max(500).optional().describe('Only documents whose path starts with this, e.g. "handbook/".'),
+  pathPrefix: z.string().max(500).optional().describe('Path prefix, e.g. "handbook/".'),
   limit: pageLimitSchema,
   cursor: cursorSchema,
 });
@@ -33,25 +33,16 @@ const listDeletedInput = z.strictObject({
 const restoreInput = z.strictObject({
   action: z.literal("restore"),
   documentId: documentIdField,
-  branchName: branchNameSchema.describe(
-    `The branch to restore the document on: its default branch (restoring there directly is allowed) or a branch that will be merged into it. ${PROTECTED_DEFAULT_BRANCH_RULE}`,
-  ),
-  newPath: documentPathSchema
-    .optional()
-    .describe("Restore under this path instead of the old one: the way out when another live document took the old path (PATH_TAKEN)."),
+  branchName: branchNameSchema.describe("The default branch (even if protected) or one to merge into it."),
+  newPath: documentPathSchema.optional().describe("New path."),
   commitMessage: commitMessageField,
 });
 
 const deleteBranchInput = z.strictObject({
   action: z.literal("delete_branch"),
   documentId: documentIdField,
-  branchName: branchNameSchema.describe(
-    "The branch to delete: never the default branch, nor one an open merge request has as source or target.",
-  ),
-  discardDraft: z
-    .boolean()
-    .optional()
-    .describe("Also throw away the branch's uncommitted live edits; without it such a branch is refused (UNCOMMITTED_DRAFT)."),
+  branchName: branchNameSchema.describe("The branch."),
+  discardDraft: z.boolean().optional().describe("Also drop uncommitted live edits."),
 });
 
 /** The input schemas of these actions, in the order agents read them. */

@@ -48,8 +48,8 @@ import {
 const sectionSpecsField = z
   .array(
     z.strictObject({
-      name: documentNameSchema.describe("Section name, rendered as the section's H2 heading."),
-      content: shownElsewhere(contentSchema, "Content blocks, as `sections` create takes them."),
+      name: documentNameSchema.describe("Section name (its H2 heading)."),
+      content: shownElsewhere(contentSchema, "Content blocks, as `sections` takes them."),
     }),
   )
   .max(2_000)
@@ -58,26 +58,17 @@ const sectionSpecsField = z
 const createInput = z.strictObject({
   action: z.literal("create"),
   path: documentPathSchema,
-  name: documentNameSchema.optional().describe("Display name; default: the last path segment."),
-  description: descriptionSchema.optional().describe("Short description of the document."),
+  name: documentNameSchema.optional().describe("Default: the last path segment."),
+  description: descriptionSchema.optional().describe("Short description."),
   sections: sectionSpecsField.optional(),
   commitMessage: commitMessageField,
 });
 
 const listInput = z.strictObject({
   action: z.literal("list"),
-  pathPrefix: z.string().max(500).optional().describe('Only documents whose path starts with this, e.g. "handbook/".'),
-  search: z
-    .string()
-    .trim()
-    .min(1, "search must not be empty")
-    .max(200)
-    .optional()
-    .describe("Only documents whose name or path contains this text (case-insensitive)."),
-  orderBy: z
-    .enum(["path", "updated"])
-    .optional()
-    .describe('"path" (default): alphabetical by path; "updated": most recently changed first (a change is a move of the default branch).'),
+  pathPrefix: z.string().max(500).optional().describe('Path prefix, e.g. "handbook/".'),
+  search: z.string().trim().min(1, "search must not be empty").max(200).optional().describe("Text in the name or path."),
+  orderBy: z.enum(["path", "updated"]).optional().describe("Default: path; updated: newest change first."),
   limit: pageLimitSchema,
   cursor: cursorSchema,
 });
@@ -88,16 +79,16 @@ const updateInput = z.strictObject({
   action: z.literal("update"),
   documentId: documentIdField,
   branchName: writeBranchField,
-  newPath: documentPathSchema.optional().describe("New path (must stay unique among live documents)."),
+  newPath: documentPathSchema.optional().describe("New path."),
   newName: documentNameSchema.optional().describe("New display name."),
-  newDescription: descriptionSchema.nullable().optional().describe("New description; null clears it."),
+  newDescription: descriptionSchema.nullable().optional().describe("null clears it."),
   commitMessage: commitMessageField,
 });
 
 const deleteInput = z.strictObject({
   action: z.literal("delete"),
   documentId: documentIdField,
-  branchName: writeBranchField.describe("A non-default branch; the deletion reaches main through a merge request."),
+  branchName: writeBranchField.describe("The branch."),
   commitMessage: commitMessageField,
 });
 
@@ -274,15 +265,15 @@ export type DocumentSummary = ReturnType<typeof summarize>;
 export const documentsTool = defineTool({
   name: "documents",
   description: [
-    "Documents and their branches, history, tags, properties, permissions and share links. Choose the operation with `action`:",
-    "- create (optionally with sections; one commit on main; PATH_TAKEN if the path is in use), list (by path or most recently changed), get, update (path, name or description, as a commit on a branch).",
-    "- delete: only on a non-default branch; it reaches the default branch when merged. list_deleted; restore (PATH_TAKEN: give newPath).",
-    "- create_branch, list_branches, delete_branch (never the default branch, nor one an open merge request uses: BRANCH_IN_USE; uncommitted live edits need discardDraft: UNCOMMITTED_DRAFT).",
-    "- Live drafts: commit turns everyone's uncommitted live edits into one commit (other editors credited with Co-authored-by; BRANCH_MOVED: commit again); discard drops them; draft_status says which sections differ.",
-    "- log (newest first); show (a commit and what it changed); revert (a new commit restoring a state); undo (takes back the head commit). With expectedHeadCommitId they refuse with BRANCH_MOVED rather than act on commits you have not seen.",
+    "Documents, branches, history, tags, properties, permissions and share links; pick `action`:",
+    "- create (one commit on main; PATH_TAKEN if the path is used), list, get, update (path, name, description).",
+    "- delete (on a non-default branch; merge it to delete on main), list_deleted, restore (PATH_TAKEN: give newPath).",
+    "- create_branch, list_branches, delete_branch (BRANCH_IN_USE if an open merge request uses it; UNCOMMITTED_DRAFT: give discardDraft).",
+    "- Live drafts: commit turns everyone's uncommitted live edits into one commit (BRANCH_MOVED: commit again); discard drops them; draft_status.",
+    "- log, show (a commit and its changes), revert (new commit restoring a state), undo (takes back the head commit).",
     "- create_tag, assign_tag, remove_tag, set_property.",
-    "- get_permissions, set_permissions, create_share_link, list_share_links, revoke_share_link: for the document's creator and workspace owners/admins, signed in, never with an API token.",
-    "Writes return the branch head and `changed` (false: nothing changed, no commit). With requiredApprovals above 0 the default branch takes no direct write (DEFAULT_BRANCH_PROTECTED): write on a branch and open a merge request. An API token acts as an agent, and agents never change access (PERMISSION_DENIED).",
+    "- get_permissions, set_permissions, create_share_link, list_share_links, revoke_share_link: the creator and workspace admins, signed in.",
+    "Writes return the branch head and `changed`. With requiredApprovals above 0 the default branch takes no direct write (DEFAULT_BRANCH_PROTECTED): write on a branch, open a merge request. Agents (API tokens) never change access (PERMISSION_DENIED).",
   ].join("\n"),
   input: documentsInput,
   readOnly: false,

@@ -260,28 +260,20 @@ async function draftStatus(ctx: ActionContext, input: z.output<typeof draftStatu
 const commitInput = z.strictObject({
   action: z.literal("commit"),
   documentId: documentIdField,
-  branchName: branchNameSchema.describe(
-    "The branch whose draft (live edits since its head) becomes one commit on it. Only sections you may edit are committed; live edits in sections you may not edit or see stay in the draft for someone who may. The draft is checked as the `sections` tool checks content (an empty name, for one, is refused, naming the section).",
-  ),
-  commitMessage: commitMessageField.describe(
-    "Commit message (max 1000 characters); default: one naming the changed sections. `Co-authored-by:` lines for the draft's other editors are added either way.",
-  ),
+  branchName: branchNameSchema.describe("The branch."),
+  commitMessage: commitMessageField.describe("Commit message; default: generated."),
 });
 
 const draftStatusInput = z.strictObject({
   action: z.literal("draft_status"),
   documentId: documentIdField,
-  branchName: branchNameSchema.describe(
-    "The branch whose live draft is described: its head, whether it holds uncommitted edits, who edited and who is connected, and which of the sections you may see differ from the head.",
-  ),
+  branchName: branchNameSchema.describe("The branch."),
 });
 
 const discardInput = z.strictObject({
   action: z.literal("discard"),
   documentId: documentIdField,
-  branchName: branchNameSchema.describe(
-    "The branch whose draft is reset to its head in the sections you may edit; every open editor sees the reset. Live edits in sections you may not edit or see are kept.",
-  ),
+  branchName: branchNameSchema.describe("The branch."),
 });
 
 /** The input schemas of the draft actions, in the order agents read them. */

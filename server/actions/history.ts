@@ -142,14 +142,12 @@ export async function quotableMessages(
   );
 }
 
-const commitIdField = commitRefSchema.describe(
-  "A commit id from `log`, or a unique prefix of it of at least 7 hex digits (AMBIGUOUS_COMMIT_ID when several commits share it).",
-);
+const commitIdField = commitRefSchema.describe("Commit id (or 7+ hex prefix) from `log`.");
 
 const logInput = z.strictObject({
   action: z.literal("log"),
   documentId: documentIdField,
-  branchName: branchNameSchema.optional().describe("Branch whose history to list; default: the default branch."),
+  branchName: branchNameSchema.optional().describe("Default: the default branch."),
   limit: pageLimitSchema,
   cursor: cursorSchema,
 });
@@ -160,14 +158,8 @@ const revertInput = z.strictObject({
   action: z.literal("revert"),
   documentId: documentIdField,
   branchName: writeBranchField,
-  commitId: commitIdField.describe(
-    "Restore the document to its state at this commit (a new commit; history is kept). An API token (an agent) is refused (PERMISSION_DENIED) when that would change a section's defaultPermission or aiAccess: a person reverts it, signed in.",
-  ),
-  expectedHeadCommitId: uuidSchema
-    .optional()
-    .describe(
-      "The branch head you decided on (the newest commit you saw). When given and the head is anywhere else, nothing happens: BRANCH_MOVED, so a revert never also takes back commits you have not seen.",
-    ),
+  commitId: commitIdField.describe("Commit id (or 7+ hex prefix) from `log`."),
+  expectedHeadCommitId: uuidSchema.optional().describe("Head you saw (moved: BRANCH_MOVED)."),
   commitMessage: commitMessageField,
 });
 

@@ -16,14 +16,7 @@ export const membersInput = z.discriminatedUnion("action", [
   }),
   z.strictObject({
     action: z.literal("search"),
-    query: z
-      .string()
-      .trim()
-      .min(1, "query must not be empty")
-      .max(200)
-      .describe(
-        'Start of a name, of any word of a name, or of an email; case-insensitive ("lov" finds "Ada Lovelace", "ada@" finds ada@example.com).',
-      ),
+    query: z.string().trim().min(1, "query must not be empty").max(200).describe("Start of a name, of a word of it, or of an email."),
     limit: pageLimitSchema,
     cursor: cursorSchema,
   }),
@@ -73,8 +66,7 @@ async function listMembersPage(ctx: ActionContext, input: MembersInput): Promise
 export const membersTool = defineTool({
   name: "members",
   description: [
-    "The people in your workspace, for the user ids other tools take (reviewerIds, mentions).",
-    "Actions: list (everyone, by name); search (the start of a name, of any word of a name, or of an email, case-insensitive).",
+    "Your workspace's people, for the user ids other tools take (reviewerIds, mentions): list, or search by name or email.",
   ].join(" "),
   input: membersInput,
   readOnly: true,

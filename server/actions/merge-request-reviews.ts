@@ -22,15 +22,13 @@ const requestChangesInput = z.strictObject({ action: z.literal("request_changes"
 const resetInput = z.strictObject({ action: z.literal("reset"), mergeRequestId: mergeRequestIdField });
 const setRequiredApprovalsInput = z.strictObject({
   action: z.literal("set_required_approvals"),
-  documentId: uuidSchema.describe("The document whose merge rule is set."),
+  documentId: uuidSchema.describe("The document."),
   requiredApprovals: z
     .number()
     .int()
     .min(0)
     .max(MAX_REQUIRED_APPROVALS)
-    .describe(
-      "Approvals from people (not agents, not the author) that every section a merge request of this document brings needs, each given on the section as it is now, before execute; 0 = none.",
-    ),
+    .describe("Approvals each section a merge request brings needs; 0: none."),
 });
 
 /** The input schemas of these actions, in the order agents read them. */

@@ -29,16 +29,8 @@ export const proposalsField = z.boolean().optional().describe("Add each conflict
 
 /** The heads a caller reviewed, for the actions that must not act on anything else. */
 export const expectedHeadFields = {
-  expectedSourceHeadCommitId: uuidSchema
-    .optional()
-    .describe(
-      "The source head you reviewed (analyze's sourceHeadCommitId). When given and the source branch has moved since, nothing happens: BRANCH_MOVED.",
-    ),
-  expectedTargetHeadCommitId: uuidSchema
-    .optional()
-    .describe(
-      "The target head you reviewed (analyze's targetHeadCommitId). When given and the target branch has moved since, nothing happens: BRANCH_MOVED.",
-    ),
+  expectedSourceHeadCommitId: uuidSchema.optional().describe("analyze's sourceHeadCommitId (moved: BRANCH_MOVED)."),
+  expectedTargetHeadCommitId: uuidSchema.optional().describe("analyze's targetHeadCommitId (moved: BRANCH_MOVED)."),
 };
 
 export interface MergeRequestView {

@@ -49,15 +49,13 @@ export const sideSchema = z.enum(["source", "target"]);
 
 const f = {
   title: z.string().trim().min(1, "title must not be empty").max(300),
-  reviewerIds: z.array(uuidSchema).max(50).describe("User ids (workspace members; find them with the `members` tool) to add as reviewers."),
+  reviewerIds: z.array(uuidSchema).max(50).describe("Reviewers' user ids (`members`)."),
 };
 
 export const sectionResolutionSchema = z.discriminatedUnion("resolution", [
   z.strictObject({
     sectionId: uuidSchema.describe("A section in conflict."),
-    resolution: sideSchema.describe(
-      "source keeps the incoming branch's version (removed if the source deleted it); target keeps the target's.",
-    ),
+    resolution: sideSchema.describe("source or target: that side's version (a deletion too)."),
   }),
   z.strictObject({
     sectionId: uuidSchema.describe("A section in conflict."),
@@ -66,37 +64,27 @@ export const sectionResolutionSchema = z.discriminatedUnion("resolution", [
       .describe(
         "merged: the section becomes your `content` (and `name`); analyze with proposals: true gives proposedMerge.text to start from (remove its <<<<<<< ======= >>>>>>> markers).",
       ),
-    content: shownElsewhere(contentSchema, "With resolution merged: the section's content blocks, as `sections` update takes them."),
-    name: z
-      .string()
-      .trim()
-      .min(1)
-      .max(300)
-      .optional()
-      .describe("With resolution merged: the section's name; defaults to the source's name (the target's if the source deleted it)."),
+    content: shownElsewhere(contentSchema, "With merged: content blocks, as `sections` takes them."),
+    name: z.string().trim().min(1).max(300).optional().describe("With merged: the name."),
   }),
 ]);
 
 export const mergeRequestsInput = z.discriminatedUnion("action", [
   z.strictObject({
     action: z.literal("list"),
-    documentId: uuidSchema.optional().describe("Only requests of this document."),
+    documentId: uuidSchema.optional().describe("The document."),
     status: z.enum(["open", "merged", "closed"]).optional().describe("Only requests in this state."),
-    authorId: uuidSchema.optional().describe("Only requests opened by this user."),
-    awaitingReviewBy: uuidSchema
-      .optional()
-      .describe(
-        "Only requests waiting for this user's review: they are a reviewer who has not approved or requested changes yet (state pending), or whose approval went stale (a section they approved changed since).",
-      ),
+    authorId: uuidSchema.optional().describe("Only by this author."),
+    awaitingReviewBy: uuidSchema.optional().describe("Only requests awaiting this user's review."),
     limit: pageLimitSchema,
     cursor: cursorSchema,
   }),
   z.strictObject({ action: z.literal("get"), mergeRequestId: mergeRequestIdField }),
   z.strictObject({
     action: z.literal("create"),
-    documentId: uuidSchema.describe("The document whose branches are merged."),
-    sourceBranch: branchNameSchema.describe("The branch whose changes are brought in."),
-    targetBranch: branchNameSchema.describe("The branch that receives them (usually main)."),
+    documentId: uuidSchema.describe("The document."),
+    sourceBranch: branchNameSchema.describe("Branch merged from."),
+    targetBranch: branchNameSchema.describe("Branch merged into (usually main)."),
     title: f.title.describe("Title of the merge request."),
     description: descriptionSchema.optional().describe("What the change is and why."),
     reviewerIds: f.reviewerIds.optional(),
@@ -105,24 +93,12 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
   z.strictObject({
     action: z.literal("execute"),
     mergeRequestId: mergeRequestIdField,
-    resolutions: z
-      .array(sectionResolutionSchema)
-      .max(10_000)
-      .optional()
-      .describe("One resolution per conflicting section (required when hasConflicts)."),
-    tagResolution: sideSchema.optional().describe("Which side's tags win (required when hasTagConflicts)."),
-    scalarPropertyResolutions: z
-      .record(uuidSchema, sideSchema)
-      .optional()
-      .describe("Column UUID -> source | target, for each conflicting scalar property (see propertyConflicts)."),
-    resolvedPath: documentPathSchema.optional().describe("The path to use when hasPathCollision."),
-    documentDeletionResolution: z
-      .enum(["delete", "keep"])
-      .optional()
-      .describe("Whether the document ends deleted, when one side deleted it and the other changed it."),
-    commitMessage: commitMessageSchema
-      .optional()
-      .describe("Merge commit message (max 1000 characters). Generated from the source branch's commits when omitted."),
+    resolutions: z.array(sectionResolutionSchema).max(10_000).optional().describe("One per conflicting section."),
+    tagResolution: sideSchema.optional().describe("Which side's tags win."),
+    scalarPropertyResolutions: z.record(uuidSchema, sideSchema).optional().describe("Column id -> source | target."),
+    resolvedPath: documentPathSchema.optional().describe("Path on a collision."),
+    documentDeletionResolution: z.enum(["delete", "keep"]).optional().describe("When one side deleted it."),
+    commitMessage: commitMessageSchema.optional().describe("Commit message; default: generated (COMMIT_MESSAGE_TOO_LONG: give one)."),
     ...expectedHeadFields,
   }),
   z.strictObject({ action: z.literal("close"), mergeRequestId: mergeRequestIdField }),
@@ -130,7 +106,7 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
     action: z.literal("update"),
     mergeRequestId: mergeRequestIdField,
     newTitle: f.title.optional().describe("New title."),
-    newDescription: descriptionSchema.nullable().optional().describe("New description; null clears it."),
+    newDescription: descriptionSchema.nullable().optional().describe("null clears it."),
     reviewerIds: f.reviewerIds.optional(),
     removeReviewerIds: z.array(uuidSchema).max(50).optional().describe("Reviewers to remove."),
   }),
@@ -419,10 +395,11 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
 export const mergeRequestsTool = defineTool({
   name: "merge_requests",
   description: [
-    "Propose, review and merge one branch of a document into another: create (NOTHING_TO_MERGE when the target has every source commit), analyze (per-section diffs and conflicts), then execute with a resolution for every conflict (else UNRESOLVED_CONFLICTS lists what is missing and nothing changes). Also: list, get, close, update, approve, request_changes, reset, set_required_approvals.",
-    "Pass analyze's head commit ids to execute as expectedSourceHeadCommitId / expectedTargetHeadCommitId so nothing you did not see is merged (BRANCH_MOVED). A target without commits of its own is fast-forwarded. A generated merge message over 1000 characters fails with COMMIT_MESSAGE_TOO_LONG: give commitMessage.",
-    "Reviews: an approval covers the sections its reviewer saw, as they were; a section changed since needs a new review. Only people's approvals count (not an agent's, not the author's). With requiredApprovals above 0, execute needs them on every section it brings (APPROVALS_REQUIRED) and is the only way into the default branch.",
-    "An API token acts as an agent, and agents never change access: execute is refused (PERMISSION_DENIED) when the merge would change a section's defaultPermission or aiAccess; set_required_approvals is for the document's creator and workspace owners/admins, signed in.",
+    "Merge one branch of a document into another: create (NOTHING_TO_MERGE if nothing to bring), analyze (diffs and conflicts), execute with a resolution per conflict (else UNRESOLVED_CONFLICTS, nothing changes).",
+    "Also list, get, close, update, approve, request_changes, reset, set_required_approvals (creator and admins, signed in).",
+    "Give analyze's head ids to execute as expected*HeadCommitId (BRANCH_MOVED). A target without own commits is fast-forwarded.",
+    "An approval covers the sections its reviewer saw, as they were; only people's count, not the author's. With requiredApprovals above 0, execute needs them on every section (APPROVALS_REQUIRED).",
+    "An agent's execute that would change access is refused (PERMISSION_DENIED).",
   ].join("\n"),
   input: mergeRequestsInput,
   readOnly: false,

@@ -33,21 +33,19 @@ export const UNREAD_COUNT_CAP = 100;
 export const notificationsInput = z.discriminatedUnion("action", [
   z.strictObject({
     action: z.literal("list"),
-    unreadOnly: z.boolean().optional().describe("Only unread items (default false: all)."),
-    limit: z.number().int().min(1).max(MAX_INBOX_PAGE).optional().describe(`Page size, 1-${MAX_INBOX_PAGE} (default 20).`),
+    unreadOnly: z.boolean().optional().describe("Only unread."),
+    limit: z.number().int().min(1).max(MAX_INBOX_PAGE).optional().describe("Page size (default 20)."),
     cursor: cursorSchema,
   }),
   z.strictObject({
     action: z.literal("mark_read"),
-    notificationIds: z.array(uuidSchema).min(1).max(MAX_INBOX_PAGE).describe("Your items to mark read (`notificationId` from `list`)."),
+    notificationIds: z.array(uuidSchema).min(1).max(MAX_INBOX_PAGE).describe("Items to mark read."),
   }),
   z.strictObject({ action: z.literal("mark_all_read") }),
   z.strictObject({ action: z.literal("get_settings") }),
   z.strictObject({
     action: z.literal("set_settings"),
-    email: z
-      .enum(EMAIL_SETTINGS)
-      .describe("Email for items you have not read: all; direct (reviews requested of you and mentions only); none."),
+    email: z.enum(EMAIL_SETTINGS).describe("Email for unread items; direct: review requests and mentions."),
   }),
 ]);
 
@@ -225,9 +223,8 @@ async function setSettings(ctx: ActionContext, input: ActionInput<"set_settings"
 export const notificationsTool = defineTool({
   name: "notifications",
   description: [
-    "Your inbox: what needs you (review requests, your merge requests' reviews and outcomes, mentions, replies, stale approvals, updated requests you review), newest first; `link` is a path on this site.",
-    "Actions: list, mark_read, mark_all_read, get_settings, set_settings (email: all | direct | none; signed in only, not with an API token).",
-    "Only your own items; items about something you may not see are never listed.",
+    "Your inbox, newest first: review requests, reviews and outcomes of your merge requests, mentions, replies, stale approvals.",
+    "Actions: list, mark_read, mark_all_read, get_settings, set_settings (signed in only).",
   ].join(" "),
   input: notificationsInput,
   readOnly: false,

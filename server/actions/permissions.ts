@@ -20,21 +20,18 @@ const getPermissionsInput = z.strictObject({
 const setPermissionsInput = z.strictObject({
   action: z.literal("set_permissions"),
   documentId: documentIdField,
-  defaultPermission: z.enum(PERMISSIONS).optional().describe("Team default for workspace members: edit | read | none."),
-  aiAccess: z.enum(PERMISSIONS).optional().describe("The most any AI (MCP) call may do on this document: edit | read | none."),
+  defaultPermission: z.enum(PERMISSIONS).optional().describe("Members' permission unless granted otherwise."),
+  aiAccess: z.enum(PERMISSIONS).optional().describe("The most agents may do."),
   grants: z
     .array(
       z.strictObject({
         userId: uuidSchema.describe("A workspace member."),
-        permission: z
-          .enum(PERMISSIONS)
-          .nullable()
-          .describe("Their permission on this document, overriding the team default; null removes the grant."),
+        permission: z.enum(PERMISSIONS).nullable().describe("null removes the grant."),
       }),
     )
     .max(500)
     .optional()
-    .describe("Per-user grants to set or remove."),
+    .describe("Per-user grants."),
 });
 
 /** The input schemas of these actions, in the order agents read them. */

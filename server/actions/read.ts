@@ -30,24 +30,10 @@ import { draftSections } from "./drafts";
 
 export const readInput = z.strictObject({
   documentId: uuidSchema.describe("The document to read."),
-  branchName: branchNameSchema.optional().describe("Branch to read; default: the document's default branch (main)."),
-  commitId: commitRefSchema
-    .optional()
-    .describe(
-      "Read the document as it was at this commit instead of a branch head (from `documents` action `log`; a unique prefix of at least 7 hex digits will do).",
-    ),
-  sectionIds: z
-    .array(uuidSchema)
-    .min(1)
-    .max(5_000)
-    .optional()
-    .describe("Only these sections (positions stay those of the whole document). Default: all sections."),
-  includeDraft: z
-    .boolean()
-    .optional()
-    .describe(
-      "Read the branch's draft (its head plus everyone's live edits not yet committed) instead of its head. Not with commitId. Sections with live edits show their draft name and content, with the contentHash of that content.",
-    ),
+  branchName: branchNameSchema.optional().describe("Default: the default branch."),
+  commitId: commitRefSchema.optional().describe("Read at this commit (id or 7+ hex prefix, from `documents` log)."),
+  sectionIds: z.array(uuidSchema).min(1).max(5_000).optional().describe("Only these sections; default: all."),
+  includeDraft: z.boolean().optional().describe("Read the live draft (head plus uncommitted edits). Not with commitId."),
 });
 
 export interface SectionView {
@@ -300,8 +286,8 @@ export async function readDocument(
 export const readTool = defineTool({
   name: "read",
   description: [
-    "Read a document at the head of a branch (default: main), at a commit, or its live draft: path, name, tags, properties and the sections you may see, in order, each with its content blocks and contentHash.",
-    "Pass a section's contentHash as expectedContentHash when you update it with `sections`, so a concurrent edit is detected instead of overwritten.",
+    "Read a document at a branch head (default: main), a commit, or its live draft: its fields and the sections you may see, in order, with content blocks and contentHash",
+    "(give it as expectedContentHash to `sections`, so a concurrent edit is detected).",
   ].join(" "),
   input: readInput,
   readOnly: true,

@@ -22,7 +22,6 @@ import {
   type SearchKind,
   type SearchTerms,
   documentsById,
-  SEARCH_MATCHES_PER_KIND,
   searchCandidates,
   searchMatchGroups,
   searchHitDetails,
@@ -42,27 +41,13 @@ export const searchInput = z.strictObject({
     .trim()
     .min(1, "query must not be empty")
     .max(MAX_QUERY_CHARS)
-    .describe(
-      'Words to find (all of them), "a quoted phrase", `or` between alternatives, -word to exclude. A query that finds nothing is retried with its last word as a prefix ("kube" finds Kubernetes), then with the closest indexed words (typos).',
-    ),
-  kind: z.enum(SEARCH_KINDS).optional().describe("Only hits of this kind; default: all four."),
-  branchName: z
-    .string()
-    .trim()
-    .min(1)
-    .max(200)
-    .optional()
-    .describe("Search this branch of every document that has it; default: each document's default branch."),
-  pathPrefix: z.string().max(500).optional().describe('Only documents whose path starts with this, e.g. "handbook/".'),
-  tagId: uuidSchema.optional().describe("Only documents carrying this tag (on the branch searched)."),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_SEARCH_LIMIT)
-    .optional()
-    .describe(`Hits per page, 1-${MAX_SEARCH_LIMIT} (default ${DEFAULT_SEARCH_LIMIT}).`),
-  cursor: z.string().max(1_000).optional().describe("`nextCursor` from the previous page of the same search."),
+    .describe('Words (all must match), "a phrase", `or`, -word. Typos and prefixes are tried when nothing matches.'),
+  kind: z.enum(SEARCH_KINDS).optional().describe("Default: all."),
+  branchName: z.string().trim().min(1).max(200).optional().describe("Default: each document's default branch."),
+  pathPrefix: z.string().max(500).optional().describe('Path prefix, e.g. "handbook/".'),
+  tagId: uuidSchema.optional().describe("Only documents with this tag."),
+  limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).optional().describe(`Default ${DEFAULT_SEARCH_LIMIT}.`),
+  cursor: z.string().max(1_000).optional().describe("The last page's nextCursor."),
 });
 
 type SearchInput = z.output<typeof searchInput>;
@@ -255,11 +240,8 @@ async function search(ctx: ActionContext, input: SearchInput): Promise<SearchRes
 export const searchTool = defineTool({
   name: "search",
   description: [
-    "Full-text search over everything you may read in the workspace: document names and paths, section names and text,",
-    "comment threads and merge requests. Default: every document's default branch; `branchName` searches that branch instead.",
-    "Returns hits best first, each with a snippet.",
-    `A query matching more than ${SEARCH_MATCHES_PER_KIND.toLocaleString("en")} items of one kind ranks the first ones found`,
-    "(totalIsLowerBound: true): add words or filters to narrow it. Read a hit's section with `read` and its sectionIds.",
+    "Full-text search over what you may read: document names and paths, section names and text, comment threads, merge requests;",
+    "hits best first, with snippets. Read a hit's sections with `read` and its sectionIds.",
   ].join(" "),
   input: searchInput,
   readOnly: true,

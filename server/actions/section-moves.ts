@@ -19,10 +19,8 @@ const moveInput = z.strictObject({
   action: z.literal("move"),
   documentId: sectionWriteFields.documentId,
   branchName: sectionWriteFields.branchName,
-  sectionId: sectionWriteFields.sectionId.describe("The section to move."),
-  beforeSectionId: uuidSchema
-    .nullable()
-    .describe("The section it goes just before (one you can see on the branch); null moves it to the end."),
+  sectionId: sectionWriteFields.sectionId.describe("The section."),
+  beforeSectionId: uuidSchema.nullable().describe("Section to precede; null: the end."),
   commitMessage: sectionWriteFields.commitMessage,
 });
 

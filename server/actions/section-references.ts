@@ -22,10 +22,10 @@ const addReferenceInput = z.strictObject({
   action: z.literal("add_reference"),
   documentId: sectionWriteFields.documentId,
   branchName: sectionWriteFields.branchName,
-  sectionId: sectionWriteFields.sectionId.describe("The section the reference is added to."),
-  targetDocumentId: uuidSchema.describe("The document the reference points to."),
-  targetSectionId: uuidSchema.nullable().optional().describe("A section of the target document; null or absent links the whole document."),
-  displayTitle: z.string().trim().min(1).max(300).nullable().optional().describe("Link text override; null uses the target's own title."),
+  sectionId: sectionWriteFields.sectionId.describe("The section."),
+  targetDocumentId: uuidSchema.describe("Target document."),
+  targetSectionId: uuidSchema.nullable().optional().describe("Default: the whole document."),
+  displayTitle: z.string().trim().min(1).max(300).nullable().optional().describe("Link text; null: the title."),
   commitMessage: sectionWriteFields.commitMessage,
 });
 
@@ -33,7 +33,7 @@ const removeReferenceInput = z.strictObject({
   action: z.literal("remove_reference"),
   documentId: sectionWriteFields.documentId,
   branchName: sectionWriteFields.branchName,
-  referenceId: uuidSchema.describe("The reference to remove (from `read` or `add_reference`)."),
+  referenceId: uuidSchema.describe("Reference to remove."),
   commitMessage: sectionWriteFields.commitMessage,
 });
 

@@ -10,14 +10,13 @@ import { branchNameSchema, commitMessageSchema } from "@/server/core/names";
 import type { Tx } from "@/server/store/db";
 import type { BranchState } from "@/server/store/group-commit";
 import { type DocumentAccess, requireSection, sectionRules } from "@/server/access/documents";
-import { PROTECTED_DEFAULT_BRANCH_RULE } from "./document-fields";
 import { uuidSchema } from "./tool";
 
 /** Fields every `sections` action that writes a branch takes. */
 export const sectionWriteFields = {
   documentId: uuidSchema.describe("The document."),
-  branchName: branchNameSchema.describe(`The branch to write on; every write commits to it. ${PROTECTED_DEFAULT_BRANCH_RULE}`),
-  sectionId: uuidSchema.describe("The section (from `read`)."),
+  branchName: branchNameSchema.describe("The branch."),
+  sectionId: uuidSchema.describe("The section."),
   commitMessage: commitMessageSchema.optional(),
 };
 

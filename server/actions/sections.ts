@@ -27,24 +27,16 @@ const permission = z.enum(PERMISSIONS).nullable();
 
 const f = {
   ...sectionWriteFields,
-  name: documentNameSchema.describe("Section name, rendered as the section's H2 heading; do not repeat it as a heading in the content."),
+  name: documentNameSchema.describe("Section name (its H2 heading)."),
   expectedContentHash: z
     .string()
     .regex(/^[0-9a-f]{64}$/, "must be a contentHash as returned by `read`")
     .optional()
-    .describe(
-      "Optimistic lock: the section's `contentHash` from `read`. If the section changed since, nothing is written and CONTENT_HASH_MISMATCH is returned.",
-    ),
+    .describe("contentHash from `read` (changed since: CONTENT_HASH_MISMATCH)."),
   defaultPermission: permission
     .optional()
-    .describe(
-      "Team permission override for this section (edit | read | none; null = inherit from the document). Only on non-default branches, and only by a person signed in: an API token acts as an agent and is refused (PERMISSION_DENIED) — leave it out.",
-    ),
-  aiAccess: permission
-    .optional()
-    .describe(
-      "AI permission override for this section (edit | read | none; null = inherit). Only on non-default branches, and only by a person signed in: an API token acts as an agent and is refused (PERMISSION_DENIED) — leave it out.",
-    ),
+    .describe("Members' permission here (null: the document's); people only, not on the default branch."),
+  aiAccess: permission.optional().describe("The most agents may do here; as defaultPermission."),
 };
 
 export const sectionsInput = z.discriminatedUnion("action", [
@@ -54,7 +46,7 @@ export const sectionsInput = z.discriminatedUnion("action", [
     branchName: f.branchName,
     name: f.name,
     content: contentSchema,
-    position: z.number().int().min(0).optional().describe("0-based index to insert at; default: append at the end."),
+    position: z.number().int().min(0).optional().describe("0-based index; default: the end."),
     defaultPermission: f.defaultPermission,
     aiAccess: f.aiAccess,
     commitMessage: f.commitMessage,
@@ -67,7 +59,7 @@ export const sectionsInput = z.discriminatedUnion("action", [
       .array(z.strictObject({ name: f.name, content: contentSchema }))
       .min(1)
       .max(2_000)
-      .describe("Section specs [{name, content}], appended in this order, all in one commit (all or none)."),
+      .describe("Sections to append, in order."),
     commitMessage: f.commitMessage,
   }),
   z.strictObject({
@@ -76,8 +68,8 @@ export const sectionsInput = z.discriminatedUnion("action", [
     branchName: f.branchName,
     sectionId: f.sectionId,
     newName: f.name.optional().describe("New section name."),
-    newContent: contentSchema.optional().describe("Replacement content: replaces all blocks of the section."),
-    content: contentSchema.optional().describe("Same as newContent (accepted for compatibility); give only one of the two."),
+    newContent: contentSchema.optional().describe("Replaces all its blocks."),
+    content: contentSchema.optional().describe("Alias of newContent."),
     expectedContentHash: f.expectedContentHash,
     defaultPermission: f.defaultPermission,
     aiAccess: f.aiAccess,
@@ -95,10 +87,7 @@ export const sectionsInput = z.discriminatedUnion("action", [
     action: z.literal("reorder"),
     documentId: f.documentId,
     branchName: f.branchName,
-    sectionOrder: z
-      .array(uuidSchema)
-      .max(10_000)
-      .describe("Every section id of the document on this branch, exactly once, in the new order."),
+    sectionOrder: z.array(uuidSchema).max(10_000).describe("Every section id, in the new order."),
     commitMessage: f.commitMessage,
   }),
   ...moveActionInputs,
@@ -349,10 +338,10 @@ function reorder(ctx: ActionContext, input: ActionInput<"reorder">) {
 export const sectionsTool = defineTool({
   name: "sections",
   description: [
-    "Write a document's sections on a branch; every call is one commit. Actions: create, batch_create (several sections, one commit: prefer it to adding them one by one), update, delete, reorder, move, add_reference, remove_reference.",
-    "Pass each section's contentHash from `read` as expectedContentHash: if someone changed it meanwhile you get CONTENT_HASH_MISMATCH and nothing is written.",
-    'The name is the section\'s H2 heading: content must not start with it again (DUPLICATE_HEADING). Keep <svc:comment id="…">…</svc:comment> elements intact (COMMENT_TAGS_REMOVED); add a comment with <svc:comment-new body="…" mentions="<userId>,…">text</svc:comment-new>.',
-    "defaultPermission and aiAccess are set only by a person, signed in, on a non-default branch: an API token acts as an agent, and agents never change access (PERMISSION_DENIED). DEFAULT_BRANCH_PROTECTED: the document requires approvals; write on another branch and open a merge request.",
+    "Write a document's sections on a branch, one commit per call: create, batch_create (several at once: prefer it), update, delete, reorder, move, add_reference, remove_reference.",
+    "Give each section's contentHash from `read` as expectedContentHash (CONTENT_HASH_MISMATCH: read again).",
+    "The name is the H2 heading: content must not repeat it (DUPLICATE_HEADING). Keep <svc:comment id> tags (COMMENT_TAGS_REMOVED).",
+    "DEFAULT_BRANCH_PROTECTED: write on another branch and open a merge request. Agents never change access (PERMISSION_DENIED).",
   ].join("\n"),
   input: sectionsInput,
   readOnly: false,

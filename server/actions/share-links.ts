@@ -91,10 +91,8 @@ export async function acceptShareLink(
 const createShareLinkInput = z.strictObject({
   action: z.literal("create_share_link"),
   documentId: documentIdField,
-  permission: z
-    .enum(["read", "edit"])
-    .describe("What the link grants. Visitors without an account get read-only access (read links only)."),
-  expiresInDays: z.number().int().min(1).max(3_650).optional().describe("Days until the link stops working; default: never."),
+  permission: z.enum(["read", "edit"]).describe("What the link grants."),
+  expiresInDays: z.number().int().min(1).max(3_650).optional().describe("Days valid; default: forever."),
 });
 
 const listShareLinksInput = z.strictObject({ action: z.literal("list_share_links"), documentId: documentIdField });
@@ -102,7 +100,7 @@ const listShareLinksInput = z.strictObject({ action: z.literal("list_share_links
 const revokeShareLinkInput = z.strictObject({
   action: z.literal("revoke_share_link"),
   documentId: documentIdField,
-  shareLinkId: uuidSchema.describe("The link to revoke (from list_share_links)."),
+  shareLinkId: uuidSchema.describe("The link."),
 });
 
 /** The input schemas of these actions, in the order agents read them. */

@@ -14,7 +14,7 @@ const tagIdField = uuidSchema.describe("A tag id from `create_tag`.");
 const createTagInput = z.strictObject({
   action: z.literal("create_tag"),
   tagPath: tagPathSchema,
-  tagDisplayName: z.string().trim().min(1).max(200).optional().describe("Name shown for the tag; default: its path."),
+  tagDisplayName: z.string().trim().min(1).max(200).optional().describe("Default: its path."),
   tagDescription: z.string().max(2_000).optional().describe("What the tag means."),
   tagColor: z
     .string()
@@ -44,7 +44,7 @@ const setPropertyInput = z.strictObject({
   documentId: documentIdField,
   branchName: writeBranchField,
   columnId: uuidSchema.describe("The property column (UUID)."),
-  value: z.union([z.string().max(10_000), z.number().finite(), z.boolean(), z.null()]).describe("Scalar value; null unsets the property."),
+  value: z.union([z.string().max(10_000), z.number().finite(), z.boolean(), z.null()]).describe("null unsets it."),
   commitMessage: commitMessageField,
 });
 

@@ -142,14 +142,8 @@ export const uuidSchema = z.string().uuid("must be a UUID");
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
-export const pageLimitSchema = z
-  .number()
-  .int()
-  .min(1)
-  .max(MAX_PAGE_SIZE)
-  .optional()
-  .describe(`Page size, 1-${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).`);
-export const cursorSchema = z.string().max(100_000).optional().describe("`nextCursor` from the previous page.");
+export const pageLimitSchema = z.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe(`Page size (default ${DEFAULT_PAGE_SIZE}).`);
+export const cursorSchema = z.string().max(100_000).optional().describe("A page's nextCursor.");
 
 /** Opaque pagination cursors: base64url JSON, validated on the way back in. */
 export function encodeCursor(value: unknown): string {

@@ -21,9 +21,7 @@ const undoInput = z.strictObject({
   action: z.literal("undo"),
   documentId: documentIdField,
   branchName: writeBranchField,
-  expectedHeadCommitId: uuidSchema.describe(
-    "The commit to take back: the branch head you saw (a write's `commitId`). When the head is anywhere else, nothing happens: BRANCH_MOVED.",
-  ),
+  expectedHeadCommitId: uuidSchema.describe("Head you saw (moved: BRANCH_MOVED)."),
   commitMessage: commitMessageField,
 });
 

@@ -45,6 +45,8 @@ import { defineTool } from "./tool";
 export const MAX_STORABLE_BYTES = 2_147_483_647;
 
 const allowedList = UPLOAD_MEDIA_TYPES.map((t) => t.mediaType).join(", ");
+/** The accepted types as agents are told them: by file extension (the full media types would cost every session ~600 bytes). */
+const allowedExtensions = UPLOAD_MEDIA_TYPES.map((t) => t.extension.slice(1)).join(" ");
 
 export const uploadUrlInput = z.strictObject({
   filename: z
@@ -53,7 +55,7 @@ export const uploadUrlInput = z.strictObject({
     .max(255)
     .refine((name) => !/[/\\\u0000-\u001f\u007f]/.test(name), "must be a plain file name: no '/', '\\' or control characters")
     .refine((name) => name !== "." && name !== "..", "must be a file name, not '.' or '..'")
-    .describe("The file's name, shown to readers (e.g. report.pdf). Only a name: no folders. Quire never uses it as a storage path."),
+    .describe("File name, e.g. report.pdf."),
   mediaType: z
     .string()
     .max(255)
@@ -62,24 +64,15 @@ export const uploadUrlInput = z.strictObject({
       `is not an accepted upload type; accepted: ${allowedList} (SVG is refused: convert it to PNG)`,
     )
     .transform(mediaTypeEssence)
-    .describe(`The file's media type; the PUT must send exactly this Content-Type. Accepted: ${allowedList}.`),
-  size: z
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_STORABLE_BYTES)
-    .optional()
-    .describe(
-      "The file's size in bytes, if known: the PUT must then carry exactly this many bytes. At most the instance's upload limit (25 MB by default).",
-    ),
+    .describe(`The PUT's exact Content-Type; accepted: the types of ${allowedExtensions}.`),
+  size: z.number().int().min(1).max(MAX_STORABLE_BYTES).optional().describe("Size in bytes, if known (the PUT must match)."),
 });
 
 export const uploadUrlTool = defineTool({
   name: "upload_url",
   description: [
-    "Get a one-use URL to upload a file (image, PDF, CSV, text, office document or archive) for a storage content block.",
-    'PUT the raw bytes to uploadUrl with the returned headers within the hour; after the PUT succeeded, use `key` in a block, e.g. {blockType: "image", type: "storage", mediaType, key}.',
-    "`read` gives short-lived download URLs for storage blocks.",
+    "A one-use URL to upload a file for a storage content block: PUT the bytes to uploadUrl with the returned headers within the hour,",
+    'then use `key` in a block, e.g. {blockType: "image", type: "storage", mediaType, key}.',
   ].join(" "),
   input: uploadUrlInput,
   readOnly: false,

@@ -14,13 +14,13 @@ export const MAX_BASE64_CHARS = 3_000_000;
 
 // Said once for every variant: tools/list shows the variants as one object (server/mcp/lean-schema.ts).
 const BLOCK_TYPE = "The kind of block.";
-const SOURCE_TYPE = "Where the block's bytes are: url, base64 (inline), storage (an `upload_url` key) or file (a local path).";
+const SOURCE_TYPE = "Where the bytes are.";
 
 const mediaType = z
   .string()
   .max(255)
   .regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i, "must be a media type such as image/png")
-  .describe("IANA media type, e.g. image/png, application/pdf, text/csv.");
+  .describe("Media type, e.g. image/png.");
 
 const imageMediaType = mediaType.refine((t) => t.toLowerCase().startsWith("image/"), "must be an image/* media type");
 
@@ -30,18 +30,14 @@ const httpUrl = z
   .url()
   // zod runs refinements even after .url() failed, so the URL may not parse here.
   .refine((u) => URL.canParse(u) && /^https?:$/i.test(new URL(u).protocol), "must be an http:// or https:// URL")
-  .describe("An http(s) URL. Quire stores it as given and never fetches it.");
+  .describe("http(s) URL (never fetched).");
 
-const storageKey = z
-  .string()
-  .min(1)
-  .max(512)
-  .describe("Storage key returned by the `upload_url` tool for a file uploaded to this workspace.");
+const storageKey = z.string().min(1).max(512).describe("Key from `upload_url`.");
 
 const filename = z.string().min(1).max(255).describe("File name shown to readers.");
 
 /** What an image says in words: read aloud in its place and shown when it cannot load. */
-const imageAlt = z.string().max(2_000).optional().describe("Alternative text: what the image shows, for readers who cannot see it.");
+const imageAlt = z.string().max(2_000).optional().describe("Alt text.");
 /** Shown under the image to every reader. */
 const imageCaption = z.string().max(2_000).optional().describe("Caption shown under the image.");
 
@@ -51,7 +47,7 @@ const textBlock = z.strictObject({
     .string()
     .max(MAX_TEXT_BLOCK_CHARS)
     .describe(
-      `Markdown, at most ${MAX_TEXT_BLOCK_CHARS.toLocaleString("en")} characters (the whole call at most ${MAX_REQUEST_DESCRIPTION}). Keep existing <svc:comment id="…">…</svc:comment> tags intact; add a comment with <svc:comment-new body="…" mentions="<userId>">text</svc:comment-new>.`,
+      `Markdown (a call is at most ${MAX_REQUEST_DESCRIPTION}). Keep <svc:comment id> tags intact; comment with <svc:comment-new body="…" mentions="<userId>">text</svc:comment-new>.`,
     ),
 });
 
@@ -73,9 +69,7 @@ const imageBlock = z.discriminatedUnion("type", [
       .min(1)
       .max(MAX_BASE64_CHARS)
       .regex(/^[A-Za-z0-9+/]*={0,2}$/, "must be standard base64 without line breaks")
-      .describe(
-        `The image bytes, base64-encoded: at most ${MAX_BASE64_CHARS.toLocaleString("en")} characters (about 2.2 MB of image), and the whole call at most ${MAX_REQUEST_DESCRIPTION}. Upload larger images with \`upload_url\` and use a storage block.`,
-      ),
+      .describe("Base64 bytes; larger images: `upload_url` and a storage block."),
     alt: imageAlt,
     caption: imageCaption,
   }),
@@ -90,11 +84,7 @@ const imageBlock = z.discriminatedUnion("type", [
   z.strictObject({
     blockType: z.literal("image").describe(BLOCK_TYPE),
     type: z.literal("file").describe(SOURCE_TYPE),
-    path: z
-      .string()
-      .min(1)
-      .max(4_096)
-      .describe("Absolute local path. Only the stdio proxy (`quire mcp-proxy`) accepts this; it uploads the file."),
+    path: z.string().min(1).max(4_096).describe("Local path (stdio proxy only)."),
   }),
 ]);
 
@@ -131,11 +121,9 @@ const databaseEmbedBlock = z.strictObject({
 
 export const blockSchema = z
   .discriminatedUnion("blockType", [textBlock, imageBlock, documentBlock, csvBlock, fileBlock, databaseEmbedBlock])
-  .describe(
-    "A content block. blockType text {text}; image type url {mediaType,url,alt?,caption?} | base64 {mediaType,data,alt?,caption?} | storage {mediaType,key,alt?,caption?} | file {path} (stdio proxy only); document type url {mediaType,url,filename}; csv type storage {mediaType,key,filename,headers,rowCount}; file type storage {mediaType,key,filename}; database_embed {databaseId}.",
-  );
+  .describe("By blockType: text; image (type url, base64, storage or file); document (url); csv, file (storage); database_embed.");
 
-export const contentSchema = z.array(blockSchema).max(MAX_BLOCKS_PER_SECTION).describe("Ordered content blocks of a section.");
+export const contentSchema = z.array(blockSchema).max(MAX_BLOCKS_PER_SECTION).describe("Content blocks, in order.");
 
 /**
  * Read-only: blocks live in section versions, which are shared and cached

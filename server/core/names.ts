@@ -34,7 +34,7 @@ export const documentPathSchema = z
         "path segments must be non-empty, not '.' or '..', and not start or end with spaces",
       ),
   )
-  .describe('Slash-separated document path, e.g. "handbook/onboarding". Unique among live documents of the workspace.');
+  .describe('Path, e.g. "handbook/onboarding".');
 
 /** git check-ref-format rules, narrowed to a portable character set. */
 export const branchNameSchema = z
@@ -72,7 +72,7 @@ export const commitMessageSchema = z
   .trim()
   .min(1, "commitMessage must not be empty when given")
   .max(MAX_COMMIT_MESSAGE_CHARS, `commitMessage must be at most ${MAX_COMMIT_MESSAGE_CHARS} characters`)
-  .describe(`Commit message (at most ${MAX_COMMIT_MESSAGE_CHARS} characters). Generated from the change when omitted.`);
+  .describe("Commit message; default: generated.");
 
 /** Tag paths are read like document paths: a leading "/" is accepted and dropped ("/status/draft" is "status/draft"). */
 export const tagPathSchema = z
@@ -85,7 +85,7 @@ export const tagPathSchema = z
       .max(200, "tag path must be at most 200 characters")
       .regex(/^[\p{L}\p{N} _.-]+(\/[\p{L}\p{N} _.-]+)*$/u, "tag path is slash-separated segments of letters, digits, space, '_', '.', '-'"),
   )
-  .describe('Hierarchical tag path, e.g. "status/draft" (a leading "/" is dropped). Unique in the workspace.');
+  .describe('Tag path, e.g. "status/draft".');
 
 /** The last path segment, used as the document name when none is given. */
 export function nameFromPath(path: string): string {

@@ -12,19 +12,19 @@ const status = z.enum(["open", "merged", "closed"]);
 const summary = {
   changesetId: z.string().describe("The changeset."),
   title: z.string().describe("The changeset's title."),
-  description: z.string().nullable().describe("Its description, or null."),
-  sourceBranch: z.string().describe("The branch merged from, in every document."),
-  targetBranch: z.string().describe("The branch merged into, in every document."),
-  status: status.describe("open, merged or closed (the last two are final)."),
+  description: z.string().nullable().describe("Or null."),
+  sourceBranch: z.string().describe("Branch merged from."),
+  targetBranch: z.string().describe("Branch merged into."),
+  status: status.describe("merged, closed: final."),
   authorId: z.string().describe("Who created it."),
-  createdAt: z.string().describe("When it was created (ISO 8601)."),
-  updatedAt: z.string().describe("When it last changed (ISO 8601)."),
-  mergedAt: z.string().nullable().describe("When it was merged (ISO 8601), or null."),
-  mergedBy: z.string().nullable().describe("Who merged it, or null."),
-  closedAt: z.string().nullable().describe("When it was closed (ISO 8601), or null."),
+  createdAt: z.string().describe("Created."),
+  updatedAt: z.string().describe("Last change."),
+  mergedAt: z.string().nullable().describe("When merged, or null."),
+  mergedBy: z.string().nullable().describe("Merged by, or null."),
+  closedAt: z.string().nullable().describe("When closed, or null."),
 };
 
-const hiddenItems = z.number().describe("Items on documents you may not read: counted, never shown.");
+const hiddenItems = z.number().describe("Hidden items.");
 
 export function changesetsOutput() {
   const view = z.object({
@@ -38,11 +38,11 @@ export function changesetsOutput() {
           mergeRequest: asReturnedBy("merge_requests get"),
         }),
       )
-      .describe("The items you may see, by document id."),
+      .describe("Visible items."),
     hiddenItems,
-    itemsNeedingApprovals: z.array(z.string()).describe("Documents of open items still short of their requiredApprovals."),
+    itemsNeedingApprovals: z.array(z.string()).describe("Items short of requiredApprovals."),
   });
-  const reviewed = view.extend({ reviewedItems: z.array(z.string()).describe("Documents whose item your review was recorded on.") });
+  const reviewed = view.extend({ reviewedItems: z.array(z.string()).describe("Documents reviewed.") });
   return mergeActionOutputs({
     create: view,
     get: view,
@@ -62,7 +62,7 @@ export function changesetsOutput() {
           }),
         )
         .describe("Newest first."),
-      nextCursor: z.string().nullable().describe("Pass as `cursor` to get the next page; null on the last page."),
+      nextCursor: z.string().nullable().describe("`cursor` for the next page; null at the end."),
     }),
     analyze: z.object({
       changesetId: z.string(),
@@ -75,9 +75,7 @@ export function changesetsOutput() {
             name: z.string(),
             mergeRequestId: z.string(),
             mergeRequestStatus: status,
-            analysis: asReturnedBy("merge_requests analyze")
-              .nullable()
-              .describe("As merge_requests analyze returns it; null once the request is merged or closed."),
+            analysis: asReturnedBy("merge_requests analyze").nullable().describe("As merge_requests analyze returns it, or null."),
           }),
         )
         .describe("Per item you may see."),
@@ -88,7 +86,7 @@ export function changesetsOutput() {
           openItems: z.number(),
           fastForwardItems: z.number(),
           itemsWithConflicts: z.number(),
-          conflicts: z.number().describe("Sections, tags, paths, deletions and properties in conflict, over visible items."),
+          conflicts: z.number().describe("Conflicts over visible items."),
           sectionsChanged: z.number(),
         })
         .describe("Counts over the items."),
@@ -109,7 +107,7 @@ export function changesetsOutput() {
             warnings: z.array(z.string()),
           }),
         )
-        .describe("Every item merged by this execute."),
+        .describe("Items merged."),
     }),
   });
 }

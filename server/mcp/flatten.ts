@@ -70,7 +70,9 @@ function fieldsAcrossActions(options: ReadonlyArray<{ action: string; object: z.
 /**
  * The description of a field across actions: the one text when all actions
  * agree, else each text once with the actions it belongs to, so no action's
- * meaning of the field is lost.
+ * meaning of the field is lost. The text most actions share (more than any
+ * other, and at least two) comes first without its list of actions: it is
+ * what the field means wherever no other text names the action.
  */
 function mergedDescription(byAction: FlatField["descriptions"]): string | undefined {
   const actionsByText = new Map<string, string[]>();
@@ -78,7 +80,10 @@ function mergedDescription(byAction: FlatField["descriptions"]): string | undefi
     if (description) actionsByText.set(description, [...(actionsByText.get(description) ?? []), action]);
   }
   if (actionsByText.size <= 1) return [...actionsByText.keys()][0];
-  return [...actionsByText].map(([text, actions]) => `${actions.join(", ")}: ${text}`).join(" — ");
+  const [first, second] = [...actionsByText].sort(([, a], [, b]) => b.length - a.length);
+  const usual = first![1].length >= 2 && first![1].length > second![1].length ? first![0] : undefined;
+  const named = [...actionsByText].filter(([text]) => text !== usual).map(([text, actions]) => `${actions.join(", ")}: ${text}`);
+  return [...(usual ? [usual] : []), ...named].join(" — ");
 }
 
 const joinSentences = (...parts: Array<string | undefined>): string | undefined => parts.filter(Boolean).join(" ") || undefined;
@@ -110,7 +115,7 @@ export function flatInputSchema(input: z.ZodType): z.ZodObject {
   const options = (input.options as z.ZodObject[]).map((object) => ({ action: String(object.shape.action!.value), object }));
   const actions = options.map((option) => option.action);
   const shape: Record<string, z.ZodType> = {
-    action: describedOnly({ type: "string", enum: actions, description: "The operation to perform." }),
+    action: describedOnly({ type: "string", enum: actions, description: "The operation." }),
   };
   const { fields, closed } = fieldsAcrossActions(options, "input");
   for (const [name, field] of fields) {

@@ -32,7 +32,12 @@
  * - `$schema` is not sent: MCP takes a schema without it as JSON Schema
  *   2020-12, and nothing here reads differently there (`$defs` is 2020-12's
  *   own keyword);
- * - an empty `required` list says nothing and is dropped;
+ * - an empty `required` list, `additionalProperties: true` (JSON Schema's
+ *   default) and `propertyNames: {type: "string"}` (every JSON key is one)
+ *   say nothing and are dropped; so are the descriptions of a choice's
+ *   branches when the choice has its own (a result field several actions
+ *   return: its description already says what each means), and in a result
+ *   a choice of string enums and constants is one enum;
  * - a field marked `shownElsewhere` (server/core/schema-listing.ts) is sent
  *   as an array of objects whose description names the tool that shows
  *   their fields: the content blocks and merge resolutions are listed in
@@ -85,14 +90,38 @@ function withoutRedundantKeywords(node: Json, use: SchemaUse): Json {
     if (key === "pattern" && node.format === "uuid") continue;
     if ((key === "maximum" && value === SAFE_INTEGER_BOUND) || (key === "minimum" && value === -SAFE_INTEGER_BOUND)) continue;
     // zod writes "any value" as `{}`; where a boolean is the keyword's own value, `true` says it without an untyped schema.
-    if (key === "additionalProperties" && isObject(value) && Object.keys(value).length === 0) {
-      lean[key] = true;
+    // zod writes "any value" as `{}`, and `true` is what JSON Schema assumes anyway: either way, nothing to send.
+    if (key === "additionalProperties" && (value === true || (isObject(value) && Object.keys(value).length === 0))) continue;
+    // Every key of a JSON object is a string: `propertyNames: {type: "string"}` (zod's records) constrains nothing.
+    if (key === "propertyNames" && isObject(value) && Object.keys(value).length === 1 && value.type === "string") continue;
+    // A choice under a description of its own (a result field several actions return): the branches need none.
+    if (key === "anyOf" && Array.isArray(value) && typeof object.description === "string") {
+      const branches = value.map((branch) => (isObject(branch) ? shapeOf(branch) : branch));
+      const merged = use === "output" ? oneEnum(branches) : undefined;
+      if (merged) Object.assign(lean, merged);
+      else lean[key] = leanChild(branches);
       continue;
     }
     // Inside `properties` (and `$defs`) keys are names, not keywords: only their values are schemas.
     lean[key] = key === "properties" || key === "$defs" ? mapValues(value, leanChild) : leanChild(value);
   }
   return lean;
+}
+
+/**
+ * A result's choice between string enums and constants (actions returning a
+ * status, one of them always the same) as one enum; undefined for any other choice.
+ */
+function oneEnum(branches: Json[]): JsonSchema | undefined {
+  const values: string[] = [];
+  for (const branch of branches) {
+    if (!isObject(branch) || !Object.keys(branch).every((key) => key === "enum" || key === "const" || key === "type")) return undefined;
+    if (branch.type !== undefined && branch.type !== "string") return undefined;
+    const listed = Array.isArray(branch.enum) ? branch.enum : [branch.const];
+    if (!listed.every((value) => typeof value === "string")) return undefined;
+    values.push(...(listed as string[]));
+  }
+  return { enum: [...new Set(values)] };
 }
 
 /** Keywords a result's schema can do without (see the file comment); `names` are the object's properties. */

@@ -7,23 +7,23 @@ const notification = z.object({
   notificationId: z.string().describe("Pass to `mark_read`."),
   kind: z.enum(NOTIFICATION_KINDS),
   title: z.string(),
-  link: z.string().describe("Path on this Quire site: the merge request, or the section on its branch."),
+  link: z.string().describe("Path on this site."),
   actorId: z.string().nullable().describe("Who did it."),
   actorName: z.string().nullable(),
   documentId: z.string(),
   mergeRequestId: z.string().nullable(),
-  createdAt: z.string().describe("When it happened (ISO 8601)."),
+  createdAt: z.string().describe("When it happened."),
   read: z.boolean(),
 });
 
-const marked = z.object({ marked: z.number().describe("How many items were unread and are read now.") });
-const settings = z.object({ email: z.enum(EMAIL_SETTINGS).describe("all | direct (reviews requested and mentions) | none.") });
+const marked = z.object({ marked: z.number().describe("Items marked read.") });
+const settings = z.object({ email: z.enum(EMAIL_SETTINGS).describe("direct: review requests and mentions.") });
 
 export const notificationsOutput = mergeActionOutputs({
   list: z.object({
     notifications: z.array(notification).describe("Newest first."),
-    unreadCount: z.number().describe("Your unread items you may see (counted up to 100)."),
-    nextCursor: z.string().nullable().describe("Pass as `cursor` to get the next page; null on the last page."),
+    unreadCount: z.number().describe("Your unread items (up to 100)."),
+    nextCursor: z.string().nullable().describe("`cursor` for the next page; null at the end."),
   }),
   mark_read: marked,
   mark_all_read: marked,

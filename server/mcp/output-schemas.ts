@@ -22,30 +22,31 @@ import { notificationsOutput } from "./notifications-output";
 import { searchOutput } from "./search-output";
 
 const id = (what: string) => z.string().describe(what);
-const timestamp = (what: string) => z.string().describe(`${what} (ISO 8601).`);
-const nextCursor = z.string().nullable().describe("Pass as `cursor` to get the next page; null on the last page.");
+/** A time, as an ISO 8601 string (a value says its own format; the description does not repeat it). */
+const timestamp = (what: string) => z.string().describe(what);
+const nextCursor = z.string().nullable().describe("`cursor` for the next page; null at the end.");
 const permission = z.enum(PERMISSIONS);
 const propertyValue = z.union([z.string(), z.number(), z.boolean()]);
 
 const writeResult = {
   documentId: id("The document."),
-  branchName: z.string().describe("The branch the commit is on."),
-  commitId: id("The branch head after the write: the new commit, or the unchanged head when nothing changed."),
-  changed: z.boolean().describe("False when the write changed nothing, so no commit was made."),
+  branchName: z.string().describe("The branch."),
+  commitId: id("Branch head after the write."),
+  changed: z.boolean().describe("False: nothing changed, no commit."),
 };
 
 const documentSummary = {
   documentId: id("The document."),
-  path: z.string().describe("The document's path, unique among live documents."),
-  name: z.string().describe("The document's display name."),
-  description: z.string().nullable().describe("Its short description, or null."),
-  defaultBranch: z.string().describe("The default branch (usually main)."),
-  createdAt: timestamp("When the document was created"),
-  updatedAt: timestamp("When the document last changed"),
+  path: z.string().describe("Path."),
+  name: z.string().describe("Display name."),
+  description: z.string().nullable().describe("Or null."),
+  defaultBranch: z.string().describe("Default branch."),
+  createdAt: timestamp("Created."),
+  updatedAt: timestamp("Last change."),
 };
 
 /** The agent an action was made by, for its author: the one field every view of history names it with. */
-const agentName = z.string().nullable().describe("The agent (API token or OAuth client) acting for the author; null if none.");
+const agentName = z.string().nullable().describe("Agent acting for the author, or null.");
 
 const commitSummary = z.object({
   commitId: z.string(),
@@ -53,8 +54,8 @@ const commitSummary = z.object({
   authorId: z.string(),
   authorName: z.string().nullable(),
   agentName,
-  madeBy: z.string().describe('As history shows it: "Claude via Olivia Owner", or the author alone.'),
-  createdAt: timestamp("When the commit was made"),
+  madeBy: z.string().describe('E.g. "Claude via Olivia Owner".'),
+  createdAt: timestamp("When made."),
   parentIds: z.array(z.string()),
   kind: z.enum(["create", "write", "merge", "revert"]),
 });
@@ -65,15 +66,15 @@ const commentFields = {
   authorName: z.string().nullable(),
   agentName,
   mentions: z.array(z.string()).describe("Mentioned user ids."),
-  createdAt: timestamp("When it was written"),
+  createdAt: timestamp("When written."),
 };
 
 const commentView = z.object({
-  commentId: z.string().describe('The comment: the id in <svc:comment id="…"> and the thread\'s id for the `comments` tool.'),
+  commentId: z.string().describe("The <svc:comment id>, the thread's id in `comments`."),
   ...commentFields,
-  branchName: z.string().describe("The branch the comment was written on."),
+  branchName: z.string().describe("Branch written on."),
   status: z.enum(["open", "resolved"]),
-  resolvedAt: z.string().nullable().describe("When the thread was resolved (ISO 8601); null while open."),
+  resolvedAt: z.string().nullable().describe("When resolved; null while open."),
   resolvedById: z.string().nullable(),
   resolvedByName: z.string().nullable(),
   replies: z.array(z.object({ replyId: z.string(), ...commentFields })).describe("Replies, oldest first."),
@@ -83,15 +84,11 @@ const sectionView = z.object({
   sectionId: z.string(),
   name: z.string(),
   content: shownElsewhere(contentSchema, "Content blocks, as `sections` takes them."),
-  contentHash: z.string().describe("Pass as `expectedContentHash` to the `sections` tool to detect concurrent edits."),
-  position: z.number().describe("0-based index among the sections the caller sees."),
+  contentHash: z.string().describe("For expectedContentHash."),
+  position: z.number().describe("0-based, among visible sections."),
   defaultPermission: permission.nullable(),
   aiAccess: permission.nullable(),
-  yourPermission: z
-    .enum(["read", "edit"])
-    .describe(
-      "`edit`: the `sections` tool may change it (at a branch head, the document not deleted there); `read`: read only. Decided by the server (overrides, grants, agent cap).",
-    ),
+  yourPermission: z.enum(["read", "edit"]).describe("Whether `sections` may change it here."),
   references: z.array(
     z.object({
       referenceId: z.string(),
@@ -100,29 +97,29 @@ const sectionView = z.object({
       displayTitle: z.string().nullable(),
     }),
   ),
-  comments: z.array(commentView).describe("Comments anchored in the section's text by <svc:comment id> markup, with their threads."),
-  downloads: z.record(z.string(), z.string()).describe("Storage key -> signed download URL (valid 15 minutes)."),
+  comments: shownElsewhere(z.array(commentView), "Its threads, as `comments` list returns them."),
+  downloads: z.record(z.string(), z.string()).describe("Storage key -> download URL."),
 });
 
 const documentView = {
   documentId: id("The document."),
-  path: z.string().describe("The document's path in this state."),
-  name: z.string().describe("The document's display name."),
-  description: z.string().nullable().describe("Its short description, or null."),
-  deleted: z.boolean().describe("True when the document is deleted in this state (deleted on a branch, not yet merged)."),
-  branchName: z.string().nullable().describe("The branch read, or null when a commit was read directly."),
-  headCommitId: z.string().describe("The commit whose state is shown."),
+  path: z.string().describe("Path."),
+  name: z.string().describe("Display name."),
+  description: z.string().nullable().describe("Or null."),
+  deleted: z.boolean().describe("Deleted."),
+  branchName: z.string().nullable().describe("The branch (null: a commit was read)."),
+  headCommitId: z.string().describe("Commit shown."),
   tags: z
     .array(z.object({ tagId: z.string(), path: z.string(), displayName: z.string().nullable(), color: z.string().nullable() }))
-    .describe("The tags assigned to the document."),
-  properties: z.record(z.string(), propertyValue).describe("Scalar properties: column id -> value."),
-  sections: z.array(sectionView).describe("The sections the caller may see, in order."),
+    .describe("Its tags."),
+  properties: z.record(z.string(), propertyValue).describe("Column id -> value."),
+  sections: z.array(sectionView).describe("Visible sections, in order."),
 };
 
 const permissionsView = {
   documentId: id("The document."),
-  defaultPermission: permission.describe("What workspace members get unless a grant says otherwise."),
-  aiAccess: permission.describe("The most an API token (an agent) may do on the document."),
+  defaultPermission: permission.describe("Members' permission unless granted otherwise."),
+  aiAccess: permission.describe("The most agents may do."),
   grants: z.array(z.object({ userId: z.string(), name: z.string().nullable(), permission })).describe("Per-user grants."),
 };
 
@@ -130,36 +127,34 @@ const shareLink = {
   shareLinkId: z.string().describe("The share link."),
   documentId: id("The document."),
   permission: z.enum(["read", "edit"]).describe("What the link grants."),
-  createdAt: timestamp("When the link was made"),
-  expiresAt: z.string().nullable().describe("When it stops working (ISO 8601); null: never."),
-  revokedAt: z.string().nullable().describe("When it was revoked (ISO 8601); null while it works."),
+  createdAt: timestamp("Created."),
+  expiresAt: z.string().nullable().describe("Expiry, or null: never."),
+  revokedAt: z.string().nullable().describe("When revoked; null while it works."),
 };
 
 const draftPerson = z.object({ userId: z.string().describe("The user."), name: z.string().describe("Their display name.") });
 
 const draftStatus = z.object({
-  uncommittedChanges: z.boolean().describe("The draft's text differs from the branch head."),
-  editorIds: z.array(z.string()).describe("Who edited the draft since its last commit or discard."),
-  connectedUserIds: z.array(z.string()).describe("Users with a live connection to the branch."),
+  uncommittedChanges: z.boolean().describe("The draft differs from the head."),
+  editorIds: z.array(z.string()).describe("Editors since the last commit."),
+  connectedUserIds: z.array(z.string()).describe("Users connected live."),
 });
 
 const documentsOutput = mergeActionOutputs({
   create: z.object({
     ...documentSummary,
-    branchName: z.string().describe("The branch the commit is on."),
-    commitId: id("The first commit."),
+    branchName: z.string().describe("The branch."),
+    commitId: id("Branch head after the write."),
     sectionIds: z.array(z.string()).describe("The new sections' ids, in order."),
   }),
-  list: z.object({ documents: z.array(z.object(documentSummary)).describe("The page of documents."), nextCursor }),
+  list: z.object({ documents: shownElsewhere(z.array(z.object(documentSummary)), "Fields as `get` returns."), nextCursor }),
   get: z.object({
     ...documentSummary,
-    headCommitId: z.string().describe("The default branch's head."),
-    deleted: z.boolean().describe("Deleted on its default branch (`restore` brings it back)."),
-    requiredApprovals: z
-      .number()
-      .describe("Approvals a merge request into the default branch needs; above 0 the default branch is protected (no direct writes)."),
-    yourPermission: permission.describe("What the caller may do on the document."),
-    canManage: z.boolean().describe("Whether the caller may change its permissions and share links."),
+    headCommitId: z.string().describe("Branch head."),
+    deleted: z.boolean().describe("Deleted."),
+    requiredApprovals: z.number().describe("Approvals a merge into the default branch needs (above 0: protected)."),
+    yourPermission: permission.describe("Your permission."),
+    canManage: z.boolean().describe("You may manage access."),
     draft: draftStatus.describe("The default branch's live draft."),
   }),
   update: z.object(writeResult),
@@ -172,29 +167,27 @@ const documentsOutput = mergeActionOutputs({
           path: z.string().describe("Its path when it was deleted."),
           name: z.string(),
           defaultBranch: z.string(),
-          requiredApprovals: z.number().describe("Above 0: its default branch is protected, so restoring goes through a merge request."),
-          deletedAt: timestamp("When its default branch last moved: the deletion, unless something was merged after it"),
-          deletedBy: z
-            .object({ userId: z.string(), name: z.string().nullable() })
-            .describe("Who made that commit (for a merged deletion, who merged it)."),
-          headCommitId: z.string().describe("The default branch's head."),
+          requiredApprovals: z.number().describe("Above 0: protected."),
+          deletedAt: timestamp("When deleted (or merged after)."),
+          deletedBy: z.object({ userId: z.string(), name: z.string().nullable() }).describe("Who deleted it."),
+          headCommitId: z.string().describe("Branch head."),
         }),
       )
-      .describe("Documents deleted on their default branch, newest first."),
+      .describe("Newest first."),
     nextCursor,
   }),
-  restore: z.object({ ...writeResult, path: z.string().describe("The document's path on that branch.") }),
+  restore: z.object({ ...writeResult, path: z.string().describe("Path.") }),
   delete_branch: z.object({
     documentId: id("The document."),
-    branchName: z.string().describe("The deleted branch."),
-    headCommitId: z.string().describe("Where it pointed; its commits stay in history."),
-    discardedDraft: z.boolean().describe("True when uncommitted live edits were thrown away with it."),
+    branchName: z.string().describe("The branch."),
+    headCommitId: z.string().describe("Branch head."),
+    discardedDraft: z.boolean().describe("Live edits were dropped."),
   }),
   create_branch: z.object({
     documentId: id("The document."),
-    branchName: z.string().describe("The new branch."),
+    branchName: z.string().describe("The branch."),
     sourceBranch: z.string().describe("The branch it started from."),
-    headCommitId: z.string().describe("The new branch's head: the source branch's head."),
+    headCommitId: z.string().describe("Branch head."),
   }),
   list_branches: z.object({
     documentId: id("The document."),
@@ -214,28 +207,26 @@ const documentsOutput = mergeActionOutputs({
   log: z.object({ commits: z.array(commitSummary).describe("Newest first."), nextCursor }),
   show: z.object({
     ...documentView,
-    sections: z
-      .array(asReturnedBy("read"))
-      .describe("The sections the caller may see at that commit, in order, each as `read` returns it."),
+    sections: z.array(asReturnedBy("read")).describe("Sections, as `read` returns them."),
     commit: commitSummary.describe("The commit shown."),
     changes: z
       .array(
         z.object({
           sectionId: z.string(),
-          name: z.string().describe("The section's name after the change (before it, for a deleted section)."),
+          name: z.string().describe("Its name."),
           status: z.enum(["added", "deleted", "modified", "moved"]),
-          diff: z.string().describe("Unified diff of the section's markdown; empty for a section that only moved."),
-          moved: z.boolean().describe("True when the section also changed place among the sections both states have."),
+          diff: z.string().describe("Unified diff of its markdown."),
+          moved: z.boolean().describe("Also changed place."),
         }),
       )
-      .describe("What the commit changed against its first parent, by section the caller sees."),
+      .describe("Changes against its first parent."),
   }),
   revert: z.object(writeResult),
-  undo: z.object({ ...writeResult, undoneCommitId: z.string().describe("The commit taken back (the head it was given).") }),
+  undo: z.object({ ...writeResult, undoneCommitId: z.string().describe("Commit taken back.") }),
   create_tag: z.object({
     tagId: z.string().describe("The new tag."),
     tagPath: z.string().describe("Its hierarchical path."),
-    tagDisplayName: z.string().nullable().describe("Its display name, or null (its path is shown)."),
+    tagDisplayName: z.string().nullable().describe("Display name, or null."),
     tagDescription: z.string().nullable().describe("What it means, or null."),
     tagColor: z.string().nullable().describe("Its hex colour, or null."),
   }),
@@ -246,31 +237,33 @@ const documentsOutput = mergeActionOutputs({
   set_permissions: z.object(permissionsView),
   create_share_link: z.object({
     ...shareLink,
-    path: z.string().describe('The link\'s path, "/share/<token>"; the token is shown only here.'),
+    path: z.string().describe('"/share/<token>" (shown only now).'),
   }),
-  list_share_links: z.object({ shareLinks: z.array(z.object(shareLink)).describe("The document's share links.") }),
+  list_share_links: z.object({
+    shareLinks: shownElsewhere(z.array(z.object(shareLink)), "Fields as `create_share_link` returns them."),
+  }),
   revoke_share_link: z.object(shareLink),
   commit: z.object({
     ...writeResult,
     message: z.string().describe("The commit's message."),
-    coAuthorIds: z.array(z.string()).describe("Everyone credited with `Co-authored-by:` (editors of the draft other than the committer)."),
+    coAuthorIds: z.array(z.string()).describe("Co-authors (other draft editors)."),
   }),
   discard: z.object({
     documentId: id("The document."),
-    branchName: z.string().describe("The branch whose draft was discarded."),
-    headCommitId: z.string().describe("The head the draft now equals."),
-    discardedSections: z.number().describe("Sections whose live edits were thrown away."),
+    branchName: z.string().describe("The branch."),
+    headCommitId: z.string().describe("Branch head."),
+    discardedSections: z.number().describe("Sections discarded."),
   }),
   draft_status: z.object({
     documentId: id("The document."),
-    branchName: z.string().describe("The branch whose draft is described."),
-    headCommitId: z.string().describe("The branch head the draft is compared with."),
-    uncommittedChanges: z.boolean().describe("The draft's text differs from the branch head."),
-    editors: z.array(draftPerson).describe("Who edited the draft since its last commit or discard."),
-    connected: z.array(draftPerson).describe("Users with a live connection to the branch."),
+    branchName: z.string().describe("The branch."),
+    headCommitId: z.string().describe("Branch head."),
+    uncommittedChanges: z.boolean().describe("The draft differs from the head."),
+    editors: z.array(draftPerson).describe("Editors since the last commit."),
+    connected: z.array(draftPerson).describe("Users connected live."),
     changedSections: z
       .array(z.object({ sectionId: z.string().describe("The section."), name: z.string().describe("Its name in the draft.") }))
-      .describe("The sections you may see whose draft differs from the head, in the head's order."),
+      .describe("Visible sections whose draft differs from the head."),
   }),
 });
 
@@ -285,19 +278,19 @@ const sectionsOutput = mergeActionOutputs({
   }),
   batch_create: z.object({
     ...writeResult,
-    sectionIds: z.array(z.string()).describe("The new sections, in the given order."),
-    contentHashes: z.array(z.string()).describe("Their content hashes, in the same order."),
-    positions: z.array(z.number()).describe("Their 0-based positions, in the same order."),
+    sectionIds: z.array(z.string()).describe("The new sections."),
+    contentHashes: z.array(z.string()).describe("Their contentHashes."),
+    positions: z.array(z.number()).describe("Their positions."),
   }),
   update: z.object({
     ...writeResult,
     sectionId: id("The section."),
-    name: z.string().describe("The section's name after the update."),
+    name: z.string().describe("Its name now."),
     contentHash: z.string().describe("The section's new content hash."),
     position: z.number().describe("The section's 0-based position."),
   }),
   delete: z.object({ ...writeResult, sectionId: id("The section.") }),
-  reorder: z.object({ ...writeResult, sectionOrder: z.array(z.string()).describe("The section ids in their new order.") }),
+  reorder: z.object({ ...writeResult, sectionOrder: z.array(z.string()).describe("The new order.") }),
   move: z.object({ ...writeResult, sectionId: id("The section moved.") }),
   add_reference: z.object({
     ...writeResult,
@@ -319,16 +312,16 @@ const mergeRequestView = z.object({
   sourceBranch: z.string().describe("The branch merged from."),
   targetBranch: z.string().describe("The branch merged into."),
   title: z.string().describe("The request's title."),
-  description: z.string().nullable().describe("Its description, or null."),
-  status: z.enum(["open", "merged", "closed"]).describe("open, merged or closed (the last two are final)."),
+  description: z.string().nullable().describe("Or null."),
+  status: z.enum(["open", "merged", "closed"]).describe("merged, closed: final."),
   authorId: z.string().describe("Who opened it."),
   agentName,
-  createdAt: timestamp("When it was opened"),
-  updatedAt: timestamp("When it last changed"),
-  mergedAt: z.string().nullable().describe("When it was merged (ISO 8601), or null."),
-  mergedBy: z.string().nullable().describe("Who merged it, or null."),
-  mergeCommitId: z.string().nullable().describe("The target head its merge made, or null."),
-  closedAt: z.string().nullable().describe("When it was closed (ISO 8601), or null."),
+  createdAt: timestamp("Opened."),
+  updatedAt: timestamp("Last change."),
+  mergedAt: z.string().nullable().describe("When merged, or null."),
+  mergedBy: z.string().nullable().describe("Merged by, or null."),
+  mergeCommitId: z.string().nullable().describe("Merge commit, or null."),
+  closedAt: z.string().nullable().describe("When closed, or null."),
   reviewers: z
     .array(
       z.object({
@@ -337,53 +330,36 @@ const mergeRequestView = z.object({
         email: z.string(),
         state: z.enum(["pending", "approved", "changes_requested"]),
         reviewedAt: z.string().nullable(),
-        stale: z
-          .boolean()
-          .describe("A section this approval saw has changed since on either branch: the approval no longer covers that section."),
-        approvedSourceHeadCommitId: z.string().nullable().describe("The source head the approval was given on (null unless approved)."),
-        approvedTargetHeadCommitId: z.string().nullable().describe("The target head the approval was given on (null unless approved)."),
-        reviewedAs: z
-          .enum(["person", "agent"])
-          .nullable()
-          .describe("A person (signed in) or an agent (API token or OAuth app: shown, never counts). Null while pending."),
+        stale: z.boolean().describe("A section it saw changed since."),
+        approvedSourceHeadCommitId: z.string().nullable().describe("Source head approved on, or null."),
+        approvedTargetHeadCommitId: z.string().nullable().describe("Target head approved on, or null."),
+        reviewedAs: z.enum(["person", "agent"]).nullable().describe("person or agent (never counts); null while pending."),
         agentName,
       }),
     )
-    .describe("The reviewers and their reviews."),
-  requiredApprovals: z
-    .number()
-    .describe("The document's rule (0 = none): approvals from people that every section the request brings needs before execute."),
-  approvals: z
-    .number()
-    .describe(
-      "The fewest approvals that count on any section the request brings: a person's approval (not an agent's, not the author's) counts for the sections that person saw, as they are now. Execute needs requiredApprovals.",
-    ),
+    .describe("Reviewers and reviews."),
+  requiredApprovals: z.number().describe("Approvals each section it brings needs."),
+  approvals: z.number().describe("Fewest approvals covering any section it brings."),
   sectionReviews: z
     .array(
       z.object({
-        sectionId: z.string().describe("A section the request brings (a status other than unchanged in the current analysis)."),
-        name: z.string().describe("The section's name in the analysis."),
-        approvedBy: z
-          .array(z.string())
-          .describe("User ids of the people whose approval covers this section: they saw it as it is now on both branches."),
-        needsReview: z
-          .boolean()
-          .describe("Fewer approvals cover it than requiredApprovals: execute refuses (APPROVALS_REQUIRED) until someone reviews it."),
+        sectionId: z.string().describe("A section it brings."),
+        name: z.string().describe("Its name."),
+        approvedBy: z.array(z.string()).describe("Users whose approval covers it."),
+        needsReview: z.boolean().describe("Short of requiredApprovals."),
       }),
     )
-    .describe("Review coverage of each section the request brings that you may see (empty once merged or closed)."),
-  hiddenSectionsNeedingReview: z
-    .number()
-    .describe("Sections the request brings that you may not see and that still need a review from someone who can see them."),
+    .describe("Review coverage per visible section it brings."),
+  hiddenSectionsNeedingReview: z.number().describe("Hidden sections needing review."),
 });
 
 /** What merge_requests analyze returns. */
 const mergeAnalysis = z.object({
   mergeRequestId: id("The merge request."),
-  hasConflicts: z.boolean().describe("Something needs a resolution before execute (any of the conflicts below)."),
-  hasTagConflicts: z.boolean().describe("Tags changed differently on both sides (tagResolution)."),
-  hasPathCollision: z.boolean().describe("The merged path is taken by another document (resolvedPath)."),
-  hasDocumentDeletionConflict: z.boolean().describe("One side deleted the document, the other changed it (documentDeletionResolution)."),
+  hasConflicts: z.boolean().describe("Needs resolutions."),
+  hasTagConflicts: z.boolean().describe("Tags changed on both sides."),
+  hasPathCollision: z.boolean().describe("Path taken (resolvedPath)."),
+  hasDocumentDeletionConflict: z.boolean().describe("Deleted on one side, changed on the other."),
   propertyConflicts: z
     .array(
       z.object({
@@ -393,40 +369,37 @@ const mergeAnalysis = z.object({
         target: propertyValue.nullable(),
       }),
     )
-    .describe("Scalar properties changed differently on both sides; resolve each with scalarPropertyResolutions."),
+    .describe("Properties changed on both sides."),
   sections: z
     .array(
       z.object({
         sectionId: z.string(),
         name: z.string(),
         status: z.enum(["added", "deleted", "modified", "conflict", "unchanged"]),
-        sourceDiff: z.string().describe('Unified diff base -> source; "" when the source did not change the section.'),
-        targetDiff: z.string().describe('Unified diff base -> target; "" when the target did not change the section.'),
+        sourceDiff: z.string().describe("Unified diff base -> source."),
+        targetDiff: z.string().describe("Unified diff base -> target."),
         proposedMerge: z
           .object({
-            text: z.string().describe("The merged text, conflicting hunks between <<<<<<< source, ======= and >>>>>>> target lines."),
-            conflictingHunks: z.number().describe("Hunks that still carry markers (0: the three-way merge applied cleanly)."),
+            text: z.string().describe("Merged text with <<<<<<< ======= >>>>>>> conflict markers."),
+            conflictingHunks: z.number().describe("Hunks with markers (0: clean)."),
           })
           .nullable()
           .optional()
-          .describe("With proposals: true: a text-only conflict's line-level three-way merge."),
+          .describe("With proposals: true, for text-only conflicts: a three-way merge to start `merged` from."),
       }),
     )
-    .describe("Sections that differ between base, source and target, in merged order."),
-  hiddenConflicts: z.number().describe("Conflicting sections the caller may not see."),
-  fastForward: z.boolean().describe("The target has no commits of its own."),
-  upToDate: z.boolean().describe("The target already contains every source commit."),
-  sourceHeadCommitId: z.string().describe("The source head analyzed: pass it to execute as expectedSourceHeadCommitId."),
-  targetHeadCommitId: z.string().describe("The target head analyzed: pass it to execute as expectedTargetHeadCommitId."),
-  mergeBaseCommitIds: z.array(z.string()).describe("The merge base(s) the diffs start from."),
-  generatedCommitMessage: z
-    .string()
-    .nullable()
-    .describe("The message execute writes when given no commitMessage (null for a fast-forward or nothing to merge)."),
+    .describe("Sections that differ."),
+  hiddenConflicts: z.number().describe("Hidden conflicting sections."),
+  fastForward: z.boolean().describe("Fast-forward."),
+  upToDate: z.boolean().describe("Target has every source commit."),
+  sourceHeadCommitId: z.string().describe("For expectedSourceHeadCommitId."),
+  targetHeadCommitId: z.string().describe("For expectedTargetHeadCommitId."),
+  mergeBaseCommitIds: z.array(z.string()).describe("Merge base(s)."),
+  generatedCommitMessage: z.string().nullable().describe("execute's default message, or null."),
 });
 
 const mergeRequestsOutput = mergeActionOutputs({
-  list: z.object({ mergeRequests: z.array(mergeRequestView).describe("Newest first."), nextCursor }),
+  list: z.object({ mergeRequests: shownElsewhere(z.array(mergeRequestView), "Newest first; fields as `get` returns."), nextCursor }),
   get: mergeRequestView,
   create: mergeRequestView,
   analyze: mergeAnalysis,
@@ -434,10 +407,10 @@ const mergeRequestsOutput = mergeActionOutputs({
     mergeRequestId: id("The merge request."),
     status: z.literal("merged"),
     targetBranch: z.string(),
-    mergeCommitId: z.string().describe("The new target head: the merge commit, or the source head after a fast-forward."),
-    fastForward: z.boolean().describe("The merge moved the target to the source head."),
+    mergeCommitId: z.string().describe("Merge commit, or null."),
+    fastForward: z.boolean().describe("Fast-forward."),
     message: z.string().describe("The merge commit's message."),
-    warnings: z.array(z.string()).describe("Resolutions given for something not in conflict, and therefore not applied."),
+    warnings: z.array(z.string()).describe("Resolutions not needed."),
   }),
   close: mergeRequestView,
   update: mergeRequestView,
@@ -445,18 +418,18 @@ const mergeRequestsOutput = mergeActionOutputs({
   request_changes: mergeRequestView,
   reset: mergeRequestView,
   set_required_approvals: z.object({
-    documentId: z.string().describe("The document whose merge rule was set."),
-    requiredApprovals: z.number().describe("Approvals every merge request of the document now needs before execute."),
+    documentId: z.string().describe("The document."),
+    requiredApprovals: z.number().describe("Approvals each section it brings needs."),
   }),
 });
 
 const uploadUrlOutput = z.object({
-  uploadUrl: z.string().describe("PUT the file's bytes here, once, before expiresAt."),
-  key: z.string().describe("The storage key to put in a `storage` content block once the PUT succeeded."),
+  uploadUrl: z.string().describe("PUT the bytes here once."),
+  key: z.string().describe("Key for a storage block, after the PUT."),
   method: z.literal("PUT").describe("The HTTP method of the upload."),
   headers: z.object({ "content-type": z.string() }).describe("Headers the PUT must send."),
-  expiresAt: timestamp("When uploadUrl stops working"),
-  maxBytes: z.number().describe("The most bytes the PUT may carry."),
+  expiresAt: timestamp("When uploadUrl expires."),
+  maxBytes: z.number().describe("Max bytes."),
 });
 
 const memberList = z.object({
@@ -471,14 +444,14 @@ const membersOutput = mergeActionOutputs({ list: memberList, search: memberList 
 const threadView = commentView.extend({
   sectionId: z.string(),
   sectionName: z.string(),
-  commentedText: z.string().describe("The text the comment is on, in the branch's draft."),
-  anchored: z.boolean().describe("False: its draft was discarded before a commit."),
-  yourPermission: permission.describe("edit: you may reply, resolve and reopen; read: you may only read the thread."),
+  commentedText: z.string().describe("Commented text in the draft."),
+  anchored: z.boolean().describe("False if discarded."),
+  yourPermission: permission.describe("edit: you may reply, resolve, reopen."),
 });
 
 const threadWrite = {
   documentId: id("The document."),
-  branchName: z.string().describe("The branch the comment was found on."),
+  branchName: z.string().describe("The branch."),
   thread: threadView.describe("The thread as it is now."),
 };
 
@@ -486,26 +459,26 @@ const commentsOutput = mergeActionOutputs({
   list: z.object({
     documentId: id("The document."),
     branchName: z.string().describe("The branch read."),
-    threads: z.array(threadView).describe("The threads in sections you may see, in document order (as the branch's draft holds them)."),
+    threads: z.array(threadView).describe("In document order."),
   }),
-  post: z.object({ ...threadWrite, commentId: id("The new comment (its thread's id).") }),
+  post: z.object({ ...threadWrite, commentId: id("The new comment (thread id).") }),
   reply: z.object({
     ...threadWrite,
     replyId: id("The new reply."),
-    reopened: z.boolean().describe("True when the thread was resolved and the reply opened it again."),
+    reopened: z.boolean().describe("The reply reopened it."),
   }),
-  resolve: z.object({ ...threadWrite, changed: z.boolean().describe("False when the thread already was resolved.") }),
-  reopen: z.object({ ...threadWrite, changed: z.boolean().describe("False when the thread already was open.") }),
+  resolve: z.object({ ...threadWrite, changed: z.boolean().describe("False if nothing changed.") }),
+  reopen: z.object({ ...threadWrite, changed: z.boolean().describe("False if nothing changed.") }),
 });
 
 const errorPayload = z
   .object({
     // A string, not the enum of every code: that list would be sent in each tool's schema (tools/list stays small).
-    code: z.string().describe("Stable error code, e.g. NOT_FOUND or CONTENT_HASH_MISMATCH."),
-    message: z.string().describe("What went wrong and what to do next."),
-    details: z.record(z.string(), z.unknown()).optional().describe("Code-specific details, e.g. field-level `issues`."),
+    code: z.string().describe("E.g. NOT_FOUND."),
+    message: z.string().describe("What to do next."),
+    details: z.record(z.string(), z.unknown()).optional().describe("Per code, e.g. `issues`."),
   })
-  .describe("Present only on isError results, and then alone.");
+  .describe("Only on isError results.");
 
 /** A tool's result object that also admits the error envelope (see the file comment). */
 function orErrorEnvelope<T>(result: z.ZodType<T>): z.ZodType<T & { error?: z.output<typeof errorPayload> }> {

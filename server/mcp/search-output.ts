@@ -4,10 +4,8 @@ import { z } from "zod";
 const kind = z.enum(["document", "section", "comment", "merge_request"]);
 
 export const searchOutput = z.object({
-  total: z.number().describe("Every match you may see, over all pages (a lower bound when totalIsLowerBound)."),
-  totalIsLowerBound: z
-    .boolean()
-    .describe("True when the query matched so many items that only the first ones found were ranked and counted: narrow it."),
+  total: z.number().describe("Matches over all pages."),
+  totalIsLowerBound: z.boolean().describe("Too many matches to rank all: narrow the query."),
   hits: z
     .array(
       z.object({
@@ -15,22 +13,17 @@ export const searchOutput = z.object({
         documentId: z.string(),
         documentName: z.string(),
         path: z.string(),
-        branchName: z.string().describe("The branch the hit is on (a merge request: its target)."),
-        sectionId: z.string().nullable().describe("The section (section and comment hits)."),
+        branchName: z.string().describe("Branch (merge request: target)."),
+        sectionId: z.string().nullable().describe("The section."),
         sectionName: z.string().nullable(),
-        commentId: z.string().nullable().describe("The comment thread (comment hits)."),
-        mergeRequestId: z.string().nullable().describe("The merge request (merge_request hits)."),
-        title: z.string().nullable().describe("The merge request's title (merge_request hits)."),
-        snippet: z
-          .array(z.object({ text: z.string(), highlighted: z.boolean() }))
-          .describe("The hit's text around the match; highlighted parts are the words that matched."),
+        commentId: z.string().nullable().describe("The thread."),
+        mergeRequestId: z.string().nullable().describe("The merge request."),
+        title: z.string().nullable().describe("Merge request title."),
+        snippet: z.array(z.object({ text: z.string(), highlighted: z.boolean() })).describe("Text around the match."),
         rank: z.number().describe("Relevance; higher first."),
       }),
     )
     .describe("The page of hits, best first."),
-  nextCursor: z.string().nullable().describe("Pass as `cursor` (with the same query) for the next page; null on the last page."),
-  correctedTo: z
-    .array(z.string())
-    .nullable()
-    .describe("When the query as typed found nothing: the indexed words searched instead; else null."),
+  nextCursor: z.string().nullable().describe("Give as `cursor` (same query) for the next page; null at the end."),
+  correctedTo: z.array(z.string()).nullable().describe("Words searched instead, or null."),
 });

@@ -83,7 +83,7 @@ describe("authentication", () => {
     const branchName = (tools.find((t) => t.name === "documents")!.inputSchema.properties as Record<string, { description: string }>)
       .branchName!;
     expect(branchName.description).toMatch(/create_branch: Name of the new branch/);
-    expect(branchName.description).toMatch(/log: Branch whose history to list/);
+    expect(branchName.description).toMatch(/log: Default: the default branch/);
   });
 });
 

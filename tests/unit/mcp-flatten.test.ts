@@ -30,6 +30,24 @@ describe("flatInputSchema", () => {
     expect(schema.properties.size!.type).toEqual(["number", "string"]);
   });
 
+  test("the text most actions share comes first without its actions; the others name theirs", () => {
+    const branch = z.string().describe("The branch.");
+    const schema = json(
+      flatInputSchema(
+        z.discriminatedUnion("action", [
+          z.strictObject({ action: z.literal("write"), branchName: branch }),
+          z.strictObject({ action: z.literal("erase"), branchName: branch }),
+          z.strictObject({ action: z.literal("fork"), branchName: z.string().describe("Name of the new branch.") }),
+          z.strictObject({ action: z.literal("log"), branchName: z.string().optional().describe("Default: the default branch.") }),
+        ]),
+      ),
+      "input",
+    );
+    expect(schema.properties.branchName!.description).toBe(
+      "The branch. — fork: Name of the new branch. — log: Default: the default branch. Required except for: log.",
+    );
+  });
+
   test("judges nothing: any value reaches the strict per-action parse untouched", () => {
     const raw = { action: 7, name: ["x"], size: { deep: [[1]] }, stray: true };
     expect(flat.parse(raw)).toEqual(raw);
