@@ -55,13 +55,12 @@ const thread = {
   branchName,
   commentId: uuidSchema.describe("The thread's commentId."),
 };
-const body = (what: string) =>
-  z
-    .string()
-    .trim()
-    .min(1, "must not be empty")
-    .max(MAX_COMMENT_BODY_CHARS, `must be at most ${MAX_COMMENT_BODY_CHARS} characters`)
-    .describe(`The ${what}, plain text.`);
+const body = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(MAX_COMMENT_BODY_CHARS, `must be at most ${MAX_COMMENT_BODY_CHARS} characters`)
+  .describe("Plain text.");
 const mentions = z.array(z.guid("must be a user id (UUID)")).max(100).optional().describe("User ids to mention (`members`).");
 
 export const commentsInput = z.discriminatedUnion("action", [
@@ -84,13 +83,13 @@ export const commentsInput = z.discriminatedUnion("action", [
       .describe("0-based block index."),
     quote: z.string().min(1, "must not be empty").max(MAX_TEXT_BLOCK_CHARS).describe("Text to comment on, exactly as in the draft."),
     occurrence: z.number().int().min(0).optional().describe("Which occurrence of quote (from 0)."),
-    body: body("comment"),
+    body,
     mentions,
   }),
   z.strictObject({
     action: z.literal("reply"),
     ...thread,
-    body: body("reply"),
+    body,
     mentions,
   }),
   z.strictObject({ action: z.literal("resolve"), ...thread }),

@@ -121,7 +121,9 @@ const databaseEmbedBlock = z.strictObject({
 
 export const blockSchema = z
   .discriminatedUnion("blockType", [textBlock, imageBlock, documentBlock, csvBlock, fileBlock, databaseEmbedBlock])
-  .describe("By blockType: text; image (type url, base64, storage or file); document (url); csv, file (storage); database_embed.");
+  .describe(
+    "By blockType: text (text); image: type url (url), base64 (data), storage (key) or file (path); document: url; csv, file: storage (key); database_embed (databaseId).",
+  );
 
 export const contentSchema = z.array(blockSchema).max(MAX_BLOCKS_PER_SECTION).describe("Content blocks, in order.");
 
