@@ -61,9 +61,7 @@ export const sectionResolutionSchema = z.discriminatedUnion("resolution", [
     sectionId: uuidSchema.describe("A section in conflict."),
     resolution: z
       .literal("merged")
-      .describe(
-        "merged: the section becomes your `content` (and `name`); analyze with proposals: true gives proposedMerge.text to start from (remove its <<<<<<< ======= >>>>>>> markers).",
-      ),
+      .describe("merged: the section becomes your `content` (and `name`), e.g. analyze's proposedMerge.text without its markers."),
     content: shownElsewhere(contentSchema, "With merged: content blocks, as `sections` takes them."),
     name: z.string().trim().min(1).max(300).optional().describe("With merged: the name."),
   }),
@@ -397,7 +395,7 @@ export const mergeRequestsTool = defineTool({
   description: [
     "Merge one branch of a document into another: create (NOTHING_TO_MERGE if nothing to bring), analyze (diffs and conflicts), execute with a resolution per conflict (else UNRESOLVED_CONFLICTS, nothing changes).",
     "Also list, get, close, update, approve, request_changes, reset, set_required_approvals (creator and admins, signed in).",
-    "Give analyze's head ids to execute as expected*HeadCommitId (BRANCH_MOVED). A target without own commits is fast-forwarded.",
+    "A target without own commits is fast-forwarded.",
     "An approval covers the sections its reviewer saw, as they were; only people's count, not the author's. With requiredApprovals above 0, execute needs them on every section (APPROVALS_REQUIRED).",
     "An agent's execute that would change access is refused (PERMISSION_DENIED).",
   ].join("\n"),

@@ -32,7 +32,7 @@ const f = {
     .string()
     .regex(/^[0-9a-f]{64}$/, "must be a contentHash as returned by `read`")
     .optional()
-    .describe("contentHash from `read` (changed since: CONTENT_HASH_MISMATCH)."),
+    .describe("contentHash from `read`."),
   defaultPermission: permission
     .optional()
     .describe("Members' permission here (null: the document's); people only, not on the default branch."),

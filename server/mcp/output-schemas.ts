@@ -385,7 +385,7 @@ const mergeAnalysis = z.object({
           })
           .nullable()
           .optional()
-          .describe("With proposals: true, for text-only conflicts: a three-way merge to start `merged` from."),
+          .describe("With proposals: true, for text-only conflicts: a start for `merged`."),
       }),
     )
     .describe("Sections that differ."),
