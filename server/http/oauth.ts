@@ -11,7 +11,8 @@
  *   with RFC 6749's JSON errors.
  *
  * Rate limits (server/auth/rate-limit-guard.ts), per client address: every
- * registration, authorization request (and consent answer) and token request
+ * registration, authorization request (and consent page and answer: the page's
+ * count is in server.ts, its bridge) and token request
  * is counted under its own limit, and failed client or grant checks count
  * with invalid API tokens. A refused client call is 429 with the OAuth error
  * JSON `too_many_requests` (the MCP SDK's own handlers' answer), a refused

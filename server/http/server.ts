@@ -219,7 +219,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...accountBridge({ db, clock, files, live, baseUrl, outbound }),
     readShared: (token, input) => readSharedDocument(db, token, input, clock(), files, { authorizer, client: currentClientAddress() }),
     acceptShare: (token, userId) => acceptShareLink(db, userId, token, clock(), { authorizer, client: currentClientAddress() }),
-    oauthConsent: (params) => oauthConsentView(oauthServer, params, mcpResource(baseUrl())),
+    async oauthConsent(params) {
+      // The consent page judges the request again (which may fetch a client metadata document): an authorization attempt.
+      try {
+        await limits.countAttempt("oauthAuthorization", currentClientAddress());
+      } catch (error) {
+        if (isDomainError(error) && error.code === "RATE_LIMITED") return { kind: "refused", message: error.message };
+        throw error;
+      }
+      return oauthConsentView(oauthServer, params, mcpResource(baseUrl()));
+    },
   };
   installBridge(bridge);
 

@@ -35,7 +35,7 @@ export const RATE_LIMITS = {
   shareLink: { points: 50, durationSeconds: FIFTEEN_MINUTES },
   /** OAuth dynamic client registrations (/oauth/register) from one client address, each attempt counted. */
   oauthRegistration: { points: 30, durationSeconds: FIFTEEN_MINUTES },
-  /** OAuth authorization requests (/oauth/authorize and the consent answer) from one client address, each counted. */
+  /** OAuth authorization requests (/oauth/authorize, the consent page and its answer) from one client address, each counted. */
   oauthAuthorization: { points: 60, durationSeconds: FIFTEEN_MINUTES },
   /** OAuth token requests (/oauth/token: codes and refreshes) from one client address, each counted. */
   oauthToken: { points: 100, durationSeconds: FIFTEEN_MINUTES },

@@ -22,6 +22,8 @@ import { sessionCookieName } from "@/server/auth/web-session";
 import { oauthClients } from "@/db/schema";
 import { DEFAULT_OUTBOUND_SETTINGS } from "@/server/outbound/addresses";
 import { RATE_LIMITS } from "@/server/store/rate-limits";
+import { getBridge } from "@/server/bridge";
+import { withClientAddress } from "@/server/http/client-address";
 import { MemoryProvider } from "../helpers/oauth";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -606,6 +608,9 @@ describe("rate limits on the OAuth endpoints, per client address", () => {
     expect(page.headers.get("retry-after")).toBeTruthy();
     expect(await page.text()).toContain("Too many attempts");
     expect((await decide()).status).toBe(429);
+    // The consent page (its bridge, within the request's client address) says so instead of asking.
+    const consentPage = await withClientAddress(address, () => getBridge().oauthConsent({ client_id: "unknown", response_type: "code" }));
+    expect(consentPage).toEqual({ kind: "refused", message: expect.stringMatching(/^Too many attempts/) });
     // Another address is not touched.
     const other = await fetch(authorizeUrl, { redirect: "manual", headers: { "x-forwarded-for": "203.0.113.31" } });
     expect(other.status).toBe(400);
