@@ -415,11 +415,21 @@ test("a 2,000-section document opens ready to type with editors only near the sc
     })),
   });
   const page = await signedIn(browser, olive.email);
+  const sockets: string[] = [];
+  page.on("websocket", (socket) => sockets.push(new URL(socket.url()).pathname));
   // Its speed is measured by bench/editor.ts; here, what the opening does.
   await page.goto(`${server.url}/documents/${big.documentId}?branch=main`);
   await expect(page.locator(`[data-section-id="${big.sectionIds[0]}"]`)).toHaveAttribute("data-synced", "true");
   const first = page.locator(`[data-section-id="${big.sectionIds[0]}"] [data-testid="editor-prose"] .cm-content`);
   await expect(first).toHaveAttribute("contenteditable", "true");
+  // The first section's room is the first socket and the outline room comes after the rooms of the sections on screen: the
+  // browser connects one WebSocket to a host at a time, and those are what the person waits for (afterSectionRooms).
+  const outlineRoom = `/collab/${big.documentId}/main`;
+  await expect.poll(() => sockets.includes(outlineRoom)).toBe(true);
+  expect(sockets[0]).toBe(`${outlineRoom}/~${big.sectionIds[0]}`);
+  expect(sockets.slice(1, sockets.indexOf(outlineRoom))).toEqual(
+    big.sectionIds.slice(1, sockets.indexOf(outlineRoom)).map((id) => `${outlineRoom}/~${id}`),
+  );
   const editors = await page.locator(".cm-editor").count();
   // Only sections near the screen (a few screens' worth) mount: each has a name and a text editor.
   expect(editors).toBeLessThan(80);

@@ -10,6 +10,7 @@
  */
 import "./live.css";
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
+import type { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
 import { outlineFromYDoc } from "@/server/collab/codec";
 import type { WorkspacePerson as Person } from "@/app/_lib/quire";
@@ -19,7 +20,7 @@ import { CommitBar, useDraftStatus } from "./commit-bar";
 import { type InitialSection, LiveSection } from "./live-section";
 import { AddSection, SectionArrangement } from "./section-controls";
 import { sectionChunks } from "./section-chunks";
-import { openRoom, type RoomAddress } from "./live-room";
+import { afterSectionRooms, openRoom, type RoomAddress } from "./live-room";
 import { PresenceHub, type PresentUser, presentUser } from "./presence";
 import { EditorModeProvider, EditorModeToggle } from "./preview/mode";
 
@@ -181,17 +182,22 @@ function useOutline(address: RoomAddress, initial: string[]): string[] {
   const [order, setOrder] = useState(initial);
   useEffect(() => {
     const doc = new Y.Doc();
-    const provider = openRoom(address, doc);
+    let provider: WebsocketProvider | null = null;
     // The same ids in the same order keep the same array, so the section list does not re-render for nothing.
     const update = () => {
-      if (!provider.synced) return;
+      if (!provider?.synced) return;
       const next = outlineFromYDoc(doc);
       setOrder((shown) => (shown.length === next.length && shown.every((id, i) => id === next[i]) ? shown : next));
     };
-    provider.on("sync", update);
+    // After the rooms of the sections on screen (afterSectionRooms says why).
+    const cancel = afterSectionRooms(address.documentId, () => {
+      provider = openRoom(address, doc);
+      provider.on("sync", update);
+    });
     doc.on("update", update);
     return () => {
-      provider.destroy();
+      cancel();
+      provider?.destroy();
       doc.destroy();
     };
   }, [address]);

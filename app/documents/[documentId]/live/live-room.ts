@@ -58,6 +58,7 @@ export function openRoom(address: RoomAddress, doc: Y.Doc, sectionId?: string, r
     disableBc: true,
     maxBackoffTime: 2_500,
   });
+  if (sectionId) provider.on("status", ({ status }) => status === "connected" && sectionRoomConnected(address.documentId));
   provider.on("connection-close", (event) => {
     if (!event) return;
     if (FINAL_CLOSE_CODES.has(event.code)) provider.shouldConnect = false;
@@ -65,6 +66,49 @@ export function openRoom(address: RoomAddress, doc: Y.Doc, sectionId?: string, r
     if (message && refused) refused(message);
   });
   return provider;
+}
+
+/**
+ * The outline room waits for the section rooms a page opens as it starts: a
+ * browser opens one WebSocket to a host at a time (RFC 6455 §4.1: another
+ * waits until the handshake before it is answered, and the server answers
+ * after checking the credential and the room), and the sections on screen
+ * are what the person is waiting to read live and type in, while the outline
+ * only follows later changes to the order the page was rendered with
+ * (whatever changed meanwhile arrives when it syncs). It opens once a section
+ * room of the document has connected (the other sections near the screen
+ * asked before it and connect first), or after OUTLINE_WAITS_MS when none
+ * does, as when no section is near the screen. bench/README, "The editor in
+ * the browser", has the figures.
+ */
+const OUTLINE_WAITS_MS = 1_000;
+const waitingOutlines = new Map<string, Set<() => void>>();
+
+function sectionRoomConnected(documentId: string): void {
+  const waiting = waitingOutlines.get(documentId);
+  waitingOutlines.delete(documentId);
+  for (const open of waiting ?? []) open();
+}
+
+/** Runs `open` (the outline room's opening) once a section room of the document has connected, or OUTLINE_WAITS_MS from now; the returned function cancels it. */
+export function afterSectionRooms(documentId: string, open: () => void): () => void {
+  let done = false;
+  const once = () => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    waitingOutlines.get(documentId)?.delete(once);
+    open();
+  };
+  const timer = setTimeout(once, OUTLINE_WAITS_MS);
+  const waiting = waitingOutlines.get(documentId) ?? new Set();
+  waiting.add(once);
+  waitingOutlines.set(documentId, waiting);
+  return () => {
+    done = true;
+    clearTimeout(timer);
+    waitingOutlines.get(documentId)?.delete(once);
+  };
 }
 
 type Watcher = (near: boolean) => void;
