@@ -113,9 +113,11 @@ export function TextEditor({
             EditorView.updateListener.of((update) => {
               if (!update.selectionSet && !update.docChanged) return;
               const { from, to, empty } = update.state.selection.main;
+              const wasSelecting = selection.current !== null;
               selection.current = empty ? null : { from, to };
-              // Only a change between "something selected" and "nothing" renders: typing does not.
-              setSelecting(!empty);
+              // Only a change between "something selected" and "nothing" renders. Typing does not even ask React: a state
+              // set to its own value still schedules a render pass to find out, on every keystroke and every peer's change.
+              if (wasSelecting === empty) setSelecting(!empty);
             }),
           ]
         : [],
