@@ -30,7 +30,7 @@ const GROUPS: ReadonlyArray<{ title: string; shortcuts: Shortcut[] }> = [
     title: "Document page",
     shortcuts: [
       { keys: [[...MOD, "S"]], does: "Open the commit box (Enter commits)" },
-      { keys: [[...MOD, "Shift", "P"]], does: "Preview the section (again: back to editing)" },
+      { keys: [[...MOD, "Shift", "P"]], does: "Show the markdown source (again: the live preview)" },
       {
         keys: [
           ["Alt", "↑"],

@@ -74,7 +74,7 @@ test("a section's tools are one row at 390 px, with Delete inside ⋯, a menu th
   await more.focus();
   await page.keyboard.press("Enter");
   const menu = tools.getByRole("menu", { name: "Section actions" });
-  await expect(menu.getByRole("menuitem")).toHaveText(["Add section below", "Preview", "Permissions…", "Delete section"]);
+  await expect(menu.getByRole("menuitem")).toHaveText(["Add section below", "Permissions…", "Delete section"]);
   await expect(menu.getByRole("menuitem", { name: "Add section below" })).toBeFocused();
   await page.keyboard.press("End");
   await expect(menu.getByRole("menuitem", { name: "Delete section" })).toBeFocused();

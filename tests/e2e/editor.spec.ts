@@ -275,17 +275,22 @@ test("comment markup is kept intact while editing and shown as a highlight", asy
   await expect(olivePage.getByTestId("commit-bar")).toHaveCount(0);
 });
 
-test("Mod-Shift-P shows the section rendered, and again returns to the editor", async () => {
+test("one source switch: Mod-Shift-P flips the document's Markdown source switch, and a section's ⋯ has no preview of its own", async () => {
   const section = olivePage.locator(`[data-section-id="${sectionIds[0]}"]`);
+  const toggle = olivePage.getByRole("button", { name: "Markdown source" });
+  await expect(toggle).toHaveAttribute("aria-pressed", "false");
   await proseEditor(olivePage, sectionIds[0]!).click();
   await olivePage.keyboard.press("Control+Shift+P");
-  await expect(section.getByTestId("section-preview")).toBeVisible();
-  await expect(section.locator(".cm-content")).toHaveCount(0);
-  // Previewing, the section's own ⋯ says "Back to editing"; the keys work from any control in the section.
+  await expect(toggle).toHaveAttribute("aria-pressed", "true");
+  // The section stays an editor (the source is edited, not a rendered copy); the keys work from any control in it.
+  await expect(proseEditor(olivePage, sectionIds[0]!)).toBeVisible();
   await section.getByRole("button", { name: "More section actions" }).click();
-  await expect(section.getByRole("menuitem", { name: "Back to editing" })).toBeVisible();
+  const menu = section.getByRole("menu", { name: "Section actions" });
+  await expect(menu.getByRole("menuitem")).toHaveText(["Add section below", "Permissions…", "Delete section"]);
   await olivePage.keyboard.press("Escape");
+  await section.getByRole("button", { name: "More section actions" }).focus();
   await olivePage.keyboard.press("Control+Shift+P");
+  await expect(toggle).toHaveAttribute("aria-pressed", "false");
   await expect(proseEditor(olivePage, sectionIds[0]!)).toBeVisible();
 });
 

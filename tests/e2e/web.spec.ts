@@ -7,7 +7,6 @@
 import type { Browser, BrowserContext, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { startTestServer, type TestServer } from "../helpers/server";
-import { sectionAction } from "../helpers/browser";
 
 // The tests of this file tell one story on one server, in order.
 test.describe.configure({ mode: "serial" });
@@ -134,9 +133,10 @@ test("documents appear by path; the document page renders markdown safely, switc
   await page.waitForURL((url) => url.pathname === `/documents/${documentId}`);
   await page.getByRole("heading", { level: 2, name: "Welcome" }).waitFor();
   expect(await page.locator(".doc-title").textContent()).toBe("Onboarding");
-  // The owner edits on the branch head; the section's preview is the rendered view readers get.
-  await sectionAction(page.locator("[data-section-id]").first(), "Preview");
-  await page.getByTestId("section-preview").waitFor();
+  // The owner edits on the branch head; the head's commit shows the rendered view readers get.
+  const head = (await server.callTool("documents", ownerId, { action: "log", documentId, limit: 1 })).commits[0]!.commitId;
+  await page.goto(`${server.url}/documents/${documentId}?commit=${head}`);
+  await page.locator(".markdown strong").first().waitFor();
   expect(await page.locator(".markdown strong").first().textContent()).toBe("team");
   // Raw HTML from the document is inert text, never elements.
   expect(await page.evaluate(() => (window as { __pwned?: unknown }).__pwned)).toBeUndefined();

@@ -6,8 +6,8 @@
  * content the page was rendered with, laid out as the live view will be, so
  * nothing jumps when the room arrives. People who may edit get the name and
  * each text block as editors, every other block in a frame they can move or
- * remove (block-controls.tsx; Mod-Shift-P toggles a rendered preview of the
- * whole section), and may paste or drop images onto it; everyone else gets
+ * remove (block-controls.tsx; Mod-Shift-P flips the document-wide switch to
+ * the markdown source, preview/mode.tsx), and may paste or drop images onto it; everyone else gets
  * the rendered view, kept live.
  */
 import {
@@ -39,6 +39,7 @@ import { blockIndexAt, useImageDrop } from "./image-drop";
 import { openRoom, REFUSAL_SHOWN_MS, type RoomAddress, useNearViewport } from "./live-room";
 import { SectionControls, startSectionDrag } from "./section-controls";
 import type { PresenceHub, PresentUser } from "./presence";
+import { useEditorMode } from "./preview/mode";
 import { TextEditor } from "./text-editor";
 
 /** What the page was rendered with, per section; fields at their usual value are left out, as 2,000 sections carry them to the browser. */
@@ -125,7 +126,6 @@ export const LiveSection = memo(function LiveSection({
   const [synced, setSynced] = useState(false);
   const [lastSeen, setLastSeen] = useState<ShownSection | null>(null);
   const [, rerender] = useReducer((n: number) => n + 1, 0);
-  const [preview, setPreview] = useState(false);
   const editable = initial?.editable ?? editableByDefault;
   const images = useImageDrop(address, sectionId);
   /** The block the writer was last in: new blocks from the menu go after it. */
@@ -159,17 +159,17 @@ export const LiveSection = memo(function LiveSection({
     };
   }, [near, address, sectionId, me, presence, toast]);
 
-  const editing = editable && !preview;
+  const editorMode = useEditorMode();
   useEffect(() => {
     if (!room) return;
     const root = room.doc.getMap("section");
     // Editors re-render on structure only (typed text flows through CodeMirror, not React); the rendered view on every change.
     const changed = (events: Array<Y.YEvent<Y.AbstractType<unknown>>>) => {
-      if (!editing || events.some((event) => !(event.target instanceof Y.Text))) rerender();
+      if (!editable || events.some((event) => !(event.target instanceof Y.Text))) rerender();
     };
     root.observeDeep(changed);
     return () => root.unobserveDeep(changed);
-  }, [room, editing]);
+  }, [room, editable]);
 
   const live = room && synced ? room : null;
   const section: ShownSection | null = live ? roomSection(live.doc) : (lastSeen ?? initial ?? null);
@@ -234,10 +234,11 @@ export const LiveSection = memo(function LiveSection({
     control.click();
   };
 
-  const togglePreview = (event: KeyboardEvent) => {
+  // The one source switch (the document's "Markdown source"), from the keyboard in any section one edits.
+  const toggleSource = (event: KeyboardEvent) => {
     if ((event.metaKey || event.ctrlKey) && event.shiftKey && event.key.toLowerCase() === "p") {
       event.preventDefault();
-      setPreview((shown) => !shown);
+      editorMode.setMode(editorMode.mode === "source" ? "preview" : "source");
     }
   };
 
@@ -255,7 +256,7 @@ export const LiveSection = memo(function LiveSection({
       data-testid="live-section"
       data-section-id={sectionId}
       data-synced={live ? "true" : "false"}
-      onKeyDown={editable ? togglePreview : undefined}
+      onKeyDown={editable ? toggleSource : undefined}
       onFocus={(event) => {
         lastBlock.current = blockIndexAt(event.target) ?? lastBlock.current;
       }}
@@ -267,7 +268,7 @@ export const LiveSection = memo(function LiveSection({
       <ServerHtmlUntilNear keep={keepsServerHtml}>
         <div className="doc-section-heading">
           <h2 id={headingId}>
-            {editing && live && nameText instanceof Y.Text ? (
+            {editable && live && nameText instanceof Y.Text ? (
               <TextEditor text={nameText} awareness={live.provider.awareness} label="Section name" kind="name" placeholder="Section name" />
             ) : (
               <span className={editable ? "live-name-editor" : undefined}>
@@ -280,20 +281,11 @@ export const LiveSection = memo(function LiveSection({
               {badge}
             </span>
           ))}
-          {editable ? (
-            <SectionControls
-              address={address}
-              sectionId={sectionId}
-              index={index}
-              count={count}
-              preview={preview}
-              onTogglePreview={() => setPreview((shown) => !shown)}
-            />
-          ) : null}
+          {editable ? <SectionControls address={address} sectionId={sectionId} index={index} count={count} /> : null}
         </div>
         {!section ? (
           <p className="muted empty-section">Loading section…</p>
-        ) : editing ? (
+        ) : editable ? (
           <div className="blocks live-blocks" {...blockDrop}>
             {live && blocks instanceof Y.Array ? (
               blocks.toArray().map((block: unknown, index) => {
@@ -338,11 +330,9 @@ export const LiveSection = memo(function LiveSection({
             )}
           </div>
         ) : (
-          <div data-testid={preview ? "section-preview" : undefined}>
-            <SectionBlocks content={section.content} downloads={downloads} />
-          </div>
+          <SectionBlocks content={section.content} downloads={downloads} />
         )}
-        {editing ? <BlockMenu address={address} sectionId={sectionId} afterIndex={() => lastBlock.current} /> : null}
+        {editable ? <BlockMenu address={address} sectionId={sectionId} afterIndex={() => lastBlock.current} /> : null}
         {images.state.kind === "uploading" ? (
           <p className="muted small" role="status">
             Adding {images.state.count === 1 ? "the image" : `${images.state.count} images`}…

@@ -3,7 +3,7 @@
 /**
  * The structure controls of the live document: beside each section a drag
  * handle, move up/down (the keyboard way to reorder) and a "⋯" menu with
- * "Add section below", Preview, Permissions and Delete (at once, with an Undo
+ * "Add section below", Permissions and Delete (at once, with an Undo
  * toast); add at the top and the end. Each
  * goes through the `sections` tool; the outline room then shows the new
  * order to everyone.
@@ -125,7 +125,7 @@ export function SectionArrangement({ address, children }: { address: RoomAddress
 
 /**
  * A section's tools, one compact row: the drag grip, ↑ ↓ (the keyboard way to
- * reorder) and "⋯", a menu holding the rest (Add section below, Preview,
+ * reorder) and "⋯", a menu holding the rest (Add section below,
  * Permissions…, and Delete, last and out of the way). Add and Permissions
  * open their form as a panel under the row, so the row never wraps.
  */
@@ -134,16 +134,11 @@ export function SectionControls({
   sectionId,
   index,
   count,
-  preview,
-  onTogglePreview,
 }: {
   address: RoomAddress;
   sectionId: string;
   index: number;
   count: number;
-  /** Whether the section is shown rendered (Ctrl/⌘+Shift+P) rather than in its editors. */
-  preview: boolean;
-  onTogglePreview: () => void;
 }) {
   const router = useRouter();
   const sections = useSectionsTool();
@@ -240,7 +235,6 @@ export function SectionControls({
         disabled={pending}
         items={[
           { label: "Add section below", onSelect: () => setPanel("add") },
-          { label: preview ? "Back to editing" : "Preview", onSelect: onTogglePreview },
           { label: "Permissions…", onSelect: () => setPanel("permissions") },
           { label: "Delete section", onSelect: remove, danger: true },
         ]}
