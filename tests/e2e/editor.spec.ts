@@ -276,6 +276,7 @@ test("comment markup is kept intact while editing and shown as a highlight", asy
 });
 
 test("one source switch: Mod-Shift-P flips the document's Markdown source switch, and a section's ⋯ has no preview of its own", async () => {
+  await openDocument(olivePage);
   const section = olivePage.locator(`[data-section-id="${sectionIds[0]}"]`);
   const toggle = olivePage.getByRole("button", { name: "Markdown source" });
   await expect(toggle).toHaveAttribute("aria-pressed", "false");
