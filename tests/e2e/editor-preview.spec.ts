@@ -3,8 +3,10 @@
  * document (no `**`, headings at their size, links, a table, an image, lists
  * with bullets) and the marks show where the caret is; viewing never changes
  * the stored markdown; list keys (Enter continues, Enter on an empty item ends
- * the list, Tab indents); the document-wide switch to the markdown source,
- * remembered on reload; spell check on.
+ * the list, Tab indents); links in a table's cells and reference-style links
+ * open like any link, a definition line faint until the caret is on it; the
+ * document-wide switch to the markdown source, remembered on reload; spell
+ * check on.
  */
 import type { Locator, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
@@ -21,6 +23,16 @@ let documentId: string;
 let sectionIds: string[];
 let page: Page;
 let source: string;
+const linksSource = [
+  "| Tool | Where |",
+  "|---|---|",
+  "| Wiki | [the wiki](https://example.test/wiki) |",
+  "",
+  "Read the [style guide][style] and the [FAQ][].",
+  "",
+  "[style]: https://example.test/style",
+  "[faq]: https://example.test/faq",
+].join("\n");
 
 const text = (t: string) => ({ blockType: "text" as const, text: t });
 
@@ -47,6 +59,7 @@ test.beforeAll(async ({ browser }) => {
     sections: [
       { name: "First day", content: [text(source)] },
       { name: "Checklist", content: [text("- laptop")] },
+      { name: "Links", content: [text(linksSource)] },
     ],
   });
   documentId = created.documentId;
@@ -129,6 +142,67 @@ test("a table turns into its text when the caret enters it, and is edited as tex
   await editor.getByText("Ask anyone.").click();
   await expect(editor.getByRole("cell", { name: "Engineer lead" })).toBeVisible();
   await expect.poll(() => storedText(0)).toBe(source.replace("| Ada | Engineer |", "| Ada | Engineer lead |"));
+});
+
+test("a link in a table cell opens with its ↗ or Ctrl+click, and reference links render as links", async () => {
+  const context = page.context();
+  await context.route("https://example.test/**", (route) => route.fulfill({ contentType: "text/html", body: "<title>Elsewhere</title>" }));
+  const editor = editorOf(2);
+  const table = editor.getByRole("table");
+  const cell = table.getByRole("cell", { name: /the wiki/ });
+  await expect(cell.getByRole("link", { name: "Open link https://example.test/wiki" })).toHaveAttribute(
+    "href",
+    "https://example.test/wiki",
+  );
+  await expect(cell).not.toContainText("](");
+
+  // The ↗ opens the page in a new tab and leaves the table rendered.
+  const [byButton] = await Promise.all([
+    context.waitForEvent("page"),
+    cell.getByRole("link", { name: "Open link https://example.test/wiki" }).click(),
+  ]);
+  expect(byButton.url()).toBe("https://example.test/wiki");
+  await byButton.close();
+  await expect(table).toBeVisible();
+  // Ctrl+click on the link's text opens it too.
+  const [byText] = await Promise.all([context.waitForEvent("page"), cell.getByText("the wiki").click({ modifiers: ["Control"] })]);
+  expect(byText.url()).toBe("https://example.test/wiki");
+  await byText.close();
+  await expect(table).toBeVisible();
+  // A plain click edits the table as text, as before.
+  await cell.getByText("the wiki").click();
+  await expect(editor.getByRole("table")).toHaveCount(0);
+  await expect(editor).toContainText("| Wiki | [the wiki](https://example.test/wiki) |");
+  await leaveEditors();
+
+  // `[text][ref]` and `[ref][]` take their URL from the definitions below them.
+  const paragraph = editor.locator(".cm-line", { hasText: "Read the" });
+  await expect(paragraph).toContainText("Read the style guide");
+  await expect(paragraph).not.toContainText("[style]");
+  await expect(paragraph).not.toContainText("[]");
+  await expect(paragraph.getByRole("link", { name: "Open link https://example.test/style" })).toHaveAttribute(
+    "href",
+    "https://example.test/style",
+  );
+  await expect(paragraph.getByRole("link", { name: "Open link https://example.test/faq" })).toBeVisible();
+  const [byReference] = await Promise.all([
+    context.waitForEvent("page"),
+    paragraph.getByText("style guide").click({ modifiers: ["Control"] }),
+  ]);
+  expect(byReference.url()).toBe("https://example.test/style");
+  await byReference.close();
+
+  // The definition lines are small and faint while the caret is elsewhere, and read as written once it is on them.
+  const definition = editor.locator(".cm-line", { hasText: "[style]: https://example.test/style" });
+  await expect(definition).toHaveClass(/cm-lp-link-definition/);
+  const size = (locator: Locator) => locator.evaluate((el) => Number.parseFloat(getComputedStyle(el).fontSize));
+  expect(await size(definition)).toBeLessThan(await size(paragraph));
+  await definition.click();
+  await expect(definition).not.toHaveClass(/cm-lp-link-definition/);
+  await leaveEditors();
+  await photograph(page, "editor-preview-links");
+  expect(await storedText(2)).toBe(linksSource);
+  await context.unroute("https://example.test/**");
 });
 
 test("lists: bullets drawn, Enter continues, Tab indents, Enter on empty items ends the list cleanly", async () => {

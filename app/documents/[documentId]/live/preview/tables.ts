@@ -2,17 +2,19 @@
  * Tables as tables: a GFM table is shown as a rendered table in place of its
  * lines, until the caret enters it (a click on the table, or the arrow keys
  * reaching it): then its lines show as text, to edit. Cells show their inline
- * markdown (bold, italic, strikethrough, code, links as text in the link
- * style); comment markup in a cell is left out of the rendered table, as the
- * editor hides it in the text.
+ * markdown (bold, italic, strikethrough, code, links as links: Ctrl/⌘ +
+ * click on a link's text or its ↗ opens it, as outside a table, and a plain
+ * click edits the table); comment markup in a cell is left out of the rendered
+ * table, as the editor hides it in the text.
  */
-import type { Text } from "@codemirror/state";
+import type { EditorState, Text } from "@codemirror/state";
 import { Decoration, type EditorView, WidgetType } from "@codemirror/view";
 import type { SyntaxNode } from "@lezer/common";
 import { blockDecorations, caretOnPress } from "./decorate";
+import { linkDefinitions, linkTarget, openLink, openLinkButton, safeHref } from "./links";
 
-/** A cell's content: text, or an inline element with its content. */
-type Inline = string | { tag: "strong" | "em" | "s" | "code" | "span"; children: Inline[] };
+/** A cell's content: text, or an inline element with its content (a link with the URL it opens, null when none is offered). */
+type Inline = string | { tag: "strong" | "em" | "s" | "code"; children: Inline[] } | { tag: "a"; href: string | null; children: Inline[] };
 
 const TAGS: Record<string, "strong" | "em" | "s" | "code"> = {
   StrongEmphasis: "strong",
@@ -23,8 +25,22 @@ const TAGS: Record<string, "strong" | "em" | "s" | "code"> = {
 /** Syntax that is not shown in a rendered cell. */
 const MARKUP = new Set(["EmphasisMark", "StrikethroughMark", "CodeMark", "LinkMark", "LinkTitle", "LinkLabel", "HTMLTag", "Comment"]);
 
+/** Where a link in a cell leads: its URL, or its reference's definition in the text; null when nothing is offered. */
+function linkHref(state: EditorState, link: SyntaxNode): string | null {
+  const url = link.getChild("URL");
+  if (url) return safeHref(state.doc.sliceString(url.from, url.to));
+  const label = link.getChild("LinkLabel");
+  const marks = link.getChildren("LinkMark");
+  const named = label && label.to - label.from > 2 ? label : marks.length >= 2 ? { from: marks[0]!.from, to: marks[1]!.to } : null;
+  if (!named) return null;
+  const key = state.doc.sliceString(named.from, named.to).slice(1, -1).trim().replace(/\s+/g, " ").toLowerCase();
+  const defined = linkDefinitions(state).get(key);
+  return defined === undefined ? null : safeHref(defined);
+}
+
 /** The inline content of a node, between its children's marks. */
-function inline(doc: Text, node: SyntaxNode): Inline[] {
+function inline(state: EditorState, node: SyntaxNode): Inline[] {
+  const doc: Text = state.doc;
   const out: Inline[] = [];
   let at = node.from;
   for (let child = node.firstChild; child; child = child.nextSibling) {
@@ -32,9 +48,10 @@ function inline(doc: Text, node: SyntaxNode): Inline[] {
     at = child.to;
     // A link's URL is not shown: its text is.
     if (MARKUP.has(child.name) || (child.name === "URL" && node.name === "Link")) continue;
-    const tag = TAGS[child.name] ?? (child.name === "Link" ? "span" : undefined);
-    if (tag) out.push({ tag, children: inline(doc, child) });
-    else out.push(...inline(doc, child));
+    const tag = TAGS[child.name];
+    if (tag) out.push({ tag, children: inline(state, child) });
+    else if (child.name === "Link") out.push({ tag: "a", href: linkHref(state, child), children: inline(state, child) });
+    else out.push(...inline(state, child));
   }
   if (node.to > at) out.push(doc.sliceString(at, node.to));
   return out;
@@ -62,8 +79,9 @@ function alignment(row: string): Align[] {
     });
 }
 
-function readTable(doc: Text, table: SyntaxNode): Table {
-  const cells = (row: SyntaxNode) => row.getChildren("TableCell").map((cell) => inline(doc, cell));
+function readTable(state: EditorState, table: SyntaxNode): Table {
+  const { doc } = state;
+  const cells = (row: SyntaxNode) => row.getChildren("TableCell").map((cell) => inline(state, cell));
   const header = table.getChild("TableHeader");
   const delimiter = table.getChildren("TableDelimiter")[0];
   return {
@@ -76,9 +94,16 @@ function readTable(doc: Text, table: SyntaxNode): Table {
 function render(content: Inline[], into: HTMLElement) {
   for (const piece of content) {
     if (typeof piece === "string") into.append(piece);
-    else {
+    else if (piece.tag === "a") {
+      // The link's text as the editor shows a link (Ctrl/⌘ + click opens it), then its ↗.
+      const text = document.createElement("span");
+      text.className = "cm-lp-link";
+      for (const [name, value] of Object.entries(linkTarget(piece.href))) text.setAttribute(name, value);
+      render(piece.children, text);
+      into.append(text);
+      if (piece.href) into.append(openLinkButton(piece.href));
+    } else {
       const element = document.createElement(piece.tag);
-      if (piece.tag === "span") element.className = "cm-lp-link";
       render(piece.children, element);
       into.append(element);
     }
@@ -93,7 +118,8 @@ class RenderedTable extends WidgetType {
     super();
   }
   override eq(other: RenderedTable) {
-    return other.source === this.source;
+    // The same lines may link elsewhere once a reference's definition changes.
+    return other.source === this.source && JSON.stringify(other.table) === JSON.stringify(this.table);
   }
   toDOM(view: EditorView) {
     const frame = document.createElement("div");
@@ -118,6 +144,20 @@ class RenderedTable extends WidgetType {
     for (const cells of this.table.rows) tbody.append(row(cells, "td"));
     table.append(thead, tbody);
     frame.append(table);
+    // A link's ↗ opens it, and Ctrl/⌘ + press on its text too; any other press edits the table.
+    frame.addEventListener("mousedown", (event) => {
+      const target = event.target as Element;
+      if (target.closest(".cm-lp-link-open")) {
+        event.stopImmediatePropagation();
+        return;
+      }
+      const href = (event.ctrlKey || event.metaKey) && event.button === 0 ? target.closest("[data-href]")?.getAttribute("data-href") : null;
+      if (href) {
+        event.preventDefault();
+        event.stopImmediatePropagation();
+        openLink(href);
+      }
+    });
     caretOnPress(view, frame);
     return frame;
   }
@@ -134,7 +174,7 @@ export const tables = blockDecorations((node, at) => {
     for (let n = first.number; n <= last.number; n++) at.add(doc.line(n).from, doc.line(n).from, sourceLine);
   } else {
     const source = doc.sliceString(first.from, last.to);
-    at.add(first.from, last.to, Decoration.replace({ widget: new RenderedTable(source, readTable(doc, node.node)), block: true }));
+    at.add(first.from, last.to, Decoration.replace({ widget: new RenderedTable(source, readTable(at.state, node.node)), block: true }));
   }
   return false;
 });
