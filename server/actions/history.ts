@@ -152,7 +152,12 @@ const logInput = z.strictObject({
   cursor: cursorSchema,
 });
 
-const showInput = z.strictObject({ action: z.literal("show"), documentId: documentIdField, commitId: commitIdField });
+const showInput = z.strictObject({
+  action: z.literal("show"),
+  documentId: documentIdField,
+  commitId: commitIdField,
+  baseCommitId: commitRefSchema.optional().describe("Diff against this commit, not the first parent."),
+});
 
 const revertInput = z.strictObject({
   action: z.literal("revert"),
@@ -214,9 +219,14 @@ async function show(ctx: ActionContext, input: z.output<typeof showInput>) {
   // The commit's own versions and the default branch's head (the rules' part) decide, as in `log`: no face shows more than another.
   const hidden = await hiddenCommitIds(ctx.db, access, graph, [commit], []);
   const [summary] = await summarizeCommits(ctx.db, [commit], hidden);
-  // Like `git show`: what the commit changed against its first parent, in the sections the reader may see in both.
-  const parentId = commit.parentIds[0];
-  const parent = parentId ? await documentView(ctx.db, { access, commit: await graph.get(parentId), branchName: null }) : undefined;
+  // Like `git show`: what the commit changed against its first parent (or the base asked for), in the sections the reader may see in both.
+  const base =
+    input.baseCommitId !== undefined
+      ? await graph.getByRef(input.baseCommitId)
+      : commit.parentIds[0]
+        ? await graph.get(commit.parentIds[0])
+        : undefined;
+  const parent = base ? await documentView(ctx.db, { access, commit: base, branchName: null }) : undefined;
   return { ...view, commit: summary!, changes: sectionChanges(parent?.sections ?? [], view.sections) };
 }
 

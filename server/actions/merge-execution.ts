@@ -52,6 +52,12 @@ export interface MergeExecution {
   warnings: string[];
 }
 
+/** A merge carried out, and where the target branch stood before it (recorded on the request, not part of `execute`'s answer). */
+export interface ExecutedMerge extends MergeExecution {
+  /** The target's head the merge was made onto: a merge commit's first parent, or where a fast-forward started. */
+  mergedOntoCommitId: string;
+}
+
 /**
  * Proposing a merge needs edit on the target for every section the merge
  * would change (conflicts included: their resolution changes them) and, when
@@ -130,7 +136,7 @@ export async function executeMerge(
     /** Further checks on the heads the merge will use and what it brings (the approval rule), run before anything is written. */
     assertMayMerge?: (sides: BranchSides) => void;
   },
-): Promise<MergeExecution> {
+): Promise<ExecutedMerge> {
   const state = await loadMergeState(tx, request, access, { lockTarget: true });
   const current = analysisView(request, state);
   assertHeadsAsReviewed(request, current, options.expectedHeads, "retry with the new head ids");
@@ -142,7 +148,12 @@ export async function executeMerge(
       { hiddenConflicts: current.hiddenConflicts },
     );
   }
-  const base = { mergeRequestId: request.id, status: "merged" as const, targetBranch: request.targetBranch };
+  const base = {
+    mergeRequestId: request.id,
+    status: "merged" as const,
+    targetBranch: request.targetBranch,
+    mergedOntoCommitId: state.targetHead.id,
+  };
   if (current.upToDate) {
     throw new DomainError(
       "NOTHING_TO_MERGE",

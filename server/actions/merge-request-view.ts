@@ -49,6 +49,8 @@ export interface MergeRequestView {
   mergedAt: string | null;
   mergedBy: string | null;
   mergeCommitId: string | null;
+  /** Where the target stood before the merge (its changes are this commit against mergeCommitId); null while open and for requests merged before it was recorded. */
+  mergedOntoCommitId: string | null;
   closedAt: string | null;
   reviewers: Array<{
     userId: string;
@@ -103,6 +105,7 @@ export function present(
     mergedAt: row.mergedAt?.toISOString() ?? null,
     mergedBy: row.mergedBy,
     mergeCommitId: row.mergeCommitId,
+    mergedOntoCommitId: row.mergedOntoCommitId,
     closedAt: row.closedAt?.toISOString() ?? null,
     reviewers: reviewers.map((r) => ({
       userId: r.userId,

@@ -315,7 +315,7 @@ export async function mergeLockedRequest(
 ): Promise<MergeExecution> {
   assertOpen(row, "be merged");
   const reviewers = (await listReviewers(tx, [row.id])).get(row.id)!;
-  const execution = await executeMerge(tx, row, access, {
+  const { mergedOntoCommitId, ...execution } = await executeMerge(tx, row, access, {
     authorId: ctx.actor.userId,
     agent: ctx.actor.agent,
     now: ctx.clock(),
@@ -340,6 +340,7 @@ export async function mergeLockedRequest(
     mergedAt: ctx.clock(),
     mergedBy: ctx.actor.userId,
     mergeCommitId: execution.mergeCommitId,
+    mergedOntoCommitId,
     updatedAt: ctx.clock(),
   });
   await notifyAuthor(tx, row, ctx.actor, "merged", ctx.clock());

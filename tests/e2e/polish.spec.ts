@@ -7,7 +7,7 @@
 import type { BrowserContext, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { eq } from "drizzle-orm";
-import { commits } from "@/db/schema";
+import { commits, mergeRequests } from "@/db/schema";
 import { signInPage } from "../helpers/browser";
 import { photograph } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
@@ -183,6 +183,45 @@ test("a merged request still shows the changes its merge brought", async () => {
   // What main had before the merge (the coffee) is not a change the merge brought.
   await expect(merged).not.toContainText("Coffee");
   await photograph(page, "merge-request-merged");
+});
+
+test("a request merged by fast-forward shows its changes too; one merged before that was recorded keeps the note", async () => {
+  // A branch from main's head with one change and nothing new on main: its merge is a fast-forward.
+  await server.callTool("documents", owner.userId, { action: "create_branch", documentId, branchName: "tools" });
+  await server.callTool("sections", owner.userId, {
+    action: "update",
+    documentId,
+    branchName: "tools",
+    sectionId: sectionIds[2]!,
+    newContent: [{ blockType: "text", text: "We use `git`, a chat, a wiki and a calendar." }],
+    commitMessage: "Add the calendar",
+  });
+  const opened = await server.callTool("merge_requests", owner.userId, {
+    action: "create",
+    documentId,
+    sourceBranch: "tools",
+    targetBranch: "main",
+    title: "Name the calendar",
+  });
+  await page.goto(`${server.url}/merge-requests/${opened.mergeRequestId}`);
+  await page.getByRole("button", { name: "Merge", exact: true }).click();
+  await expect(page.getByTestId("final-state")).toContainText("Merged");
+  const merged = page.getByRole("region", { name: /Merged changes/ });
+  await expect(merged.getByText(/A fast-forward: the target branch moved from/)).toBeVisible();
+  await expect(merged.getByTestId("section-change")).toHaveCount(1);
+  await expect(merged.getByTestId("section-change")).toContainText("Modified Tools");
+  await expect(merged.locator(".diff-word-added")).toContainText("calendar");
+  // The earlier merge's change is not this one's.
+  await expect(merged).not.toContainText("new colleague");
+  await photograph(page, "merge-request-merged-fast-forward");
+
+  // A request merged before migration 0015 has no recorded starting point: the page says so and links to the history.
+  await server.db.update(mergeRequests).set({ mergedOntoCommitId: null }).where(eq(mergeRequests.id, opened.mergeRequestId));
+  await page.reload();
+  const note = page.getByRole("region", { name: /Merged changes/ });
+  await expect(note.getByText(/This merge was a fast-forward/)).toBeVisible();
+  await expect(note.getByRole("link", { name: "See the commits it brought in the history" })).toBeVisible();
+  await expect(note.getByTestId("section-change")).toHaveCount(0);
 });
 
 test("the history shows co-authors as people and links each message to its commit", async () => {

@@ -17,6 +17,7 @@ interface Item {
   mergeRequest: {
     mergeRequestId: string;
     status: string;
+    mergedOntoCommitId: string | null;
     approvals: number;
     requiredApprovals: number;
     reviewers: Array<{ userId: string }>;
@@ -245,6 +246,10 @@ describe("changesets", () => {
     }
     const final = await asOwner<Changeset>("changesets", { action: "get", changesetId });
     expect(final.items.every((i) => i.mergeRequest.status === "merged")).toBe(true);
+    // Each item's request records where its main stood before the changeset merged it (its merged changes start there).
+    expect(
+      [one, two, three].map((doc) => final.items.find((i) => i.documentId === doc.documentId)!.mergeRequest.mergedOntoCommitId),
+    ).toEqual(afterMove);
     expect((await callMcpError(mcp, "changesets", { action: "execute", changesetId })).code).toBe("CHANGESET_NOT_OPEN");
     // elsewhere was never part of it.
     expect(await elsewhere.head()).not.toBe(await elsewhere.head(branch));

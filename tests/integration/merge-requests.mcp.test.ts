@@ -355,6 +355,60 @@ describe("analyze and execute", () => {
     expect((await d.read()).headCommitId).toBe(featureHead);
   });
 
+  test("a merged request records where the target stood, and show from there gives what the merge brought, fast-forwards included", async () => {
+    interface Show {
+      commit: { kind: string };
+      changes: Array<{ sectionId: string; status: string; diff: string }>;
+    }
+    const d = await setup("merged-onto");
+    const get = (mergeRequestId: string) =>
+      callMcp<{ mergeCommitId: string; mergedOntoCommitId: string | null }>(mcp, "merge_requests", { action: "get", mergeRequestId });
+    const changesOf = async (mergeRequestId: string) => {
+      const request = await get(mergeRequestId);
+      const shown = await callMcp<Show>(mcp, "documents", {
+        action: "show",
+        documentId: d.documentId,
+        commitId: request.mergeCommitId,
+        baseCommitId: request.mergedOntoCommitId,
+      });
+      return { kind: shown.commit.kind, changes: shown.changes.map((c) => [c.sectionId, c.status, c.diff.includes("+")]) };
+    };
+
+    // Two commits on feature, main unchanged: a fast-forward, whose changes are both commits' together.
+    await d.update("feature", d.a, "A first");
+    await d.update("feature", d.b, "B second");
+    const mainBefore = (await d.read()).headCommitId;
+    const ff = await d.open();
+    expect(await get(ff.mergeRequestId)).toMatchObject({ mergedOntoCommitId: null });
+    expect(await execute(ff.mergeRequestId)).toMatchObject({ fastForward: true });
+    expect((await get(ff.mergeRequestId)).mergedOntoCommitId).toBe(mainBefore);
+    expect(await changesOf(ff.mergeRequestId)).toEqual({
+      kind: "write",
+      changes: [
+        [d.a, "modified", true],
+        [d.b, "modified", true],
+      ],
+    });
+
+    // A merge commit: recorded as its first parent; main's own change since is not among the merge's.
+    await d.update("feature", d.c, "C on feature");
+    await d.update("main", d.a, "A on main");
+    const mainBeforeMerge = (await d.read()).headCommitId;
+    const merge = await d.open();
+    expect(await execute(merge.mergeRequestId)).toMatchObject({ fastForward: false });
+    expect((await get(merge.mergeRequestId)).mergedOntoCommitId).toBe(mainBeforeMerge);
+    expect(await changesOf(merge.mergeRequestId)).toEqual({ kind: "merge", changes: [[d.c, "modified", true]] });
+
+    // A base that is not one of the document's commits is refused with a coded error.
+    const unknown = await callMcpError(mcp, "documents", {
+      action: "show",
+      documentId: d.documentId,
+      commitId: mainBeforeMerge,
+      baseCommitId: "0000000",
+    });
+    expect(unknown.code).toBe("NOT_FOUND");
+  });
+
   test("document-level conflicts: tags, properties, path, deletion", async () => {
     const d = await setup("doc-level");
     const t1 = await callMcp<{ tagId: string }>(mcp, "documents", { action: "create_tag", tagPath: "area/one" });

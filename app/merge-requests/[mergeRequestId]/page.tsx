@@ -113,9 +113,17 @@ export default async function MergeRequestPage({ params }: Props) {
             bridge.callTool("merge_requests", user.id, { action: "analyze", proposals: true, mergeRequestId }),
         )
       : Promise.resolve(null),
-    // A merged request shows what its merge brought: the merge commit against its first parent, the target's head before it.
+    // A merged request shows what its merge brought: the merge result against where the target stood before it (recorded
+    // since migration 0015; before, a merge commit against its first parent, which is the same commit).
     mergeCommitId
-      ? attempt(() => bridge.callTool("documents", user.id, { action: "show", documentId: request.documentId, commitId: mergeCommitId }))
+      ? attempt(() =>
+          bridge.callTool("documents", user.id, {
+            action: "show",
+            documentId: request.documentId,
+            commitId: mergeCommitId,
+            ...(request.mergedOntoCommitId ? { baseCommitId: request.mergedOntoCommitId } : {}),
+          }),
+        )
       : Promise.resolve(null),
     attempt(
       async (): Promise<{ name: string; path: string; yourPermission: string }> =>
@@ -224,6 +232,7 @@ export default async function MergeRequestPage({ params }: Props) {
           {merged ? (
             <MergedChanges
               merged={merged}
+              mergedOntoCommitId={request.mergedOntoCommitId}
               historyHref={`${documentPath}/history?branch=${encodeURIComponent(request.targetBranch)}&commit=${mergeCommitId}`}
             />
           ) : null}
@@ -270,14 +279,22 @@ export default async function MergeRequestPage({ params }: Props) {
 }
 
 /**
- * The changes a merged request brought. A merge commit made by the merge is shown against its first parent, the
- * target's head before the merge. A fast-forward made no commit of its own and Quire does not record where the target
- * stood before it, so the page says so and links to the history, where each commit it brought shows its changes.
+ * The changes a merged request brought: the merge result against where the target stood before the merge (for a merge
+ * commit, its first parent). A request merged by fast-forward before that was recorded (migration 0015) has no such
+ * commit to compare with, so the page says so and links to the history, where each commit it brought shows its changes.
  */
-function MergedChanges({ merged, historyHref }: { merged: Outcome<CommitShow>; historyHref: string }) {
+function MergedChanges({
+  merged,
+  mergedOntoCommitId,
+  historyHref,
+}: {
+  merged: Outcome<CommitShow>;
+  mergedOntoCommitId: string | null;
+  historyHref: string;
+}) {
   if (!merged.ok) return <ErrorPanel title="Could not show the merged changes" code={merged.code} message={merged.message} />;
   const { commit, changes } = merged.value;
-  if (commit.kind !== "merge") {
+  if (commit.kind !== "merge" && !mergedOntoCommitId) {
     return (
       <section className="mr-merged-changes" aria-labelledby="merged-changes-title">
         <h2 id="merged-changes-title">Merged changes</h2>
@@ -293,6 +310,12 @@ function MergedChanges({ merged, historyHref }: { merged: Outcome<CommitShow>; h
       <h2 id="merged-changes-title">
         Merged changes <span className="muted small">({changeCount(changes).toLowerCase()})</span>
       </h2>
+      {commit.kind !== "merge" ? (
+        <p className="muted small" data-testid="merged-fast-forward">
+          A fast-forward: the target branch moved from <code>{shortId(mergedOntoCommitId!)}</code> to the source&apos;s head,{" "}
+          <code>{shortId(commit.commitId)}</code>, without a merge commit. <Link href={historyHref}>Its commits in the history</Link>.
+        </p>
+      ) : null}
       <SectionChangeList changes={changes} />
     </section>
   );
