@@ -204,7 +204,7 @@ test("a request merged by fast-forward shows its changes too; one merged before 
     title: "Name the calendar",
   });
   await page.goto(`${server.url}/merge-requests/${opened.mergeRequestId}`);
-  await page.getByRole("button", { name: "Merge", exact: true }).click();
+  await page.getByRole("button", { name: "Fast-forward merge" }).click();
   await expect(page.getByTestId("final-state")).toContainText("Merged");
   const merged = page.getByRole("region", { name: /Merged changes/ });
   await expect(merged.getByText(/A fast-forward: the target branch moved from/)).toBeVisible();
