@@ -267,7 +267,7 @@ export const mergeRequests = pgTable(
     /**
      * The target branch's head the merge was made onto (a merge commit's first parent; where a fast-forward started),
      * so a merged request's changes are that commit against the merge result. Null while open, and for requests merged
-     * before it was recorded (migration 0015).
+     * before it was recorded (migration 0016).
      */
     mergedOntoCommitId: uuid("merged_onto_commit_id").references(() => commits.id),
     closedAt: timestamp("closed_at", { withTimezone: true, mode: "date" }),

@@ -156,7 +156,7 @@ const showInput = z.strictObject({
   action: z.literal("show"),
   documentId: documentIdField,
   commitId: commitIdField,
-  baseCommitId: commitRefSchema.optional().describe("Diff against this commit, not the first parent."),
+  baseCommitId: commitRefSchema.optional().describe("Diff base (default: the first parent)."),
 });
 
 const revertInput = z.strictObject({

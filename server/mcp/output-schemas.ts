@@ -321,7 +321,7 @@ const mergeRequestView = z.object({
   mergedAt: z.string().nullable().describe("When merged, or null."),
   mergedBy: z.string().nullable().describe("Merged by, or null."),
   mergeCommitId: z.string().nullable().describe("Merge commit, or null."),
-  mergedOntoCommitId: z.string().nullable().describe("Target head before the merge, or null."),
+  mergedOntoCommitId: z.string().nullable().describe("Target head before the merge."),
   closedAt: z.string().nullable().describe("When closed, or null."),
   reviewers: z
     .array(
