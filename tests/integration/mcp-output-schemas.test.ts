@@ -13,6 +13,7 @@ import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type ToolName, tools as registeredTools } from "@/server/actions/registry";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js";
 
 let server: TestServer;
 let owner: TestUser;
@@ -42,7 +43,7 @@ async function call<T = Record<string, unknown>>(client: Client, tool: ToolName,
 /** Runs an action in person (in process) and checks its result against the outputSchema MCP clients were given. */
 async function callInPerson(tool: ToolName, args: Args): Promise<Record<string, unknown>> {
   const result = (await server.callToolAsSent(tool, owner.userId, args)) as Record<string, unknown>;
-  const validate = new AjvJsonSchemaValidator().getValidator(listedOutputSchemas.get(tool) as never);
+  const validate = new AjvJsonSchemaValidator().getValidator(listedOutputSchemas.get(tool) as JsonSchemaType);
   const verdict = validate(result);
   expect(verdict.valid, `${tool}.${String(args.action)}: ${verdict.valid ? "" : verdict.errorMessage}`).toBe(true);
   // Over MCP an API token is refused these actions; the refusal's structuredContent must satisfy the client as well.
@@ -405,7 +406,7 @@ describe("the outputSchema admits the error envelope, and nothing else in its pl
   });
 
   test("a result missing a field every action returns, or with a field no action returns, is refused", () => {
-    const validate = new AjvJsonSchemaValidator().getValidator(listedOutputSchemas.get("sections") as never);
+    const validate = new AjvJsonSchemaValidator().getValidator(listedOutputSchemas.get("sections") as JsonSchemaType);
     const write = { documentId: "d", branchName: "main", commitId: "c", changed: true };
     expect(validate(write).valid).toBe(true);
     expect(validate({ ...write, changed: undefined, commitId: undefined }).valid).toBe(false);

@@ -16,6 +16,7 @@ import { listApiTokensForEmail, revokeApiTokenById } from "@/server/auth/api-tok
 import { acceptInvite, acceptInviteAsNewUser, createInviteFromCli, inviteInfo } from "@/server/actions/invites";
 import { sha256Hex } from "@/server/core/hashing";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { asSent } from "../helpers/as-sent";
 
 let server: TestServer;
 let owner: TestUser;
@@ -241,11 +242,11 @@ describe("roles", () => {
     expect(await codeOf(as(owner).workspace({ action: "change_role", userId: randomUUID(), role: "guest" }))).toBe("NOT_FOUND");
     expect(await codeOf(as(owner).workspace({ action: "change_role", userId: outsiderId, role: "guest" }))).toBe("NOT_FOUND");
     expect(await codeOf(as(owner).workspace({ action: "remove_member", userId: outsiderId }))).toBe("NOT_FOUND");
-    expect(await codeOf(as(owner).workspace({ action: "change_role", userId: grace.userId, role: "emperor" } as never))).toBe(
+    expect(await codeOf(as(owner).workspace(asSent({ action: "change_role", userId: grace.userId, role: "emperor" })))).toBe(
       "VALIDATION_FAILED",
     );
     expect(await codeOf(as(owner).workspace({ action: "change_role", userId: "nope", role: "guest" }))).toBe("VALIDATION_FAILED");
-    expect(await codeOf(as(owner).workspace({ action: "create_invite", role: "owner" } as never))).toBe("VALIDATION_FAILED");
+    expect(await codeOf(as(owner).workspace(asSent({ action: "create_invite", role: "owner" })))).toBe("VALIDATION_FAILED");
     expect(await codeOf(as(owner).workspace({ action: "create_invite", role: "member", expiresInDays: 0 }))).toBe("VALIDATION_FAILED");
     expect(await codeOf(as(owner).workspace({ action: "create_invite", role: "member", email: "not an email" }))).toBe("VALIDATION_FAILED");
   });

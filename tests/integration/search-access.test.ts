@@ -14,6 +14,7 @@ import type { SearchResult } from "@/server/actions/search";
 import { actorForUser } from "@/server/access/actor";
 import { text } from "../helpers/blocks";
 import { callMcp, mergeSectionOverrides, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { asSent } from "../helpers/as-sent";
 
 let server: TestServer;
 let owner: TestUser;
@@ -27,7 +28,7 @@ let aiHiddenSectionId: string;
 let restrictedDocumentId: string;
 
 const SECRET = "Marmalade salary bands";
-const searchAs = (user: TestUser, args: Record<string, unknown>) => server.trpcCaller(user).search(args as never) as Promise<SearchResult>;
+const searchAs = (user: TestUser, args: Record<string, unknown>) => server.trpcCaller(user).search(asSent(args)) as Promise<SearchResult>;
 const agentSearch = (args: Record<string, unknown>) => callMcp<SearchResult>(memberMcp, "search", args);
 const everything = (result: SearchResult) => JSON.stringify(result).toLowerCase();
 

@@ -18,6 +18,7 @@ import { reindexAll } from "@/server/store/search-index";
 import { text } from "../helpers/blocks";
 import { testDatabaseUrl } from "../helpers/database";
 import { callMcp, callMcpError, projectRoot, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { asSent } from "../helpers/as-sent";
 
 const run = promisify(execFile);
 
@@ -33,7 +34,7 @@ let commentId: string;
 
 type Args = Record<string, unknown>;
 const searchMcp = (args: Args) => callMcp<SearchResult>(mcp, "search", args);
-const searchAs = (user: TestUser, args: Args) => server.trpcCaller(user).search(args as never) as Promise<SearchResult>;
+const searchAs = (user: TestUser, args: Args) => server.trpcCaller(user).search(asSent(args)) as Promise<SearchResult>;
 const snippetText = (hit: SearchResult["hits"][number]) => hit.snippet.map((p) => p.text).join("");
 const highlighted = (hit: SearchResult["hits"][number]) => hit.snippet.filter((p) => p.highlighted).map((p) => p.text.toLowerCase());
 

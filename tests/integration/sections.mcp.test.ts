@@ -7,6 +7,7 @@ import { openDatabase } from "@/db/client";
 import type { ToolInput } from "@/server/actions/registry";
 import { type TestDatabase, testDatabaseUrl } from "../helpers/database";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { asSent } from "../helpers/as-sent";
 
 let server: TestServer;
 let owner: TestUser;
@@ -798,7 +799,7 @@ describe("the tRPC face", () => {
     };
     const doc = await caller.read({ documentId, sectionIds: [created.sectionId] });
     expect(doc.sections[0]!.name).toBe("Via tRPC");
-    await expect(caller.sections({ action: "delete", documentId, branchName: "main", sectionId: "bad" } as never)).rejects.toMatchObject({
+    await expect(caller.sections(asSent({ action: "delete", documentId, branchName: "main", sectionId: "bad" }))).rejects.toMatchObject({
       code: "BAD_REQUEST",
     });
     const http = server.trpcClient(owner.token);

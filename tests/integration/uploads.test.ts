@@ -13,6 +13,7 @@ import { tools } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/tool";
 import { actorForUser } from "@/server/access/actor";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { asSent } from "../helpers/as-sent";
 
 const MAX_UPLOAD = 64 * 1024;
 
@@ -498,7 +499,7 @@ describe("downloads refuse", () => {
       documentId,
       branchName: "hide-file",
       name: "Hidden file",
-      content: [block as never],
+      content: [asSent(block)],
       defaultPermission: "none",
     });
     expect((await fetch(linkFor(hiddenKey, hidden.commitId, owner.userId))).status).toBe(200);

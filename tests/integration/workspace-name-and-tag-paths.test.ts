@@ -16,6 +16,7 @@ import { startServer } from "@/server/http/server";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 import { loadConfig } from "@/server/config";
 import { createObjectStore } from "@/server/storage";
+import { asSent } from "../helpers/as-sent";
 
 let server: TestServer;
 let owner: TestUser;
@@ -113,10 +114,10 @@ describe("renaming the workspace", () => {
   test("a name that is empty, blank, over 80 characters, multi-line or not text is VALIDATION_FAILED and changes nothing", async () => {
     const bad: unknown[] = ["", "   ", "x".repeat(81), ` ${"y".repeat(81)} `, "two\nlines", 42, null, undefined];
     for (const name of bad) {
-      const refused = await errorOf(as(owner).workspace({ action: "rename", name } as never));
+      const refused = await errorOf(as(owner).workspace(asSent({ action: "rename", name })));
       expect(refused.code, JSON.stringify(name)).toBe("VALIDATION_FAILED");
     }
-    const extra = await errorOf(as(owner).workspace({ action: "rename", name: "Fine", color: "red" } as never));
+    const extra = await errorOf(as(owner).workspace(asSent({ action: "rename", name: "Fine", color: "red" })));
     expect(extra.code).toBe("VALIDATION_FAILED");
     expect(await storedName()).toBe("Acme Labs 2");
     // Exactly 80 characters after trimming is fine.

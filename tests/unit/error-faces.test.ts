@@ -4,6 +4,7 @@ import { TRPCError } from "@trpc/server";
 import { describe, expect, test } from "vitest";
 import { createCaller } from "@/server/api/router";
 import { DomainError, ERROR_CODES, ERROR_FACES } from "@/server/core/errors";
+import { asSent, unreached } from "../helpers/as-sent";
 
 describe("the error table", () => {
   test.each(ERROR_CODES)("%s: the tRPC code tRPC answers with carries the same HTTP status the table gives", (code) => {
@@ -13,15 +14,15 @@ describe("the error table", () => {
 
   test("a tRPC caller without an actor gets UNAUTHORIZED with our UNAUTHENTICATED payload", async () => {
     const caller = createCaller({
-      db: null as never,
+      db: unreached("db"),
       actor: null,
       clock: () => new Date(),
-      files: null as never,
-      live: null as never,
+      files: unreached("files"),
+      live: unreached("live"),
       baseUrl: "http://localhost",
       callerNow: async () => null,
     });
-    const error = await caller.read({ documentId: "x" } as never).catch((e: unknown) => e as TRPCError);
+    const error = await caller.read(asSent({ documentId: "x" })).catch((e: unknown) => e as TRPCError);
     expect(error).toBeInstanceOf(TRPCError);
     expect((error as TRPCError).code).toBe("UNAUTHORIZED");
     expect(ERROR_FACES.UNAUTHENTICATED.trpc).toBe("UNAUTHORIZED");
