@@ -210,7 +210,7 @@ test("a request merged by fast-forward shows its changes too; one merged before 
   await expect(merged.getByText(/A fast-forward: the target branch moved from/)).toBeVisible();
   await expect(merged.getByTestId("section-change")).toHaveCount(1);
   await expect(merged.getByTestId("section-change")).toContainText("Modified Tools");
-  await expect(merged.locator(".diff-word-added")).toContainText("calendar");
+  await expect(merged.locator(".diff-word-added", { hasText: "calendar" })).toBeVisible();
   // The earlier merge's change is not this one's.
   await expect(merged).not.toContainText("new colleague");
   await photograph(page, "merge-request-merged-fast-forward");
