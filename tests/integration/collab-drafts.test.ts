@@ -32,6 +32,25 @@ afterAll(() => {
   for (const c of clients) c.close();
 });
 
+/** A test server with two people and one document of one section ("Plan": "Ship it") at `path`, made by the first. */
+async function serverWithPlan(path: string, first: [email: string, name: string], second: [email: string, name: string]) {
+  const server = await startTestServer();
+  const owner = await server.createUser(...first);
+  const member = await server.createUser(...second);
+  const doc = await server.callTool("documents", owner.userId, {
+    action: "create",
+    path,
+    sections: [{ name: "Plan", content: [text("Ship it")] }],
+  });
+  return { server, owner, member, documentId: doc.documentId, sectionId: doc.sectionIds[0]! };
+}
+
+/** Closes a describe block's live clients, then its server. */
+async function closeServer(server: TestServer): Promise<void> {
+  for (const c of clients.splice(0)) c.close();
+  await server.close();
+}
+
 describe("agents named in a live commit's Co-authored-by lines", () => {
   let server: TestServer;
   let olivia: TestUser;
@@ -40,21 +59,15 @@ describe("agents named in a live commit's Co-authored-by lines", () => {
   let sectionId: string;
 
   beforeAll(async () => {
-    server = await startTestServer();
-    olivia = await server.createUser("olivia@example.test", "Olivia Owner");
-    mo = await server.createUser("mo@example.test", "Mo Member");
-    const doc = await server.callTool("documents", olivia.userId, {
-      action: "create",
-      path: "drafts/agents",
-      sections: [{ name: "Plan", content: [text("Ship it")] }],
-    });
-    documentId = doc.documentId;
-    sectionId = doc.sectionIds[0]!;
+    ({
+      server,
+      owner: olivia,
+      member: mo,
+      documentId,
+      sectionId,
+    } = await serverWithPlan("drafts/agents", ["olivia@example.test", "Olivia Owner"], ["mo@example.test", "Mo Member"]));
   });
-  afterAll(async () => {
-    for (const c of clients.splice(0)) c.close();
-    await server.close();
-  });
+  afterAll(() => closeServer(server));
 
   test("an API token's live connection and an agent's comment on the draft are credited as '<agent> via <person>'; a person as themselves", async () => {
     const claude = await issueApiToken(server.db, { email: olivia.email, label: "Claude" }, new Date());
@@ -129,21 +142,13 @@ describe("commit and discard", () => {
   let sectionId: string;
 
   beforeAll(async () => {
-    server = await startTestServer();
-    owner = await server.createUser("owner@example.test", "Olive Owner");
-    member = await server.createUser("member@example.test", "Mo Member");
-    const doc = await server.callTool("documents", owner.userId, {
-      action: "create",
-      path: "drafts/plan",
-      sections: [{ name: "Plan", content: [text("Ship it")] }],
-    });
-    documentId = doc.documentId;
-    sectionId = doc.sectionIds[0]!;
+    ({ server, owner, member, documentId, sectionId } = await serverWithPlan(
+      "drafts/plan",
+      ["owner@example.test", "Olive Owner"],
+      ["member@example.test", "Mo Member"],
+    ));
   });
-  afterAll(async () => {
-    for (const c of clients.splice(0)) c.close();
-    await server.close();
-  });
+  afterAll(() => closeServer(server));
 
   test("an empty draft commits nothing and says so", async () => {
     const result = await server.trpcCaller(owner).documents({ action: "commit", documentId, branchName: "main" });
