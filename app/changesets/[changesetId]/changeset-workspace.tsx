@@ -5,12 +5,16 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { ActionConfirmButton } from "@/app/_components/confirm-button";
 import { type DiffView, DiffViewToggle, SectionDiff } from "@/app/_components/section-diff";
+import { SECTION_STATUS_LABELS } from "@/app/merge-requests/[mergeRequestId]/review-client";
 import {
   type ConflictSides,
-  ConflictSideText,
-  SECTION_STATUS_LABELS,
-  SideChoice,
-} from "@/app/merge-requests/[mergeRequestId]/review-client";
+  DocumentConflicts,
+  type MergeChoices,
+  missingChoices,
+  NO_CHOICES,
+  resolutionsOf,
+  SectionConflict,
+} from "@/app/merge-requests/conflict-choices";
 import { StatusBadge } from "@/app/merge-requests/parts";
 import type { ToolOutput } from "@/server/actions/registry";
 import { useChangesetsTool } from "../changesets-tool";
@@ -19,30 +23,11 @@ type Changeset = ToolOutput<"changesets", { action: "get" }>;
 type Analysis = ToolOutput<"changesets", { action: "analyze" }>;
 type ItemAnalysis = NonNullable<Analysis["analyses"][number]["analysis"]>;
 
-/** What the merge keeps of a conflicting section: one side, or a text written here. */
-type SectionChoice = { resolution: "source" | "target" } | { resolution: "merged"; text: string };
-/** Per document: each conflicting section's choice and the document-level ones. */
-type DocumentChoices = {
-  sections: Record<string, SectionChoice>;
-  tagResolution?: "source" | "target";
-  documentDeletionResolution?: "delete" | "keep";
-  resolvedPath?: string;
-  properties: Record<string, "source" | "target">;
-};
-
-const EMPTY: DocumentChoices = { sections: {}, properties: {} };
-
 /** What one document still needs before the merge, in words. */
-function missingFor(analysis: ItemAnalysis, choices: DocumentChoices): string[] {
-  return [
-    ...analysis.sections.filter((s) => s.status === "conflict" && !choices.sections[s.sectionId]).map((s) => `section “${s.name}”`),
-    analysis.hasTagConflicts && !choices.tagResolution ? "tags" : "",
-    analysis.hasPathCollision && !choices.resolvedPath?.trim() ? "path" : "",
-    analysis.hasDocumentDeletionConflict && !choices.documentDeletionResolution ? "deletion" : "",
-    ...analysis.propertyConflicts.filter((c) => !choices.properties[c.columnId]).map((c) => `property ${c.columnId.slice(0, 8)}`),
-    analysis.hiddenConflicts > 0 ? `${analysis.hiddenConflicts} conflicting section(s) you may not see` : "",
-  ].filter(Boolean);
-}
+const missingFor = (analysis: ItemAnalysis, choices: MergeChoices): string[] => [
+  ...missingChoices(analysis, choices),
+  ...(analysis.hiddenConflicts > 0 ? [`${analysis.hiddenConflicts} conflicting section(s) you may not see`] : []),
+];
 
 /** The items, each document's changes and conflicts, one Approve and one Merge for them all. */
 export function ChangesetWorkspace({
@@ -59,13 +44,13 @@ export function ChangesetWorkspace({
   const router = useRouter();
   const changesets = useChangesetsTool();
   const [view, setView] = useState<DiffView>("split");
-  const [choices, setChoices] = useState<Record<string, DocumentChoices>>({});
+  const [choices, setChoices] = useState<Record<string, MergeChoices>>({});
   const [state, setState] = useState<{ kind: "idle" | "merging" | "approving" } | { kind: "error"; message: string }>({ kind: "idle" });
   const open = changeset.status === "open";
   const analyses = new Map((analysis?.analyses ?? []).map((a) => [a.documentId, a.analysis]));
-  const choicesOf = (documentId: string) => choices[documentId] ?? EMPTY;
-  const update = (documentId: string, change: (c: DocumentChoices) => DocumentChoices) =>
-    setChoices((all) => ({ ...all, [documentId]: change(all[documentId] ?? EMPTY) }));
+  const choicesOf = (documentId: string) => choices[documentId] ?? NO_CHOICES;
+  const update = (documentId: string, change: (c: MergeChoices) => MergeChoices) =>
+    setChoices((all) => ({ ...all, [documentId]: change(all[documentId] ?? NO_CHOICES) }));
 
   const missing = changeset.items.flatMap((item) => {
     const a = analyses.get(item.documentId);
@@ -88,19 +73,7 @@ export function ChangesetWorkspace({
       changesetId: changeset.changesetId,
       itemResolutions: Object.entries(choices).map(([documentId, c]) => ({
         documentId,
-        resolutions: Object.entries(c.sections).map(([sectionId, choice]) =>
-          choice.resolution === "merged"
-            ? {
-                sectionId,
-                resolution: "merged" as const,
-                content: choice.text === "" ? [] : [{ blockType: "text" as const, text: choice.text }],
-              }
-            : { sectionId, resolution: choice.resolution },
-        ),
-        tagResolution: c.tagResolution,
-        documentDeletionResolution: c.documentDeletionResolution,
-        resolvedPath: c.resolvedPath?.trim() || undefined,
-        scalarPropertyResolutions: Object.keys(c.properties).length > 0 ? c.properties : undefined,
+        ...resolutionsOf(c),
       })),
       expectedHeads: (analysis?.analyses ?? [])
         .filter((a) => a.analysis !== null)
@@ -155,7 +128,7 @@ export function ChangesetWorkspace({
                   <span className="mr-row-meta muted small">
                     <StatusBadge status={request.status} />
                     {a?.fastForward ? <span data-testid="item-fast-forward">Fast-forward</span> : null}
-                    {a && missingFor(a, EMPTY).length > 0 ? <span className="badge badge-conflict">Conflicts</span> : null}
+                    {a && missingFor(a, NO_CHOICES).length > 0 ? <span className="badge badge-conflict">Conflicts</span> : null}
                     {request.requiredApprovals > 0 ? (
                       <span>
                         {request.approvals} of {request.requiredApprovals} approvals
@@ -212,110 +185,26 @@ export function ChangesetWorkspace({
                         </div>
                       ) : null}
                       {s.status === "conflict" ? (
-                        <fieldset className="mr-conflict" data-testid="conflict">
-                          <legend>Keep which version of “{s.name}”?</legend>
-                          <div className="mr-sides">
-                            {(["source", "target"] as const).map((side) => (
-                              <div key={side} className="mr-side">
-                                <p className="small muted">
-                                  {side === "source" ? changeset.sourceBranch : changeset.targetBranch} ({side})
-                                </p>
-                                {sides[s.sectionId] ? <ConflictSideText side={sides[s.sectionId]![side]} /> : null}
-                                <label className="mr-choice">
-                                  <input
-                                    type="radio"
-                                    name={`resolution-${item.documentId}-${s.sectionId}`}
-                                    checked={c.sections[s.sectionId]?.resolution === side}
-                                    onChange={() =>
-                                      update(item.documentId, (d) => ({
-                                        ...d,
-                                        sections: { ...d.sections, [s.sectionId]: { resolution: side } },
-                                      }))
-                                    }
-                                  />
-                                  Keep {side}
-                                </label>
-                              </div>
-                            ))}
-                          </div>
-                          {s.proposedMerge ? (
-                            <div className="mr-proposed">
-                              <label className="mr-choice">
-                                <input
-                                  type="radio"
-                                  name={`resolution-${item.documentId}-${s.sectionId}`}
-                                  checked={c.sections[s.sectionId]?.resolution === "merged"}
-                                  onChange={() =>
-                                    update(item.documentId, (d) => ({
-                                      ...d,
-                                      sections: { ...d.sections, [s.sectionId]: { resolution: "merged", text: s.proposedMerge!.text } },
-                                    }))
-                                  }
-                                />
-                                Write a merge
-                              </label>
-                              {c.sections[s.sectionId]?.resolution === "merged" ? (
-                                <textarea
-                                  className="mr-merge-editor"
-                                  aria-label={`Merged text of ${s.name}`}
-                                  value={(c.sections[s.sectionId] as { text: string }).text}
-                                  rows={6}
-                                  onChange={(event) =>
-                                    update(item.documentId, (d) => ({
-                                      ...d,
-                                      sections: { ...d.sections, [s.sectionId]: { resolution: "merged", text: event.target.value } },
-                                    }))
-                                  }
-                                />
-                              ) : null}
-                            </div>
-                          ) : null}
-                        </fieldset>
+                        <SectionConflict
+                          section={s}
+                          sides={sides[s.sectionId]}
+                          sourceBranch={changeset.sourceBranch}
+                          targetBranch={changeset.targetBranch}
+                          choice={c.sections[s.sectionId]}
+                          onChoose={(choice) =>
+                            update(item.documentId, (d) => ({ ...d, sections: { ...d.sections, [s.sectionId]: choice } }))
+                          }
+                          name={`resolution-${item.documentId}-${s.sectionId}`}
+                        />
                       ) : null}
                     </article>
                   ))}
-                  {a.hasTagConflicts ? (
-                    <SideChoice
-                      legend="Tags"
-                      name={`tags-${item.documentId}`}
-                      value={c.tagResolution}
-                      onChange={(v) => update(item.documentId, (d) => ({ ...d, tagResolution: v }))}
-                    />
-                  ) : null}
-                  {a.propertyConflicts.map((p) => (
-                    <SideChoice
-                      key={p.columnId}
-                      legend={`Property ${p.columnId.slice(0, 8)}: ${String(p.source ?? "unset")} (source) or ${String(p.target ?? "unset")} (target)`}
-                      name={`property-${item.documentId}-${p.columnId}`}
-                      value={c.properties[p.columnId]}
-                      onChange={(v) => update(item.documentId, (d) => ({ ...d, properties: { ...d.properties, [p.columnId]: v } }))}
-                    />
-                  ))}
-                  {a.hasPathCollision ? (
-                    <label className="field">
-                      <span>Path after the merge (both branches moved the document, or its new path is taken)</span>
-                      <input
-                        value={c.resolvedPath ?? ""}
-                        onChange={(e) => update(item.documentId, (d) => ({ ...d, resolvedPath: e.target.value }))}
-                      />
-                    </label>
-                  ) : null}
-                  {a.hasDocumentDeletionConflict ? (
-                    <fieldset className="mr-conflict">
-                      <legend>One branch deleted the document while the other changed it</legend>
-                      {(["keep", "delete"] as const).map((v) => (
-                        <label key={v} className="mr-choice">
-                          <input
-                            type="radio"
-                            name={`deletion-${item.documentId}`}
-                            checked={c.documentDeletionResolution === v}
-                            onChange={() => update(item.documentId, (d) => ({ ...d, documentDeletionResolution: v }))}
-                          />
-                          {v === "keep" ? "Keep the document" : "Delete the document"}
-                        </label>
-                      ))}
-                    </fieldset>
-                  ) : null}
+                  <DocumentConflicts
+                    analysis={a}
+                    choices={c}
+                    onChange={(change) => update(item.documentId, change)}
+                    name={`document-${item.documentId}`}
+                  />
                 </div>
               );
             })}

@@ -5,10 +5,10 @@ import { notFound } from "next/navigation";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel, failedPage } from "@/app/_components/error-panel";
 import { TimeAgo } from "@/app/_components/time-ago";
-import { attempt, type DocumentRead, listMembers, UUID_PATTERN } from "@/app/_lib/quire";
+import { attempt, listMembers, UUID_PATTERN } from "@/app/_lib/quire";
 import { requireUser } from "@/app/_lib/session";
-import { readContent } from "@/app/documents/[documentId]/readable-content";
-import type { ConflictSide, ConflictSides } from "@/app/merge-requests/[mergeRequestId]/review-client";
+import type { ConflictSides } from "@/app/merge-requests/conflict-choices";
+import { conflictSides } from "@/app/merge-requests/conflict-sides";
 import { StatusBadge } from "@/app/merge-requests/parts";
 import { getBridge } from "@/server/bridge";
 import { ChangesetWorkspace } from "./changeset-workspace";
@@ -18,33 +18,6 @@ import "../changesets.css";
 type Props = { params: Promise<{ changesetId: string }> };
 
 export const metadata: Metadata = { title: "Changeset" };
-
-/** A section's blocks as the conflict view shows them: text as written, other blocks by kind. */
-function conflictText(content: unknown): string {
-  return (readContent(content) ?? [])
-    .map((block) =>
-      !block.readable
-        ? `[${block.blockType ?? "block"} that could not be shown]`
-        : block.block.blockType === "text"
-          ? block.block.text
-          : `[${block.block.blockType}]`,
-    )
-    .join("\n\n");
-}
-
-/** Each conflicting section's side on one branch of one document (absent there: deleted; a failed read: unread, with the reason). */
-async function sidesOn(userId: string, documentId: string, branchName: string, sectionIds: string[]): Promise<Map<string, ConflictSide>> {
-  if (sectionIds.length === 0) return new Map();
-  const read = await attempt(async (): Promise<DocumentRead> => getBridge().callTool("read", userId, { documentId, branchName }));
-  if (!read.ok) return new Map(sectionIds.map((id) => [id, { kind: "unread", message: read.message }]));
-  const onBranch = new Map(read.value.sections.map((s) => [s.sectionId, s.content]));
-  return new Map(
-    sectionIds.map((id): [string, ConflictSide] => {
-      const content = onBranch.get(id);
-      return [id, content === undefined ? { kind: "deleted" } : { kind: "text", text: conflictText(content) }];
-    }),
-  );
-}
 
 export default async function ChangesetPage({ params }: Props) {
   const { changesetId } = await params;
@@ -60,16 +33,12 @@ export default async function ChangesetPage({ params }: Props) {
       : null,
     attempt(() => listMembers(user.id)),
   ]);
-  const conflictSides: Record<string, ConflictSides> = {};
+  const sides: Record<string, ConflictSides> = {};
   if (analysis?.ok) {
     await Promise.all(
       analysis.value.analyses.map(async (item) => {
         const ids = (item.analysis?.sections ?? []).filter((s) => s.status === "conflict").map((s) => s.sectionId);
-        const [source, target] = await Promise.all([
-          sidesOn(user.id, item.documentId, changeset.sourceBranch, ids),
-          sidesOn(user.id, item.documentId, changeset.targetBranch, ids),
-        ]);
-        conflictSides[item.documentId] = Object.fromEntries(ids.map((id) => [id, { source: source.get(id)!, target: target.get(id)! }]));
+        sides[item.documentId] = await conflictSides(user.id, item.documentId, changeset, ids);
       }),
     );
   }
@@ -115,12 +84,7 @@ export default async function ChangesetPage({ params }: Props) {
       {analysis && !analysis.ok ? (
         <ErrorPanel title="Could not analyze this changeset" code={analysis.code} message={analysis.message} />
       ) : null}
-      <ChangesetWorkspace
-        changeset={changeset}
-        analysis={analysis?.ok ? analysis.value : null}
-        conflictSides={conflictSides}
-        userId={user.id}
-      />
+      <ChangesetWorkspace changeset={changeset} analysis={analysis?.ok ? analysis.value : null} conflictSides={sides} userId={user.id} />
     </AppShell>
   );
 }

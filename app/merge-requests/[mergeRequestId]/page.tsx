@@ -9,7 +9,6 @@ import { shortId } from "@/app/_lib/format";
 import {
   attempt,
   type CommitShow,
-  type DocumentRead,
   listBranches,
   listMembers,
   type MergeAnalysisView,
@@ -18,21 +17,13 @@ import {
   UUID_PATTERN,
 } from "@/app/_lib/quire";
 import { getSessionUser, requireUser } from "@/app/_lib/session";
-import { readContent } from "@/app/documents/[documentId]/readable-content";
 import { changeCount, SectionChangeList } from "@/app/documents/[documentId]/history/section-change-list";
 import { DeleteBranchButton } from "@/app/documents/[documentId]/settings/settings-client";
 import { getBridge } from "@/server/bridge";
 import { actingName } from "@/server/core/agents";
+import { conflictSides } from "../conflict-sides";
 import { ReviewerStates, StatusBadge } from "../parts";
-import {
-  type ConflictSide,
-  type ConflictSides,
-  HeaderEditor,
-  LiveNotice,
-  type MyReviewState,
-  ReviewActions,
-  ReviewWorkspace,
-} from "./review-client";
+import { HeaderEditor, LiveNotice, type MyReviewState, ReviewActions, ReviewWorkspace } from "./review-client";
 import "../merge-requests.css";
 
 type Props = { params: Promise<{ mergeRequestId: string }> };
@@ -47,42 +38,6 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
   if (!user || !UUID_PATTERN.test(mergeRequestId)) return { title: "Merge request" };
   const found = await getOnce(user.id, mergeRequestId);
   return { title: found.ok ? found.value.title : "Merge request" };
-}
-
-/** A section's blocks as the side-by-side view shows them: text blocks as written, other blocks by kind. */
-function conflictText(content: unknown): string {
-  return (readContent(content) ?? [])
-    .map((block) =>
-      !block.readable
-        ? `[${block.blockType ?? "block"} that could not be shown]`
-        : block.block.blockType === "text"
-          ? block.block.text
-          : `[${block.block.blockType}]`,
-    )
-    .join("\n\n");
-}
-
-/**
- * Each conflicting section's side on one branch. The branch is read whole: a conflict may be a section deleted on
- * this branch, which a read of named sections refuses for the whole batch (NOT_FOUND), while here it is simply
- * absent. A read that fails marks every side of this branch unread, with the server's reason, never as deleted.
- */
-async function conflictSidesOn(
-  userId: string,
-  documentId: string,
-  branchName: string,
-  sectionIds: string[],
-): Promise<Map<string, ConflictSide>> {
-  if (sectionIds.length === 0) return new Map();
-  const read = await attempt(async (): Promise<DocumentRead> => getBridge().callTool("read", userId, { documentId, branchName }));
-  if (!read.ok) return new Map(sectionIds.map((id) => [id, { kind: "unread", message: read.message }]));
-  const onBranch = new Map(read.value.sections.map((s) => [s.sectionId, s.content]));
-  return new Map(
-    sectionIds.map((id): [string, ConflictSide] => {
-      const content = onBranch.get(id);
-      return [id, content === undefined ? { kind: "deleted" } : { kind: "text", text: conflictText(content) }];
-    }),
-  );
 }
 
 /**
@@ -136,13 +91,7 @@ export default async function MergeRequestPage({ params }: Props) {
       : Promise.resolve(null),
   ]);
   const conflictIds = analysis?.ok ? analysis.value.sections.filter((s) => s.status === "conflict").map((s) => s.sectionId) : [];
-  const [sourceSides, targetSides] = await Promise.all([
-    conflictSidesOn(user.id, request.documentId, request.sourceBranch, conflictIds),
-    conflictSidesOn(user.id, request.documentId, request.targetBranch, conflictIds),
-  ]);
-  const conflictSides: ConflictSides = Object.fromEntries(
-    conflictIds.map((id) => [id, { source: sourceSides.get(id)!, target: targetSides.get(id)! }]),
-  );
+  const sides = await conflictSides(user.id, request.documentId, request, conflictIds);
   const author = authorMatch.ok ? authorMatch.value.members.find((m) => m.userId === request.authorId)?.name : undefined;
   const isAuthor = request.authorId === user.id;
   const opener = author ?? (isAuthor ? "you" : undefined);
@@ -247,7 +196,7 @@ export default async function MergeRequestPage({ params }: Props) {
                 branches={{ source: request.sourceBranch, target: request.targetBranch }}
                 heads={{ source: analysis.value.sourceHeadCommitId, target: analysis.value.targetHeadCommitId }}
               />
-              <ReviewWorkspace request={request} analysis={analysis.value} conflictSides={conflictSides} />
+              <ReviewWorkspace request={request} analysis={analysis.value} conflictSides={sides} />
             </>
           ) : null}
         </div>

@@ -10,14 +10,15 @@ import { type DiffView, DiffViewToggle, SectionDiff } from "@/app/_components/se
 import type { MergeAnalysisView, MergeRequestView } from "@/app/_lib/quire";
 import { useMergeRequestsTool } from "@/app/_lib/tool-call";
 import { useTRPC } from "@/app/_lib/trpc";
-
-/** One side of a conflicting section as the page read it: its text, its deletion on that branch, or why it could not be read. */
-export type ConflictSide = { kind: "text"; text: string } | { kind: "deleted" } | { kind: "unread"; message: string };
-
-/** Per conflicting section: what the source and the target hold. */
-export type ConflictSides = Record<string, { source: ConflictSide; target: ConflictSide }>;
-
-const NOT_READ: ConflictSide = { kind: "unread", message: "The page did not read this section." };
+import {
+  type ConflictSides,
+  DocumentConflicts,
+  type MergeChoices,
+  missingChoices,
+  NO_CHOICES,
+  resolutionsOf,
+  SectionConflict,
+} from "../conflict-choices";
 
 const MAX_COMMIT_MESSAGE_CHARS = 1000;
 /** Sections with more diff lines than this start collapsed. */
@@ -234,16 +235,6 @@ function sectionsNeedingReview(request: MergeRequestView): string {
   return [...named, ...(hidden > 0 ? [`${hidden} section${hidden === 1 ? "" : "s"} you may not see`] : [])].join(", ");
 }
 
-/** What the merge keeps of a conflicting section: one side, or a text written here. */
-type SectionChoice = { resolution: "source" | "target" } | { resolution: "merged"; text: string };
-
-type DocumentChoices = {
-  tagResolution?: "source" | "target";
-  resolvedPath?: string;
-  documentDeletionResolution?: "delete" | "keep";
-  properties: Record<string, "source" | "target">;
-};
-
 /** Changes, conflicts and the merge form of an open request. */
 export function ReviewWorkspace({
   request,
@@ -257,20 +248,13 @@ export function ReviewWorkspace({
   const router = useRouter();
   const mergeRequests = useMergeRequestsTool();
   const [view, setView] = useState<DiffView>("split");
-  const [sections, setSections] = useState<Record<string, SectionChoice>>({});
-  const [doc, setDoc] = useState<DocumentChoices>({ properties: {} });
+  const [choices, setChoices] = useState<MergeChoices>(NO_CHOICES);
   const [message, setMessage] = useState(analysis.generatedCommitMessage ?? "");
   const [state, setState] = useState<{ kind: "idle" | "pending" } | { kind: "error"; message: string }>({ kind: "idle" });
   const changes = analysis.sections.filter((s) => s.status !== "unchanged");
   const conflicts = analysis.sections.filter((s) => s.status === "conflict");
 
-  const missing = [
-    ...conflicts.filter((s) => !sections[s.sectionId]).map((s) => `section “${s.name}”`),
-    analysis.hasTagConflicts && !doc.tagResolution ? "tags" : "",
-    analysis.hasPathCollision && !doc.resolvedPath?.trim() ? "path" : "",
-    analysis.hasDocumentDeletionConflict && !doc.documentDeletionResolution ? "deletion" : "",
-    ...analysis.propertyConflicts.filter((c) => !doc.properties[c.columnId]).map((c) => `property ${c.columnId.slice(0, 8)}`),
-  ].filter(Boolean);
+  const missing = missingChoices(analysis, choices);
   const messageTooLong = !analysis.fastForward && message.length > MAX_COMMIT_MESSAGE_CHARS;
   const approvalsShort = request.requiredApprovals > request.approvals;
   const reviews = new Map(request.sectionReviews.map((r) => [r.sectionId, r]));
@@ -284,19 +268,7 @@ export function ReviewWorkspace({
     const result = await mergeRequests({
       action: "execute",
       mergeRequestId: request.mergeRequestId,
-      resolutions: Object.entries(sections).map(([sectionId, choice]) =>
-        choice.resolution === "merged"
-          ? {
-              sectionId,
-              resolution: "merged" as const,
-              content: choice.text === "" ? [] : [{ blockType: "text" as const, text: choice.text }],
-            }
-          : { sectionId, resolution: choice.resolution },
-      ),
-      tagResolution: doc.tagResolution,
-      scalarPropertyResolutions: Object.keys(doc.properties).length ? doc.properties : undefined,
-      resolvedPath: doc.resolvedPath?.trim() || undefined,
-      documentDeletionResolution: doc.documentDeletionResolution,
+      ...resolutionsOf(choices),
       commitMessage: analysis.fastForward || message === analysis.generatedCommitMessage ? undefined : message,
       expectedSourceHeadCommitId: analysis.sourceHeadCommitId,
       expectedTargetHeadCommitId: analysis.targetHeadCommitId,
@@ -376,103 +348,19 @@ export function ReviewWorkspace({
         <section className="mr-section" aria-labelledby="conflicts-title">
           <h2 id="conflicts-title">Conflicts</h2>
           <p className="muted small">Both branches changed these. Choose what the merge keeps.</p>
-          {conflicts.map((s) => {
-            const sides = conflictSides[s.sectionId] ?? { source: NOT_READ, target: NOT_READ };
-            const choice = sections[s.sectionId];
-            const choose = (next: SectionChoice) => setSections((all) => ({ ...all, [s.sectionId]: next }));
-            return (
-              <fieldset key={s.sectionId} className="mr-conflict" data-testid="conflict">
-                <legend>{s.name}</legend>
-                <div className="mr-sides">
-                  {(["source", "target"] as const).map((side) => (
-                    <div key={side} className="mr-side">
-                      <p className="small muted">
-                        {side === "source" ? request.sourceBranch : request.targetBranch} ({side})
-                      </p>
-                      <ConflictSideText side={sides[side]} />
-                      <label className="mr-choice">
-                        <input
-                          type="radio"
-                          name={`resolution-${s.sectionId}`}
-                          checked={choice?.resolution === side}
-                          onChange={() => choose({ resolution: side })}
-                        />
-                        Keep {side}
-                      </label>
-                    </div>
-                  ))}
-                </div>
-                {s.proposedMerge ? (
-                  <div className="mr-proposed">
-                    <label className="mr-choice">
-                      <input
-                        type="radio"
-                        name={`resolution-${s.sectionId}`}
-                        checked={choice?.resolution === "merged"}
-                        onChange={() => choose({ resolution: "merged", text: s.proposedMerge!.text })}
-                      />
-                      Write a merge
-                    </label>
-                    <p className="muted small mr-choice-hint">{proposalHint(s.proposedMerge.conflictingHunks)}</p>
-                    {choice?.resolution === "merged" ? (
-                      <textarea
-                        className="mr-merge-editor"
-                        aria-label={`Merged text of ${s.name}`}
-                        value={choice.text}
-                        rows={Math.min(20, choice.text.split("\n").length + 2)}
-                        onChange={(event) => choose({ resolution: "merged", text: event.target.value })}
-                      />
-                    ) : null}
-                    {choice?.resolution === "merged" && /^(<{7}|={7}|>{7})( |$)/m.test(choice.text) ? (
-                      <p className="form-hint small">The text still holds conflict markers; they would be merged as written.</p>
-                    ) : null}
-                  </div>
-                ) : null}
-              </fieldset>
-            );
-          })}
-          {analysis.hasTagConflicts ? (
-            <SideChoice legend="Tags" name="tags" value={doc.tagResolution} onChange={(v) => setDoc((d) => ({ ...d, tagResolution: v }))} />
-          ) : null}
-          {analysis.hasPathCollision ? (
-            <fieldset className="mr-conflict">
-              <legend>Path</legend>
-              <label className="field">
-                <span>Both branches moved the document, or its new path is taken. The path after the merge:</span>
-                <input
-                  value={doc.resolvedPath ?? ""}
-                  onChange={(event) => setDoc((d) => ({ ...d, resolvedPath: event.target.value }))}
-                  placeholder="folder/name"
-                />
-              </label>
-            </fieldset>
-          ) : null}
-          {analysis.hasDocumentDeletionConflict ? (
-            <fieldset className="mr-conflict">
-              <legend>Deletion</legend>
-              <p className="small muted">One branch deleted the document while the other changed it.</p>
-              {(["keep", "delete"] as const).map((v) => (
-                <label key={v} className="mr-choice">
-                  <input
-                    type="radio"
-                    name="deletion"
-                    checked={doc.documentDeletionResolution === v}
-                    onChange={() => setDoc((d) => ({ ...d, documentDeletionResolution: v }))}
-                  />
-                  {v === "keep" ? "Keep the document" : "Delete the document"}
-                </label>
-              ))}
-            </fieldset>
-          ) : null}
-          {analysis.propertyConflicts.map((c) => (
-            <SideChoice
-              key={c.columnId}
-              legend={`Property ${c.columnId.slice(0, 8)}: ${String(c.source ?? "unset")} (source) or ${String(c.target ?? "unset")} (target)`}
-              name={`property-${c.columnId}`}
-              value={doc.properties[c.columnId]}
-              onChange={(v) => setDoc((d) => ({ ...d, properties: { ...d.properties, [c.columnId]: v } }))}
+          {conflicts.map((s) => (
+            <SectionConflict
+              key={s.sectionId}
+              section={s}
+              sides={conflictSides[s.sectionId]}
+              sourceBranch={request.sourceBranch}
+              targetBranch={request.targetBranch}
+              choice={choices.sections[s.sectionId]}
+              onChoose={(choice) => setChoices((c) => ({ ...c, sections: { ...c.sections, [s.sectionId]: choice } }))}
+              name={`resolution-${s.sectionId}`}
             />
           ))}
+          <DocumentConflicts analysis={analysis} choices={choices} onChange={setChoices} name="document" />
         </section>
       ) : null}
 
@@ -528,47 +416,5 @@ export function ReviewWorkspace({
         </div>
       </section>
     </>
-  );
-}
-
-export function ConflictSideText({ side }: { side: ConflictSide }) {
-  if (side.kind === "unread") {
-    return (
-      <p className="form-error" role="alert" data-testid="conflict-side-unread">
-        This side could not be read: {side.message}
-      </p>
-    );
-  }
-  return <pre className="mr-side-text">{side.kind === "text" ? side.text : "(deleted on this branch)"}</pre>;
-}
-
-function proposalHint(conflictingHunks: number): string {
-  if (conflictingHunks === 0) return "Starts from a line-by-line merge of both sides, which applied cleanly; edit it as you like.";
-  const hunks = conflictingHunks === 1 ? "1 place both sides changed is" : `${conflictingHunks} places both sides changed are`;
-  return `Starts from a line-by-line merge of both sides; ${hunks} marked with <<<<<<< for you to settle.`;
-}
-
-/** Keep the source's or the target's version: one choice of a conflict that is not about a section's text. */
-export function SideChoice({
-  legend,
-  name,
-  value,
-  onChange,
-}: {
-  legend: string;
-  name: string;
-  value: "source" | "target" | undefined;
-  onChange: (value: "source" | "target") => void;
-}) {
-  return (
-    <fieldset className="mr-conflict">
-      <legend>{legend}</legend>
-      {(["source", "target"] as const).map((v) => (
-        <label key={v} className="mr-choice">
-          <input type="radio" name={name} checked={value === v} onChange={() => onChange(v)} />
-          Keep {v}
-        </label>
-      ))}
-    </fieldset>
   );
 }
