@@ -196,6 +196,15 @@ const subscriberOf = (context: ActionContext) => `${context.actor.principal}:${c
 /** The most URIs one subscriber may hold: a bound on what a client can make a process remember. */
 export const MAX_SUBSCRIPTIONS = 1_000;
 
+/**
+ * The most event streams one subscriber may hold open in a process. Opening
+ * another ends the oldest, so that a client reconnecting always gets its
+ * stream (a dead connection may not have been noticed yet), while no caller
+ * can hold an unbounded number of sockets (the spec lets a server end a
+ * stream at any time; clients open a new one).
+ */
+export const MAX_STREAMS_PER_SUBSCRIBER = 8;
+
 const CHANNEL = "quire:mcp-resources";
 
 type Message =
@@ -268,6 +277,11 @@ export class ResourceSubscriptions {
     const subscriber = subscriberOf(context);
     const stream: Stream = { context, res };
     const open = this.streams.get(subscriber) ?? new Set();
+    for (const oldest of open) {
+      if (open.size < MAX_STREAMS_PER_SUBSCRIBER) break;
+      open.delete(oldest);
+      oldest.res.end();
+    }
     open.add(stream);
     this.streams.set(subscriber, open);
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });

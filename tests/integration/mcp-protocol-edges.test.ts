@@ -21,6 +21,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { MAX_REQUEST_BYTES } from "@/server/core/limits";
 import { createMcpEndpoint } from "@/server/http/mcp-endpoint";
+import { MAX_STREAMS_PER_SUBSCRIBER } from "@/server/mcp/resources";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 const PUBLIC_HOST = "docs.example.test";
@@ -196,6 +197,33 @@ describe("GET opens the event stream; there is no session to DELETE", () => {
       expect(answer.headers.allow).toBe("GET, POST");
       expect(json(answer)).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 }, id: null });
     });
+  }
+});
+
+test(`a caller holds at most ${MAX_STREAMS_PER_SUBSCRIBER} event streams: opening another ends the oldest, the rest stay open`, async () => {
+  const opened: Array<{ ended: Promise<void>; controller: AbortController }> = [];
+  for (let i = 0; i <= MAX_STREAMS_PER_SUBSCRIBER; i++) {
+    const controller = new AbortController();
+    const stream = await fetch(`${server.url}/api/mcp`, {
+      headers: { authorization: `Bearer ${owner.token}`, accept: "text/event-stream" },
+      signal: controller.signal,
+    });
+    expect(stream.status).toBe(200);
+    // Resolves when the server ends the stream; an abort at the end of the test is not an end.
+    const ended = stream
+      .text()
+      .then(() => undefined)
+      .catch(() => new Promise<void>(() => {}));
+    opened.push({ ended, controller });
+  }
+  const within = (ms: number, what: Promise<void>) =>
+    Promise.race([what.then(() => "ended"), new Promise((resolve) => setTimeout(() => resolve("open"), ms))]);
+  try {
+    expect(await within(2_000, opened[0]!.ended)).toBe("ended");
+    const rest = await Promise.all(opened.slice(1).map((o) => within(200, o.ended)));
+    expect(rest).toEqual(Array(MAX_STREAMS_PER_SUBSCRIBER).fill("open"));
+  } finally {
+    for (const o of opened) o.controller.abort();
   }
 });
 
