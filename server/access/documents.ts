@@ -21,7 +21,7 @@ import {
 } from "@/server/policies/access";
 import { getGrant, grantsFor } from "@/server/store/access";
 import { createCache } from "@/server/store/caches";
-import { CommitGraph } from "@/server/store/commits";
+import { getCommit } from "@/server/store/commits";
 import type { Tx } from "@/server/store/db";
 import { type DocumentRow, type DocumentWithGrants, documentNotFound, findDocumentWithGrants, getBranch } from "@/server/store/documents";
 import { loadSections, loadTree } from "@/server/store/objects";
@@ -278,14 +278,16 @@ export async function sectionsHidingAtDefaultHead(
   document: Pick<DocumentRow, "id" | "defaultBranch">,
 ): Promise<ReadonlyMap<string, SectionOverrides>> {
   const branch = await getBranch(tx, document.id, document.defaultBranch);
-  const head = await new CommitGraph(tx, document.id).get(branch.headCommitId);
+  // One commit, usually remembered: no graph walk (a CommitGraph would fetch generations below it too).
+  const head = await getCommit(tx, document.id, branch.headCommitId);
   return hidingSectionsAt(tx, head.treeHash);
 }
 
 /** `sectionsHidingAtDefaultHead`, read once per access (an access serves one request, or one decision of a live room). */
 const defaultHeadHiding = new WeakMap<DocumentAccess, Promise<ReadonlyMap<string, SectionOverrides>>>();
 
-function hidingAtDefaultHead(tx: Tx, access: DocumentAccess): Promise<ReadonlyMap<string, SectionOverrides>> {
+/** `sectionsHidingAtDefaultHead` for the request `access` serves: read once, however many rules and messages ask. */
+export function hidingAtDefaultHead(tx: Tx, access: DocumentAccess): Promise<ReadonlyMap<string, SectionOverrides>> {
   let hiding = defaultHeadHiding.get(access);
   if (!hiding) {
     hiding = sectionsHidingAtDefaultHead(tx, access.document);

@@ -27,7 +27,7 @@ import type { Tx } from "@/server/store/db";
 import { type DocumentRow, getBranch, pathsHeldByOtherDocuments } from "@/server/store/documents";
 import type { MergeRequestRow } from "@/server/store/merge-requests";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { type DocumentAccess, type SectionRules, sectionRules, sectionsHidingAtDefaultHead } from "@/server/access/documents";
+import { type DocumentAccess, hidingAtDefaultHead, type SectionRules, sectionRules } from "@/server/access/documents";
 import { quotableMessages } from "./history";
 
 export interface MergeAnalysisView {
@@ -210,10 +210,11 @@ export async function analyzeMergeRequest(
   access: DocumentAccess,
   options: AnalysisOptions = {},
 ): Promise<MergeAnalysisView> {
-  const state = await loadMergeState(tx, request, access, { lockTarget: false });
+  // The hiding at the default head is read once for this access (the reader's rules use it too), alongside the merge state.
+  const [state, hiding] = await Promise.all([loadMergeState(tx, request, access, { lockTarget: false }), hidingAtDefaultHead(tx, access)]);
   const current = analysisView(request, state, options);
   if (current.fastForward || current.upToDate) return current;
-  const hidingNow = [...(await sectionsHidingAtDefaultHead(tx, state.document)).keys()].sort();
+  const hidingNow = [...hiding.keys()].sort();
   const key = JSON.stringify([request.sourceBranch, request.targetBranch, state.sourceHead.id, state.targetHead.id, hidingNow]);
   let message = proposedMessages.get(key);
   if (message === undefined) {
