@@ -945,10 +945,11 @@ async function main(): Promise<void> {
   const neededHashes = hashesNeededForAnalysis(base.tree, source.tree, target.tree);
   const rendered = new Map(neededHashes.map((h) => [h, sectionToMarkdown(blobStore.get(h)!)]));
   const diffPairs: Array<[string, string, string]> = [];
+  // The diffs analyzeMerge makes: the source's of every section the merge brings, the target's of a conflict.
   for (const p of analysis.plan.sections) {
     const bt = p.base === null ? "" : rendered.get(p.base)!;
-    if (p.source !== p.base) diffPairs.push([bt, p.source === null ? "" : rendered.get(p.source)!, "source"]);
-    if (p.target !== p.base) diffPairs.push([bt, p.target === null ? "" : rendered.get(p.target)!, "target"]);
+    if (p.status !== "unchanged") diffPairs.push([bt, p.source === null ? "" : rendered.get(p.source)!, "source"]);
+    if (p.status === "conflict") diffPairs.push([bt, p.target === null ? "" : rendered.get(p.target)!, "target"]);
   }
   const fns = {
     inProcess: { fn: analyzeInProcess, per: Math.ceil(RUNS / 5) },

@@ -45,9 +45,12 @@ export interface MergeSectionEntry {
   sectionId: string;
   name: string;
   status: SectionStatus;
-  /** Unified diff base → source of the section's markdown; "" when the source did not change it. */
+  /**
+   * Unified diff base → source of the section's markdown: what the merge brings. "" for an unchanged section (the
+   * merge leaves the target's version, whatever either side did) and when the source did not change it.
+   */
   sourceDiff: string;
-  /** Unified diff base → target; "" when the target did not change it. */
+  /** Unified diff base → target, for a conflict only (what the source's change meets); "" for every other status. */
   targetDiff: string;
 }
 
@@ -408,13 +411,17 @@ export function analyzeMerge(input: AnalyzeMergeInput): MergeAnalysis {
     const vb = versionOf(sectionsByHash, p.base);
     const vs = versionOf(sectionsByHash, p.source);
     const vt = versionOf(sectionsByHash, p.target);
-    const baseText = md(vb, p.base);
+    // Diffs show what the merge brings (every status but unchanged) and, for a conflict, what it meets on the target.
+    const brought = p.status !== "unchanged";
     return {
       sectionId: p.sectionId,
       name: (vs ?? vt ?? vb)!.name,
       status: p.status,
-      sourceDiff: p.source === p.base ? "" : unifiedDiff(baseText, md(vs, p.source), { before: "base", after: "source" }),
-      targetDiff: p.target === p.base ? "" : unifiedDiff(baseText, md(vt, p.target), { before: "base", after: "target" }),
+      sourceDiff: brought && p.source !== p.base ? unifiedDiff(md(vb, p.base), md(vs, p.source), { before: "base", after: "source" }) : "",
+      targetDiff:
+        p.status === "conflict" && p.target !== p.base
+          ? unifiedDiff(md(vb, p.base), md(vt, p.target), { before: "base", after: "target" })
+          : "",
     };
   });
   return {

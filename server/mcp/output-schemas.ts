@@ -378,7 +378,7 @@ const mergeAnalysis = z.object({
         name: z.string(),
         status: z.enum(["added", "deleted", "modified", "conflict", "unchanged"]),
         sourceDiff: z.string().describe("Unified diff base -> source."),
-        targetDiff: z.string().describe("Unified diff base -> target."),
+        targetDiff: z.string().describe("Unified diff base -> target, conflicts only."),
         proposedMerge: z
           .object({
             text: z.string().describe("Merged text with <<<<<<< ======= >>>>>>> conflict markers."),

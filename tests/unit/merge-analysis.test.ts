@@ -119,8 +119,9 @@ describe("section table (DESIGN.md §4), one section between two unchanged ones"
           sectionId: "s",
           name: (source ?? target ?? base)!.name,
           status,
-          sourceDiff: source === base ? "" : unifiedDiff(md(base), md(source), { before: "base", after: "source" }),
-          targetDiff: target === base ? "" : unifiedDiff(md(base), md(target), { before: "base", after: "target" }),
+          // The merge brings nothing to an unchanged section: no diffs; the target's side is shown for a conflict only.
+          sourceDiff: status === "unchanged" ? "" : unifiedDiff(md(base), md(source), { before: "base", after: "source" }),
+          targetDiff: status === "conflict" ? unifiedDiff(md(base), md(target), { before: "base", after: "target" }) : "",
         },
       ]);
     }
