@@ -1,5 +1,12 @@
 /** The merge request workflow end to end through a real MCP client. */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import { type Database, preparingEveryStatement } from "@/db/client";
+import { withCommitHooks } from "@/db/commit-hooks";
+import * as schema from "@/db/schema";
+import { tools } from "@/server/actions/registry";
+import { runTool } from "@/server/actions/tool";
 import { text } from "../helpers/blocks";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
@@ -513,6 +520,46 @@ describe("analyze and execute", () => {
     const analysis = await analyze(m3.mergeRequestId);
     expect(analysis.hasConflicts).toBe(false);
     expect(analysis.sections.map((s) => [s.name, s.status])).toEqual([["C", "modified"]]);
+  });
+
+  test("analyze asks the database six times, reading the default head's hiding once, for an agent as for a person", async () => {
+    const d = await setup("round-trips");
+    await d.update("feature", d.a, "A feature");
+    await d.update("main", d.b, "B main");
+    const { mergeRequestId } = await d.open();
+    // The server's own connection answers the plain path; a second one counts what the same analyze asks.
+    let queries = 0;
+    const counted = postgres(server.database.url!, {
+      max: 4,
+      onnotice: () => {},
+      debug: (_c: number, query: string) => {
+        // A new connection first reads the server's array types; that is the pool's, not analyze's.
+        if (!query.includes("pg_catalog.pg_type")) queries++;
+      },
+    });
+    const countedDb = withCommitHooks(drizzlePostgres(preparingEveryStatement(counted), { schema }) as unknown as Database);
+    try {
+      for (const actor of [owner.actor, { ...owner.actor, principal: "person" as const }]) {
+        const input = { action: "analyze", mergeRequestId } as const;
+        const plain = await runTool(
+          tools.merge_requests,
+          { db: server.db, actor, clock: () => new Date(), files: server.files, live: server.live },
+          input,
+        );
+        queries = 0;
+        const result = await runTool(
+          tools.merge_requests,
+          { db: countedDb, actor, clock: () => new Date(), files: server.files, live: server.live },
+          input,
+        );
+        expect(result).toEqual(plain);
+        // The request with its document and grant, both branches, the commit graph, paths other documents hold, and the
+        // default branch for its hiding (its head commit is remembered); the generated message is remembered too.
+        expect(queries).toBe(6);
+      }
+    } finally {
+      await counted.end();
+    }
   });
 });
 
