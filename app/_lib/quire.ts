@@ -3,7 +3,7 @@
  * in the server's own result types (never redeclared here).
  */
 import type { DocumentsResults } from "@/server/actions/documents";
-import type { MemberList } from "@/server/actions/members";
+import { MAX_MEMBERS_GOT, type MemberList } from "@/server/actions/members";
 import type { DocumentView } from "@/server/actions/read";
 import { isDomainError } from "@/server/core/errors";
 import { SHORT_COMMIT_ID } from "@/server/core/names";
@@ -35,6 +35,17 @@ export type WorkspacePerson = Pick<MemberList["members"][number], "userId" | "na
 export async function listMembers(userId: string): Promise<WorkspacePerson[]> {
   const { members } = await getBridge().callTool("members", userId, { action: "list", limit: 200 });
   return members.map(({ userId: id, name }) => ({ userId: id, name }));
+}
+
+/** The names of these people (as the caller's workspace knows them), by user id; anyone else is absent. */
+export async function memberNames(userId: string, userIds: Iterable<string>): Promise<Map<string, string>> {
+  const wanted = [...new Set(userIds)];
+  const names = new Map<string, string>();
+  for (let at = 0; at < wanted.length; at += MAX_MEMBERS_GOT) {
+    const { members } = await getBridge().callTool("members", userId, { action: "get", userIds: wanted.slice(at, at + MAX_MEMBERS_GOT) });
+    for (const member of members) names.set(member.userId, member.name);
+  }
+  return names;
 }
 
 export async function listDocuments(userId: string, options: DocumentListOptions = {}): Promise<DocumentList> {

@@ -4,7 +4,7 @@ import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel } from "@/app/_components/error-panel";
 import { PageHeading } from "@/app/_components/page-parts";
 import { TimeAgo } from "@/app/_components/time-ago";
-import { attempt, listMembers } from "@/app/_lib/quire";
+import { attempt, memberNames } from "@/app/_lib/quire";
 import { firstParam, type SearchParams, withQuery } from "@/app/_lib/search-params";
 import { requireUser } from "@/app/_lib/session";
 import { StatusBadge } from "@/app/merge-requests/parts";
@@ -23,17 +23,14 @@ export default async function ChangesetsPage({ searchParams }: { searchParams: P
   const cursor = firstParam(query.cursor);
   const user = await requireUser(withQuery("/changesets", { status: statusParam, cursor }));
   const status = statusParam === "all" ? undefined : (STATUSES.find((s) => s === statusParam) ?? "open");
-  const [listed, members] = await Promise.all([
-    attempt(() =>
-      getBridge().callTool("changesets", user.id, {
-        action: "list",
-        ...(status ? { status } : {}),
-        ...(cursor ? { cursor } : {}),
-        limit: PAGE_SIZE,
-      }),
-    ),
-    attempt(() => listMembers(user.id)),
-  ]);
+  const listed = await attempt(() =>
+    getBridge().callTool("changesets", user.id, {
+      action: "list",
+      ...(status ? { status } : {}),
+      ...(cursor ? { cursor } : {}),
+      limit: PAGE_SIZE,
+    }),
+  );
   if (!listed.ok) {
     return (
       <AppShell user={user}>
@@ -41,8 +38,13 @@ export default async function ChangesetsPage({ searchParams }: { searchParams: P
       </AppShell>
     );
   }
-  const names = new Map((members.ok ? members.value : []).map((m) => [m.userId, m.name]));
   const { changesets, nextCursor } = listed.value;
+  const names = await attempt(() =>
+    memberNames(
+      user.id,
+      changesets.map((c) => c.authorId),
+    ),
+  );
   return (
     <AppShell user={user}>
       <PageHeading
@@ -87,7 +89,7 @@ export default async function ChangesetsPage({ searchParams }: { searchParams: P
                     <code>{c.sourceBranch}</code> → <code>{c.targetBranch}</code>
                   </span>
                   <span>
-                    by {names.get(c.authorId) ?? "a former member"} · <TimeAgo value={c.createdAt} />
+                    by {names.ok ? (names.value.get(c.authorId) ?? "a former member") : "someone"} · <TimeAgo value={c.createdAt} />
                   </span>
                 </div>
               </div>

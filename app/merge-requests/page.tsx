@@ -4,7 +4,7 @@ import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel } from "@/app/_components/error-panel";
 import { PageHeading } from "@/app/_components/page-parts";
 import { TimeAgo } from "@/app/_components/time-ago";
-import { attempt, listMembers, type MergeAnalysisView, type MergeRequestView, UUID_PATTERN } from "@/app/_lib/quire";
+import { attempt, listMembers, type MergeAnalysisView, memberNames, type MergeRequestView, UUID_PATTERN } from "@/app/_lib/quire";
 import { firstParam, type SearchParams, withQuery } from "@/app/_lib/search-params";
 import { requireUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
@@ -73,7 +73,12 @@ export default async function MergeRequestsPage({ searchParams }: { searchParams
         ),
     ),
   );
-  const names = new Map((members.ok ? members.value.members : []).map((m) => [m.userId, m.name]));
+  const names = await attempt(() =>
+    memberNames(
+      user.id,
+      requests.map((r) => r.authorId),
+    ),
+  );
   const filters = { documentId, status: statusParam, author, waiting: waiting ? "1" : undefined };
 
   return (
@@ -152,7 +157,7 @@ export default async function MergeRequestsPage({ searchParams }: { searchParams
                       <code>{r.sourceBranch}</code> → <code>{r.targetBranch}</code>
                     </span>
                     <span>
-                      by {names.get(r.authorId) ?? "a former member"} · <TimeAgo value={r.createdAt} />
+                      by {names.ok ? (names.value.get(r.authorId) ?? "a former member") : "someone"} · <TimeAgo value={r.createdAt} />
                     </span>
                     {analysis?.ok && analysis.value.hasConflicts ? (
                       <span className="badge badge-conflict" data-testid="conflicts-flag">

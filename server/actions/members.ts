@@ -4,9 +4,12 @@
  */
 import { z } from "zod";
 import type { Role } from "@/db/schema";
-import { listMembers, type MemberRow } from "@/server/store/members";
+import { findMembers, listMembers, type MemberRow } from "@/server/store/members";
 import type { ActionContext } from "./context";
 import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
+
+/** The most people one `get` looks up: a page's worth. */
+export const MAX_MEMBERS_GOT = 200;
 
 export const membersInput = z.discriminatedUnion("action", [
   z.strictObject({
@@ -19,6 +22,14 @@ export const membersInput = z.discriminatedUnion("action", [
     query: z.string().trim().min(1, "query must not be empty").max(200).describe("Start of a name, of a word of it, or of an email."),
     limit: pageLimitSchema,
     cursor: cursorSchema,
+  }),
+  z.strictObject({
+    action: z.literal("get"),
+    userIds: z
+      .array(uuidSchema)
+      .min(1)
+      .max(MAX_MEMBERS_GOT)
+      .describe("Ids to look up; anyone outside your workspace is left out."),
   }),
 ]);
 
@@ -54,21 +65,28 @@ export async function pageOfMembers(
   };
 }
 
-async function listMembersPage(ctx: ActionContext, input: MembersInput): Promise<MemberList> {
+const memberView = (r: MemberRow): MemberView => ({ userId: r.userId, name: r.name, email: r.email, role: r.role });
+
+async function listMembersPage(ctx: ActionContext, input: Exclude<MembersInput, { action: "get" }>): Promise<MemberList> {
   const { rows, nextCursor } = await pageOfMembers(ctx, {
     query: input.action === "search" ? input.query : undefined,
     limit: input.limit,
     cursor: input.cursor,
   });
-  return { members: rows.map((r) => ({ userId: r.userId, name: r.name, email: r.email, role: r.role })), nextCursor };
+  return { members: rows.map(memberView), nextCursor };
+}
+
+async function getMembers(ctx: ActionContext, input: Extract<MembersInput, { action: "get" }>): Promise<MemberList> {
+  const rows = await findMembers(ctx.db, { workspaceId: ctx.actor.workspaceId, userIds: [...new Set(input.userIds)] });
+  return { members: rows.map(memberView), nextCursor: null };
 }
 
 export const membersTool = defineTool({
   name: "members",
   description: [
-    "Your workspace's people, for the user ids other tools take (reviewerIds, mentions): list, or search by name or email.",
+    "Your workspace's people, for the user ids other tools take (reviewerIds, mentions): list, search by name or email, or get by id.",
   ].join(" "),
   input: membersInput,
   readOnly: true,
-  handlers: { list: listMembersPage, search: listMembersPage },
+  handlers: { list: listMembersPage, search: listMembersPage, get: getMembers },
 });

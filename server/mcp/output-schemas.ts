@@ -436,11 +436,11 @@ const uploadUrlOutput = z.object({
 const memberList = z.object({
   members: z
     .array(z.object({ userId: z.string(), name: z.string(), email: z.string(), role: z.enum(["owner", "admin", "member", "guest"]) }))
-    .describe("The page of members, by name."),
+    .describe("The members (a page of them for list and search), by name."),
   nextCursor,
 });
 
-const membersOutput = mergeActionOutputs({ list: memberList, search: memberList });
+const membersOutput = mergeActionOutputs({ list: memberList, search: memberList, get: memberList });
 
 const threadView = commentView.extend({
   sectionId: z.string(),

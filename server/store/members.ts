@@ -1,5 +1,5 @@
 /** Workspace members: listing and prefix search, role changes, removal, and users who join by invite. */
-import { and, asc, eq, ilike, or, sql } from "drizzle-orm";
+import { and, asc, eq, ilike, inArray, or, sql } from "drizzle-orm";
 import { memberships, type Role, users, workspaces } from "@/db/schema";
 import { DomainError } from "@/server/core/errors";
 import { announceAccessChange } from "./access-cache";
@@ -60,6 +60,25 @@ export async function listMembers(
     .where(and(...conditions))
     .orderBy(asc(sortName), asc(users.id))
     .limit(input.limit);
+}
+
+/** The members of a workspace among `userIds` (ids of anyone else are left out), ordered as listMembers orders them. */
+export async function findMembers(tx: Tx, input: { workspaceId: string; userIds: readonly string[] }): Promise<MemberRow[]> {
+  if (input.userIds.length === 0) return [];
+  const sortName = sql<string>`lower(${users.name})`;
+  return tx
+    .select({
+      userId: users.id,
+      name: users.name,
+      email: users.email,
+      role: memberships.role,
+      joinedAt: memberships.createdAt,
+      sortName,
+    })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(and(eq(memberships.workspaceId, input.workspaceId), inArray(memberships.userId, [...input.userIds])))
+    .orderBy(asc(sortName), asc(users.id));
 }
 
 export async function getMember(tx: Tx, workspaceId: string, userId: string, options: { forUpdate?: boolean } = {}) {

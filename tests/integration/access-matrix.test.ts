@@ -462,6 +462,7 @@ const CASES: Case[] = [
   { tool: "comments", action: "reopen", need: "edit", args: (f) => freshThread(f, true) },
   { tool: "members", action: "list", need: "workspace", args: async () => ({}) },
   { tool: "members", action: "search", need: "workspace", args: async () => ({ query: "ol" }) },
+  { tool: "members", action: "get", need: "workspace", args: async () => ({ userIds: [owner.userId] }) },
   { tool: "upload_url", action: "", need: "upload", args: async () => ({ filename: "notes.txt", mediaType: "text/plain", size: 10 }) },
 ];
 

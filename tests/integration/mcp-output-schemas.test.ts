@@ -198,6 +198,7 @@ describe("every action's result matches its tool's outputSchema", () => {
 
     await call(ownerMcp, "members", { action: "list" });
     await call(ownerMcp, "members", { action: "search", query: "rit" });
+    await call(ownerMcp, "members", { action: "get", userIds: [owner.userId] });
     await call(ownerMcp, "upload_url", { filename: "notes.txt", mediaType: "text/plain", size: 10 });
   });
 

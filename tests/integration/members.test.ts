@@ -87,8 +87,8 @@ describe("members tool over MCP", () => {
     const members = tools.find((t) => t.name === "members")!;
     expect(members.annotations?.readOnlyHint).toBe(true);
     const props = members.inputSchema.properties as Record<string, { description?: string; enum?: string[] }>;
-    expect(props.action!.enum).toEqual(["list", "search"]);
-    for (const name of ["query", "limit", "cursor"]) expect(props[name]!.description, name).toBeTruthy();
+    expect(props.action!.enum).toEqual(["list", "search", "get"]);
+    for (const name of ["query", "limit", "cursor", "userIds"]) expect(props[name]!.description, name).toBeTruthy();
   });
 
   test("list pages through the workspace by name, with roles, and never shows other workspaces", async () => {
@@ -156,6 +156,30 @@ describe("members tool over MCP", () => {
       { action: "invite" },
     ]) {
       expect((await callMcpError(mcp, "members", args)).code, JSON.stringify(args)).toBe("VALIDATION_FAILED");
+    }
+  });
+
+  test("get looks people up by id, by name; ids outside the workspace (or of nobody) are left out", async () => {
+    const found = await callMcp<MemberPage>(mcp, "members", {
+      action: "get",
+      userIds: [owner.userId, outsiderId, randomUUID(), grace.userId, owner.userId],
+    });
+    expect(found.members.map((m) => m.name)).toEqual(["Grace Hopper", "Olive Owner"]);
+    expect(found.members.find((m) => m.userId === owner.userId)).toEqual({
+      userId: owner.userId,
+      name: "Olive Owner",
+      email: "olive@example.test",
+      role: "owner",
+    });
+    expect(found.nextCursor).toBeNull();
+    expect(JSON.stringify(found)).not.toContain(outsiderId);
+    for (const args of [
+      { action: "get", userIds: [] },
+      { action: "get", userIds: ["not-a-uuid"] },
+      { action: "get", userIds: Array.from({ length: 201 }, () => randomUUID()) },
+      { action: "get" },
+    ]) {
+      expect((await callMcpError(mcp, "members", args)).code, JSON.stringify(args).slice(0, 80)).toBe("VALIDATION_FAILED");
     }
   });
 

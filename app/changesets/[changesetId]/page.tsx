@@ -5,7 +5,7 @@ import { notFound } from "next/navigation";
 import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel, failedPage } from "@/app/_components/error-panel";
 import { TimeAgo } from "@/app/_components/time-ago";
-import { attempt, listMembers, UUID_PATTERN } from "@/app/_lib/quire";
+import { attempt, memberNames, UUID_PATTERN } from "@/app/_lib/quire";
 import { requireUser } from "@/app/_lib/session";
 import type { ConflictSides } from "@/app/merge-requests/conflict-choices";
 import { conflictSides } from "@/app/merge-requests/conflict-sides";
@@ -31,7 +31,7 @@ export default async function ChangesetPage({ params }: Props) {
     changeset.status === "open"
       ? attempt(() => bridge.callTool("changesets", user.id, { action: "analyze", changesetId, proposals: true }))
       : null,
-    attempt(() => listMembers(user.id)),
+    attempt(() => memberNames(user.id, [changeset.authorId])),
   ]);
   const sides: Record<string, ConflictSides> = {};
   if (analysis?.ok) {
@@ -42,7 +42,7 @@ export default async function ChangesetPage({ params }: Props) {
       }),
     );
   }
-  const author = members.ok ? members.value.find((m) => m.userId === changeset.authorId)?.name : undefined;
+  const author = members.ok ? members.value.get(changeset.authorId) : undefined;
 
   return (
     <AppShell user={user} wide>

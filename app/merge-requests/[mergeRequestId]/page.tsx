@@ -10,7 +10,7 @@ import {
   attempt,
   type CommitShow,
   listBranches,
-  listMembers,
+  memberNames,
   type MergeAnalysisView,
   type MergeRequestView,
   type Outcome,
@@ -84,7 +84,7 @@ export default async function MergeRequestPage({ params }: Props) {
       async (): Promise<{ name: string; path: string; yourPermission: string }> =>
         bridge.callTool("documents", user.id, { action: "get", documentId: request.documentId }),
     ),
-    attempt(async () => ({ members: await listMembers(user.id) })),
+    attempt(() => memberNames(user.id, [request.authorId])),
     // After a merge the source branch is offered for deletion while it exists.
     request.status === "merged"
       ? attempt(async () => (await listBranches(user.id, request.documentId)).find((b) => b.name === request.sourceBranch) ?? null)
@@ -92,7 +92,7 @@ export default async function MergeRequestPage({ params }: Props) {
   ]);
   const conflictIds = analysis?.ok ? analysis.value.sections.filter((s) => s.status === "conflict").map((s) => s.sectionId) : [];
   const sides = await conflictSides(user.id, request.documentId, request, conflictIds);
-  const author = authorMatch.ok ? authorMatch.value.members.find((m) => m.userId === request.authorId)?.name : undefined;
+  const author = authorMatch.ok ? authorMatch.value.get(request.authorId) : undefined;
   const isAuthor = request.authorId === user.id;
   const opener = author ?? (isAuthor ? "you" : undefined);
   const myReview = request.reviewers.find((r) => r.userId === user.id) ?? null;
