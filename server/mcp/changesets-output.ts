@@ -5,23 +5,27 @@
  * them twice otherwise).
  */
 import { z } from "zod";
-import { asReturnedBy, mergeActionOutputs } from "./flatten";
+import { asReturnedBy, mergeActionOutputs, named } from "./flatten";
 
 const status = z.enum(["open", "merged", "closed"]);
+/** Fields their names say all about (flatten.ts `named`). */
+const str = () => named(z.string());
+const strOrNull = () => named(z.string().nullable());
+const count = () => named(z.number());
 
 const summary = {
-  changesetId: z.string().describe("The changeset."),
-  title: z.string().describe("The changeset's title."),
-  description: z.string().nullable().describe("Or null."),
-  sourceBranch: z.string().describe("Branch merged from."),
-  targetBranch: z.string().describe("Branch merged into."),
+  changesetId: str(),
+  title: str(),
+  description: strOrNull(),
+  sourceBranch: str(),
+  targetBranch: str(),
   status: status.describe("merged, closed: final."),
-  authorId: z.string().describe("Who created it."),
-  createdAt: z.string().describe("Created."),
-  updatedAt: z.string().describe("Last change."),
-  mergedAt: z.string().nullable().describe("When merged, or null."),
-  mergedBy: z.string().nullable().describe("Merged by, or null."),
-  closedAt: z.string().nullable().describe("When closed, or null."),
+  authorId: str(),
+  createdAt: str(),
+  updatedAt: str(),
+  mergedAt: strOrNull(),
+  mergedBy: strOrNull(),
+  closedAt: strOrNull(),
 };
 
 const hiddenItems = z.number().describe("Hidden items.");
@@ -32,9 +36,9 @@ export function changesetsOutput() {
     items: z
       .array(
         z.object({
-          documentId: z.string(),
-          path: z.string(),
-          name: z.string(),
+          documentId: str(),
+          path: str(),
+          name: str(),
           mergeRequest: asReturnedBy("merge_requests get"),
         }),
       )
@@ -56,25 +60,25 @@ export function changesetsOutput() {
         .array(
           z.object({
             ...summary,
-            items: z.array(z.object({ documentId: z.string(), path: z.string(), mergeRequestStatus: status })),
+            items: z.array(z.object({ documentId: str(), path: str(), mergeRequestStatus: named(status) })).describe("Visible items."),
             hiddenItems,
-            itemCounts: z.object({ open: z.number(), merged: z.number(), closed: z.number() }).describe("Visible items by request status."),
+            itemCounts: z.object({ open: count(), merged: count(), closed: count() }).describe("Visible items by request status."),
           }),
         )
         .describe("Newest first."),
       nextCursor: z.string().nullable().describe("`cursor` for the next page; null at the end."),
     }),
     analyze: z.object({
-      changesetId: z.string(),
-      status,
+      changesetId: str(),
+      status: status.describe("merged, closed: final."),
       analyses: z
         .array(
           z.object({
-            documentId: z.string(),
-            path: z.string(),
-            name: z.string(),
-            mergeRequestId: z.string(),
-            mergeRequestStatus: status,
+            documentId: str(),
+            path: str(),
+            name: str(),
+            mergeRequestId: str(),
+            mergeRequestStatus: named(status),
             analysis: asReturnedBy("merge_requests analyze").nullable().describe("As merge_requests analyze returns it, or null."),
           }),
         )
@@ -83,11 +87,11 @@ export function changesetsOutput() {
       totals: z
         .object({
           items: z.number().describe("Every item, hidden ones included."),
-          openItems: z.number(),
-          fastForwardItems: z.number(),
-          itemsWithConflicts: z.number(),
+          openItems: count(),
+          fastForwardItems: count(),
+          itemsWithConflicts: count(),
           conflicts: z.number().describe("Conflicts over visible items."),
-          sectionsChanged: z.number(),
+          sectionsChanged: count(),
         })
         .describe("Counts over the items."),
     }),
@@ -96,15 +100,15 @@ export function changesetsOutput() {
       merged: z
         .array(
           z.object({
-            documentId: z.string(),
-            path: z.string(),
-            mergeRequestId: z.string(),
-            status: z.literal("merged"),
-            targetBranch: z.string(),
+            documentId: str(),
+            path: str(),
+            mergeRequestId: str(),
+            status: named(z.literal("merged")),
+            targetBranch: str(),
             mergeCommitId: z.string().describe("The new target head."),
-            fastForward: z.boolean(),
-            message: z.string(),
-            warnings: z.array(z.string()),
+            fastForward: named(z.boolean()),
+            message: z.string().describe("The merge commit's message."),
+            warnings: z.array(z.string()).describe("Resolutions not needed."),
           }),
         )
         .describe("Items merged."),

@@ -19,6 +19,9 @@
  */
 import { z } from "zod";
 
+/** The description of a result field its name says all about (`named`). */
+export const NAMED = "What its name says.";
+
 type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[]; description?: string };
 
 /** The SDK renders tools/list with draft-07 (zod-json-schema-compat); fields derived here use the same target. */
@@ -79,6 +82,8 @@ function mergedDescription(byAction: FlatField["descriptions"]): string | undefi
   for (const { action, description } of byAction) {
     if (description) actionsByText.set(description, [...(actionsByText.get(description) ?? []), action]);
   }
+  // A field some actions say more about than its name: what they say is its description.
+  if (actionsByText.size > 1) actionsByText.delete(NAMED);
   if (actionsByText.size <= 1) return [...actionsByText.keys()][0];
   const [first, second] = [...actionsByText].sort(([, a], [, b]) => b.length - a.length);
   const usual = first![1].length >= 2 && first![1].length > second![1].length ? first![0] : undefined;
@@ -166,3 +171,11 @@ export function mergeActionOutputs<S extends ActionShapes>(byAction: { [A in key
  * "merge_requests get"): one tool's schema is not sent again in another's.
  */
 export const asReturnedBy = (what: string) => z.looseObject({}).describe(`As ${what} returns it.`);
+
+/**
+ * A result field its name says all about (`documentId`, `email`,
+ * `createdAt`): every such field carries this one description, and tools/list
+ * writes it once per tool (lean-schema.ts puts a field repeated whole under
+ * `$defs`), not a few words restating each name.
+ */
+export const named = <T extends z.ZodType>(schema: T): T => schema.describe(NAMED) as T;

@@ -54,6 +54,7 @@
  */
 
 import { LISTED_AS } from "@/server/core/schema-listing";
+import { NAMED } from "./flatten";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonSchema = { [key: string]: Json };
@@ -89,7 +90,6 @@ function withoutRedundantKeywords(node: Json, use: SchemaUse): Json {
     if (use === "output" && isRedundantInResult(key, value, object, names)) continue;
     if (key === "pattern" && node.format === "uuid") continue;
     if ((key === "maximum" && value === SAFE_INTEGER_BOUND) || (key === "minimum" && value === -SAFE_INTEGER_BOUND)) continue;
-    // zod writes "any value" as `{}`; where a boolean is the keyword's own value, `true` says it without an untyped schema.
     // zod writes "any value" as `{}`, and `true` is what JSON Schema assumes anyway: either way, nothing to send.
     if (key === "additionalProperties" && (value === true || (isObject(value) && Object.keys(value).length === 0))) continue;
     // Every key of a JSON object is a string: `propertyNames: {type: "string"}` (zod's records) constrains nothing.
@@ -127,9 +127,17 @@ function oneEnum(branches: Json[]): JsonSchema | undefined {
 /** Keywords a result's schema can do without (see the file comment); `names` are the object's properties. */
 function isRedundantInResult(key: string, value: Json, node: JsonSchema, names: string[]): boolean {
   if (key === "additionalProperties") return value === false;
-  if (key === "type") return "enum" in node || "const" in node;
+  if (key === "properties") return names.length === 0;
+  if (key === "type") return "enum" in node || "const" in node || impliedType(node) === value;
   if (key !== "required" || !Array.isArray(value)) return false;
   return value.length === names.length && names.every((name) => value.includes(name));
+}
+
+/** The type a result's subschema implies by its other keywords: fields (or a record's values) for an object, items for an array. */
+function impliedType(node: JsonSchema): string | undefined {
+  const properties = isObject(node.properties) && Object.keys(node.properties).length > 0;
+  if (properties || (isObject(node.additionalProperties) && Object.keys(node.additionalProperties).length > 0)) return "object";
+  return node.items === undefined ? undefined : "array";
 }
 
 const mapValues = (value: Json, map: (node: Json) => Json): Json =>
@@ -192,12 +200,32 @@ function shapeOf(node: JsonSchema): JsonSchema {
 /** zod's nullable string, the shape repeated most, as `leanSchema` writes it. */
 const NULLABLE_STRING = JSON.stringify({ anyOf: [{ type: "string" }, { type: "null" }] });
 
-/** What a `$defs` entry is called: what it is for the nullable string, else the property it was first found under. */
-function nameFor(key: string, path: string[], taken: Set<string>): string {
+/** The property a subschema at `path` describes (or the last name on the path). */
+const propertyAt = (path: string[]) => [...path].reverse().find((step) => !/^\d+$/.test(step) && !KEYWORDS_IN_PATHS.has(step));
+
+/** What kind of value a shape takes, for naming a `$defs` entry shared under several names: "" for a string. */
+function kindOf(shape: JsonSchema): string {
+  const json = JSON.stringify(shape);
+  if (json === NULLABLE_STRING || json === JSON.stringify({ $ref: "#/$defs/strOrNull" })) return "OrNull";
+  if (shape.type === "string" && Object.keys(shape).length === 1) return "";
+  if (shape.type === "number" || shape.type === "integer") return "Num";
+  if (shape.type === "boolean") return "Bool";
+  return "Other";
+}
+
+/**
+ * What a `$defs` entry is called: `strOrNull` for the nullable string; a
+ * field its name says all about (flatten.ts `named`), written whole,
+ * `named` and its kind; else the property it was first found under.
+ */
+function nameFor(candidate: Candidate, taken: Set<string>): string {
+  const key = JSON.stringify(candidate.schema);
   const base =
-    key === NULLABLE_STRING
+    key === NULLABLE_STRING && !candidate.described
       ? "strOrNull"
-      : ([...path].reverse().find((step) => !/^\d+$/.test(step) && !KEYWORDS_IN_PATHS.has(step)) ?? "schema");
+      : candidate.described && candidate.schema.description === NAMED
+        ? `named${kindOf(shapeOf(candidate.schema))}`
+        : (propertyAt(candidate.path) ?? "schema");
   let name = base;
   for (let n = 2; taken.has(name); n++) name = `${base}${n}`;
   return name;
@@ -206,35 +234,52 @@ function nameFor(key: string, path: string[], taken: Set<string>): string {
 const KEYWORDS_IN_PATHS = new Set(["properties", "items", "anyOf", "oneOf", "allOf", "additionalProperties", "$defs"]);
 
 /**
- * Bytes that writing a shape (`size` bytes of JSON) once as `$defs.<name>`
- * saves over `count` uses: each use's keywords become `"$ref":"#/$defs/<name>"`
- * (its description stays beside), and the entry costs its name and the shape.
+ * A candidate for `$defs`: a subschema that occurs more than once, either as
+ * a shape (its description left beside each reference: `described` false) or
+ * whole, description and all (`described` true: a field several objects of
+ * a result share, such as a document's id in each list item and on the
+ * result itself, is then written and described once).
  */
-function hoistingSaves(count: number, size: number, name: string): number {
-  const perUse = size - 2 - `"$ref":"#/$defs/${name}"`.length;
-  return count * perUse - (`"${name}":`.length + size + 1);
-}
-
 interface Candidate {
+  schema: JsonSchema;
+  described: boolean;
   count: number;
   size: number;
   path: string[];
 }
 
-/** Every subschema below the root, by its shape's JSON, with how often it occurs and where it first does. */
+/**
+ * Bytes that writing a candidate (`size` bytes of JSON) once as
+ * `$defs.<name>` saves over `count` uses: each use's keywords (and, written
+ * whole, its description) become `"$ref":"#/$defs/<name>"`, and the entry
+ * costs its name and the schema.
+ */
+function hoistingSaves({ count, size }: Candidate, name: string): number {
+  const perUse = size - 2 - `"$ref":"#/$defs/${name}"`.length;
+  return count * perUse - (`"${name}":`.length + size + 1);
+}
+
+/** The key under which a candidate is counted: whole subschemas and shapes apart. */
+const candidateKey = (schema: JsonSchema, described: boolean) => `${described ? "=" : "~"}${JSON.stringify(schema)}`;
+
+/** Every subschema below the root, as a shape and (when described) whole, with how often each occurs and where it first does. */
 function repeatedShapes(root: JsonSchema): Map<string, Candidate> {
-  const shapes = new Map<string, Candidate>();
+  const candidates = new Map<string, Candidate>();
+  const count = (schema: JsonSchema, described: boolean, path: string[]) => {
+    const key = candidateKey(schema, described);
+    const seen = candidates.get(key) ?? { schema, described, count: 0, size: JSON.stringify(schema).length, path };
+    candidates.set(key, seen);
+    seen.count += 1;
+  };
   const visit = (node: Json, path: string[]) => {
     if (Array.isArray(node)) {
       for (const [index, child] of node.entries()) visit(child, [...path, String(index)]);
       return;
     }
     if (!isObject(node)) return;
-    if (path.length > 0 && node.$ref === undefined) {
-      const key = JSON.stringify(shapeOf(node));
-      const seen = shapes.get(key);
-      if (seen) seen.count += 1;
-      else shapes.set(key, { count: 1, size: key.length, path });
+    if (path.length > 0) {
+      if (node.$ref === undefined) count(shapeOf(node), false, path);
+      if (typeof node.description === "string") count(node, true, path);
     }
     for (const [key, child] of Object.entries(node)) {
       if (key === "properties" || key === "$defs") {
@@ -243,20 +288,24 @@ function repeatedShapes(root: JsonSchema): Map<string, Candidate> {
     }
   };
   visit(root, []);
-  return shapes;
+  return candidates;
 }
 
-/** Replaces every use of the shape `key` under `node` by a reference to `ref`, keeping each use's description. */
-function referTo(node: Json, key: string, ref: string): Json {
-  if (Array.isArray(node)) return node.map((child) => referTo(child, key, ref));
+/** Replaces every use of `candidate` under `node` by a reference to `ref`, keeping each use's description unless it is written whole. */
+function referTo(node: Json, candidate: Candidate, ref: string): Json {
+  if (Array.isArray(node)) return node.map((child) => referTo(child, candidate, ref));
   if (!isObject(node)) return node;
-  if (node.$ref === undefined && JSON.stringify(shapeOf(node)) === key) {
+  const key = candidateKey(candidate.schema, candidate.described);
+  if (candidate.described && candidateKey(node, true) === key) return { $ref: ref };
+  if (!candidate.described && node.$ref === undefined && candidateKey(shapeOf(node), false) === key) {
     return node.description === undefined ? { $ref: ref } : { $ref: ref, description: node.description };
   }
   const replaced: JsonSchema = {};
   for (const [name, child] of Object.entries(node)) {
     replaced[name] =
-      name === "properties" || name === "$defs" ? mapValues(child, (value) => referTo(value, key, ref)) : referTo(child, key, ref);
+      name === "properties" || name === "$defs"
+        ? mapValues(child, (value) => referTo(value, candidate, ref))
+        : referTo(child, candidate, ref);
   }
   return replaced;
 }
@@ -266,25 +315,26 @@ function hoistRepeatedShapes(schema: JsonSchema): JsonSchema {
   let root = schema;
   const taken = new Set<string>();
   for (;;) {
-    let best: { key: string; name: string; saving: number } | undefined;
-    for (const [key, candidate] of repeatedShapes(root)) {
+    let best: { candidate: Candidate; name: string; saving: number } | undefined;
+    for (const candidate of repeatedShapes(root).values()) {
       if (candidate.count < 2) continue;
-      const name = nameFor(key, candidate.path, taken);
-      const saving = hoistingSaves(candidate.count, candidate.size, name);
-      if (saving > 0 && (!best || saving > best.saving)) best = { key, name, saving };
+      const name = nameFor(candidate, taken);
+      const saving = hoistingSaves(candidate, name);
+      if (saving > 0 && (!best || saving > best.saving)) best = { candidate, name, saving };
     }
     if (!best) return root;
-    const { name } = best;
+    const { name, candidate } = best;
     taken.add(name);
-    const ref = `#/$defs/${name}`;
-    const { $defs, ...rest } = referTo(root, best.key, ref) as JsonSchema;
-    root = { ...rest, $defs: { ...(isObject($defs) ? $defs : {}), [name]: JSON.parse(best.key) as Json } };
+    const { $defs, ...rest } = referTo(root, candidate, `#/$defs/${name}`) as JsonSchema;
+    root = { ...rest, $defs: { ...(isObject($defs) ? $defs : {}), [name]: candidate.schema } };
   }
 }
 
 /** The schema tools/list sends for a zod-derived JSON Schema of a tool's arguments or result (see the file comment). */
 export function leanSchema(schema: JsonSchema, use: SchemaUse): JsonSchema {
-  const lean = withoutRedundantKeywords(schema, use) as JsonSchema;
+  const { type: _implied, ...rest } = withoutRedundantKeywords(schema, use) as JsonSchema;
+  // A tool's schema says it is an object, as MCP requires, even where its fields imply it.
+  const lean: JsonSchema = schema.type === undefined ? rest : { type: schema.type, ...rest };
   // The result itself still refuses a field no action returns: the one place a client's check of a closed result catches a wrong tool's answer.
   if (schema.additionalProperties === false) lean.additionalProperties = false;
   return hoistRepeatedShapes(lean);

@@ -1,19 +1,19 @@
 /** What the `notifications` tool returns (its part of output-schemas.ts). */
 import { z } from "zod";
 import { EMAIL_SETTINGS, NOTIFICATION_KINDS } from "@/db/schema";
-import { mergeActionOutputs } from "./flatten";
+import { mergeActionOutputs, named } from "./flatten";
 
 const notification = z.object({
   notificationId: z.string().describe("Pass to `mark_read`."),
-  kind: z.enum(NOTIFICATION_KINDS),
-  title: z.string(),
+  kind: named(z.enum(NOTIFICATION_KINDS)),
+  title: named(z.string()),
   link: z.string().describe("Path on this site."),
   actorId: z.string().nullable().describe("Who did it."),
-  actorName: z.string().nullable(),
-  documentId: z.string(),
-  mergeRequestId: z.string().nullable(),
+  actorName: named(z.string().nullable()),
+  documentId: named(z.string()),
+  mergeRequestId: named(z.string().nullable()),
   createdAt: z.string().describe("When it happened."),
-  read: z.boolean(),
+  read: named(z.boolean()),
 });
 
 const marked = z.object({ marked: z.number().describe("Items marked read.") });

@@ -17,122 +17,123 @@ import { contentSchema } from "@/server/core/blocks";
 import { PERMISSIONS } from "@/server/core/document-model";
 import { shownElsewhere } from "@/server/core/schema-listing";
 import { changesetsOutput } from "./changesets-output";
-import { asReturnedBy, mergeActionOutputs } from "./flatten";
+import { asReturnedBy, mergeActionOutputs, named } from "./flatten";
 import { notificationsOutput } from "./notifications-output";
 import { searchOutput } from "./search-output";
 
-const id = (what: string) => z.string().describe(what);
-/** A time, as an ISO 8601 string (a value says its own format; the description does not repeat it). */
-const timestamp = (what: string) => z.string().describe(what);
+/** A field its name says all about (flatten.ts `named`). */
+const str = () => named(z.string());
+const strOrNull = () => named(z.string().nullable());
 const nextCursor = z.string().nullable().describe("`cursor` for the next page; null at the end.");
 const permission = z.enum(PERMISSIONS);
 const propertyValue = z.union([z.string(), z.number(), z.boolean()]);
+const sideValue = propertyValue.nullable().describe("Its value on that side; null: unset.");
 
 const writeResult = {
-  documentId: id("The document."),
-  branchName: z.string().describe("The branch."),
-  commitId: id("Branch head after the write."),
+  documentId: str(),
+  branchName: str(),
+  commitId: z.string().describe("Branch head after the write."),
   changed: z.boolean().describe("False: nothing changed, no commit."),
 };
 
 const documentSummary = {
-  documentId: id("The document."),
-  path: z.string().describe("Path."),
-  name: z.string().describe("Display name."),
-  description: z.string().nullable().describe("Or null."),
-  defaultBranch: z.string().describe("Default branch."),
-  createdAt: timestamp("Created."),
-  updatedAt: timestamp("Last change."),
+  documentId: str(),
+  path: str(),
+  name: str(),
+  description: strOrNull(),
+  defaultBranch: str(),
+  createdAt: str(),
+  updatedAt: str(),
 };
 
 /** The agent an action was made by, for its author: the one field every view of history names it with. */
 const agentName = z.string().nullable().describe("Agent acting for the author, or null.");
 
 const commitSummary = z.object({
-  commitId: z.string(),
-  message: z.string(),
-  authorId: z.string(),
-  authorName: z.string().nullable(),
+  commitId: str(),
+  message: str(),
+  authorId: str(),
+  authorName: strOrNull(),
   agentName,
   madeBy: z.string().describe('E.g. "Claude via Olivia Owner".'),
-  createdAt: timestamp("When made."),
-  parentIds: z.array(z.string()),
-  kind: z.enum(["create", "write", "merge", "revert"]),
+  createdAt: str(),
+  parentIds: named(z.array(z.string())),
+  kind: named(z.enum(["create", "write", "merge", "revert"])),
 });
 
 const commentFields = {
-  body: z.string(),
-  authorId: z.string(),
-  authorName: z.string().nullable(),
+  body: str(),
+  authorId: str(),
+  authorName: strOrNull(),
   agentName,
   mentions: z.array(z.string()).describe("Mentioned user ids."),
-  createdAt: timestamp("When written."),
+  createdAt: str(),
 };
 
 const commentView = z.object({
   commentId: z.string().describe("The <svc:comment id>, the thread's id in `comments`."),
   ...commentFields,
   branchName: z.string().describe("Branch written on."),
-  status: z.enum(["open", "resolved"]),
+  status: named(z.enum(["open", "resolved"])),
   resolvedAt: z.string().nullable().describe("When resolved; null while open."),
-  resolvedById: z.string().nullable(),
-  resolvedByName: z.string().nullable(),
-  replies: z.array(z.object({ replyId: z.string(), ...commentFields })).describe("Replies, oldest first."),
+  resolvedById: strOrNull(),
+  resolvedByName: strOrNull(),
+  replies: z.array(z.object({ replyId: str(), ...commentFields })).describe("Replies, oldest first."),
 });
 
 const sectionView = z.object({
-  sectionId: z.string(),
-  name: z.string(),
+  sectionId: str(),
+  name: str(),
   content: shownElsewhere(contentSchema, "Content blocks, as `sections` takes them."),
   contentHash: z.string().describe("For expectedContentHash."),
   position: z.number().describe("0-based, among visible sections."),
-  defaultPermission: permission.nullable(),
-  aiAccess: permission.nullable(),
+  defaultPermission: permission.nullable().describe("Members' permission here; null: the document's."),
+  aiAccess: permission.nullable().describe("The most agents may do here; null: the document's."),
   yourPermission: z.enum(["read", "edit"]).describe("Whether `sections` may change it here."),
-  references: z.array(
-    z.object({
-      referenceId: z.string(),
-      targetDocumentId: z.string(),
-      targetSectionId: z.string().nullable(),
-      displayTitle: z.string().nullable(),
-    }),
-  ),
+  references: z
+    .array(
+      z.object({
+        referenceId: str(),
+        targetDocumentId: str(),
+        targetSectionId: z.string().nullable().describe("null: the whole document."),
+        displayTitle: z.string().nullable().describe("Link text; null: the title."),
+      }),
+    )
+    .describe("Links to other documents."),
   comments: shownElsewhere(z.array(commentView), "Its threads, as `comments` list returns them."),
   downloads: z.record(z.string(), z.string()).describe("Storage key -> download URL."),
 });
 
 const documentView = {
-  documentId: id("The document."),
-  path: z.string().describe("Path."),
-  name: z.string().describe("Display name."),
-  description: z.string().nullable().describe("Or null."),
-  deleted: z.boolean().describe("Deleted."),
+  documentId: str(),
+  path: str(),
+  name: str(),
+  description: strOrNull(),
+  deleted: named(z.boolean()),
   branchName: z.string().nullable().describe("The branch (null: a commit was read)."),
   headCommitId: z.string().describe("Commit shown."),
-  tags: z
-    .array(z.object({ tagId: z.string(), path: z.string(), displayName: z.string().nullable(), color: z.string().nullable() }))
-    .describe("Its tags."),
+  tags: z.array(z.object({ tagId: str(), path: str(), displayName: strOrNull(), color: strOrNull() })).describe("Its tags."),
   properties: z.record(z.string(), propertyValue).describe("Column id -> value."),
   sections: z.array(sectionView).describe("Visible sections, in order."),
 };
 
 const permissionsView = {
-  documentId: id("The document."),
+  documentId: str(),
   defaultPermission: permission.describe("Members' permission unless granted otherwise."),
   aiAccess: permission.describe("The most agents may do."),
-  grants: z.array(z.object({ userId: z.string(), name: z.string().nullable(), permission })).describe("Per-user grants."),
+  grants: z.array(z.object({ userId: str(), name: strOrNull(), permission: named(permission) })).describe("Per-user grants."),
 };
 
 const shareLink = {
-  shareLinkId: z.string().describe("The share link."),
-  documentId: id("The document."),
+  shareLinkId: str(),
+  documentId: str(),
   permission: z.enum(["read", "edit"]).describe("What the link grants."),
-  createdAt: timestamp("Created."),
+  createdAt: str(),
   expiresAt: z.string().nullable().describe("Expiry, or null: never."),
   revokedAt: z.string().nullable().describe("When revoked; null while it works."),
 };
 
-const draftPerson = z.object({ userId: z.string().describe("The user."), name: z.string().describe("Their display name.") });
+const draftPerson = z.object({ userId: str(), name: str() });
 
 const draftStatus = z.object({
   uncommittedChanges: z.boolean().describe("The draft differs from the head."),
@@ -143,15 +144,15 @@ const draftStatus = z.object({
 const documentsOutput = mergeActionOutputs({
   create: z.object({
     ...documentSummary,
-    branchName: z.string().describe("The branch."),
-    commitId: id("Branch head after the write."),
+    branchName: str(),
+    commitId: z.string().describe("Branch head after the write."),
     sectionIds: z.array(z.string()).describe("The new sections' ids, in order."),
   }),
   list: z.object({ documents: shownElsewhere(z.array(z.object(documentSummary)), "Fields as `get` returns."), nextCursor }),
   get: z.object({
     ...documentSummary,
     headCommitId: z.string().describe("Branch head."),
-    deleted: z.boolean().describe("Deleted."),
+    deleted: named(z.boolean()),
     requiredApprovals: z.number().describe("Approvals a merge into the default branch needs (above 0: protected)."),
     yourPermission: permission.describe("Your permission."),
     canManage: z.boolean().describe("You may manage access."),
@@ -163,42 +164,42 @@ const documentsOutput = mergeActionOutputs({
     deletedDocuments: z
       .array(
         z.object({
-          documentId: id("The document."),
+          documentId: str(),
           path: z.string().describe("Its path when it was deleted."),
-          name: z.string(),
-          defaultBranch: z.string(),
+          name: str(),
+          defaultBranch: str(),
           requiredApprovals: z.number().describe("Above 0: protected."),
-          deletedAt: timestamp("When deleted (or merged after)."),
-          deletedBy: z.object({ userId: z.string(), name: z.string().nullable() }).describe("Who deleted it."),
+          deletedAt: z.string().describe("When deleted (or merged after)."),
+          deletedBy: z.object({ userId: str(), name: strOrNull() }).describe("Who deleted it."),
           headCommitId: z.string().describe("Branch head."),
         }),
       )
       .describe("Newest first."),
     nextCursor,
   }),
-  restore: z.object({ ...writeResult, path: z.string().describe("Path.") }),
+  restore: z.object({ ...writeResult, path: str() }),
   delete_branch: z.object({
-    documentId: id("The document."),
-    branchName: z.string().describe("The branch."),
+    documentId: str(),
+    branchName: str(),
     headCommitId: z.string().describe("Branch head."),
     discardedDraft: z.boolean().describe("Live edits were dropped."),
   }),
   create_branch: z.object({
-    documentId: id("The document."),
-    branchName: z.string().describe("The branch."),
+    documentId: str(),
+    branchName: str(),
     sourceBranch: z.string().describe("The branch it started from."),
     headCommitId: z.string().describe("Branch head."),
   }),
   list_branches: z.object({
-    documentId: id("The document."),
+    documentId: str(),
     branches: z
       .array(
         z.object({
-          name: z.string(),
-          headCommitId: z.string(),
-          isDefault: z.boolean(),
-          createdAt: z.string(),
-          updatedAt: z.string(),
+          name: str(),
+          headCommitId: str(),
+          isDefault: named(z.boolean()),
+          createdAt: str(),
+          updatedAt: str(),
           draft: draftStatus.describe("The branch's live draft."),
         }),
       )
@@ -212,9 +213,9 @@ const documentsOutput = mergeActionOutputs({
     changes: z
       .array(
         z.object({
-          sectionId: z.string(),
-          name: z.string().describe("Its name."),
-          status: z.enum(["added", "deleted", "modified", "moved"]),
+          sectionId: str(),
+          name: str(),
+          status: named(z.enum(["added", "deleted", "modified", "moved"])),
           diff: z.string().describe("Unified diff of its markdown."),
           moved: z.boolean().describe("Also changed place."),
         }),
@@ -224,7 +225,7 @@ const documentsOutput = mergeActionOutputs({
   revert: z.object(writeResult),
   undo: z.object({ ...writeResult, undoneCommitId: z.string().describe("Commit taken back.") }),
   create_tag: z.object({
-    tagId: z.string().describe("The new tag."),
+    tagId: str(),
     tagPath: z.string().describe("Its hierarchical path."),
     tagDisplayName: z.string().nullable().describe("Display name, or null."),
     tagDescription: z.string().nullable().describe("What it means, or null."),
@@ -249,20 +250,20 @@ const documentsOutput = mergeActionOutputs({
     coAuthorIds: z.array(z.string()).describe("Co-authors (other draft editors)."),
   }),
   discard: z.object({
-    documentId: id("The document."),
-    branchName: z.string().describe("The branch."),
+    documentId: str(),
+    branchName: str(),
     headCommitId: z.string().describe("Branch head."),
     discardedSections: z.number().describe("Sections discarded."),
   }),
   draft_status: z.object({
-    documentId: id("The document."),
-    branchName: z.string().describe("The branch."),
+    documentId: str(),
+    branchName: str(),
     headCommitId: z.string().describe("Branch head."),
     uncommittedChanges: z.boolean().describe("The draft differs from the head."),
     editors: z.array(draftPerson).describe("Editors since the last commit."),
     connected: z.array(draftPerson).describe("Users connected live."),
     changedSections: z
-      .array(z.object({ sectionId: z.string().describe("The section."), name: z.string().describe("Its name in the draft.") }))
+      .array(z.object({ sectionId: str(), name: z.string().describe("Its name in the draft.") }))
       .describe("Visible sections whose draft differs from the head."),
   }),
 });
@@ -272,7 +273,7 @@ const readOutput = z.object(documentView);
 const sectionsOutput = mergeActionOutputs({
   create: z.object({
     ...writeResult,
-    sectionId: id("The section."),
+    sectionId: str(),
     contentHash: z.string().describe("The section's new content hash."),
     position: z.number().describe("The section's 0-based position."),
   }),
@@ -284,53 +285,53 @@ const sectionsOutput = mergeActionOutputs({
   }),
   update: z.object({
     ...writeResult,
-    sectionId: id("The section."),
+    sectionId: str(),
     name: z.string().describe("Its name now."),
     contentHash: z.string().describe("The section's new content hash."),
     position: z.number().describe("The section's 0-based position."),
   }),
-  delete: z.object({ ...writeResult, sectionId: id("The section.") }),
+  delete: z.object({ ...writeResult, sectionId: str() }),
   reorder: z.object({ ...writeResult, sectionOrder: z.array(z.string()).describe("The new order.") }),
-  move: z.object({ ...writeResult, sectionId: id("The section moved.") }),
+  move: z.object({ ...writeResult, sectionId: str() }),
   add_reference: z.object({
     ...writeResult,
-    sectionId: id("The section."),
-    referenceId: z.string().describe("The reference."),
+    sectionId: str(),
+    referenceId: str(),
     contentHash: z.string().describe("The section's new content hash."),
   }),
   remove_reference: z.object({
     ...writeResult,
-    sectionId: id("The section."),
-    referenceId: z.string().describe("The reference."),
+    sectionId: str(),
+    referenceId: str(),
     contentHash: z.string().describe("The section's new content hash."),
   }),
 });
 
 const mergeRequestView = z.object({
-  mergeRequestId: id("The merge request."),
-  documentId: z.string(),
-  sourceBranch: z.string().describe("The branch merged from."),
-  targetBranch: z.string().describe("The branch merged into."),
-  title: z.string().describe("The request's title."),
-  description: z.string().nullable().describe("Or null."),
+  mergeRequestId: str(),
+  documentId: str(),
+  sourceBranch: str(),
+  targetBranch: str(),
+  title: str(),
+  description: strOrNull(),
   status: z.enum(["open", "merged", "closed"]).describe("merged, closed: final."),
-  authorId: z.string().describe("Who opened it."),
+  authorId: str(),
   agentName,
-  createdAt: timestamp("Opened."),
-  updatedAt: timestamp("Last change."),
-  mergedAt: z.string().nullable().describe("When merged, or null."),
-  mergedBy: z.string().nullable().describe("Merged by, or null."),
+  createdAt: str(),
+  updatedAt: str(),
+  mergedAt: strOrNull(),
+  mergedBy: strOrNull(),
   mergeCommitId: z.string().nullable().describe("Merge commit, or null."),
   mergedOntoCommitId: z.string().nullable().describe("Target head before the merge."),
-  closedAt: z.string().nullable().describe("When closed, or null."),
+  closedAt: strOrNull(),
   reviewers: z
     .array(
       z.object({
-        userId: z.string(),
-        name: z.string(),
-        email: z.string(),
-        state: z.enum(["pending", "approved", "changes_requested"]),
-        reviewedAt: z.string().nullable(),
+        userId: str(),
+        name: str(),
+        email: str(),
+        state: named(z.enum(["pending", "approved", "changes_requested"])),
+        reviewedAt: strOrNull(),
         stale: z.boolean().describe("A section it saw changed since."),
         approvedSourceHeadCommitId: z.string().nullable().describe("Source head approved on, or null."),
         approvedTargetHeadCommitId: z.string().nullable().describe("Target head approved on, or null."),
@@ -344,8 +345,8 @@ const mergeRequestView = z.object({
   sectionReviews: z
     .array(
       z.object({
-        sectionId: z.string().describe("A section it brings."),
-        name: z.string().describe("Its name."),
+        sectionId: str(),
+        name: str(),
         approvedBy: z.array(z.string()).describe("Users whose approval covers it."),
         needsReview: z.boolean().describe("Short of requiredApprovals."),
       }),
@@ -356,7 +357,7 @@ const mergeRequestView = z.object({
 
 /** What merge_requests analyze returns. */
 const mergeAnalysis = z.object({
-  mergeRequestId: id("The merge request."),
+  mergeRequestId: str(),
   hasConflicts: z.boolean().describe("Needs resolutions."),
   hasTagConflicts: z.boolean().describe("Tags changed on both sides."),
   hasPathCollision: z.boolean().describe("Path taken (resolvedPath)."),
@@ -364,19 +365,19 @@ const mergeAnalysis = z.object({
   propertyConflicts: z
     .array(
       z.object({
-        columnId: z.string(),
-        base: propertyValue.nullable(),
-        source: propertyValue.nullable(),
-        target: propertyValue.nullable(),
+        columnId: str(),
+        base: sideValue,
+        source: sideValue,
+        target: sideValue,
       }),
     )
     .describe("Properties changed on both sides."),
   sections: z
     .array(
       z.object({
-        sectionId: z.string(),
-        name: z.string(),
-        status: z.enum(["added", "deleted", "modified", "conflict", "unchanged"]),
+        sectionId: str(),
+        name: str(),
+        status: named(z.enum(["added", "deleted", "modified", "conflict", "unchanged"])),
         sourceDiff: z.string().describe("Unified diff base -> source."),
         targetDiff: z.string().describe("Unified diff base -> target, conflicts only."),
         proposedMerge: z
@@ -405,9 +406,9 @@ const mergeRequestsOutput = mergeActionOutputs({
   create: mergeRequestView,
   analyze: mergeAnalysis,
   execute: z.object({
-    mergeRequestId: id("The merge request."),
-    status: z.literal("merged"),
-    targetBranch: z.string(),
+    mergeRequestId: str(),
+    status: named(z.literal("merged")),
+    targetBranch: str(),
     mergeCommitId: z.string().describe("Merge commit, or null."),
     fastForward: z.boolean().describe("Fast-forward."),
     message: z.string().describe("The merge commit's message."),
@@ -419,7 +420,7 @@ const mergeRequestsOutput = mergeActionOutputs({
   request_changes: mergeRequestView,
   reset: mergeRequestView,
   set_required_approvals: z.object({
-    documentId: z.string().describe("The document."),
+    documentId: str(),
     requiredApprovals: z.number().describe("Approvals each section it brings needs."),
   }),
 });
@@ -428,14 +429,14 @@ const uploadUrlOutput = z.object({
   uploadUrl: z.string().describe("PUT the bytes here once."),
   key: z.string().describe("Key for a storage block, after the PUT."),
   method: z.literal("PUT").describe("The HTTP method of the upload."),
-  headers: z.object({ "content-type": z.string() }).describe("Headers the PUT must send."),
-  expiresAt: timestamp("When uploadUrl expires."),
+  headers: z.object({ "content-type": str() }).describe("Headers the PUT must send."),
+  expiresAt: z.string().describe("When uploadUrl expires."),
   maxBytes: z.number().describe("Max bytes."),
 });
 
 const memberList = z.object({
   members: z
-    .array(z.object({ userId: z.string(), name: z.string(), email: z.string(), role: z.enum(["owner", "admin", "member", "guest"]) }))
+    .array(z.object({ userId: str(), name: str(), email: str(), role: named(z.enum(["owner", "admin", "member", "guest"])) }))
     .describe("The members (a page of them for list and search), by name."),
   nextCursor,
 });
@@ -443,29 +444,29 @@ const memberList = z.object({
 const membersOutput = mergeActionOutputs({ list: memberList, search: memberList, get: memberList });
 
 const threadView = commentView.extend({
-  sectionId: z.string(),
-  sectionName: z.string(),
+  sectionId: str(),
+  sectionName: str(),
   commentedText: z.string().describe("Commented text in the draft."),
   anchored: z.boolean().describe("False if discarded."),
   yourPermission: permission.describe("edit: you may reply, resolve, reopen."),
 });
 
 const threadWrite = {
-  documentId: id("The document."),
-  branchName: z.string().describe("The branch."),
+  documentId: str(),
+  branchName: str(),
   thread: threadView.describe("The thread as it is now."),
 };
 
 const commentsOutput = mergeActionOutputs({
   list: z.object({
-    documentId: id("The document."),
-    branchName: z.string().describe("The branch read."),
+    documentId: str(),
+    branchName: str(),
     threads: z.array(threadView).describe("In document order."),
   }),
-  post: z.object({ ...threadWrite, commentId: id("The new comment (thread id).") }),
+  post: z.object({ ...threadWrite, commentId: z.string().describe("The new thread's id.") }),
   reply: z.object({
     ...threadWrite,
-    replyId: id("The new reply."),
+    replyId: str(),
     reopened: z.boolean().describe("The reply reopened it."),
   }),
   resolve: z.object({ ...threadWrite, changed: z.boolean().describe("False if nothing changed.") }),

@@ -87,7 +87,8 @@ const toolRegistrations = Object.values(tools).map((tool) => ({
     description: tool.description,
     inputSchema: flatInputSchema(tool.input),
     outputSchema: outputSchemas[tool.name as ToolName],
-    annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
+    // The hints' defaults (readOnlyHint false; destructiveHint, which a read-only tool has no use for, true) are not said again.
+    annotations: tool.readOnly ? { readOnlyHint: true, openWorldHint: false } : { destructiveHint: false, openWorldHint: false },
   },
 }));
 

@@ -1,5 +1,6 @@
 /** What the `search` tool returns, as the outputSchema MCP advertises (merged into output-schemas.ts). */
 import { z } from "zod";
+import { named } from "./flatten";
 
 const kind = z.enum(["document", "section", "comment", "merge_request"]);
 
@@ -9,17 +10,19 @@ export const searchOutput = z.object({
   hits: z
     .array(
       z.object({
-        kind,
-        documentId: z.string(),
-        documentName: z.string(),
-        path: z.string(),
+        kind: named(kind),
+        documentId: named(z.string()),
+        documentName: named(z.string()),
+        path: named(z.string()),
         branchName: z.string().describe("Branch (merge request: target)."),
-        sectionId: z.string().nullable().describe("The section."),
-        sectionName: z.string().nullable(),
+        sectionId: named(z.string().nullable()),
+        sectionName: named(z.string().nullable()),
         commentId: z.string().nullable().describe("The thread."),
-        mergeRequestId: z.string().nullable().describe("The merge request."),
+        mergeRequestId: named(z.string().nullable()),
         title: z.string().nullable().describe("Merge request title."),
-        snippet: z.array(z.object({ text: z.string(), highlighted: z.boolean() })).describe("Text around the match."),
+        snippet: z
+          .array(z.object({ text: named(z.string()), highlighted: z.boolean().describe("Part of the match.") }))
+          .describe("Text around the match."),
         rank: z.number().describe("Relevance; higher first."),
       }),
     )
