@@ -89,6 +89,8 @@ function withoutRedundantKeywords(node: Json, use: SchemaUse): Json {
     if (key === "required" && Array.isArray(value) && value.length === 0) continue;
     if (use === "output" && isRedundantInResult(key, value, object, names)) continue;
     if (key === "pattern" && node.format === "uuid") continue;
+    // A pattern no empty string matches already says minLength 1.
+    if (key === "minLength" && value === 1 && typeof node.pattern === "string" && !new RegExp(node.pattern, "u").test("")) continue;
     if ((key === "maximum" && value === SAFE_INTEGER_BOUND) || (key === "minimum" && value === -SAFE_INTEGER_BOUND)) continue;
     // zod writes "any value" as `{}`, and `true` is what JSON Schema assumes anyway: either way, nothing to send.
     if (key === "additionalProperties" && (value === true || (isObject(value) && Object.keys(value).length === 0))) continue;
@@ -203,10 +205,11 @@ const NULLABLE_STRING = JSON.stringify({ anyOf: [{ type: "string" }, { type: "nu
 /** The property a subschema at `path` describes (or the last name on the path). */
 const propertyAt = (path: string[]) => [...path].reverse().find((step) => !/^\d+$/.test(step) && !KEYWORDS_IN_PATHS.has(step));
 
-/** What kind of value a shape takes, for naming a `$defs` entry shared under several names: "" for a string. */
+/** What kind of value a shape takes, for naming a `$defs` entry: "" for a plain string. */
 function kindOf(shape: JsonSchema): string {
   const json = JSON.stringify(shape);
   if (json === NULLABLE_STRING || json === JSON.stringify({ $ref: "#/$defs/strOrNull" })) return "OrNull";
+  if (shape.type === "string" && shape.format === "uuid" && Object.keys(shape).length === 2) return "Uuid";
   if (shape.type === "string" && Object.keys(shape).length === 1) return "";
   if (shape.type === "number" || shape.type === "integer") return "Num";
   if (shape.type === "boolean") return "Bool";
@@ -214,9 +217,11 @@ function kindOf(shape: JsonSchema): string {
 }
 
 /**
- * What a `$defs` entry is called: `strOrNull` for the nullable string; a
- * field its name says all about (flatten.ts `named`), written whole,
- * `named` and its kind; else the property it was first found under.
+ * What a `$defs` entry is called (every reference repeats the name, so the
+ * most used are short): `strOrNull` for the nullable string, `uuid` for a
+ * uuid; a field its name says all about (flatten.ts `named`), written whole,
+ * `n` and its kind (`n`, `nOrNull`, `nNum`); else the property it was first
+ * found under.
  */
 function nameFor(candidate: Candidate, taken: Set<string>): string {
   const key = JSON.stringify(candidate.schema);
@@ -224,8 +229,10 @@ function nameFor(candidate: Candidate, taken: Set<string>): string {
     key === NULLABLE_STRING && !candidate.described
       ? "strOrNull"
       : candidate.described && candidate.schema.description === NAMED
-        ? `named${kindOf(shapeOf(candidate.schema))}`
-        : (propertyAt(candidate.path) ?? "schema");
+        ? `n${kindOf(shapeOf(candidate.schema))}`
+        : !candidate.described && kindOf(candidate.schema) === "Uuid"
+          ? "uuid"
+          : (propertyAt(candidate.path) ?? "schema");
   let name = base;
   for (let n = 2; taken.has(name); n++) name = `${base}${n}`;
   return name;
