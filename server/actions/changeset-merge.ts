@@ -52,7 +52,7 @@ const executeInput = z.strictObject({
         documentId: uuidSchema.describe("The item's document."),
         resolutions: shownElsewhere(z.array(sectionResolutionSchema).max(10_000), "As merge_requests execute's resolutions.").optional(),
         tagResolution: sideSchema.optional().describe("Which side's tags win."),
-        scalarPropertyResolutions: z.record(uuidSchema, sideSchema).optional().describe("Column UUID -> source | target."),
+        scalarPropertyResolutions: z.record(uuidSchema, sideSchema).optional().describe("Column id -> source | target."),
         resolvedPath: documentPathSchema.optional().describe("Path on a collision."),
         documentDeletionResolution: z.enum(["delete", "keep"]).optional().describe("delete or keep."),
       }),

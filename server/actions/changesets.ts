@@ -225,9 +225,8 @@ function close(ctx: ActionContext, input: ActionInput<"close">) {
 export const changesetsTool = defineTool({
   name: "changesets",
   description: [
-    "One review and one atomic merge across documents: a merge request per document from sourceBranch into targetBranch, gathered.",
-    "Actions: create (by documentIds, pathPrefix or tagId), list, get, add_items, remove_items, analyze, approve, request_changes, execute, close.",
-    "execute merges every item in one transaction, or none (the error lists each item's reason in details.items). UNCOMMITTED_DRAFT: commit first.",
+    "One review and one atomic merge across documents: a merge request per document from sourceBranch into targetBranch, gathered (create: by documentIds, pathPrefix or tagId).",
+    "execute merges every item in one transaction, or none (details.items: each item's reason). UNCOMMITTED_DRAFT: commit first.",
   ].join("\n"),
   input: changesetsInput,
   readOnly: false,

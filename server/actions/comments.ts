@@ -49,7 +49,7 @@ import { notifyCommentPosted, notifyReply } from "./notification-events";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";
 
 const documentId = uuidSchema.describe("The document.");
-const branchName = branchNameSchema.optional().describe("Branch whose text anchors the comments; default: the default branch.");
+const branchName = branchNameSchema.optional().describe("Branch whose text anchors them; default: the default branch.");
 const thread = {
   documentId,
   branchName,
@@ -392,7 +392,7 @@ export const commentsTool = defineTool({
   name: "comments",
   description: [
     "Comment threads of a document on a branch, anchored in section text by <svc:comment id> markup.",
-    "Actions: list, post (anchored around `quote` in the live draft), reply (reopens a resolved thread), resolve, reopen. Writes return the thread.",
+    "post anchors around `quote` in the live draft; reply reopens a resolved thread.",
     "Seeing a thread needs read on its section, writing needs edit; others are NOT_FOUND.",
   ].join(" "),
   input: commentsInput,

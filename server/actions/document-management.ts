@@ -33,7 +33,7 @@ const listDeletedInput = z.strictObject({
 const restoreInput = z.strictObject({
   action: z.literal("restore"),
   documentId: documentIdField,
-  branchName: branchNameSchema.describe("The default branch (even if protected) or one to merge into it."),
+  branchName: branchNameSchema.describe("The default branch, or a branch merging into it."),
   newPath: documentPathSchema.optional().describe("New path."),
   commitMessage: commitMessageField,
 });

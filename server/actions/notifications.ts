@@ -224,7 +224,7 @@ export const notificationsTool = defineTool({
   name: "notifications",
   description: [
     "Your inbox, newest first: review requests, reviews and outcomes of your merge requests, mentions, replies, stale approvals.",
-    "Actions: list, mark_read, mark_all_read, get_settings, set_settings (signed in only).",
+    "Settings: signed in only.",
   ].join(" "),
   input: notificationsInput,
   readOnly: false,

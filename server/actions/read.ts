@@ -29,7 +29,7 @@ import type { LiveDrafts } from "@/server/collab/live-drafts";
 import { draftSections } from "./drafts";
 
 export const readInput = z.strictObject({
-  documentId: uuidSchema.describe("The document to read."),
+  documentId: uuidSchema.describe("The document."),
   branchName: branchNameSchema.optional().describe("Default: the default branch."),
   commitId: commitRefSchema.optional().describe("Read at this commit (id or 7+ hex prefix, from `documents` log)."),
   sectionIds: z.array(uuidSchema).min(1).max(5_000).optional().describe("Only these sections; default: all."),
@@ -286,8 +286,8 @@ export async function readDocument(
 export const readTool = defineTool({
   name: "read",
   description: [
-    "Read a document at a branch head (default: main), a commit, or its live draft: its fields and the sections you may see, in order, with content blocks and contentHash",
-    "(give it as expectedContentHash to `sections`, so a concurrent edit is detected).",
+    "Read a document at a branch head, a commit, or its live draft: its fields and the sections you may see, in order, with content blocks and contentHash",
+    "(pass it as expectedContentHash to `sections`: a concurrent edit is detected).",
   ].join(" "),
   input: readInput,
   readOnly: true,

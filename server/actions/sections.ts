@@ -338,7 +338,7 @@ function reorder(ctx: ActionContext, input: ActionInput<"reorder">) {
 export const sectionsTool = defineTool({
   name: "sections",
   description: [
-    "Write a document's sections on a branch, one commit per call: create, batch_create (several at once: prefer it), update, delete, reorder, move, add_reference, remove_reference.",
+    "Write a document's sections on a branch, one commit per call (batch_create: several at once; prefer it).",
     "Give each section's contentHash from `read` as expectedContentHash (CONTENT_HASH_MISMATCH: read again).",
     "The name is the H2 heading: content must not repeat it (DUPLICATE_HEADING). Keep <svc:comment id> tags (COMMENT_TAGS_REMOVED).",
     "DEFAULT_BRANCH_PROTECTED: write on another branch and open a merge request. Agents never change access (PERMISSION_DENIED).",

@@ -9,7 +9,7 @@ import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField, writeBranchField } from "./document-fields";
 import { uuidSchema } from "./tool";
 
-const tagIdField = uuidSchema.describe("A tag id from `create_tag`.");
+const tagIdField = uuidSchema.describe("From `create_tag`.");
 
 const createTagInput = z.strictObject({
   action: z.literal("create_tag"),
@@ -43,7 +43,7 @@ const setPropertyInput = z.strictObject({
   action: z.literal("set_property"),
   documentId: documentIdField,
   branchName: writeBranchField,
-  columnId: uuidSchema.describe("The property column (UUID)."),
+  columnId: uuidSchema.describe("The property column."),
   value: z.union([z.string().max(10_000), z.number().finite(), z.boolean(), z.null()]).describe("null unsets it."),
   commitMessage: commitMessageField,
 });

@@ -101,13 +101,26 @@ function withoutRedundantKeywords(node: Json, use: SchemaUse): Json {
       const branches = value.map((branch) => (isObject(branch) ? shapeOf(branch) : branch));
       const merged = use === "output" ? oneEnum(branches) : undefined;
       if (merged) Object.assign(lean, merged);
-      else lean[key] = leanChild(branches);
+      else lean[key] = oneChoice(leanChild(branches) as Json[]);
+      continue;
+    }
+    // A choice of choices is one choice (a field one action returns nullable and another not): each branch once.
+    if (key === "anyOf" && Array.isArray(value)) {
+      lean[key] = oneChoice(leanChild(value) as Json[]);
       continue;
     }
     // Inside `properties` (and `$defs`) keys are names, not keywords: only their values are schemas.
     lean[key] = key === "properties" || key === "$defs" ? mapValues(value, leanChild) : leanChild(value);
   }
   return lean;
+}
+
+/** The branches of a choice with every branch that is itself only a choice opened up, and each distinct branch once. */
+function oneChoice(branches: Json[]): Json[] {
+  const opened = branches.flatMap((branch) =>
+    isObject(branch) && Array.isArray(branch.anyOf) && Object.keys(branch).length === 1 ? branch.anyOf : [branch],
+  );
+  return [...new Map(opened.map((branch) => [JSON.stringify(branch), branch])).values()];
 }
 
 /**

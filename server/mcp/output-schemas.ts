@@ -480,7 +480,7 @@ const errorPayload = z
     message: z.string().describe("What to do next."),
     details: z.record(z.string(), z.unknown()).optional().describe("Per code, e.g. `issues`."),
   })
-  .describe("Only on isError results.");
+  .describe("On isError results.");
 
 /** A tool's result object that also admits the error envelope (see the file comment). */
 function orErrorEnvelope<T>(result: z.ZodType<T>): z.ZodType<T & { error?: z.output<typeof errorPayload> }> {
