@@ -10,7 +10,7 @@ import { documentIdField } from "./document-fields";
 const createBranchInput = z.strictObject({
   action: z.literal("create_branch"),
   documentId: documentIdField,
-  branchName: branchNameSchema.describe("The new branch."),
+  branchName: branchNameSchema.describe("Name of the new branch."),
   sourceBranch: branchNameSchema.optional().describe("Default: the default branch."),
 });
 

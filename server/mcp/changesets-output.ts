@@ -107,7 +107,7 @@ export function changesetsOutput() {
             targetBranch: str(),
             mergeCommitId: z.string().describe("The new target head."),
             fastForward: named(z.boolean()),
-            message: z.string().describe("The merge commit's message."),
+            message: str(),
             warnings: z.array(z.string()).describe("Resolutions not needed."),
           }),
         )

@@ -82,13 +82,14 @@ function mergedDescription(byAction: FlatField["descriptions"]): string | undefi
   for (const { action, description } of byAction) {
     if (description) actionsByText.set(description, [...(actionsByText.get(description) ?? []), action]);
   }
-  // A field some actions say more about than its name: what they say is its description.
-  if (actionsByText.size > 1) actionsByText.delete(NAMED);
   if (actionsByText.size <= 1) return [...actionsByText.keys()][0];
   const [first, second] = [...actionsByText].sort(([, a], [, b]) => b.length - a.length);
   const usual = first![1].length >= 2 && first![1].length > second![1].length ? first![0] : undefined;
-  const named = [...actionsByText].filter(([text]) => text !== usual).map(([text, actions]) => `${actions.join(", ")}: ${text}`);
-  return [...(usual ? [usual] : []), ...named].join(" — ");
+  const byActions = [...actionsByText]
+    .filter(([text]) => text !== usual && text !== NAMED)
+    .map(([text, actions]) => `${actions.join(", ")}: ${text}`);
+  // Where the name says the rest, only what some actions add is said.
+  return [...(usual && usual !== NAMED ? [usual] : []), ...byActions].join(" — ");
 }
 
 const joinSentences = (...parts: Array<string | undefined>): string | undefined => parts.filter(Boolean).join(" ") || undefined;

@@ -151,7 +151,7 @@ const documentsOutput = mergeActionOutputs({
   list: z.object({ documents: shownElsewhere(z.array(z.object(documentSummary)), "Fields as `get` returns."), nextCursor }),
   get: z.object({
     ...documentSummary,
-    headCommitId: z.string().describe("Branch head."),
+    headCommitId: str(),
     deleted: named(z.boolean()),
     requiredApprovals: z.number().describe("Approvals a merge into the default branch needs (above 0: protected)."),
     yourPermission: permission.describe("Your permission."),
@@ -171,7 +171,7 @@ const documentsOutput = mergeActionOutputs({
           requiredApprovals: z.number().describe("Above 0: protected."),
           deletedAt: z.string().describe("When deleted (or merged after)."),
           deletedBy: z.object({ userId: str(), name: strOrNull() }).describe("Who deleted it."),
-          headCommitId: z.string().describe("Branch head."),
+          headCommitId: str(),
         }),
       )
       .describe("Newest first."),
@@ -181,14 +181,14 @@ const documentsOutput = mergeActionOutputs({
   delete_branch: z.object({
     documentId: str(),
     branchName: str(),
-    headCommitId: z.string().describe("Branch head."),
+    headCommitId: str(),
     discardedDraft: z.boolean().describe("Live edits were dropped."),
   }),
   create_branch: z.object({
     documentId: str(),
     branchName: str(),
-    sourceBranch: z.string().describe("The branch it started from."),
-    headCommitId: z.string().describe("Branch head."),
+    sourceBranch: str(),
+    headCommitId: str(),
   }),
   list_branches: z.object({
     documentId: str(),
@@ -226,10 +226,10 @@ const documentsOutput = mergeActionOutputs({
   undo: z.object({ ...writeResult, undoneCommitId: z.string().describe("Commit taken back.") }),
   create_tag: z.object({
     tagId: str(),
-    tagPath: z.string().describe("Its hierarchical path."),
-    tagDisplayName: z.string().nullable().describe("Display name, or null."),
-    tagDescription: z.string().nullable().describe("What it means, or null."),
-    tagColor: z.string().nullable().describe("Its hex colour, or null."),
+    tagPath: str(),
+    tagDisplayName: strOrNull(),
+    tagDescription: strOrNull(),
+    tagColor: strOrNull(),
   }),
   assign_tag: z.object(writeResult),
   remove_tag: z.object(writeResult),
@@ -246,19 +246,19 @@ const documentsOutput = mergeActionOutputs({
   revoke_share_link: z.object(shareLink),
   commit: z.object({
     ...writeResult,
-    message: z.string().describe("The commit's message."),
+    message: str(),
     coAuthorIds: z.array(z.string()).describe("Co-authors (other draft editors)."),
   }),
   discard: z.object({
     documentId: str(),
     branchName: str(),
-    headCommitId: z.string().describe("Branch head."),
+    headCommitId: str(),
     discardedSections: z.number().describe("Sections discarded."),
   }),
   draft_status: z.object({
     documentId: str(),
     branchName: str(),
-    headCommitId: z.string().describe("Branch head."),
+    headCommitId: str(),
     uncommittedChanges: z.boolean().describe("The draft differs from the head."),
     editors: z.array(draftPerson).describe("Editors since the last commit."),
     connected: z.array(draftPerson).describe("Users connected live."),
@@ -411,7 +411,7 @@ const mergeRequestsOutput = mergeActionOutputs({
     targetBranch: str(),
     mergeCommitId: z.string().describe("Merge commit, or null."),
     fastForward: z.boolean().describe("Fast-forward."),
-    message: z.string().describe("The merge commit's message."),
+    message: str(),
     warnings: z.array(z.string()).describe("Resolutions not needed."),
   }),
   close: mergeRequestView,
@@ -430,7 +430,7 @@ const uploadUrlOutput = z.object({
   key: z.string().describe("Key for a storage block, after the PUT."),
   method: z.literal("PUT").describe("The HTTP method of the upload."),
   headers: z.object({ "content-type": str() }).describe("Headers the PUT must send."),
-  expiresAt: z.string().describe("When uploadUrl expires."),
+  expiresAt: str(),
   maxBytes: z.number().describe("Max bytes."),
 });
 
