@@ -286,8 +286,7 @@ export async function readDocument(
 export const readTool = defineTool({
   name: "read",
   description: [
-    "Read a document at a branch head, a commit, or its live draft: its fields and the sections you may see, in order, with content blocks and contentHash",
-    "(pass it as expectedContentHash to `sections`: a concurrent edit is detected).",
+    "Read a document at a branch head, a commit, or its live draft: its fields and the sections you may see, in order, with content blocks and contentHash.",
   ].join(" "),
   input: readInput,
   readOnly: true,

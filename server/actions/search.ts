@@ -240,8 +240,8 @@ async function search(ctx: ActionContext, input: SearchInput): Promise<SearchRes
 export const searchTool = defineTool({
   name: "search",
   description: [
-    "Full-text search over what you may read: document names and paths, section names and text, comment threads, merge requests;",
-    "hits best first, with snippets. Read a hit's sections with `read` and its sectionIds.",
+    "Full-text search over what you may read: document names and paths, section names and text, comment threads, merge requests.",
+    "Read a hit's sections with `read` and its sectionIds.",
   ].join(" "),
   input: searchInput,
   readOnly: true,

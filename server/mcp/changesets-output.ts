@@ -66,7 +66,7 @@ export function changesetsOutput() {
           }),
         )
         .describe("Newest first."),
-      nextCursor: z.string().nullable().describe("`cursor` for the next page; null at the end."),
+      nextCursor: named(z.string().nullable()),
     }),
     analyze: z.object({
       changesetId: str(),

@@ -25,10 +25,18 @@
  * - a subschema that occurs more than once (the content blocks of several
  *   fields, a view shared by several results) is written once under `$defs`
  *   and referenced as `#/$defs/<name>`, a local reference every client
- *   resolves (the Inspector's portability rules flag only remote ones). Each
- *   use keeps its own description next to the reference, and a shape
- *   named after what it is (`strOrNull` for zod's nullable string, else the
- *   property it was first found under);
+ *   resolves (the Inspector's portability rules flag only remote ones),
+ *   wherever that saves bytes. As a shape, each use keeps its own
+ *   description next to the reference; whole, description and all, a field
+ *   several objects of one schema share (above all the result fields their
+ *   names say all about, flatten.ts `named`) is written and described once.
+ *   An entry is named after what it is, shortly where it is referenced most
+ *   (`strOrNull`, `uuid`, `n` and `nOrNull` for the named fields), else after
+ *   the property it was first found under;
+ * - a choice whose branch is itself a choice (a field one action returns
+ *   nullable and another not) is one choice, each branch once;
+ * - `minLength: 1` next to a pattern no empty string matches says nothing
+ *   the pattern does not;
  * - `$schema` is not sent: MCP takes a schema without it as JSON Schema
  *   2020-12, and nothing here reads differently there (`$defs` is 2020-12's
  *   own keyword);
@@ -50,7 +58,10 @@
  * accepts every true result), a
  * `required` list naming every property of its object (in a result a nested
  * object's fields are all present unless its schema lists which are; null
- * where they are nullable) and `type` beside `enum` or `const`.
+ * where they are nullable), `type` beside `enum` or `const`, and below the
+ * result's own object the `type` its other keywords imply (fields or a
+ * record's values: an object; items: an array), which only ever loosens the
+ * check.
  */
 
 import { LISTED_AS } from "@/server/core/schema-listing";

@@ -23,7 +23,7 @@ export const notificationsOutput = mergeActionOutputs({
   list: z.object({
     notifications: z.array(notification).describe("Newest first."),
     unreadCount: z.number().describe("Your unread items (up to 100)."),
-    nextCursor: z.string().nullable().describe("`cursor` for the next page; null at the end."),
+    nextCursor: named(z.string().nullable()),
   }),
   mark_read: marked,
   mark_all_read: marked,

@@ -24,7 +24,7 @@ import { searchOutput } from "./search-output";
 /** A field its name says all about (flatten.ts `named`). */
 const str = () => named(z.string());
 const strOrNull = () => named(z.string().nullable());
-const nextCursor = z.string().nullable().describe("`cursor` for the next page; null at the end.");
+const nextCursor = strOrNull();
 const permission = z.enum(PERMISSIONS);
 const propertyValue = z.union([z.string(), z.number(), z.boolean()]);
 const sideValue = propertyValue.nullable().describe("Its value on that side; null: unset.");
@@ -476,8 +476,8 @@ const commentsOutput = mergeActionOutputs({
 const errorPayload = z
   .object({
     // A string, not the enum of every code: that list would be sent in each tool's schema (tools/list stays small).
-    code: z.string().describe("E.g. NOT_FOUND."),
-    message: z.string().describe("What to do next."),
+    code: named(z.string()),
+    message: named(z.string()),
     details: z.record(z.string(), z.unknown()).optional().describe("Per code, e.g. `issues`."),
   })
   .describe("On isError results.");

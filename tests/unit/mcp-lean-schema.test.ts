@@ -3,6 +3,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { shownElsewhere } from "@/server/core/schema-listing";
+import { NAMED, named } from "@/server/mcp/flatten";
 import { type JsonSchema, leanSchema } from "@/server/mcp/lean-schema";
 import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js";
 
@@ -59,5 +60,59 @@ describe("leanSchema", () => {
       description: "Blocks, as `other` takes them.",
     });
     expect(input.safeParse({ blocks: [{ text: 1 }] }).success).toBe(false);
+  });
+  test("result fields their names say all about refer to one described $defs entry; a nested object or array says no type its fields or items imply", () => {
+    const item = z.object({ documentId: named(z.string()), path: named(z.string()), note: named(z.string().nullable()) });
+    const listed = z.strictObject({
+      documentId: named(z.string()),
+      createdAt: named(z.string()),
+      items: z.array(item).describe("Its items."),
+      owner: z.object({ userId: named(z.string()), authorName: named(z.string().nullable()) }).describe("Who owns it."),
+      open: z.looseObject({}).describe("Any object."),
+    });
+    const lean = leanSchema(toJson(listed, "output"), "output");
+    const properties = lean.properties as Record<string, JsonSchema>;
+    expect(lean.type).toBe("object");
+    expect(properties.documentId).toEqual({ $ref: "#/$defs/n" });
+    expect(properties.createdAt).toEqual({ $ref: "#/$defs/n" });
+    expect((lean.$defs as Record<string, JsonSchema>).n).toEqual({ type: "string", description: NAMED });
+    expect(properties.owner).toEqual({
+      properties: { userId: { $ref: "#/$defs/n" }, authorName: { $ref: "#/$defs/nOrNull" } },
+      description: "Who owns it.",
+    });
+    expect(properties.items!.type).toBeUndefined();
+    // An object with no fields of its own keeps its type: nothing else says it is one.
+    expect(properties.open).toEqual({ type: "object", description: "Any object." });
+    const validate = new AjvJsonSchemaValidator().getValidator(lean as JsonSchemaType);
+    const value = {
+      documentId: "d",
+      createdAt: "t",
+      items: [{ documentId: "d", path: "p", note: null }],
+      owner: { userId: "u", authorName: null },
+      open: { any: 1 },
+    };
+    expect(validate(value).valid).toBe(true);
+    expect(validate({ ...value, stray: 1 }).valid).toBe(false);
+    expect(validate({ ...value, documentId: 1 }).valid).toBe(false);
+  });
+
+  test("a choice of choices is one choice, and minLength 1 goes only where the pattern already refuses an empty string", () => {
+    const input = z.strictObject({
+      either: z.union([z.string().nullable(), z.string()]).describe("Either."),
+      branch: z
+        .string()
+        .min(1)
+        .regex(/^[a-z]+$/)
+        .describe("A branch."),
+      maybeEmpty: z
+        .string()
+        .min(1)
+        .regex(/^[a-z]*$/)
+        .describe("Maybe empty."),
+    });
+    const properties = leanSchema(toJson(input, "input"), "input").properties as Record<string, JsonSchema>;
+    expect(properties.either).toEqual({ anyOf: [{ type: "string" }, { type: "null" }], description: "Either." });
+    expect(properties.branch).toEqual({ type: "string", pattern: "^[a-z]+$", description: "A branch." });
+    expect(properties.maybeEmpty!.minLength).toBe(1);
   });
 });
