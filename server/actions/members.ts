@@ -25,11 +25,7 @@ export const membersInput = z.discriminatedUnion("action", [
   }),
   z.strictObject({
     action: z.literal("get"),
-    userIds: z
-      .array(uuidSchema)
-      .min(1)
-      .max(MAX_MEMBERS_GOT)
-      .describe("Ids to look up; anyone outside your workspace is left out."),
+    userIds: z.array(uuidSchema).min(1).max(MAX_MEMBERS_GOT).describe("Ids to look up; anyone outside your workspace is left out."),
   }),
 ]);
 
@@ -83,9 +79,7 @@ async function getMembers(ctx: ActionContext, input: Extract<MembersInput, { act
 
 export const membersTool = defineTool({
   name: "members",
-  description: [
-    "Your workspace's people, for the user ids other tools take (reviewerIds, mentions): list, search by name or email, or get by id.",
-  ].join(" "),
+  description: ["Your workspace's people, for the user ids other tools take (reviewerIds, mentions)."].join(" "),
   input: membersInput,
   readOnly: true,
   handlers: { list: listMembersPage, search: listMembersPage, get: getMembers },
