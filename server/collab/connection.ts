@@ -14,6 +14,7 @@ import type { DraftKey } from "@/server/store/drafts";
 import type { LiveConnection } from "./live-doc";
 import type { Typist } from "./live-rules";
 import type { PresenceIdentity } from "./presence";
+import { sendInTurn } from "./turn-writes";
 
 export interface RoomAddress extends DraftKey {
   /** null: the branch's outline room. */
@@ -93,7 +94,7 @@ export class RoomConnection implements LiveConnection, Typist {
   send(message: Uint8Array): void {
     if (this.closed) return;
     if (this.holds > 0) this.heldMessages.push(message);
-    else if (this.socket.readyState === this.socket.OPEN) this.socket.send(message);
+    else if (this.socket.readyState === this.socket.OPEN) sendInTurn(this.socket, message);
   }
 
   /** The repair was sent before this: the client converges, then hears why (and what it sent meanwhile is not taken in). */

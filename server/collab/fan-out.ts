@@ -20,6 +20,7 @@ import type { DraftKey, SectionKey } from "@/server/store/drafts";
 import { branchKey } from "./branch-queue";
 import { type BusMessage, type CollabBus, PRESENCE_TTL_MS } from "./bus";
 import type { PendingUpdate } from "./live-doc";
+import { flushTurnWrites } from "./turn-writes";
 
 /** An update another process published before storing it, not yet confirmed stored. */
 export interface UnconfirmedUpdate {
@@ -102,6 +103,8 @@ export class FanOut {
   /** Numbers of this process's updates stored since the last "stored" went out. */
   private storedSeqs: number[] = [];
   private acknowledgeTimer: NodeJS.Timeout | null = null;
+  /** The section of the message received last (see receive). */
+  private lastSection = "";
 
   constructor(private readonly bus: CollabBus | undefined) {}
 
@@ -125,6 +128,12 @@ export class FanOut {
   }
 
   private receive(handlers: FanOutHandlers, message: BusMessage, sender: string): void {
+    // Each section's run of messages in a frame (an update, its author's cursor) goes out to its peers before the next's.
+    const section = sectionName(message);
+    if (section !== this.lastSection) {
+      flushTurnWrites();
+      this.lastSection = section;
+    }
     if (message.kind === "head-moved") handlers.headMoved(message);
     else if (message.kind === "catch-up") handlers.catchUp();
     else if (message.kind === "awareness") handlers.awareness(message, message.payload);

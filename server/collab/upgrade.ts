@@ -22,6 +22,7 @@ import { userIdentities } from "@/server/store/users";
 import { CLOSE_INTERNAL, type RoomAddress, RoomConnection } from "./connection";
 import { branchHead } from "./drafts-engine";
 import type { PresenceIdentity } from "./presence";
+import { coalesceWrites } from "./turn-writes";
 
 export class LiveUpgrade {
   // A larger message closes its socket with 1009 (Message Too Big), before it is buffered whole.
@@ -61,6 +62,7 @@ export class LiveUpgrade {
       // ws closes the socket itself on a protocol error (1009 for a message past maxPayload, 1002 for a bad frame) and then
       // emits the error: without a listener, that emit would throw out of the server.
       ws.on("error", () => {});
+      coalesceWrites(ws, socket);
       const connection = new RoomConnection(ws, credential, admitted.actor, admitted.access, address, presence);
       void this.attach(connection).catch((error: unknown) => {
         console.error("[quire] collab room failed to open", error);
