@@ -152,7 +152,9 @@ export class LiveDoc {
         // An entry the apply ignored (an older clock) may ride along in the incoming bytes: clients ignore it as we did.
         const update = this.applyingAwareness ?? awarenessProtocol.encodeAwarenessUpdate(this.awareness, changed);
         const message = encodeMessage(MESSAGE_AWARENESS, (e) => encoding.writeVarUint8Array(e, update));
-        for (const connection of this.connections.keys()) connection.send(message);
+        // Not back to the connection it came from: its client ignores its own entries at the clock it sent (y-protocols),
+        // so the echo would be a write per keystroke that changes nothing.
+        for (const connection of this.connections.keys()) if (connection !== origin) connection.send(message);
         if (origin !== "remote") this.hooks.awarenessChanged?.(update);
       },
     );

@@ -159,3 +159,38 @@ describe("LiveDoc", () => {
     expect(peer.received.length).toBe(greeted + 1);
   });
 });
+
+describe("LiveDoc presence", () => {
+  /** A y-websocket awareness message: one client's state at a clock. */
+  function awarenessMessage(clientId: number, clock: number, state: unknown): Uint8Array {
+    const update = encoding.createEncoder();
+    encoding.writeVarUint(update, 1);
+    encoding.writeVarUint(update, clientId);
+    encoding.writeVarUint(update, clock);
+    encoding.writeVarString(update, JSON.stringify(state));
+    const message = encoding.createEncoder();
+    encoding.writeVarUint(message, 1);
+    encoding.writeVarUint8Array(message, encoding.toUint8Array(update));
+    return encoding.toUint8Array(message);
+  }
+
+  it("passes a connection's stamped presence to every other connection and to other processes, not back to its sender", () => {
+    const published: Uint8Array[] = [];
+    const live = new LiveDoc([], { store: async () => {}, awarenessChanged: (update) => published.push(update) });
+    const writer = connection();
+    const peer = connection();
+    live.connect(writer);
+    live.connect(peer);
+    const [writerGreeted, peerGreeted] = [writer.received.length, peer.received.length];
+    live.receive(writer, awarenessMessage(4242, 1, { user: { name: "claimed", color: "#123456" } }));
+    expect(writer.received.length).toBe(writerGreeted);
+    expect(peer.received.length).toBe(peerGreeted + 1);
+    expect(published).toHaveLength(1);
+    expect(live.awareness.getStates().get(4242)).toEqual({
+      user: { userId: "writer", name: "writer", color: "#123456", colorLight: "#6b728033" },
+    });
+    // What the peer received is the stamped state, the same bytes other processes get.
+    const sent = peer.received.at(-1)!;
+    expect(Buffer.from(sent).includes(Buffer.from(published[0]!))).toBe(true);
+  });
+});
