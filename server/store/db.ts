@@ -15,8 +15,8 @@ function resultRows<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }
 
-/** Parameter values a compiled statement takes, already in the driver's form (dates as ISO strings, rows as JSON text). */
-export type StatementValues = Record<string, string | boolean | null>;
+/** Parameter values a compiled statement takes, already in the driver's form (dates as ISO strings, rows as JSON text, bytes as bytes). */
+export type StatementValues = Record<string, string | boolean | null | Uint8Array>;
 
 /** Writes a statement's SQL text; it depends on no connection or transaction. */
 const dialect = new PgDialect();

@@ -10,7 +10,7 @@ import { and, eq, getTableName, gt, isNotNull, lte, not, sql } from "drizzle-orm
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { draftAgentEditors, draftSections, drafts, draftUpdates } from "@/db/schema";
 import type { AgentIdentity } from "@/db/schema-agents";
-import { anyOf, type Tx } from "./db";
+import { anyOf, CompiledStatement, type Tx } from "./db";
 
 export type DraftRow = typeof drafts.$inferSelect;
 
@@ -135,9 +135,59 @@ export async function listSectionDrafts(tx: Tx, key: DraftKey): Promise<Array<{ 
     .where(and(eq(draftSections.documentId, key.documentId), eq(draftSections.branchName, key.branchName)));
 }
 
+/** The values of APPEND_ONE: an update and, for an agent's, its credit. */
+type AppendOneValues = {
+  documentId: string;
+  branchName: string;
+  sectionId: string;
+  update: Uint8Array;
+  authorId: string | null;
+  /** `<kind>:<id>` and the agent as JSON text, or null (a person's own update, or one without author). */
+  agentKey: string | null;
+  agent: string | null;
+};
+
+/**
+ * One update appended, and its agent credited, in one statement compiled
+ * once (db.ts's CompiledStatement): a live room's usual batch is one
+ * keystroke, and the plain path below costs it the query builder's work and,
+ * for an agent's keystroke, a second statement with its own round trip and
+ * commit (bench/README.md, "Scale-out"). It stores what the plain path
+ * stores (tests/integration/drafts-append.test.ts).
+ */
+export const APPEND_ONE = new CompiledStatement<AppendOneValues>(
+  (_tx, value) => sql`with appended as (
+  insert into ${draftUpdates} (document_id, branch_name, section_id, update, author_id)
+  values (${value("documentId")}::uuid, ${value("branchName")}::text, ${value("sectionId")}::uuid, ${value("update")}::bytea, ${value("authorId")}::uuid)
+  returning id
+), credited as (
+  insert into ${draftAgentEditors} (document_id, branch_name, section_id, user_id, agent_key, agent)
+  select ${value("documentId")}::uuid, ${value("branchName")}::text, ${value("sectionId")}::uuid, ${value("authorId")}::uuid, ${value("agentKey")}::text, ${value("agent")}::jsonb
+  where ${value("authorId")}::uuid is not null and ${value("agentKey")}::text is not null
+  on conflict do nothing
+)
+select id from appended`,
+);
+
+const agentKeyOf = (agent: AgentIdentity) => `${agent.kind}:${agent.id}`;
+
 /** Appends updates in one statement (and credits the agents among their authors); resolves with their log ids, in order. */
 export async function appendDraftUpdates(tx: Tx, updates: readonly NewDraftUpdate[]): Promise<number[]> {
   if (updates.length === 0) return [];
+  if (updates.length === 1) {
+    const [{ documentId, branchName, sectionId, update, authorId, agent }] = updates as [NewDraftUpdate];
+    const credited = authorId && agent ? agent : null;
+    const rows = await APPEND_ONE.rows<{ id: number | string }>(tx, {
+      documentId,
+      branchName,
+      sectionId,
+      update,
+      authorId,
+      agentKey: credited && agentKeyOf(credited),
+      agent: credited && JSON.stringify(credited),
+    });
+    return rows.map((r) => Number(r.id));
+  }
   const rows = await tx
     .insert(draftUpdates)
     .values(updates.map(({ agent: _agent, ...update }) => update))
@@ -145,7 +195,7 @@ export async function appendDraftUpdates(tx: Tx, updates: readonly NewDraftUpdat
   const credits = new Map<string, typeof draftAgentEditors.$inferInsert>();
   for (const { documentId, branchName, sectionId, authorId, agent } of updates) {
     if (!authorId || !agent) continue;
-    const agentKey = `${agent.kind}:${agent.id}`;
+    const agentKey = agentKeyOf(agent);
     credits.set(`${sectionId} ${authorId} ${agentKey}`, { documentId, branchName, sectionId, userId: authorId, agentKey, agent });
   }
   if (credits.size > 0)
