@@ -184,7 +184,7 @@ export class BranchRoom {
         closeNow(connection, CLOSE_ACCESS_LOST, "access revoked");
         continue;
       }
-      connection.access = access;
+      connection.access = this.services.decisions.access(access);
       const principal = `${connection.actor?.userId ?? "share"}|${connection.actor?.principal ?? ""}|${access.permission}`;
       const visible = await once(seen, principal, () => visibleSectionIds(db, access, this.key.branchName, this.head.tree));
       const sectionId = connection.address.sectionId;

@@ -5,6 +5,7 @@ import type { SectionKey } from "@/server/store/drafts";
 import type { BranchQueue } from "./branch-queue";
 import type { DraftChanges } from "./draft-changes";
 import type { FanOut } from "./fan-out";
+import type { SharedDecisions } from "./shared-values";
 
 export interface RoomServices {
   readonly db: Database;
@@ -13,6 +14,8 @@ export interface RoomServices {
   readonly queue: BranchQueue;
   readonly changes: DraftChanges;
   readonly stats: RoomStats;
+  /** What connections are admitted and decided with, equal parts held once (shared-values.ts). */
+  readonly decisions: SharedDecisions;
   /** Folds a section's log into its state, from storage (see SectionRoom); the rooms await it on close, and start none once closing. */
   compact(key: SectionKey): Promise<void>;
 }

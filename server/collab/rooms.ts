@@ -34,6 +34,7 @@ import { FanOut } from "./fan-out";
 import type { DraftRooms, OpenSection } from "./live-drafts";
 import { type RoomServices, RoomStats } from "./room-services";
 import { compactFromStorage } from "./section-room";
+import { SharedDecisions } from "./shared-values";
 import { LiveUpgrade } from "./upgrade";
 
 export type { RoomAddress };
@@ -77,9 +78,10 @@ export class CollabRooms implements DraftRooms {
       queue: this.queue,
       changes: this.changes,
       stats: this.stats,
+      decisions: new SharedDecisions(),
       compact: (key) => this.compact(key),
     };
-    this.upgrades = new LiveUpgrade(db, options.authorize, async (connection) =>
+    this.upgrades = new LiveUpgrade(db, options.authorize, this.services.decisions, async (connection) =>
       (await this.openRoom(connection.address)).attach(connection),
     );
   }

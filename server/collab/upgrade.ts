@@ -22,6 +22,7 @@ import { userIdentities } from "@/server/store/users";
 import { CLOSE_INTERNAL, type RoomAddress, RoomConnection } from "./connection";
 import { branchHead } from "./drafts-engine";
 import type { PresenceIdentity } from "./presence";
+import type { SharedDecisions } from "./shared-values";
 import { coalesceWrites } from "./turn-writes";
 
 export class LiveUpgrade {
@@ -31,6 +32,7 @@ export class LiveUpgrade {
   constructor(
     private readonly db: Database,
     private readonly authorize: Authorizer,
+    private readonly decisions: SharedDecisions,
     /** Takes an admitted connection into its room (it is paused until then). */
     private readonly attach: (connection: RoomConnection) => Promise<void>,
   ) {}
@@ -61,9 +63,17 @@ export class LiveUpgrade {
       ws.pause();
       // ws closes the socket itself on a protocol error (1009 for a message past maxPayload, 1002 for a bad frame) and then
       // emits the error: without a listener, that emit would throw out of the server.
-      ws.on("error", () => {});
+      ws.on("error", ignoreError);
       coalesceWrites(ws, socket);
-      const connection = new RoomConnection(ws, credential, admitted.actor, admitted.access, address, presence);
+      const { decisions } = this;
+      const connection = new RoomConnection(
+        ws,
+        decisions.credential(credential),
+        decisions.actor(admitted.actor),
+        decisions.access(admitted.access),
+        decisions.address(address),
+        decisions.presence(presence),
+      );
       void this.attach(connection).catch((error: unknown) => {
         console.error("[quire] collab room failed to open", error);
         ws.close(CLOSE_INTERNAL, "room failed to open");
@@ -101,6 +111,9 @@ export class LiveUpgrade {
     this.sockets.close();
   }
 }
+
+/** A room socket's error listener (ws has closed it already). Not an arrow: that would keep the upgrade's scope (its decision) alive with the socket. */
+function ignoreError(): void {}
 
 /** Answers a refused upgrade with a plain HTTP response, before any WebSocket or Yjs byte. */
 function refuseUpgrade(socket: Duplex, error: DomainError): void {
