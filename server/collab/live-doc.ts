@@ -83,6 +83,8 @@ interface Judgement {
   refusal: string | null;
   /** The doc's state before the update's transaction (Yjs records it anyway): a refusal's repair is everything since. */
   before: Map<number, number> | null;
+  /** Made when the rules refuse the update, to undo it (and only it): an idle room holds no UndoManager. */
+  undo: Y.UndoManager | null;
 }
 
 export class LiveDoc {
@@ -99,8 +101,6 @@ export class LiveDoc {
   private flushing: Promise<void> | null = null;
   private failed: unknown = null;
   private readonly rules: SectionRules | null = null;
-  /** Undoes a refused update (and only that: it captures nothing else). */
-  private readonly undoRefused: Y.UndoManager | null = null;
   private judging: Judgement | null = null;
   /** The awareness update being applied (stamped, or stamped by another process): passed on as it is, not encoded again. */
   private applyingAwareness: Uint8Array | null = null;
@@ -114,15 +114,7 @@ export class LiveDoc {
     for (const update of initialState) Y.applyUpdate(this.doc, update, "server");
     if (options.sectionRules) {
       this.rules = new SectionRules(this.doc);
-      // Registered before the UndoManager's own listener, so it knows the verdict when deciding whether to capture.
       this.doc.on("afterTransaction", (transaction: Y.Transaction) => this.judge(transaction));
-      this.undoRefused = new Y.UndoManager(this.doc.getMap("section"), {
-        captureTimeout: 0,
-        trackedOrigins: new Set(),
-        // A bound method, not an arrow in this literal: tsx gives every named closure a `name` property and with it a
-        // property table of its own (a few hundred bytes per room).
-        captureTransaction: this.isRefused.bind(this),
-      });
     }
     this.awareness = new awarenessProtocol.Awareness(this.doc);
     // The server itself has no presence, and nobody may speak for it.
@@ -131,7 +123,7 @@ export class LiveDoc {
     this.doc.on("update", (update: Uint8Array, origin: unknown) => {
       // A refused update reaches nobody; its undo goes out as one repair (see accept).
       if (
-        (this.undoRefused !== null && origin === this.undoRefused) ||
+        origin instanceof Y.UndoManager ||
         (this.judging?.refusal != null && origin === this.judging.connection)
       )
         return;
@@ -171,7 +163,6 @@ export class LiveDoc {
   /** Greets a new connection: sync step 1 (what the server has) and everyone's presence. */
   connect(connection: LiveConnection): void {
     this.connections.set(connection, new Set());
-    this.undoRefused?.trackedOrigins.add(connection);
     if (this.paused) connection.pause();
     connection.send(encodeMessage(MESSAGE_SYNC, (e) => syncProtocol.writeSyncStep1(e, this.doc)));
     const states = [...this.awareness.getStates().keys()];
@@ -185,7 +176,6 @@ export class LiveDoc {
     const controlled = this.connections.get(connection);
     if (!controlled) return;
     this.connections.delete(connection);
-    this.undoRefused?.trackedOrigins.delete(connection);
     awarenessProtocol.removeAwarenessStates(this.awareness, [...controlled], null);
   }
 
@@ -280,7 +270,7 @@ export class LiveDoc {
   private accept(pending: PendingUpdate): void {
     if (this.failed) return;
     const connection = pending.origin as LiveConnection;
-    if (!this.rules || !this.undoRefused) {
+    if (!this.rules) {
       Y.applyUpdate(this.doc, pending.update, connection);
       this.enqueue(pending);
       return;
@@ -292,7 +282,7 @@ export class LiveDoc {
     }
     const hadPending = this.doc.store.pendingStructs !== null || this.doc.store.pendingDs !== null;
     // Not Y.encodeStateVector before every update: that costs a pass over every client the doc ever had, per keystroke.
-    const judgement: Judgement = { connection, refusal: null, before: null };
+    const judgement: Judgement = { connection, refusal: null, before: null, undo: null };
     this.judging = judgement;
     try {
       Y.applyUpdate(this.doc, pending.update, connection);
@@ -309,18 +299,17 @@ export class LiveDoc {
       this.enqueue(pending);
       return;
     }
-    this.undoRefused.undo();
-    this.undoRefused.clear();
+    if (judgement.undo) {
+      judgement.undo.undo();
+      // Clearing lets Yjs collect the refused items it kept for the undo.
+      judgement.undo.clear();
+      judgement.undo.destroy();
+    }
     const repair = Y.encodeStateAsUpdate(this.doc, judgement.before ? Y.encodeStateVector(judgement.before) : undefined);
     const message = encodeMessage(MESSAGE_SYNC, (e) => syncProtocol.writeUpdate(e, repair));
     for (const each of this.connections.keys()) each.send(message);
     this.enqueue({ update: repair, authorId: null, origin: "server", receivedAt: pending.receivedAt });
     connection.refused(judgement.refusal);
-  }
-
-  /** Whether the transaction is the connection's update being judged, and refused (the UndoManager captures only that). */
-  private isRefused(transaction: Y.Transaction): boolean {
-    return this.judging !== null && this.judging.connection === transaction.origin && this.judging.refusal !== null;
   }
 
   /** The rules judge a connection's transaction (throwing LiveContentRefused) and follow everyone else's. */
@@ -337,6 +326,16 @@ export class LiveDoc {
     } catch (error) {
       if (!(error instanceof LiveContentRefused)) throw error;
       judgement.refusal = error.message;
+      // Captured where an UndoManager made with the room would have captured it: in this transaction's afterTransaction,
+      // before Yjs collects what it deleted (its own listener, added now, is not called for the transaction under way).
+      // Its undo is not captured (that would keep the refused items from being collected before the repair is encoded).
+      const { connection } = judgement;
+      judgement.undo = new Y.UndoManager(this.doc.getMap("section"), {
+        captureTimeout: 0,
+        trackedOrigins: new Set([connection]),
+        captureTransaction: (captured) => captured.origin === connection,
+      });
+      judgement.undo.afterTransactionHandler(transaction);
     }
   }
 
