@@ -203,7 +203,7 @@ export class BranchRoom {
     keysVisible: () => Promise<ReadonlySet<string>> = () => this.keysVisibleTo(connection.access),
   ): Promise<void> {
     connection.readOnly = !(await canEditSection(this.services.db, connection.access, this.key.branchName, this.head.tree, sectionId));
-    if (!connection.readOnly) connection.usableKeys = await keysVisible();
+    if (!connection.readOnly) connection.usableKeys = this.services.decisions.keys(await keysVisible());
   }
 
   /** The storage keys a principal sees in the document on the head (those its live edits may put into a block). */

@@ -34,6 +34,7 @@ const MAX_CLOSE_REASON_BYTES = 123;
 /** A connection's storage keys before its room decides them: none (shared, never written: a decision replaces it). */
 const NO_KEYS: ReadonlySet<string> = new Set();
 
+
 /**
  * A class, not an object literal of arrow functions: a room holds thousands of
  * these, and each per-connection closure costs its context and, under tsx
@@ -53,7 +54,8 @@ export class RoomConnection implements LiveConnection, Typist {
    * decision it depends on.
    */
   holds = 0;
-  heldMessages: Uint8Array[] = [];
+  /** What was kept for it while held (null while nothing is: an idle connection holds no array). */
+  heldMessages: Uint8Array[] | null = null;
   /** Reasons its messages are not being read (holds, the doc's backpressure, its rate): read again when none is left. It starts paused, until its room reads it. */
   readPauses = 1;
   /** The current second of its messages (performance.now()) and how many it sent in it. */
@@ -93,7 +95,7 @@ export class RoomConnection implements LiveConnection, Typist {
 
   send(message: Uint8Array): void {
     if (this.closed) return;
-    if (this.holds > 0) this.heldMessages.push(message);
+    if (this.holds > 0) (this.heldMessages ??= []).push(message);
     else if (this.socket.readyState === this.socket.OPEN) sendInTurn(this.socket, message);
   }
 
@@ -136,8 +138,8 @@ export function release(connections: readonly RoomConnection[]): void {
     connection.holds -= 1;
     if (connection.holds > 0) continue;
     const kept = connection.heldMessages;
-    connection.heldMessages = [];
-    for (const message of kept) connection.send(message);
+    connection.heldMessages = null;
+    for (const message of kept ?? []) connection.send(message);
     resumeReading(connection);
   }
 }
@@ -164,7 +166,7 @@ export function throttle(connection: RoomConnection): boolean {
 
 /** A connection that may no longer see what it is connected to: what was held for it is dropped, and nothing more is sent. */
 export function closeNow(connection: RoomConnection, code: number, reason: string): void {
-  connection.heldMessages = [];
+  connection.heldMessages = null;
   connection.closed = true;
   // What it sent meanwhile (waiting unread in its socket) is not taken in.
   connection.readOnly = true;

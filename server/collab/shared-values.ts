@@ -30,9 +30,8 @@ export class EqualValues {
     if (this.held.get(json)?.deref() === undefined) this.held.delete(json);
   });
 
-  /** The value already held that is equal to `value` (by JSON), or `value` itself, now held. */
-  shared<T extends object>(value: T): T {
-    const json = JSON.stringify(value);
+  /** The value already held that is equal to `value` (by `json`, its JSON unless given), or `value` itself, now held. */
+  shared<T extends object>(value: T, json = JSON.stringify(value)): T {
     const known = this.held.get(json)?.deref();
     if (known) return known as T;
     this.held.set(json, new WeakRef(value));
@@ -72,5 +71,10 @@ export class SharedDecisions {
 
   address(address: RoomAddress): RoomAddress {
     return this.values.shared(address);
+  }
+
+  /** A set of storage keys (a section connection's usable keys), equal to another by its members. */
+  keys(keys: ReadonlySet<string>): ReadonlySet<string> {
+    return this.values.shared(keys, `keys ${JSON.stringify([...keys].sort())}`);
   }
 }
