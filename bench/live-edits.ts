@@ -215,7 +215,9 @@ function heapKb(): number {
  * The idle rooms' clients, in a worker thread (plain JS): the main thread's
  * heap then holds the servers only. Told `{ open: { base, rooms, params } }`,
  * it connects 3 providers to each room (50 rooms at a time) and answers once
- * every one has synced; told `{ close: true }`, it destroys them and answers.
+ * every one has synced; with a `seed` (a Yjs update), each room's first
+ * client holds it before connecting, so the server's room holds that content
+ * too; told `{ close: true }`, it destroys them and answers.
  */
 const IDLE_WORKER = `
 const { parentPort } = require("node:worker_threads");
@@ -224,8 +226,9 @@ const { WebsocketProvider } = require("y-websocket");
 const WebSocket = require("ws");
 process.setMaxListeners(0);
 let clients = [];
-async function connect(base, room, params) {
+async function connect(base, room, params, seed) {
   const doc = new Y.Doc();
+  if (seed) Y.applyUpdate(doc, seed);
   const provider = new WebsocketProvider(base, room, doc, { WebSocketPolyfill: WebSocket, params, disableBc: true });
   await new Promise((resolve) => (provider.synced ? resolve() : provider.once("sync", () => resolve())));
   return { doc, provider };
@@ -233,10 +236,10 @@ async function connect(base, room, params) {
 parentPort.on("message", async (message) => {
   try {
     if (message.open) {
-      const { base, rooms, params } = message.open;
+      const { base, rooms, params, seed } = message.open;
       for (let i = 0; i < rooms.length; i += 50) {
-        const batch = rooms.slice(i, i + 50).flatMap((room) => [room, room, room]);
-        clients.push(...(await Promise.all(batch.map((room) => connect(base, room, params)))));
+        const batch = rooms.slice(i, i + 50).flatMap((room) => [[room, seed], [room], [room]]);
+        clients.push(...(await Promise.all(batch.map(([room, held]) => connect(base, room, params, held)))));
       }
     } else {
       for (const { doc, provider } of clients) {
@@ -288,9 +291,15 @@ async function settledKb(rooms: number): Promise<number> {
  * are freed (see settledKb), so one server's freeing never lands in another's
  * figure.
  */
-async function memoryPerRoom(worker: Worker, base: string, rooms: string[], params: Record<string, string>): Promise<number> {
+async function memoryPerRoom(
+  worker: Worker,
+  base: string,
+  rooms: string[],
+  params: Record<string, string>,
+  seed?: Uint8Array,
+): Promise<number> {
   const before = await settledKb(rooms.length);
-  await ask(worker, { open: { base, rooms, params } });
+  await ask(worker, { open: { base, rooms, params, seed } });
   await sleep(1000);
   const after = heapKb();
   await ask(worker, { close: true });
@@ -445,29 +454,35 @@ async function main(): Promise<void> {
     }
 
     log(`\n## Memory per idle room: ${IDLE_ROOMS} rooms x 3 clients (the servers' heap + external + array buffers; clients in a worker)`);
+    // A Quire section room's content (one text block): the reference's rooms are measured empty and holding it.
+    const seedSection = await create("bench/idle-seed", 1);
+    const seedClient = await connect(quireBase, `${seedSection.documentId}/main/~${seedSection.sectionIds[0]}`, params, sectionText);
+    const seed = Y.encodeStateAsUpdate(seedClient.doc);
+    close([seedClient]);
     const worker = new Worker(IDLE_WORKER, { eval: true });
-    const passes: Array<{ quire: number; reference: number }> = [];
+    const passes: Array<{ quire: number; empty: number; same: number }> = [];
     try {
       // Twice: the first pass also pays for code compiled on the way; the second (warm) is the figure.
       for (let pass = 0; pass < 2; pass++) {
         const idle = await create(`bench/idle-${pass}`, IDLE_ROOMS);
         const quireRooms = idle.sectionIds.map((id) => `${idle.documentId}/main/~${id}`);
         const quireKb = await memoryPerRoom(worker, quireBase, quireRooms, params);
-        // New names each pass: the reference keeps a room's doc after its clients leave (it has no persistence to write it to).
-        const referenceKb = await memoryPerRoom(
-          worker,
-          reference.url,
-          quireRooms.map((_, i) => `idle-${pass}-${i}`),
-          {},
-        );
-        passes.push({ quire: quireKb, reference: referenceKb });
+        // New names each phase: the reference keeps a room's doc after its clients leave (it has no persistence to write it to).
+        const referenceRooms = (kind: string) => quireRooms.map((_, i) => `idle-${pass}-${kind}-${i}`);
+        const emptyKb = await memoryPerRoom(worker, reference.url, referenceRooms("empty"), {});
+        const sameKb = await memoryPerRoom(worker, reference.url, referenceRooms("same"), {}, seed);
+        passes.push({ quire: quireKb, empty: emptyKb, same: sameKb });
       }
     } finally {
       await worker.terminate();
     }
-    log("| pass | Quire KB/room | @y/websocket-server KB/room | ratio |\n|---|---|---|---|");
+    log(
+      "| pass | Quire KB/room | reference, rooms empty | ratio | reference, rooms holding the section's content | ratio |\n|---|---|---|---|---|---|",
+    );
     for (const [i, p] of passes.entries())
-      log(`| ${i === 0 ? "first" : "warm"} | ${p.quire.toFixed(1)} | ${p.reference.toFixed(1)} | ${(p.quire / p.reference).toFixed(2)}x |`);
+      log(
+        `| ${i === 0 ? "first" : "warm"} | ${p.quire.toFixed(1)} | ${p.empty.toFixed(1)} | ${(p.quire / p.empty).toFixed(2)}x | ${p.same.toFixed(1)} | ${(p.quire / p.same).toFixed(2)}x |`,
+      );
     if (!MEMORY_ONLY) {
       log(`\n## Opening a room on a ${BIG_DOCUMENT_SECTIONS}-section document`);
       const big = await create("bench/big", BIG_DOCUMENT_SECTIONS);
