@@ -34,7 +34,6 @@ const MAX_CLOSE_REASON_BYTES = 123;
 /** A connection's storage keys before its room decides them: none (shared, never written: a decision replaces it). */
 const NO_KEYS: ReadonlySet<string> = new Set();
 
-
 /**
  * A class, not an object literal of arrow functions: a room holds thousands of
  * these, and each per-connection closure costs its context and, under tsx
@@ -95,8 +94,10 @@ export class RoomConnection implements LiveConnection, Typist {
 
   send(message: Uint8Array): void {
     if (this.closed) return;
-    if (this.holds > 0) (this.heldMessages ??= []).push(message);
-    else if (this.socket.readyState === this.socket.OPEN) sendInTurn(this.socket, message);
+    if (this.holds > 0) {
+      if (this.heldMessages) this.heldMessages.push(message);
+      else this.heldMessages = [message];
+    } else if (this.socket.readyState === this.socket.OPEN) sendInTurn(this.socket, message);
   }
 
   /** The repair was sent before this: the client converges, then hears why (and what it sent meanwhile is not taken in). */

@@ -63,6 +63,8 @@ export interface LiveDocHooks {
   stored?(updates: readonly PendingUpdate[]): void;
   /** Storing failed: this doc holds updates that are not stored and takes no more; its owner closes the room, so clients reconnect and hand them over again. */
   failed?(error: unknown): void;
+  /** Called after every change of the doc's content: a connection's (refused ones too), another process's, the server's. */
+  changed?(): void;
   /** Called with this doc's awareness changes made here (to publish to other processes). */
   awarenessChanged?(update: Uint8Array): void;
 }
@@ -90,8 +92,8 @@ interface Judgement {
 export class LiveDoc {
   readonly doc: Y.Doc;
   readonly awareness: awarenessProtocol.Awareness;
-  /** Each connection with the awareness client ids it controls (removed when it leaves). */
-  private readonly connections = new Map<LiveConnection, Set<number>>();
+  /** Each connection with the awareness client ids it controls (removed when it leaves; an array: a client has one, and a room thousands of connections). */
+  private readonly connections = new Map<LiveConnection, number[]>();
   /** Who speaks for each awareness client id: a connection here, or "elsewhere" (the server itself, another process). */
   private readonly presenceOwners = new Map<number, LiveConnection | "elsewhere">();
   private queue: PendingUpdate[] = [];
@@ -121,12 +123,9 @@ export class LiveDoc {
     this.awareness.setLocalState(null);
     this.presenceOwners.set(this.doc.clientID, "elsewhere");
     this.doc.on("update", (update: Uint8Array, origin: unknown) => {
+      this.hooks.changed?.();
       // A refused update reaches nobody; its undo goes out as one repair (see accept).
-      if (
-        origin instanceof Y.UndoManager ||
-        (this.judging?.refusal != null && origin === this.judging.connection)
-      )
-        return;
+      if (origin instanceof Y.UndoManager || (this.judging?.refusal != null && origin === this.judging.connection)) return;
       const message = encodeMessage(MESSAGE_SYNC, (e) => syncProtocol.writeUpdate(e, update));
       for (const connection of this.connections.keys()) if (connection !== origin) connection.send(message);
     });
@@ -136,8 +135,11 @@ export class LiveDoc {
         const changed = [...added, ...updated, ...removed];
         const controlled = origin instanceof Object ? this.connections.get(origin as LiveConnection) : undefined;
         if (controlled) {
-          for (const id of added) controlled.add(id);
-          for (const id of removed) controlled.delete(id);
+          for (const id of added) if (!controlled.includes(id)) controlled.push(id);
+          for (const id of removed) {
+            const at = controlled.indexOf(id);
+            if (at >= 0) controlled.splice(at, 1);
+          }
         }
         for (const id of added) this.presenceOwners.set(id, controlled ? (origin as LiveConnection) : "elsewhere");
         for (const id of removed) this.presenceOwners.delete(id);
@@ -162,7 +164,7 @@ export class LiveDoc {
 
   /** Greets a new connection: sync step 1 (what the server has) and everyone's presence. */
   connect(connection: LiveConnection): void {
-    this.connections.set(connection, new Set());
+    this.connections.set(connection, []);
     if (this.paused) connection.pause();
     connection.send(encodeMessage(MESSAGE_SYNC, (e) => syncProtocol.writeSyncStep1(e, this.doc)));
     const states = [...this.awareness.getStates().keys()];

@@ -51,8 +51,6 @@ export class SectionRoom implements LiveDocHooks {
       sectionRules: true,
       maxPendingBytes: MAX_ROOM_PENDING_BYTES,
     });
-    // Whatever changes the section's content (a connection, another process, the server) changes the draft.
-    this.live.doc.on("update", () => services.changes.changed(key));
   }
 
   /**
@@ -81,6 +79,11 @@ export class SectionRoom implements LiveDocHooks {
 
   stored(updates: readonly PendingUpdate[]): void {
     this.services.fanOut.stored(this.key, updates);
+  }
+
+  /** Whatever changes the section's content (a connection, another process, the server) changes the draft. */
+  changed(): void {
+    this.services.changes.changed(this.key);
   }
 
   awarenessChanged(update: Uint8Array): void {
