@@ -16,6 +16,7 @@
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { InlineError } from "@/app/_components/action-form";
+import { absoluteTime } from "@/app/_lib/format";
 import type { ActionResult } from "@/app/_lib/action-result";
 import { refusalOf } from "@/app/_lib/tool-call";
 import { useTRPC } from "@/app/_lib/trpc";
@@ -25,8 +26,6 @@ import { type ResolvedComments, revealComment } from "./comment-highlights";
 import { CommentMargin, useWideScreen } from "./comment-margin";
 import { type Member, MentionTextarea, mentionedIn } from "./mention-input";
 import { useCommentsTool } from "./tools";
-
-const when = (iso: string) => new Date(iso).toLocaleString("en");
 
 export function CommentsPanel({
   documentId,
@@ -252,7 +251,7 @@ function ThreadItem({
         ) : (
           <>
             {thread.authorName ?? "Someone"}
-            {thread.createdAt ? <> · {when(thread.createdAt)}</> : null}
+            {thread.createdAt ? <> · {absoluteTime(thread.createdAt)}</> : null}
             {thread.anchored ? null : (
               <>
                 {" "}
@@ -268,7 +267,7 @@ function ThreadItem({
             <li key={r.replyId} data-testid="comment-reply">
               <p>{r.body}</p>
               <p className="muted comment-thread-meta">
-                {r.authorName ?? "Someone"} · {when(r.createdAt)}
+                {r.authorName ?? "Someone"} · {absoluteTime(r.createdAt)}
               </p>
             </li>
           ))}
@@ -277,7 +276,7 @@ function ThreadItem({
       {resolved ? (
         <p className="muted comment-thread-meta">
           Resolved by {thread.resolvedByName ?? "someone"}
-          {thread.resolvedAt ? <> · {when(thread.resolvedAt)}</> : null}
+          {thread.resolvedAt ? <> · {absoluteTime(thread.resolvedAt)}</> : null}
         </p>
       ) : null}
       {commentId && thread.canWrite ? (
