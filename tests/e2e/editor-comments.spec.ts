@@ -191,6 +191,21 @@ test("a reader sees the comments and is offered no Comment", async ({ browser })
   await page.context().close();
 });
 
+test("a page opened in another time zone than the server's hydrates without an error", async ({ browser }) => {
+  const context = await browser.newContext({ viewport: WIDE, timezoneId: "Pacific/Auckland" });
+  const page = await signInPage(context, server.url, { email: rex.email, password: PASSWORD });
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
+  await openDocument(page);
+  await page.getByRole("button", { name: /^Comments/ }).click();
+  await expect(page.getByTestId("comment-thread")).toContainText('Is "spring" firm?');
+  expect(errors.filter((e) => /hydrat|#418|#425/i.test(e))).toEqual([]);
+  await context.close();
+});
+
 test("a comment in a section hidden from someone never reaches their comment panel", async ({ browser }) => {
   // Section overrides are set on a branch (the default branch takes them by merge request).
   await server.callTool("documents", olive.userId, { action: "create_branch", documentId, branchName: "private", sourceBranch: "main" });

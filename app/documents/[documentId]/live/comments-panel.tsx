@@ -16,7 +16,6 @@
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { InlineError } from "@/app/_components/action-form";
-import { absoluteTime } from "@/app/_lib/format";
 import type { ActionResult } from "@/app/_lib/action-result";
 import { refusalOf } from "@/app/_lib/tool-call";
 import { useTRPC } from "@/app/_lib/trpc";
@@ -26,6 +25,8 @@ import { type ResolvedComments, revealComment } from "./comment-highlights";
 import { CommentMargin, useWideScreen } from "./comment-margin";
 import { type Member, MentionTextarea, mentionedIn } from "./mention-input";
 import { useCommentsTool } from "./tools";
+
+const when = (iso: string) => new Date(iso).toLocaleString("en");
 
 export function CommentsPanel({
   documentId,
@@ -251,7 +252,7 @@ function ThreadItem({
         ) : (
           <>
             {thread.authorName ?? "Someone"}
-            {thread.createdAt ? <> · {absoluteTime(thread.createdAt)}</> : null}
+            {thread.createdAt ? <> · {when(thread.createdAt)}</> : null}
             {thread.anchored ? null : (
               <>
                 {" "}
@@ -267,7 +268,7 @@ function ThreadItem({
             <li key={r.replyId} data-testid="comment-reply">
               <p>{r.body}</p>
               <p className="muted comment-thread-meta">
-                {r.authorName ?? "Someone"} · {absoluteTime(r.createdAt)}
+                {r.authorName ?? "Someone"} · {when(r.createdAt)}
               </p>
             </li>
           ))}
@@ -276,7 +277,7 @@ function ThreadItem({
       {resolved ? (
         <p className="muted comment-thread-meta">
           Resolved by {thread.resolvedByName ?? "someone"}
-          {thread.resolvedAt ? <> · {absoluteTime(thread.resolvedAt)}</> : null}
+          {thread.resolvedAt ? <> · {when(thread.resolvedAt)}</> : null}
         </p>
       ) : null}
       {commentId && thread.canWrite ? (
