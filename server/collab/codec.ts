@@ -240,6 +240,12 @@ class TagAtoms {
   }
 }
 
+/** Whether a live text block's text is no longer its base version's: someone typed into it since. */
+function typedIntoSince(map: Y.Map<unknown>, baseBlock: Block): boolean {
+  const text = map.get("text");
+  return baseBlock.blockType === "text" && text instanceof Y.Text && text.toString() !== baseBlock.text;
+}
+
 /** A block as the block list is lined up: text blocks by their text, others by all their fields. */
 const blockIdentity = (block: Block): string => (block.blockType === "text" ? `text:${block.text}` : JSON.stringify(block));
 /** A block as a committed list is lined up with the live one: any text block with any (its text may have been typed into), others by all their fields. */
@@ -258,7 +264,12 @@ const blockKind = (block: Block): string => (block.blockType === "text" ? "text"
  * block added or removed live, or an update the doc has not received yet): a
  * block the live list lacks takes no change, one only the live list has is
  * left alone, and a text block's change is always base text → next text,
- * never live text → next text (which would erase what was typed).
+ * never live text → next text (which would erase what was typed). A text
+ * block the change removes (or turns into another kind) stays when it was
+ * typed into since `base`, with what was typed: removing it would lose the
+ * typing, which nobody committing or reverting saw (as git refuses to check
+ * out over uncommitted changes; here the block simply stays in the draft,
+ * for its editors to keep or delete).
  */
 export function applySectionChange(doc: Y.Doc, base: LiveSection, next: LiveSection): void {
   doc.transact(() => {
@@ -300,8 +311,12 @@ export function applySectionChange(doc: Y.Doc, base: LiveSection, next: LiveSect
     };
     const remove = (count: number) => {
       for (let k = 0; k < count; k++) {
+        const baseBlock = base.content[baseIndex]!;
         const map = counterpart[baseIndex++];
-        if (map) list.delete(indexOf(map), 1);
+        if (!map) continue;
+        // Typed into since the base: kept where it is, so that a change never takes typed text away.
+        if (typedIntoSince(map, baseBlock)) anchor = map;
+        else list.delete(indexOf(map), 1);
       }
     };
     const keep = (count: number) => {

@@ -250,6 +250,29 @@ describe("a head move onto a live block list that differs from its base", () => 
     expect(sectionFromYDoc(doc).content).toEqual([textBlock("one"), image("committed"), textBlock("two typed"), textBlock("added live")]);
   });
 
+  it("keeps a text block the change removes when someone typed into it since the base, with what they typed", () => {
+    // The live fuzzer's seed 555786: a revert to before an agent added a paragraph took a person's typing in it away.
+    const base: LiveSection = { name: "S", content: [textBlock("Written by an agent."), textBlock("The first section.")] };
+    const next: LiveSection = { name: "S", content: [textBlock("The first section.")] };
+    const doc = docOf(base);
+    textAt(doc, 0).insert(4, " typed ");
+    applySectionChange(doc, base, next);
+    expect(sectionFromYDoc(doc).content).toEqual([textBlock("Writ typed ten by an agent."), textBlock("The first section.")]);
+    // Untouched, the same block goes.
+    const untouched = docOf(base);
+    applySectionChange(untouched, base, next);
+    expect(sectionFromYDoc(untouched)).toEqual(next);
+  });
+
+  it("keeps a typed-into text block the change turns into another kind, the new block after it", () => {
+    const base: LiveSection = { name: "S", content: [textBlock("Caption"), textBlock("end")] };
+    const next: LiveSection = { name: "S", content: [image("a"), textBlock("end")] };
+    const doc = docOf(base);
+    textAt(doc, 0).insert(7, " typed");
+    applySectionChange(doc, base, next);
+    expect(sectionFromYDoc(doc).content).toEqual([textBlock("Caption typed"), image("a"), textBlock("end")]);
+  });
+
   it("with no live edits, brings any list to next exactly", () => {
     fc.assert(
       fc.property(fc.array(block, { maxLength: 6 }), fc.array(block, { maxLength: 6 }), (before, after) => {
