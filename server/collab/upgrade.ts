@@ -23,7 +23,7 @@ import { CLOSE_INTERNAL, type RoomAddress, RoomConnection } from "./connection";
 import { branchHead } from "./drafts-engine";
 import type { PresenceIdentity } from "./presence";
 import type { SharedDecisions } from "./shared-values";
-import { coalesceWrites } from "./turn-writes";
+import { coalesceWrites, flushTurnWrites } from "./turn-writes";
 
 export class LiveUpgrade {
   // A larger message closes its socket with 1009 (Message Too Big), before it is buffered whole.
@@ -104,6 +104,8 @@ export class LiveUpgrade {
 
   /** Cuts every socket (the process is closing). */
   terminateAll(): void {
+    // What this turn wrote goes out first: a corked socket drops its buffered writes when destroyed.
+    flushTurnWrites();
     for (const client of this.sockets.clients) client.terminate();
   }
 
