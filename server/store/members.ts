@@ -1,5 +1,5 @@
 /** Workspace members: listing and prefix search, role changes, removal, and users who join by invite. */
-import { and, asc, eq, ilike, inArray, or, sql } from "drizzle-orm";
+import { and, asc, eq, ilike, inArray, or, type SQL, sql } from "drizzle-orm";
 import { memberships, type Role, users, workspaces } from "@/db/schema";
 import { DomainError } from "@/server/core/errors";
 import { announceAccessChange } from "./access-cache";
@@ -29,7 +29,6 @@ export async function listMembers(
   tx: Tx,
   input: { workspaceId: string; query?: string; after?: { sortName: string; userId: string }; limit: number },
 ): Promise<MemberRow[]> {
-  const sortName = sql<string>`lower(${users.name})`;
   const conditions = [eq(memberships.workspaceId, input.workspaceId)];
   if (input.query !== undefined) {
     const prefix = escapeLike(input.query);
@@ -44,28 +43,21 @@ export async function listMembers(
     );
   }
   if (input.after) {
-    conditions.push(sql`(${sortName}, ${users.id}) > (${input.after.sortName}, ${input.after.userId}::uuid)`);
+    conditions.push(sql`(${memberSortName}, ${users.id}) > (${input.after.sortName}, ${input.after.userId}::uuid)`);
   }
-  return tx
-    .select({
-      userId: users.id,
-      name: users.name,
-      email: users.email,
-      role: memberships.role,
-      joinedAt: memberships.createdAt,
-      sortName,
-    })
-    .from(memberships)
-    .innerJoin(users, eq(users.id, memberships.userId))
-    .where(and(...conditions))
-    .orderBy(asc(sortName), asc(users.id))
-    .limit(input.limit);
+  return membersWhere(tx, and(...conditions)!).limit(input.limit);
 }
 
 /** The members of a workspace among `userIds` (ids of anyone else are left out), ordered as listMembers orders them. */
 export async function findMembers(tx: Tx, input: { workspaceId: string; userIds: readonly string[] }): Promise<MemberRow[]> {
   if (input.userIds.length === 0) return [];
-  const sortName = sql<string>`lower(${users.name})`;
+  return membersWhere(tx, and(eq(memberships.workspaceId, input.workspaceId), inArray(memberships.userId, [...input.userIds]))!);
+}
+
+/** Members ordered by name (case-insensitively), then id: the order every listing of members keeps. */
+const memberSortName = sql<string>`lower(${users.name})`;
+
+function membersWhere(tx: Tx, condition: SQL) {
   return tx
     .select({
       userId: users.id,
@@ -73,12 +65,12 @@ export async function findMembers(tx: Tx, input: { workspaceId: string; userIds:
       email: users.email,
       role: memberships.role,
       joinedAt: memberships.createdAt,
-      sortName,
+      sortName: memberSortName,
     })
     .from(memberships)
     .innerJoin(users, eq(users.id, memberships.userId))
-    .where(and(eq(memberships.workspaceId, input.workspaceId), inArray(memberships.userId, [...input.userIds])))
-    .orderBy(asc(sortName), asc(users.id));
+    .where(condition)
+    .orderBy(asc(memberSortName), asc(users.id));
 }
 
 export async function getMember(tx: Tx, workspaceId: string, userId: string, options: { forUpdate?: boolean } = {}) {
