@@ -18,12 +18,12 @@ import { CLOSE_ACCESS_LOST, closeNow, hold, type RoomConnection, release, resume
 import type { BranchHead } from "./drafts-engine";
 import { LiveDoc, type LiveDocHooks } from "./live-doc";
 import type { RoomServices } from "./room-services";
-import { SectionRoom } from "./section-room";
+import { type SectionOwner, SectionRoom } from "./section-room";
 
 /** An outline is the server's, written by it alone: nothing of it is stored (one hooks object for all of them). */
 const OUTLINE_HOOKS: LiveDocHooks = { store: async () => {} };
 
-export class BranchRoom {
+export class BranchRoom implements SectionOwner {
   readonly outlines = new Map<RoomConnection, LiveDoc>();
   readonly sections = new Map<string, SectionRoom>();
 
@@ -37,7 +37,7 @@ export class BranchRoom {
   ) {}
 
   connections(): RoomConnection[] {
-    return [...this.outlines.keys(), ...[...this.sections.values()].flatMap((s) => [...s.connections])];
+    return [...this.outlines.keys(), ...[...this.sections.values()].flatMap((s) => s.connections)];
   }
 
   /** The users connected here, sorted (a share visitor is nobody). */
@@ -63,12 +63,11 @@ export class BranchRoom {
   /** Takes an admitted connection into its section room (opened on the branch line) or its own outline, and reads it. */
   async attach(connection: RoomConnection): Promise<void> {
     const { address, socket } = connection;
-    let live: LiveDoc;
+    let live: LiveDoc<RoomConnection>;
     if (address.sectionId) {
       const sectionId = address.sectionId;
       const section = await this.services.queue.run(this.key, () => this.openSection(sectionId));
       await this.decideSectionConnection(connection, sectionId);
-      section.connections.add(connection);
       live = section.live;
     } else {
       // The outline is the server's: each connection has its own, listing only what it may see.
@@ -98,15 +97,14 @@ export class BranchRoom {
     this.services.changes.changed(this.key);
   }
 
-  private detach(connection: RoomConnection, live: LiveDoc): void {
+  private detach(connection: RoomConnection, live: LiveDoc<RoomConnection>): void {
     live.disconnect(connection);
     this.services.stats.droppedUpdates += connection.droppedUpdates;
     connection.droppedUpdates = 0;
     const sectionId = connection.address.sectionId;
     if (sectionId) {
       const section = this.sections.get(sectionId);
-      section?.connections.delete(connection);
-      if (section && section.connections.size === 0) void this.unloadSection(sectionId, section);
+      if (section && section.live.connectionCount === 0) void this.unloadSection(sectionId, section);
     } else {
       this.outlines.delete(connection);
       live.destroy();
@@ -124,20 +122,23 @@ export class BranchRoom {
   private async openSection(sectionId: string): Promise<SectionRoom> {
     const open = this.sections.get(sectionId);
     if (open) return open;
-    const section = await SectionRoom.open(this.services, { ...this.key, sectionId }, this.head.tree, (failed) => {
-      if (this.sections.get(sectionId) === failed) this.sections.delete(sectionId);
-      this.forgetIfEmpty();
-    });
+    const section = await SectionRoom.open(this.services, { ...this.key, sectionId }, this.head.tree, this);
     this.sections.set(sectionId, section);
     await section.bringToHead(this.head.tree);
     return section;
+  }
+
+  /** A section room whose storing failed closed: forgotten (its clients reconnect to a new one). */
+  sectionFailed(failed: SectionRoom): void {
+    if (this.sections.get(failed.key.sectionId) === failed) this.sections.delete(failed.key.sectionId);
+    this.forgetIfEmpty();
   }
 
   /** Unloads a section whose last connection left, once every update it received is stored (nothing pending is lost). */
   private async unloadSection(sectionId: string, section: SectionRoom): Promise<void> {
     await this.services.queue.run(this.key, async () => {
       await section.live.settled().catch(() => undefined);
-      if (section.connections.size > 0 || this.sections.get(sectionId) !== section) return;
+      if (section.live.connectionCount > 0 || this.sections.get(sectionId) !== section) return;
       this.sections.delete(sectionId);
       section.live.destroy();
       this.forgetIfEmpty();

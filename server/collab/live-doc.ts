@@ -89,11 +89,12 @@ interface Judgement {
   undo: Y.UndoManager | null;
 }
 
-export class LiveDoc {
+/** `C`: the connections its owner hands it (and gets back from `connectionList`). */
+export class LiveDoc<C extends LiveConnection = LiveConnection> {
   readonly doc: Y.Doc;
   readonly awareness: awarenessProtocol.Awareness;
   /** Each connection with the awareness client ids it controls (removed when it leaves; an array: a client has one, and a room thousands of connections). */
-  private readonly connections = new Map<LiveConnection, number[]>();
+  private readonly connections = new Map<C, number[]>();
   /** Who speaks for each awareness client id: a connection here, or "elsewhere" (the server itself, another process). */
   private readonly presenceOwners = new Map<number, LiveConnection | "elsewhere">();
   private queue: PendingUpdate[] = [];
@@ -133,7 +134,7 @@ export class LiveDoc {
       "update",
       ({ added, updated, removed }: { added: number[]; updated: number[]; removed: number[] }, origin: unknown) => {
         const changed = [...added, ...updated, ...removed];
-        const controlled = origin instanceof Object ? this.connections.get(origin as LiveConnection) : undefined;
+        const controlled = origin instanceof Object ? this.connections.get(origin as C) : undefined;
         if (controlled) {
           for (const id of added) if (!controlled.includes(id)) controlled.push(id);
           for (const id of removed) {
@@ -158,12 +159,12 @@ export class LiveDoc {
     return this.connections.size;
   }
 
-  connectionList(): LiveConnection[] {
+  connectionList(): C[] {
     return [...this.connections.keys()];
   }
 
   /** Greets a new connection: sync step 1 (what the server has) and everyone's presence. */
-  connect(connection: LiveConnection): void {
+  connect(connection: C): void {
     this.connections.set(connection, []);
     if (this.paused) connection.pause();
     connection.send(encodeMessage(MESSAGE_SYNC, (e) => syncProtocol.writeSyncStep1(e, this.doc)));
@@ -174,7 +175,7 @@ export class LiveDoc {
     }
   }
 
-  disconnect(connection: LiveConnection): void {
+  disconnect(connection: C): void {
     const controlled = this.connections.get(connection);
     if (!controlled) return;
     this.connections.delete(connection);
@@ -182,7 +183,7 @@ export class LiveDoc {
   }
 
   /** Handles one message from a connection; throws on a malformed message (the caller closes the connection). */
-  receive(connection: LiveConnection, message: Uint8Array): void {
+  receive(connection: C, message: Uint8Array): void {
     const decoder = decoding.createDecoder(message);
     const type = decoding.readVarUint(decoder);
     if (type === MESSAGE_SYNC) {

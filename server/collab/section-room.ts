@@ -28,8 +28,7 @@ const CATCH_UP_RETRY_MS = 500;
 const CATCH_UP_RETRIES = 10;
 
 export class SectionRoom implements LiveDocHooks {
-  readonly live: LiveDoc;
-  readonly connections = new Set<RoomConnection>();
+  readonly live: LiveDoc<RoomConnection>;
   /** The committed version the draft is based on, as this process last stored or saw it. */
   baseBlobHash: string | null;
   private updatesSinceCompaction: number;
@@ -42,12 +41,12 @@ export class SectionRoom implements LiveDocHooks {
     private readonly services: RoomServices,
     readonly key: SectionKey,
     stored: { baseBlobHash: string | null; state: Uint8Array; updates: Array<{ update: Uint8Array }> },
-    private readonly closed: (room: SectionRoom) => void,
+    private readonly owner: SectionOwner,
   ) {
     this.baseBlobHash = stored.baseBlobHash;
     this.updatesSinceCompaction = stored.updates.length;
     // The room is its doc's hooks (methods, not a literal of closures: a few hundred bytes less per room, see RoomConnection).
-    this.live = new LiveDoc([stored.state, ...stored.updates.map((u) => u.update)], this, {
+    this.live = new LiveDoc<RoomConnection>([stored.state, ...stored.updates.map((u) => u.update)], this, {
       sectionRules: true,
       maxPendingBytes: MAX_ROOM_PENDING_BYTES,
     });
@@ -56,18 +55,18 @@ export class SectionRoom implements LiveDocHooks {
   /**
    * Loads a section's stored draft (created from its version in `tree` if it
    * has none) into a live doc, with what other processes published while it
-   * loaded. `failed`: its storing failed and it closed (the owner forgets it).
+   * loaded. Its owner hears when its storing failed and it closed (and forgets it).
    */
-  static async open(
-    services: RoomServices,
-    key: SectionKey,
-    tree: DocumentTree,
-    failed: (room: SectionRoom) => void,
-  ): Promise<SectionRoom> {
+  static async open(services: RoomServices, key: SectionKey, tree: DocumentTree, owner: SectionOwner): Promise<SectionRoom> {
     const { loaded, arrived } = await services.fanOut.whileLoading(key, () => loadOrCreateSectionDraft(services.db, key, tree));
-    const room = new SectionRoom(services, key, loaded, failed);
+    const room = new SectionRoom(services, key, loaded, owner);
     for (const update of arrived) room.live.applyRemote(update);
     return room;
+  }
+
+  /** The connections editing here (those of its doc: one collection per room, not two). */
+  get connections(): RoomConnection[] {
+    return this.live.connectionList();
   }
 
   // LiveDocHooks.
@@ -95,7 +94,7 @@ export class SectionRoom implements LiveDocHooks {
     console.error("[quire] storing a draft update failed; closing the section's room", error);
     for (const connection of this.connections) connection.socket.close(CLOSE_INTERNAL, "storage failed");
     this.live.destroy();
-    this.closed(this);
+    this.owner.sectionFailed(this);
   }
 
   async store(updates: readonly PendingUpdate[]): Promise<void> {
@@ -176,6 +175,11 @@ export class SectionRoom implements LiveDocHooks {
     this.live.applyRemote(update);
     if (this.live.lacksEdits) void this.catchUp();
   }
+}
+
+/** Who holds a section room: told when its storing failed and it closed (a method, not a closure per room). */
+export interface SectionOwner {
+  sectionFailed(room: SectionRoom): void;
 }
 
 /**
