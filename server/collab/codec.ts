@@ -10,6 +10,7 @@
  */
 import * as Y from "yjs";
 import type { Block } from "@/server/core/blocks";
+import { canonicalJson } from "@/server/core/hashing";
 import { commentTagTokens } from "@/server/core/comment-markup";
 import { diffCharOps, diffTokenOps } from "@/server/core/text-diff";
 
@@ -246,10 +247,16 @@ function typedIntoSince(map: Y.Map<unknown>, baseBlock: Block): boolean {
   return baseBlock.blockType === "text" && text instanceof Y.Text && text.toString() !== baseBlock.text;
 }
 
+/*
+ * Blocks are compared by their canonical JSON: a live block's fields come in
+ * the order its map received them (another process's update may set them in
+ * another order than the committed version lists them), and equal blocks must
+ * line up as equal, or a head move would leave a block it removes in place.
+ */
 /** A block as the block list is lined up: text blocks by their text, others by all their fields. */
-const blockIdentity = (block: Block): string => (block.blockType === "text" ? `text:${block.text}` : JSON.stringify(block));
+const blockIdentity = (block: Block): string => (block.blockType === "text" ? `text:${block.text}` : canonicalJson(block));
 /** A block as a committed list is lined up with the live one: any text block with any (its text may have been typed into), others by all their fields. */
-const blockKind = (block: Block): string => (block.blockType === "text" ? "text" : JSON.stringify(block));
+const blockKind = (block: Block): string => (block.blockType === "text" ? "text" : canonicalJson(block));
 
 /**
  * Applies the change from committed section `base` to committed section

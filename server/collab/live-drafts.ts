@@ -21,6 +21,7 @@ import * as Y from "yjs";
 import type { Database } from "@/db/client";
 import type { Actor } from "@/server/access/actor";
 import type { SectionVersion } from "@/server/core/document-model";
+import { canonicalJson } from "@/server/core/hashing";
 import {
   appendDraftUpdates,
   type DraftAgentEditor,
@@ -163,8 +164,9 @@ export interface DraftRooms {
 
 const EMPTY_SECTION: LiveSection = { name: "", content: [] };
 
+/** Equal content whatever order a block's fields were set in (a live block's come in the order its map received them). */
 const sameContent = (a: LiveSection, b: Pick<SectionVersion, "name" | "content">) =>
-  a.name === b.name && JSON.stringify(a.content) === JSON.stringify(b.content);
+  a.name === b.name && canonicalJson(a.content) === canonicalJson(b.content);
 
 class LiveDraftsService implements LiveDrafts {
   private readonly queue: BranchQueue;
