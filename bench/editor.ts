@@ -26,7 +26,10 @@
  * the key event to the paint after it, in 8 ms steps, and only keys of 16 ms
  * or more are reported, so the others count as 0), and, to the millisecond,
  * from the key event to the task that follows the next frame's rendering on
- * the page's main thread.
+ * the page's main thread. Layout shift: the page's cumulative layout shift
+ * (Layout Instability API, shifts of what is on screen) from its start until
+ * 1.5 s after the first editor became editable, while the sections near the
+ * screen swap their placeholders for editors.
  */
 import os from "node:os";
 import type { Page } from "playwright-core";
@@ -38,9 +41,12 @@ process.env.TEST_DATABASE_URL ??= process.env.DATABASE_URL ?? "postgres://postgr
 const OPENS = Number(process.env.BENCH_OPENS ?? 7);
 const SECTIONS = Number(process.env.BENCH_SECTIONS ?? 2_000);
 const PASSWORD = "correct horse battery";
-/** A section's text, with the markdown the live preview renders (marks, a link, code, a list), so the editor's decorations are in the measurement. */
+/**
+ * A section's text, with the markdown the live preview renders (marks, a link, code, a list, a heading), so the editor's
+ * decorations are in the measurement, and a placeholder that drew the text otherwise than its editor would show as a shift.
+ */
 const PARAGRAPH = (i: number) =>
-  `Paragraph ${i + 1} of a **long** document, with a [link](https://example.test/${i + 1}) and \`code\`.\n\n- one point\n- another point`;
+  `Paragraph ${i + 1} of a **long** document, with a [link](https://example.test/${i + 1}) and \`code\`.\n\n- one point\n- another point\n\n### Next steps\n\nMore text.`;
 
 const log = (...args: unknown[]) => console.log(...args);
 const text = (t: string) => ({ blockType: "text" as const, text: t });
@@ -77,6 +83,27 @@ const appearedAt = (page: Page, selector: string) =>
   page
     .waitForFunction((wanted) => (document.querySelector(wanted) ? Math.round(performance.now()) : 0), selector, { polling: 10 })
     .then((handle) => handle.jsonValue());
+
+/** The page's cumulative layout shift so far (shifts right after input excluded, as the metric does). */
+const layoutShift = (page: Page) =>
+  page.evaluate(
+    () =>
+      new Promise<number>((resolve) => {
+        let sum = 0;
+        const add = (entries: PerformanceEntryList) => {
+          for (const entry of entries as Array<PerformanceEntry & { value: number; hadRecentInput: boolean }>) {
+            if (!entry.hadRecentInput) sum += entry.value;
+          }
+        };
+        const observer = new PerformanceObserver((list) => add(list.getEntries()));
+        observer.observe({ type: "layout-shift", buffered: true });
+        setTimeout(() => {
+          add(observer.takeRecords());
+          observer.disconnect();
+          resolve(Math.round(sum * 10_000) / 10_000);
+        }, 50);
+      }),
+  );
 
 const server = await startTestServer({ next: true });
 try {
@@ -125,6 +152,7 @@ try {
     syncedMs: [] as number[],
     readyMs: [] as number[],
     editors: [] as number[],
+    shift: [] as number[],
   });
   const live: Record<Mode, ReturnType<typeof opened>> = { preview: opened(), source: opened() };
   await page.goto(commitView);
@@ -143,6 +171,8 @@ try {
       await page.goto(livePage, { waitUntil: "commit" });
       live[mode].syncedMs.push(await appearedAt(page, `${firstSection}[data-synced="true"]`));
       live[mode].readyMs.push(await appearedAt(page, `${firstEditor}[contenteditable="true"]`));
+      await page.waitForTimeout(1_500);
+      live[mode].shift.push(await layoutShift(page));
       live[mode].editors.push(await page.locator(".cm-editor").count());
       const liveNav = await navigation(page);
       live[mode].loadMs.push(liveNav.loadMs);
@@ -163,7 +193,8 @@ try {
     row("load event (readable)", live[mode].loadMs);
     row("first section's room synced", live[mode].syncedMs);
     row("ready to type (first editor mounted)", live[mode].readyMs);
-    row("editors mounted", live[mode].editors, "");
+    row("editors mounted (1.5 s after ready)", live[mode].editors, "");
+    row("layout shift until then (CLS)", live[mode].shift, "");
   }
 
   // Typing: Mo types at the end of the first section's first line while Olive types at its start; then a plain textarea on Olive's page.

@@ -6,7 +6,9 @@
  * the list, Tab indents); links in a table's cells and reference-style links
  * open like any link, a definition line faint until the caret is on it; the
  * document-wide switch to the markdown source, remembered on reload; spell
- * check on.
+ * check on; a definition line at full size while the caret is on it; before
+ * its editor mounts a section reads as the editor will show it, and mounting
+ * moves nothing.
  */
 import type { Locator, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
@@ -81,6 +83,8 @@ const storedText = async (index: number): Promise<string> => {
   const block = read.sections[0]!.content[0]!;
   return block.blockType === "text" ? block.text : `(a ${block.blockType} block)`;
 };
+
+const fontSize = (locator: Locator) => locator.evaluate((el) => Number.parseFloat(getComputedStyle(el).fontSize));
 
 const leaveEditors = () => page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
 
@@ -240,4 +244,118 @@ test("the source switch shows the markdown in every section, and is remembered f
   await expect(editorOf(0)).toContainText("Welcome to **Acme**");
   await page.getByRole("button", { name: "Markdown source" }).click();
   await expect(editorOf(0)).not.toContainText("**");
+});
+
+test("a link definition line is shown at full size while the caret is on it, as any line being edited", async () => {
+  const editor = editorOf(2);
+  const definition = editor.locator(".cm-line", { hasText: "[style]: https://example.test/style" });
+  const paragraph = editor.locator(".cm-line", { hasText: "Read the" });
+  await expect(definition).toHaveClass(/cm-lp-link-definition/);
+  expect(await fontSize(definition)).toBeLessThan(await fontSize(paragraph));
+  // Below a rendered table: the click lands on the line under the pointer (the editor knows the table's full height).
+  await definition.click();
+  await expect(definition).not.toHaveClass(/cm-lp-link-definition/);
+  expect(await fontSize(definition)).toBe(await fontSize(paragraph));
+  // The other definition, without the caret, stays the small note it is.
+  await expect(editor.locator(".cm-line", { hasText: "[faq]: https://example.test/faq" })).toHaveClass(/cm-lp-link-definition/);
+  await leaveEditors();
+  await expect(definition).toHaveClass(/cm-lp-link-definition/);
+  expect(await storedText(2)).toBe(linksSource);
+});
+
+test("before its editor mounts a section reads as the editor will show it, and nothing moves when the editor arrives", async ({
+  browser,
+}) => {
+  // A document of its own: the page renders the text as committed, which the tests above have since edited in the draft.
+  const created = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "handbook/first-day",
+    name: "First day",
+    sections: [{ name: "First day", content: [text(source)] }],
+  });
+  const sectionId = created.sectionIds[0]!;
+  const viewer = await signInPage(await browser.newContext({ viewport: WIDE }), server.url, { email: olive.email, password: PASSWORD });
+  // The section's room is held back until the placeholder has been looked at.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  await viewer.routeWebSocket(
+    (url) => url.pathname.endsWith(`/~${sectionId}`),
+    async (socket) => {
+      await held;
+      socket.connectToServer();
+    },
+  );
+  await viewer.goto(`${server.url}/documents/${created.documentId}?branch=main`);
+  const section = viewer.locator(`[data-section-id="${sectionId}"]`);
+  const placeholder = section.locator(".live-text-placeholder");
+  await expect(placeholder).toContainText("Welcome to Acme, read the handbook");
+  await expect(section).toHaveAttribute("data-synced", "false");
+  await expect(placeholder).not.toContainText("**");
+  await expect(placeholder).not.toContainText("](");
+  await expect(placeholder).not.toContainText("# Onboarding");
+  await expect(placeholder).not.toContainText("> Ask anyone");
+  await expect(placeholder.getByRole("cell", { name: /Engineer/ })).toBeVisible();
+  await expect(placeholder.getByRole("link", { name: "Open link https://example.test/handbook" })).toBeVisible();
+  const image = placeholder.getByRole("img", { name: "Team photo" });
+  await expect(image).toBeVisible();
+  await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+  expect(await fontSize(placeholder.getByText("Onboarding", { exact: true }))).toBeGreaterThan(
+    (await fontSize(placeholder.getByText(/^Welcome to/))) * 1.2,
+  );
+
+  /** Where the section's pieces are drawn: words by their own text ranges, the table and image by their boxes, and the section. */
+  const layout = () =>
+    section.evaluate((root) => {
+      const box = (r: DOMRect) => [r.x, r.y, r.width, r.height].map(Math.round);
+      const words = (needle: string) => {
+        const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const at = node.textContent?.indexOf(needle) ?? -1;
+          if (at < 0) continue;
+          const range = document.createRange();
+          range.setStart(node, at);
+          range.setEnd(node, at + needle.length);
+          return box(range.getBoundingClientRect());
+        }
+        return null;
+      };
+      return {
+        section: box(root.getBoundingClientRect()),
+        heading: words("Onboarding"),
+        bold: words("Acme"),
+        link: words("handbook"),
+        quote: words("Ask anyone."),
+        table: box(root.querySelector("table")!.getBoundingClientRect()),
+        image: box(root.querySelector('img[alt="Team photo"]')!.getBoundingClientRect()),
+      };
+    });
+  const before = await layout();
+  expect(before.heading).not.toBeNull();
+  await viewer.evaluate(() => {
+    const page = window as { shifted?: number };
+    page.shifted = 0;
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries() as Array<PerformanceEntry & { value: number }>) page.shifted! += entry.value;
+    }).observe({ type: "layout-shift" });
+  });
+  release();
+  await expect(section).toHaveAttribute("data-synced", "true");
+  await expect(section.locator('[data-testid="editor-prose"] .cm-content')).toHaveAttribute("contenteditable", "true");
+  await expect(section.locator(".live-text-placeholder")).toHaveCount(0);
+  await viewer.waitForTimeout(300);
+  const after = await layout();
+  // Within a pixel (rounding of sub-pixel positions): the heading keeps its size, the words their places, the section its height.
+  for (const [what, box] of Object.entries(before)) {
+    const now = after[what as keyof typeof after]!;
+    box!.forEach((value, i) => {
+      expect(
+        Math.abs(now[i]! - value),
+        `${what} [x, y, width, height] ${JSON.stringify(box)} → ${JSON.stringify(now)}`,
+      ).toBeLessThanOrEqual(1);
+    });
+  }
+  expect(await viewer.evaluate(() => (window as { shifted?: number }).shifted)).toBe(0);
+  await viewer.context().close();
 });

@@ -14,7 +14,7 @@
  * inside what the server stores (its limits in server/core): a change that
  * would pass them is refused whole and said so, before anything is lost.
  */
-import { HighlightStyle, syntaxHighlighting } from "@codemirror/language";
+import { HighlightStyle } from "@codemirror/language";
 import { ChangeSet, EditorState, type Extension, RangeSetBuilder, StateEffect, StateField, Transaction } from "@codemirror/state";
 import { Decoration, type DecorationSet, EditorView } from "@codemirror/view";
 import { tags } from "@lezer/highlight";
@@ -28,7 +28,7 @@ import { commentTagPairs } from "../comment-markup";
 interface CommentMarkup {
   /** Every tag, hidden. */
   hidden: DecorationSet;
-  /** Hidden tags plus the highlighted text between balanced pairs. */
+  /** Hidden tags plus the highlighted text between balanced pairs (what the editor and its placeholder draw). */
   shown: DecorationSet;
   /** [from, to] of every tag, flat, for the change filter. */
   tagRanges: number[];
@@ -109,6 +109,9 @@ const keepCommentTags = EditorState.changeFilter.of((tr) => {
   return ranges.length === 0 ? true : ranges;
 });
 
+/** The comment markup's decorations in this state: tags hidden, commented text highlighted. */
+export const commentDecorations = (state: EditorState): DecorationSet => state.field(commentMarkupField).shown;
+
 /** Comment markup hidden and highlighted, starting with these comments resolved. */
 export const commentMarkupExtension = (resolved: ReadonlySet<string>): Extension => [
   commentMarkupField.init((state) => commentMarkup(state, resolved)),
@@ -178,32 +181,32 @@ export function withinLimits(limits: EditorLimits, refused: (message: string) =>
   });
 }
 
-/** How marks and marked text look in both modes (colours from the page's theme variables, so dark mode restyles them). */
-const markStyles = [
-  { tag: tags.strong, fontWeight: "700" },
-  { tag: tags.emphasis, fontStyle: "italic" },
-  { tag: tags.strikethrough, textDecoration: "line-through" },
-  { tag: [tags.link, tags.url], color: "var(--accent)", textDecoration: "underline" },
-  { tag: tags.monospace, fontFamily: "var(--font-mono, ui-monospace, monospace)", backgroundColor: "var(--bg)", borderRadius: "3px" },
+/**
+ * How marks and marked text look in both modes: classes, styled in preview.css (colours from the page's theme variables, so
+ * dark mode restyles them), so that a section's placeholder before its editor mounts (preview/placeholder.tsx), rendered on
+ * the server too, carries the same styling.
+ */
+const markClasses = [
+  { tag: tags.strong, class: "cm-md-strong" },
+  { tag: tags.emphasis, class: "cm-md-em" },
+  { tag: tags.strikethrough, class: "cm-md-strike" },
+  { tag: [tags.link, tags.url], class: "cm-md-link" },
+  { tag: tags.monospace, class: "cm-md-code" },
   // The marks themselves (`#`, `**`, `-`, `>`), not the list's or quote's text.
-  { tag: [tags.processingInstruction, tags.contentSeparator], color: "var(--text-faint)" },
-  { tag: tags.quote, color: "var(--text-muted)" },
+  { tag: [tags.processingInstruction, tags.contentSeparator], class: "cm-md-mark" },
+  { tag: tags.quote, class: "cm-md-quote" },
 ];
 
 /** The markdown source: headings larger, emphasis, links and code set apart, the marks faint. */
-export const proseHighlighting: Extension = syntaxHighlighting(
-  HighlightStyle.define([
-    { tag: tags.heading1, fontSize: "1.35em", fontWeight: "700" },
-    { tag: tags.heading2, fontSize: "1.2em", fontWeight: "700" },
-    { tag: [tags.heading3, tags.heading4, tags.heading5, tags.heading6], fontSize: "1.05em", fontWeight: "700" },
-    ...markStyles,
-  ]),
-);
+export const proseStyle = HighlightStyle.define([
+  { tag: tags.heading1, class: "cm-md-heading cm-md-h1" },
+  { tag: tags.heading2, class: "cm-md-heading cm-md-h2" },
+  { tag: [tags.heading3, tags.heading4, tags.heading5, tags.heading6], class: "cm-md-heading cm-md-h3" },
+  ...markClasses,
+]);
 
 /** The live preview's: the same, with headings sized by their lines (preview/headings.ts), so sizes do not compound. */
-export const previewHighlighting: Extension = syntaxHighlighting(
-  HighlightStyle.define([{ tag: tags.heading, fontWeight: "700" }, ...markStyles]),
-);
+export const previewStyle = HighlightStyle.define([{ tag: tags.heading, class: "cm-md-heading" }, ...markClasses]);
 
 /** The editor's own look: prose, not code (no gutter, wrapped lines, the page's font). */
 export const proseTheme: Extension = EditorView.theme({

@@ -19,6 +19,7 @@ import {
   type PointerEvent,
   type SyntheticEvent,
   type ReactNode,
+  useContext,
   useEffect,
   useReducer,
   useRef,
@@ -29,17 +30,18 @@ import { useToast } from "@/app/_components/toast";
 import type { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
 import type { Block } from "@/server/core/blocks";
-import { commentTagTokens } from "@/server/core/comment-markup";
 import { readBlock, readName } from "../readable-content";
 import { SectionBlocks } from "../section-blocks";
 import { BlockBoundary, UnreadableName } from "../unreadable";
 import { BlockFrame, useBlockDrop } from "./block-controls";
 import { BlockMenu } from "./block-menu";
+import { ResolvedCommentsContext } from "./comment-highlights";
 import { blockIndexAt, useImageDrop } from "./image-drop";
 import { openRoom, REFUSAL_SHOWN_MS, type RoomAddress, useNearViewport } from "./live-room";
 import { SectionControls, startSectionDrag } from "./section-controls";
 import type { PresenceHub, PresentUser } from "./presence";
 import { useEditorMode } from "./preview/mode";
+import { PreviewPlaceholder } from "./preview/placeholder";
 import { TextEditor } from "./text-editor";
 
 /** What the page was rendered with, per section; fields at their usual value are left out, as 2,000 sections carry them to the browser. */
@@ -77,17 +79,6 @@ function roomSection(doc: Y.Doc): ShownSection {
 
 /** A value of the room as a plain value. */
 const plain = (value: unknown): unknown => (value instanceof Y.AbstractType ? value.toJSON() : value);
-
-/** The text as the editor shows it: comment tags hidden (the editor hides them the same way). */
-const withoutCommentTags = (text: string): string => {
-  let out = "";
-  let last = 0;
-  for (const tag of commentTagTokens(text)) {
-    out += text.slice(last, tag.index);
-    last = tag.index + tag.raw.length;
-  }
-  return out + text.slice(last);
-};
 
 export const LiveSection = memo(function LiveSection({
   address,
@@ -160,6 +151,7 @@ export const LiveSection = memo(function LiveSection({
   }, [near, address, sectionId, me, presence, toast]);
 
   const editorMode = useEditorMode();
+  const resolvedComments = useContext(ResolvedCommentsContext);
   useEffect(() => {
     if (!room) return;
     const root = room.doc.getMap("section");
@@ -297,7 +289,7 @@ export const LiveSection = memo(function LiveSection({
                       awareness={live.provider.awareness}
                       label="Section text"
                       kind="prose"
-                      placeholder="Write here…"
+                      placeholder={TEXT_PLACEHOLDER}
                       blockIndex={index}
                       {...(me ? { commentOn: { documentId: address.documentId, branchName: address.branchName, sectionId } } : {})}
                     />
@@ -316,10 +308,14 @@ export const LiveSection = memo(function LiveSection({
               section.content.map((value: unknown, index) => {
                 const read = readBlock(value);
                 return read.readable && read.block.blockType === "text" ? (
-                  // biome-ignore lint/suspicious/noArrayIndexKey: the pre-sync view is replaced whole once the room syncs
-                  <div key={index} className="live-text-editor live-text-placeholder">
-                    {withoutCommentTags(read.block.text)}
-                  </div>
+                  <PreviewPlaceholder
+                    // biome-ignore lint/suspicious/noArrayIndexKey: the pre-sync view is replaced whole once the room syncs
+                    key={index}
+                    text={read.block.text}
+                    mode={editorMode.mode}
+                    resolved={resolvedComments?.ids ?? NO_COMMENTS}
+                    placeholder={TEXT_PLACEHOLDER}
+                  />
                 ) : (
                   // biome-ignore lint/suspicious/noArrayIndexKey: as above
                   <SectionBlocks key={index} content={[value]} downloads={downloads} />
@@ -357,6 +353,10 @@ export const LiveSection = memo(function LiveSection({
 const CONTROLS = "a[href], button, input, select, textarea, summary, [tabindex], [contenteditable]";
 
 const NO_HTML = { __html: "" };
+
+/** What an empty text block shows, in its editor and in the placeholder before it. */
+const TEXT_PLACEHOLDER = "Write here…";
+const NO_COMMENTS: ReadonlySet<string> = new Set();
 
 /**
  * The inside of a section, or, while `keep` holds, the HTML the server

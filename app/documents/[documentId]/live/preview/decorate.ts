@@ -9,7 +9,7 @@
  */
 import { syntaxTree } from "@codemirror/language";
 import { type EditorState, type Extension, type Range, StateEffect, StateField } from "@codemirror/state";
-import { Decoration, type DecorationSet, EditorView, ViewPlugin, type ViewUpdate } from "@codemirror/view";
+import { Decoration, type DecorationSet, EditorView, ViewPlugin, type ViewUpdate, WidgetType } from "@codemirror/view";
 import type { SyntaxNodeRef } from "@lezer/common";
 
 const focusChanged = StateEffect.define<boolean>();
@@ -36,6 +36,43 @@ export interface Decorating {
 
 /** Decorates one node of the tree; `false` skips its children. */
 export type Decorate = (node: SyntaxNodeRef, at: Decorating) => boolean | undefined;
+
+/**
+ * One kind of markdown's decorations: how it decorates a node, and the editor extension that applies that as the text and
+ * caret change. The placeholder a section shows before its editor mounts (placeholder.tsx) calls the same `decorate`.
+ */
+export interface Decorator {
+  decorate: Decorate;
+  extension: Extension;
+}
+
+/**
+ * A widget's element as data, so one widget renders the same in an editor (the DOM, `ShapedWidget.toDOM`) and in the
+ * placeholder before it (React, placeholder.tsx). Attributes are the DOM's (`class`, `aria-label`, `checked`).
+ */
+export interface Shape {
+  tag: string;
+  attributes?: Record<string, string>;
+  children?: Array<Shape | string>;
+}
+
+function buildElement(shape: Shape): HTMLElement {
+  const element = document.createElement(shape.tag);
+  for (const [name, value] of Object.entries(shape.attributes ?? {})) element.setAttribute(name, value);
+  for (const child of shape.children ?? []) element.append(typeof child === "string" ? child : buildElement(child));
+  return element;
+}
+
+/** A widget drawn from its `shape`; `wire` adds what it does in an editor (presses), which a placeholder has not. */
+export abstract class ShapedWidget extends WidgetType {
+  abstract shape(): Shape;
+  wire?(element: HTMLElement, view: EditorView): void;
+  toDOM(view: EditorView): HTMLElement {
+    const element = buildElement(this.shape());
+    this.wire?.(element, view);
+    return element;
+  }
+}
 
 /** Marks hidden from view (the text stays in the document). */
 export const hidden = Decoration.replace({});
@@ -68,8 +105,8 @@ const stale = (docChanged: boolean, selection: boolean, before: EditorState, aft
   docChanged || selection || syntaxTree(before) !== syntaxTree(after) || before.field(focusField, false) !== after.field(focusField, false);
 
 /** Inline decorations of the lines on screen (`view.visibleRanges`), kept as the view scrolls and the text changes. */
-export function visibleDecorations(decorate: Decorate): Extension {
-  return ViewPlugin.fromClass(
+export function visibleDecorations(decorate: Decorate): Decorator {
+  const extension = ViewPlugin.fromClass(
     class {
       decorations: DecorationSet;
       constructor(view: EditorView) {
@@ -83,6 +120,7 @@ export function visibleDecorations(decorate: Decorate): Extension {
     },
     { decorations: (plugin) => plugin.decorations },
   );
+  return { decorate, extension };
 }
 
 /**
@@ -90,7 +128,7 @@ export function visibleDecorations(decorate: Decorate): Extension {
  * from a view plugin, so they are found over the whole parsed text of the block (a text block is one section's paragraph
  * run, and only the sections near the screen have editors).
  */
-export function blockDecorations(decorate: Decorate): Extension {
+export function blockDecorations(decorate: Decorate): Decorator {
   const field = StateField.define<DecorationSet>({
     create: (state) => collect(state, [{ from: 0, to: state.doc.length }], decorate),
     update: (decorations, tr) =>
@@ -99,7 +137,7 @@ export function blockDecorations(decorate: Decorate): Extension {
         : decorations,
     provide: (f) => EditorView.decorations.from(f),
   });
-  return field;
+  return { decorate, extension: field };
 }
 
 /** A press on a widget that stands for text (a table, an image) puts the caret at its start, which shows that text to edit. */

@@ -4,13 +4,17 @@
  * then its markdown shows, with the image below it. An image within other
  * text keeps its markdown on the line (faint while the caret is elsewhere)
  * and is shown below that line. Only http(s) images load, the same rule as
- * the rendered view (section-blocks.tsx).
+ * the rendered view (section-blocks.tsx). The editor draws only lines near
+ * the screen, so its image is not lazy: it takes the copy the section's
+ * placeholder loaded (same URL and referrer policy) in the frame it mounts,
+ * where a lazy one stays empty for a frame and the lines below jump up and
+ * back. The placeholder's images are lazy (placeholder.tsx).
  */
-import { Decoration, type EditorView, WidgetType } from "@codemirror/view";
+import { Decoration, type EditorView } from "@codemirror/view";
 import { isHttpUrl } from "../../section-blocks";
-import { blockDecorations, caretOnPress } from "./decorate";
+import { blockDecorations, caretOnPress, ShapedWidget, type Shape } from "./decorate";
 
-class InlineImage extends WidgetType {
+class InlineImage extends ShapedWidget {
   constructor(
     readonly src: string,
     readonly alt: string,
@@ -20,17 +24,15 @@ class InlineImage extends WidgetType {
   override eq(other: InlineImage) {
     return other.src === this.src && other.alt === this.alt;
   }
-  toDOM(view: EditorView) {
-    const figure = document.createElement("div");
-    figure.className = "cm-lp-image";
-    const img = document.createElement("img");
-    img.src = this.src;
-    img.alt = this.alt;
-    img.loading = "lazy";
-    img.referrerPolicy = "no-referrer";
-    figure.append(img);
+  shape(): Shape {
+    return {
+      tag: "div",
+      attributes: { class: "cm-lp-image" },
+      children: [{ tag: "img", attributes: { src: this.src, alt: this.alt, referrerpolicy: "no-referrer" } }],
+    };
+  }
+  override wire(figure: HTMLElement, view: EditorView) {
     caretOnPress(view, figure);
-    return figure;
   }
   // Its height is unknown until it loads: CodeMirror measures it then.
   override get estimatedHeight() {

@@ -6,22 +6,36 @@
  * only on the lines on screen. `editorMode` switches an editor between this
  * and the markdown source without rebuilding it.
  */
+import { syntaxHighlighting } from "@codemirror/language";
 import { Compartment, type Extension } from "@codemirror/state";
-import { previewHighlighting, proseHighlighting } from "../editor-extensions";
-import { editorFocus } from "./decorate";
+import type { Highlighter } from "@lezer/highlight";
+import { previewStyle, proseStyle } from "../editor-extensions";
+import { type Decorator, editorFocus } from "./decorate";
 import { headings } from "./headings";
 import { images } from "./images";
 import { inlineMarks } from "./inline-marks";
-import { links } from "./links";
+import { linkClicks, links } from "./links";
 import { lists } from "./lists";
 import { quotes } from "./quotes";
 import { tables } from "./tables";
 
 export type EditorMode = "preview" | "source";
 
-export const livePreview: Extension = [editorFocus, previewHighlighting, headings, inlineMarks, links, lists, quotes, images, tables];
+/** What a mode draws: the syntax highlighting, and the decorators (none in the source). Placeholders draw the same. */
+export const modeLook: Record<EditorMode, { highlighter: Highlighter; decorators: readonly Decorator[] }> = {
+  preview: { highlighter: previewStyle, decorators: [headings, inlineMarks, links, lists, quotes, images, tables] },
+  source: { highlighter: proseStyle, decorators: [] },
+};
+
+const livePreview: Extension = [
+  editorFocus,
+  syntaxHighlighting(modeLook.preview.highlighter),
+  modeLook.preview.decorators.map((d) => d.extension),
+  linkClicks,
+];
+const markdownSource: Extension = syntaxHighlighting(modeLook.source.highlighter);
 
 /** Holds an editor's mode; `modeExtension` fills it. */
 export const editorMode = new Compartment();
 
-export const modeExtension = (mode: EditorMode): Extension => (mode === "preview" ? livePreview : proseHighlighting);
+export const modeExtension = (mode: EditorMode): Extension => (mode === "preview" ? livePreview : markdownSource);

@@ -12,11 +12,11 @@
  * `linkTarget` and `openLink` too (tables.ts).
  */
 import { syntaxTree } from "@codemirror/language";
-import type { EditorState, Extension } from "@codemirror/state";
-import { Decoration, EditorView, WidgetType } from "@codemirror/view";
+import type { EditorState } from "@codemirror/state";
+import { Decoration, EditorView } from "@codemirror/view";
 import type { Tree } from "@lezer/common";
 import { isHttpUrl } from "../../section-blocks";
-import { hidden, visibleDecorations } from "./decorate";
+import { hidden, ShapedWidget, type Shape, visibleDecorations } from "./decorate";
 
 /** The URL as a link target, or null: http(s), mailto and paths on this site (not `//host`) are opened; nothing else. */
 export function safeHref(url: string): string | null {
@@ -34,28 +34,28 @@ export function openLink(href: string): void {
 }
 
 /** The small ↗ after a link's text that opens it (what a touch screen has instead of Ctrl/⌘ + click). */
-export function openLinkButton(href: string): HTMLAnchorElement {
-  const a = document.createElement("a");
-  a.className = "cm-lp-link-open";
-  a.href = href;
-  a.textContent = "↗";
-  a.title = `Open ${href}`;
-  a.setAttribute("aria-label", `Open link ${href}`);
-  if (opensElsewhere(href)) {
-    a.target = "_blank";
-    a.rel = "noopener noreferrer nofollow";
-  }
-  return a;
+export function openLinkButton(href: string): Shape {
+  return {
+    tag: "a",
+    attributes: {
+      class: "cm-lp-link-open",
+      href,
+      title: `Open ${href}`,
+      "aria-label": `Open link ${href}`,
+      ...(opensElsewhere(href) ? { target: "_blank", rel: "noopener noreferrer nofollow" } : {}),
+    },
+    children: ["↗"],
+  };
 }
 
-class OpenLink extends WidgetType {
+class OpenLink extends ShapedWidget {
   constructor(readonly href: string) {
     super();
   }
   override eq(other: OpenLink) {
     return other.href === this.href;
   }
-  toDOM() {
+  shape() {
     return openLinkButton(this.href);
   }
 }
@@ -97,7 +97,7 @@ export function linkDefinitions(state: EditorState): Map<string, string> {
 /** A definition line while the caret is elsewhere: small and faint, as the note it is. */
 const definitionLine = Decoration.line({ class: "cm-lp-link-definition" });
 
-const decorations = visibleDecorations((node, at) => {
+export const links = visibleDecorations((node, at) => {
   const { doc } = at.state;
   if (node.name === "Link") {
     const marks = node.node.getChildren("LinkMark");
@@ -143,7 +143,7 @@ const decorations = visibleDecorations((node, at) => {
 });
 
 /** Ctrl/⌘ + press on a link's text opens it; a plain press is the editor's (the caret goes there). */
-const openOnModifiedClick = EditorView.domEventHandlers({
+export const linkClicks = EditorView.domEventHandlers({
   mousedown(event, view) {
     if (!(event.ctrlKey || event.metaKey) || event.button !== 0) return false;
     const link = (event.target as Element | null)?.closest?.("[data-href]");
@@ -154,5 +154,3 @@ const openOnModifiedClick = EditorView.domEventHandlers({
     return true;
   },
 });
-
-export const links: Extension = [decorations, openOnModifiedClick];

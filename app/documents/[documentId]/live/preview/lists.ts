@@ -6,39 +6,42 @@
  * it can be changed); the caret at the start of the item's text leaves the
  * bullet drawn.
  */
-import { Decoration, type EditorView, WidgetType } from "@codemirror/view";
-import { hidden, visibleDecorations } from "./decorate";
+import { Decoration, type EditorView } from "@codemirror/view";
+import { hidden, ShapedWidget, type Shape, visibleDecorations } from "./decorate";
 
 const BULLETS = ["•", "◦", "▪"];
 
-class Bullet extends WidgetType {
+class Bullet extends ShapedWidget {
   constructor(readonly depth: number) {
     super();
   }
   override eq(other: Bullet) {
     return other.depth === this.depth;
   }
-  toDOM() {
-    const span = document.createElement("span");
-    span.className = "cm-lp-bullet";
-    span.textContent = BULLETS[this.depth % BULLETS.length]!;
-    return span;
+  shape(): Shape {
+    return { tag: "span", attributes: { class: "cm-lp-bullet" }, children: [BULLETS[this.depth % BULLETS.length]!] };
   }
 }
 
-class Checkbox extends WidgetType {
+class Checkbox extends ShapedWidget {
   constructor(readonly checked: boolean) {
     super();
   }
   override eq(other: Checkbox) {
     return other.checked === this.checked;
   }
-  toDOM(view: EditorView) {
-    const box = document.createElement("input");
-    box.type = "checkbox";
-    box.className = "cm-lp-task";
-    box.checked = this.checked;
-    box.setAttribute("aria-label", this.checked ? "Done task" : "Open task");
+  shape(): Shape {
+    return {
+      tag: "input",
+      attributes: {
+        type: "checkbox",
+        class: "cm-lp-task",
+        "aria-label": this.checked ? "Done task" : "Open task",
+        ...(this.checked ? { checked: "" } : {}),
+      },
+    };
+  }
+  override wire(box: HTMLElement, view: EditorView) {
     // The press would move the caret onto the marker and show it as text: the click ticks the task instead.
     box.addEventListener("mousedown", (event) => event.preventDefault());
     box.addEventListener("click", (event) => {
@@ -47,7 +50,6 @@ class Checkbox extends WidgetType {
       // `[ ]` / `[x]`: the character between the brackets.
       view.dispatch({ changes: { from: at + 1, to: at + 2, insert: this.checked ? " " : "x" }, userEvent: "input" });
     });
-    return box;
   }
 }
 

@@ -8,9 +8,9 @@
  * table, as the editor hides it in the text.
  */
 import type { EditorState, Text } from "@codemirror/state";
-import { Decoration, type EditorView, WidgetType } from "@codemirror/view";
+import { Decoration, type EditorView } from "@codemirror/view";
 import type { SyntaxNode } from "@lezer/common";
-import { blockDecorations, caretOnPress } from "./decorate";
+import { blockDecorations, caretOnPress, ShapedWidget, type Shape } from "./decorate";
 import { linkDefinitions, linkTarget, openLink, openLinkButton, safeHref } from "./links";
 
 /** A cell's content: text, or an inline element with its content (a link with the URL it opens, null when none is offered). */
@@ -91,26 +91,17 @@ function readTable(state: EditorState, table: SyntaxNode): Table {
   };
 }
 
-function render(content: Inline[], into: HTMLElement) {
-  for (const piece of content) {
-    if (typeof piece === "string") into.append(piece);
-    else if (piece.tag === "a") {
-      // The link's text as the editor shows a link (Ctrl/⌘ + click opens it), then its ↗.
-      const text = document.createElement("span");
-      text.className = "cm-lp-link";
-      for (const [name, value] of Object.entries(linkTarget(piece.href))) text.setAttribute(name, value);
-      render(piece.children, text);
-      into.append(text);
-      if (piece.href) into.append(openLinkButton(piece.href));
-    } else {
-      const element = document.createElement(piece.tag);
-      render(piece.children, element);
-      into.append(element);
-    }
-  }
+/** A cell's content as shapes: a link's text as the editor shows a link (Ctrl/⌘ + click opens it), then its ↗. */
+function shapes(content: Inline[]): Array<Shape | string> {
+  return content.flatMap((piece): Array<Shape | string> => {
+    if (typeof piece === "string") return [piece];
+    if (piece.tag !== "a") return [{ tag: piece.tag, children: shapes(piece.children) }];
+    const text: Shape = { tag: "span", attributes: { class: "cm-lp-link", ...linkTarget(piece.href) }, children: shapes(piece.children) };
+    return piece.href ? [text, openLinkButton(piece.href)] : [text];
+  });
 }
 
-class RenderedTable extends WidgetType {
+class RenderedTable extends ShapedWidget {
   constructor(
     readonly source: string,
     readonly table: Table,
@@ -121,29 +112,30 @@ class RenderedTable extends WidgetType {
     // The same lines may link elsewhere once a reference's definition changes.
     return other.source === this.source && JSON.stringify(other.table) === JSON.stringify(this.table);
   }
-  toDOM(view: EditorView) {
-    const frame = document.createElement("div");
-    frame.className = "cm-lp-table";
-    frame.title = "Click to edit the table as text";
-    const table = document.createElement("table");
+  shape(): Shape {
     const columns = Math.max(this.table.head.length, ...this.table.rows.map((r) => r.length));
-    const row = (cells: Inline[][], tag: "th" | "td") => {
-      const tr = document.createElement("tr");
-      for (let i = 0; i < columns; i++) {
-        const cell = document.createElement(tag);
+    const row = (cells: Inline[][], tag: "th" | "td"): Shape => ({
+      tag: "tr",
+      children: Array.from({ length: columns }, (_, i) => {
         const align = this.table.align[i];
-        if (align) cell.style.textAlign = align;
-        render(cells[i] ?? [], cell);
-        tr.append(cell);
-      }
-      return tr;
+        return { tag, ...(align ? { attributes: { class: `cm-lp-align-${align}` } } : {}), children: shapes(cells[i] ?? []) };
+      }),
+    });
+    return {
+      tag: "div",
+      attributes: { class: "cm-lp-table", title: "Click to edit the table as text" },
+      children: [
+        {
+          tag: "table",
+          children: [
+            { tag: "thead", children: [row(this.table.head, "th")] },
+            { tag: "tbody", children: this.table.rows.map((cells) => row(cells, "td")) },
+          ],
+        },
+      ],
     };
-    const thead = document.createElement("thead");
-    thead.append(row(this.table.head, "th"));
-    const tbody = document.createElement("tbody");
-    for (const cells of this.table.rows) tbody.append(row(cells, "td"));
-    table.append(thead, tbody);
-    frame.append(table);
+  }
+  override wire(frame: HTMLElement, view: EditorView) {
     // A link's ↗ opens it, and Ctrl/⌘ + press on its text too; any other press edits the table.
     frame.addEventListener("mousedown", (event) => {
       const target = event.target as Element;
@@ -159,7 +151,6 @@ class RenderedTable extends WidgetType {
       }
     });
     caretOnPress(view, frame);
-    return frame;
   }
 }
 

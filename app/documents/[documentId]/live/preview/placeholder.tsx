@@ -1,0 +1,183 @@
+/**
+ * A text block as its editor will show it, before the editor mounts (the
+ * section's room has not synced yet, or the section is the server's HTML):
+ * the same markdown parse, the same decorators of the mode (decorate.ts:
+ * each `Decorator.decorate`, over the whole text, with no caret in it), the
+ * same syntax highlighting classes and the same widgets (their `shape`),
+ * drawn as CodeMirror draws them (a `.cm-line` per line, marks as spans,
+ * hidden ranges left out, block widgets in place of their lines). Mounting
+ * the editor over it then changes nothing on screen: no heading grows, no
+ * `**` vanishes, nothing below moves. Comment markup is hidden and its text
+ * highlighted as the editor does (`commentDecorations`).
+ */
+import { ensureSyntaxTree, syntaxTree, syntaxTreeAvailable } from "@codemirror/language";
+import { markdown, markdownLanguage } from "@codemirror/lang-markdown";
+import { EditorState } from "@codemirror/state";
+import type { Decoration } from "@codemirror/view";
+import { highlightTree } from "@lezer/highlight";
+import { createElement, memo, type ReactNode } from "react";
+import { commentDecorations, commentMarkupExtension } from "../editor-extensions";
+import { collect, ShapedWidget, type Shape } from "./decorate";
+import { type EditorMode, modeLook } from "./index";
+
+interface Mark {
+  from: number;
+  to: number;
+  attributes: Record<string, string>;
+}
+
+interface Replaced {
+  from: number;
+  to: number;
+  widget: ShapedWidget | null;
+  block: boolean;
+}
+
+/** What CodeMirror's decorations are, told apart as its view does (a replace or widget is a point with `isReplace`). */
+type Classified =
+  | { kind: "line"; className: string }
+  | { kind: "mark"; attributes: Record<string, string> }
+  | { kind: "point"; replace: boolean; block: boolean; widget: ShapedWidget | null };
+
+function classify(decoration: Decoration): Classified {
+  const spec = decoration.spec as { class?: string; attributes?: Record<string, string>; widget?: unknown };
+  const widget = spec.widget instanceof ShapedWidget ? spec.widget : null;
+  if (!decoration.point) return { kind: "mark", attributes: { ...spec.attributes, ...(spec.class ? { class: spec.class } : {}) } };
+  const point = decoration as Decoration & { isReplace?: boolean; block?: boolean };
+  if (point.isReplace === undefined) return { kind: "line", className: spec.class ?? "" };
+  return { kind: "point", replace: point.isReplace, block: point.block === true, widget };
+}
+
+/** The text's state as its editor would have it: parsed to the end (an editor parses the lines on screen first), comments read. */
+function stateOf(text: string, resolved: ReadonlySet<string>): EditorState {
+  const state = EditorState.create({
+    doc: text,
+    extensions: [markdown({ base: markdownLanguage, addKeymap: false }), commentMarkupExtension(resolved)],
+  });
+  if (syntaxTreeAvailable(state)) return state;
+  // The parse goes on in the state's parse context; a transaction takes its finished tree into the state.
+  ensureSyntaxTree(state, state.doc.length, 60_000);
+  return state.update({}).state;
+}
+
+/** A shape as React elements (the DOM's attribute names as React's props); children are passed as arguments, so need no keys. */
+function shapeElement(shape: Shape, key?: number | string): ReactNode {
+  // Images load as they come near the screen: the server's HTML holds every section's placeholder.
+  const props: Record<string, unknown> = shape.tag === "img" ? { key, loading: "lazy" } : { key };
+  for (const [name, value] of Object.entries(shape.attributes ?? {})) {
+    if (name === "class") props.className = value;
+    else if (name === "checked") props.defaultChecked = true;
+    else if (name === "referrerpolicy") props.referrerPolicy = value;
+    else props[name] = value;
+  }
+  const children = (shape.children ?? []).map((child) => (typeof child === "string" ? child : shapeElement(child)));
+  return createElement(shape.tag, props, ...children);
+}
+
+const markProps = (attributes: Record<string, string>) => {
+  const { class: className, ...rest } = attributes;
+  return { className, ...rest };
+};
+
+/** The lines of `text` as the editor in `mode` draws them with no caret in it. */
+export function placeholderLines(text: string, mode: EditorMode, resolved: ReadonlySet<string>): ReactNode[] {
+  const state = stateOf(text, resolved);
+  const { doc } = state;
+  const look = modeLook[mode];
+  const lineClasses = new Map<number, string[]>();
+  const marks: Mark[] = [];
+  const replaced: Replaced[] = [];
+  /** Block widgets drawn after a line (side 1 at its end), by line number. */
+  const after = new Map<number, ShapedWidget[]>();
+
+  highlightTree(syntaxTree(state), look.highlighter, (from, to, classes) => {
+    marks.push({ from, to, attributes: { class: classes } });
+  });
+  const whole = [{ from: 0, to: doc.length }];
+  const sets = [...look.decorators.map((d) => collect(state, whole, d.decorate)), commentDecorations(state)];
+  for (const set of sets) {
+    set.between(0, doc.length, (from, to, decoration) => {
+      const found = classify(decoration);
+      if (found.kind === "line") {
+        const n = doc.lineAt(from).number;
+        lineClasses.set(n, [...(lineClasses.get(n) ?? []), found.className]);
+      } else if (found.kind === "mark") marks.push({ from, to, attributes: found.attributes });
+      else if (found.replace) replaced.push({ from, to, widget: found.widget, block: found.block });
+      else if (found.block && found.widget) {
+        const n = doc.lineAt(from).number;
+        after.set(n, [...(after.get(n) ?? []), found.widget]);
+      }
+    });
+  }
+  // Overlapping replacements: the first (outermost) wins, as in the editor.
+  replaced.sort((a, b) => a.from - b.from || b.to - a.to);
+  const kept: Replaced[] = [];
+  for (const r of replaced) if (!kept.length || r.from >= kept[kept.length - 1]!.to) kept.push(r);
+
+  const lines: ReactNode[] = [];
+  let next = 0;
+  for (let n = 1; n <= doc.lines; n++) {
+    const line = doc.line(n);
+    while (next < kept.length && kept[next]!.to < line.from) next++;
+    const block = kept[next];
+    if (block?.block && block.from <= line.from) {
+      // A block widget stands for its lines.
+      if (block.widget) lines.push(shapeElement(block.widget.shape(), block.from));
+      n = doc.lineAt(block.to).number;
+      for (const widget of after.get(n) ?? []) lines.push(shapeElement(widget.shape(), -n));
+      continue;
+    }
+    const cuts = new Set([line.from, line.to]);
+    for (const m of marks) if (m.to > line.from && m.from < line.to) cuts.add(Math.max(m.from, line.from)).add(Math.min(m.to, line.to));
+    const inLine = kept.filter((r) => !r.block && r.to >= line.from && r.from <= line.to);
+    for (const r of inLine) cuts.add(Math.max(r.from, line.from)).add(Math.min(r.to, line.to));
+    const points = [...cuts].sort((a, b) => a - b);
+    const children: ReactNode[] = [];
+    let skipTo = line.from;
+    for (let i = 0; i < points.length; i++) {
+      const at = points[i]!;
+      for (const r of inLine) {
+        if (r.from === at && at >= skipTo) {
+          if (r.widget) children.push(shapeElement(r.widget.shape()));
+          skipTo = Math.max(skipTo, r.to);
+        }
+      }
+      const end = points[i + 1];
+      if (end === undefined || at < skipTo) continue;
+      let piece: ReactNode = doc.sliceString(at, end);
+      for (const m of marks) if (m.from <= at && m.to >= end) piece = createElement("span", markProps(m.attributes), piece);
+      children.push(piece);
+    }
+    const classes = ["cm-line", ...(lineClasses.get(n) ?? [])].join(" ");
+    // An empty line keeps its height as CodeMirror's does, with a <br>.
+    if (!children.length) children.push(createElement("br", { key: "br" }));
+    lines.push(createElement("div", { key: line.from, className: classes }, ...children));
+    for (const widget of after.get(n) ?? []) lines.push(shapeElement(widget.shape(), -n));
+  }
+  return lines;
+}
+
+/** The placeholder of one text block (`placeholder`: what an empty editor shows, as CodeMirror's placeholder). */
+export const PreviewPlaceholder = memo(function PreviewPlaceholder({
+  text,
+  mode,
+  resolved,
+  placeholder,
+}: {
+  text: string;
+  mode: EditorMode;
+  resolved: ReadonlySet<string>;
+  placeholder: string;
+}) {
+  return (
+    <div className="live-text-editor live-text-placeholder">
+      {text === "" ? (
+        <div className="cm-line">
+          <span className="cm-placeholder">{placeholder}</span>
+        </div>
+      ) : (
+        placeholderLines(text, mode, resolved)
+      )}
+    </div>
+  );
+});
