@@ -104,6 +104,9 @@ test("at 390 px the commit bar stays in view while typing, and undoing back to t
   await expect(commitBar()).toBeInViewport({ ratio: 1 });
   const bar = (await commitBar().boundingBox())!;
   expect(bar.y + bar.height).toBeLessThanOrEqual(NARROW.height + 1);
+  // The message field has the bar's width, not what the buttons leave of it.
+  const message = (await commitBar().getByLabel("Commit message").boundingBox())!;
+  expect(message.width).toBeGreaterThan(bar.width * 0.8);
   await page.screenshot({ path: `${SCREENSHOTS}/editor-commit-bar-pinned-390.png` });
 
   // Undo until the text is the committed one: nothing is uncommitted any more.
