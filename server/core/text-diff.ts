@@ -432,6 +432,54 @@ function diffChangedRun(state: { ops: DiffStep[]; myersBudget: number }, removed
   push(state, 0, suffix);
 }
 
+/**
+ * The steps with their coincidental equalities turned into edits: a common
+ * run no longer than the edits on each side of it (up to the neighbouring
+ * common runs), the rule of diff-match-patch's semantic cleanup. A minimal
+ * diff lines up any characters two texts happen to share, so between a
+ * deleted stretch and a typed one it keeps a space here, a `⟦` there; read as
+ * "this character is still the old one", such a match is wrong. Linear: each
+ * merge is checked once against the common run before it.
+ */
+export function withoutCoincidentalEqualities(steps: readonly DiffStep[]): DiffStep[] {
+  type Run = { common: number } | { removed: number; added: number };
+  const runs: Run[] = [];
+  const edits = (run: Run | undefined) => (run && !("common" in run) ? run : null);
+  for (const { op, count } of steps) {
+    if (count <= 0) continue;
+    if (op === 0) {
+      runs.push({ common: count });
+      continue;
+    }
+    let edit = edits(runs.at(-1));
+    if (!edit) {
+      edit = { removed: 0, added: 0 };
+      runs.push(edit);
+    }
+    if (op === 1) edit.removed += count;
+    else edit.added += count;
+    // A common run between two edit runs each at least as long is coincidental: the three become one edit run.
+    for (;;) {
+      const right = edits(runs.at(-1));
+      const middle = runs.at(-2);
+      const left = edits(runs.at(-3));
+      if (!right || !left || !middle || !("common" in middle)) break;
+      const length = middle.common;
+      if (length > left.removed + left.added || length > right.removed + right.added) break;
+      runs.splice(-3, 3, { removed: left.removed + length + right.removed, added: left.added + length + right.added });
+    }
+  }
+  const out: DiffStep[] = [];
+  for (const run of runs) {
+    if ("common" in run) push({ ops: out }, 0, run.common);
+    else {
+      push({ ops: out }, 1, run.removed);
+      push({ ops: out }, 2, run.added);
+    }
+  }
+  return out;
+}
+
 /** The character-level edit script from `before` to `after` (counts in UTF-16 code units), in linear time plus a bounded budget. */
 export function diffCharOps(before: string, after: string): DiffStep[] {
   const prefix = commonPrefixLength(before, after);

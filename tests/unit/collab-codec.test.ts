@@ -178,6 +178,20 @@ describe("applying a commit while someone types", () => {
     );
   });
 
+  it("never takes typed characters for base characters they resemble (the live fuzzer's seed 888506)", () => {
+    // The base's " typed ⟦s888506-1⟧ " was deleted live and other markers typed around; a revert then removes the
+    // base's text. A minimal diff of base and live text matched spaces, "⟦s888506-" and more inside the typed markers.
+    const base = "TEAMSECRET888506 typed ⟦s888506-1⟧ text";
+    const live =
+      "TEAMSE\n\n### Note ⟦s888506-14⟧\n\n- **bold** _it_ [link](htt hé ⟦s888506-23⟧ llo 🎉 ⟦s888506-21⟧ مرحبا ps://example.com/14 ⟦s888506-24⟧ )\nCRET88";
+    const doc = new Y.Doc();
+    const shared = doc.getText("t");
+    shared.insert(0, live);
+    applyTextChange(shared, base, "TEAMSECRET888506text");
+    for (const marker of ["⟦s888506-14⟧", "⟦s888506-21⟧", "⟦s888506-23⟧", "⟦s888506-24⟧"]) expect(shared.toString()).toContain(marker);
+    expect(shared.toString()).toContain("- **bold** _it_ [link](htt");
+  });
+
   it("puts committed text before what the draft appended to the same place", () => {
     const doc = new Y.Doc();
     const ytext = doc.getText("t");

@@ -2,7 +2,7 @@ import { applyPatch, parsePatch } from "diff";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { sectionToMarkdown } from "@/server/core/section-markdown";
-import { splitLinesKeepEol, unifiedDiff } from "@/server/core/text-diff";
+import { type DiffStep, diffCharOps, splitLinesKeepEol, unifiedDiff, withoutCoincidentalEqualities } from "@/server/core/text-diff";
 import type { SectionVersion } from "@/server/core/document-model";
 
 /** The patch must turn `before` into `after`. */
@@ -208,5 +208,76 @@ describe("sectionToMarkdown", () => {
       references: [],
     });
     expect(md).toBe(`## S\n\n![The team \\[2026\\]](storage:ws/1/team.png "Our \\"offsite\\" in May")\n\n![](https://x.test/a.png "Q3")\n`);
+  });
+});
+
+/** The text `steps` make of `before` and `after`: what they keep and add, in order (each side's count checked). */
+function replay(steps: readonly DiffStep[], before: string, after: string): string {
+  let a = 0;
+  let b = 0;
+  let out = "";
+  for (const { op, count } of steps) {
+    if (op === 0) {
+      expect(before.slice(a, a + count)).toBe(after.slice(b, b + count));
+      out += after.slice(b, b + count);
+      a += count;
+      b += count;
+    } else if (op === 1) a += count;
+    else {
+      out += after.slice(b, b + count);
+      b += count;
+    }
+  }
+  expect([a, b]).toEqual([before.length, after.length]);
+  return out;
+}
+
+describe("withoutCoincidentalEqualities", () => {
+  test("still turns before into after, with no common run left that is shorter than the edits on both its sides", () => {
+    const text = fc.string({ unit: fc.constantFrom("a", "b", " ", "⟦", "x"), maxLength: 40 });
+    fc.assert(
+      fc.property(text, text, (before, after) => {
+        const steps = withoutCoincidentalEqualities(diffCharOps(before, after));
+        expect(replay(steps, before, after)).toBe(after);
+        // Runs alternate between common and edited; every inner common run outweighs an edit run beside it.
+        const runs: Array<{ common: number } | { edited: number }> = [];
+        for (const { op, count } of steps) {
+          const last = runs.at(-1);
+          if (op === 0) runs.push({ common: count });
+          else if (last && "edited" in last) last.edited += count;
+          else runs.push({ edited: count });
+        }
+        for (let i = 1; i < runs.length - 1; i++) {
+          const run = runs[i]!;
+          if ("common" in run) {
+            const left = runs[i - 1] as { edited: number };
+            const right = runs[i + 1] as { edited: number };
+            expect(run.common > left.edited || run.common > right.edited).toBe(true);
+          }
+        }
+      }),
+    );
+  });
+
+  test("keeps a long common run between edits, and drops a single shared character between long ones", () => {
+    expect(withoutCoincidentalEqualities([{ op: 2, count: 3 }, { op: 0, count: 10 }, { op: 1, count: 2 }])).toEqual([
+      { op: 2, count: 3 },
+      { op: 0, count: 10 },
+      { op: 1, count: 2 },
+    ]);
+    expect(
+      withoutCoincidentalEqualities([
+        { op: 0, count: 6 },
+        { op: 1, count: 20 },
+        { op: 0, count: 1 },
+        { op: 2, count: 30 },
+        { op: 0, count: 6 },
+      ]),
+    ).toEqual([
+      { op: 0, count: 6 },
+      { op: 1, count: 21 },
+      { op: 2, count: 31 },
+      { op: 0, count: 6 },
+    ]);
   });
 });
