@@ -260,7 +260,13 @@ describe("withoutCoincidentalEqualities", () => {
   });
 
   test("keeps a long common run between edits, and drops a single shared character between long ones", () => {
-    expect(withoutCoincidentalEqualities([{ op: 2, count: 3 }, { op: 0, count: 10 }, { op: 1, count: 2 }])).toEqual([
+    expect(
+      withoutCoincidentalEqualities([
+        { op: 2, count: 3 },
+        { op: 0, count: 10 },
+        { op: 1, count: 2 },
+      ]),
+    ).toEqual([
       { op: 2, count: 3 },
       { op: 0, count: 10 },
       { op: 1, count: 2 },
