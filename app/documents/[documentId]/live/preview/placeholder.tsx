@@ -15,7 +15,7 @@ import { markdown, markdownLanguage } from "@codemirror/lang-markdown";
 import { EditorState } from "@codemirror/state";
 import type { Decoration } from "@codemirror/view";
 import { highlightTree } from "@lezer/highlight";
-import { createElement, memo, type ReactNode } from "react";
+import { memo } from "react";
 import { commentDecorations, commentMarkupExtension } from "../editor-extensions";
 import { collect, ShapedWidget, type Shape } from "./decorate";
 import { type EditorMode, modeLook } from "./index";
@@ -60,27 +60,29 @@ function stateOf(text: string, resolved: ReadonlySet<string>): EditorState {
   return state.update({}).state;
 }
 
-/** A shape as React elements (the DOM's attribute names as React's props); children are passed as arguments, so need no keys. */
-function shapeElement(shape: Shape, key?: number | string): ReactNode {
-  // Images load as they come near the screen: the server's HTML holds every section's placeholder.
-  const props: Record<string, unknown> = shape.tag === "img" ? { key, loading: "lazy" } : { key };
-  for (const [name, value] of Object.entries(shape.attributes ?? {})) {
-    if (name === "class") props.className = value;
-    else if (name === "checked") props.defaultChecked = true;
-    else if (name === "referrerpolicy") props.referrerPolicy = value;
-    else props[name] = value;
-  }
-  const children = (shape.children ?? []).map((child) => (typeof child === "string" ? child : shapeElement(child)));
-  return createElement(shape.tag, props, ...children);
+/** Text and attribute values as HTML: the text is the writer's, never markup. */
+const escaped = (value: string) => value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+const attributesHtml = (attributes: Record<string, string>) =>
+  Object.entries(attributes)
+    .map(([name, value]) => ` ${name}="${escaped(value)}"`)
+    .join("");
+
+const VOID = new Set(["br", "img", "input"]);
+
+/** A shape as HTML (its attributes are the DOM's). Images load as they come near the screen: the server's HTML holds every section's placeholder. */
+function shapeHtml(shape: Shape): string {
+  const attributes = shape.tag === "img" ? { ...shape.attributes, loading: "lazy" } : (shape.attributes ?? {});
+  const open = `<${shape.tag}${attributesHtml(attributes)}>`;
+  if (VOID.has(shape.tag)) return open;
+  return `${open}${(shape.children ?? []).map((child) => (typeof child === "string" ? escaped(child) : shapeHtml(child))).join("")}</${shape.tag}>`;
 }
 
-const markProps = (attributes: Record<string, string>) => {
-  const { class: className, ...rest } = attributes;
-  return { className, ...rest };
-};
-
-/** The lines of `text` as the editor in `mode` draws them with no caret in it. */
-export function placeholderLines(text: string, mode: EditorMode, resolved: ReadonlySet<string>): ReactNode[] {
+/**
+ * The lines of `text` as the editor in `mode` draws them with no caret in it, as HTML: a string costs the server's render
+ * next to nothing, where 2,000 sections' lines as React elements cost it tens of milliseconds on every open.
+ */
+export function placeholderLines(text: string, mode: EditorMode, resolved: ReadonlySet<string>): string {
   const state = stateOf(text, resolved);
   const { doc } = state;
   const look = modeLook[mode];
@@ -114,7 +116,7 @@ export function placeholderLines(text: string, mode: EditorMode, resolved: Reado
   const kept: Replaced[] = [];
   for (const r of replaced) if (!kept.length || r.from >= kept[kept.length - 1]!.to) kept.push(r);
 
-  const lines: ReactNode[] = [];
+  let lines = "";
   let next = 0;
   for (let n = 1; n <= doc.lines; n++) {
     const line = doc.line(n);
@@ -122,9 +124,9 @@ export function placeholderLines(text: string, mode: EditorMode, resolved: Reado
     const block = kept[next];
     if (block?.block && block.from <= line.from) {
       // A block widget stands for its lines.
-      if (block.widget) lines.push(shapeElement(block.widget.shape(), block.from));
+      if (block.widget) lines += shapeHtml(block.widget.shape());
       n = doc.lineAt(block.to).number;
-      for (const widget of after.get(n) ?? []) lines.push(shapeElement(widget.shape(), -n));
+      for (const widget of after.get(n) ?? []) lines += shapeHtml(widget.shape());
       continue;
     }
     const cuts = new Set([line.from, line.to]);
@@ -132,27 +134,26 @@ export function placeholderLines(text: string, mode: EditorMode, resolved: Reado
     const inLine = kept.filter((r) => !r.block && r.to >= line.from && r.from <= line.to);
     for (const r of inLine) cuts.add(Math.max(r.from, line.from)).add(Math.min(r.to, line.to));
     const points = [...cuts].sort((a, b) => a - b);
-    const children: ReactNode[] = [];
+    let children = "";
     let skipTo = line.from;
     for (let i = 0; i < points.length; i++) {
       const at = points[i]!;
       for (const r of inLine) {
         if (r.from === at && at >= skipTo) {
-          if (r.widget) children.push(shapeElement(r.widget.shape()));
+          if (r.widget) children += shapeHtml(r.widget.shape());
           skipTo = Math.max(skipTo, r.to);
         }
       }
       const end = points[i + 1];
       if (end === undefined || at < skipTo) continue;
-      let piece: ReactNode = doc.sliceString(at, end);
-      for (const m of marks) if (m.from <= at && m.to >= end) piece = createElement("span", markProps(m.attributes), piece);
-      children.push(piece);
+      let piece = escaped(doc.sliceString(at, end));
+      for (const m of marks) if (m.from <= at && m.to >= end) piece = `<span${attributesHtml(m.attributes)}>${piece}</span>`;
+      children += piece;
     }
     const classes = ["cm-line", ...(lineClasses.get(n) ?? [])].join(" ");
     // An empty line keeps its height as CodeMirror's does, with a <br>.
-    if (!children.length) children.push(createElement("br", { key: "br" }));
-    lines.push(createElement("div", { key: line.from, className: classes }, ...children));
-    for (const widget of after.get(n) ?? []) lines.push(shapeElement(widget.shape(), -n));
+    lines += `<div class="${classes}">${children || "<br>"}</div>`;
+    for (const widget of after.get(n) ?? []) lines += shapeHtml(widget.shape());
   }
   return lines;
 }
@@ -160,14 +161,13 @@ export function placeholderLines(text: string, mode: EditorMode, resolved: Reado
 /**
  * The placeholder cache: `placeholderLines`, kept by text, mode and the resolved comments that text holds. The server draws
  * every section's placeholder on each open of the page (2,000 on a long document: about 0.1-0.35 ms each, parse, decorators
- * and elements), and a document's texts change little between opens; React elements are immutable, so one drawing serves
- * every render. Answers exactly as `placeholderLines` (tests/unit/editor-placeholder.test.ts). Bounded: the least recently
+ * and drawing), and a document's texts change little between opens. Answers exactly as `placeholderLines` (tests/unit/editor-placeholder.test.ts). Bounded: the least recently
  * used drawing goes first.
  */
-const drawn = new Map<string, ReactNode[]>();
+const drawn = new Map<string, string>();
 export const PLACEHOLDERS_KEPT = 20_000;
 
-export function drawnPlaceholder(text: string, mode: EditorMode, resolved: ReadonlySet<string>): ReactNode[] {
+export function drawnPlaceholder(text: string, mode: EditorMode, resolved: ReadonlySet<string>): string {
   const resolvedHere = [...resolved].filter((id) => text.includes(id)).sort();
   const key = `${mode}\n${resolvedHere.join(" ")}\n${text}`;
   const kept = drawn.get(key);
@@ -194,15 +194,20 @@ export const PreviewPlaceholder = memo(function PreviewPlaceholder({
   resolved: ReadonlySet<string>;
   placeholder: string;
 }) {
-  return (
-    <div className="live-text-editor live-text-placeholder">
-      {text === "" ? (
+  if (text === "") {
+    return (
+      <div className="live-text-editor live-text-placeholder">
         <div className="cm-line">
           <span className="cm-placeholder">{placeholder}</span>
         </div>
-      ) : (
-        drawnPlaceholder(text, mode, resolved)
-      )}
-    </div>
+      </div>
+    );
+  }
+  return (
+    <div
+      className="live-text-editor live-text-placeholder"
+      // biome-ignore lint/security/noDangerouslySetInnerHtml: drawn by placeholderLines, every text and attribute value escaped
+      dangerouslySetInnerHTML={{ __html: drawnPlaceholder(text, mode, resolved) }}
+    />
   );
 });
