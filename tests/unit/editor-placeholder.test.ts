@@ -3,7 +3,7 @@
  * headings sized, widgets drawn) with no caret in the text, and the placeholder cache answering exactly as drawing anew.
  */
 import { describe, expect, test } from "vitest";
-import { drawnPlaceholder, placeholderLines } from "@/app/documents/[documentId]/live/preview/placeholder";
+import { drawnPlaceholder, PLACEHOLDER_CHARS_KEPT, placeholderLines } from "@/app/documents/[documentId]/live/preview/placeholder";
 
 const TEXTS = [
   "# Onboarding\n\nWelcome to **Acme**, read the [handbook](https://example.test/handbook) first.",
@@ -59,5 +59,12 @@ describe("the placeholder", () => {
     const resolved = drawnPlaceholder(TEXTS[3]!, "preview", new Set(["c1"]));
     expect(open).not.toContain("cm-comment-mark-resolved");
     expect(resolved).toContain("cm-comment-mark-resolved");
+  });
+
+  test("a text too long to keep among others is drawn each time, as drawing anew", () => {
+    const long = `**bold** ${"word ".repeat(PLACEHOLDER_CHARS_KEPT / 64)}`;
+    const first = drawnPlaceholder(long, "preview", new Set());
+    expect(first).toBe(placeholderLines(long, "preview", new Set()));
+    expect(drawnPlaceholder(long, "preview", new Set())).toBe(first);
   });
 });

@@ -161,24 +161,35 @@ export function placeholderLines(text: string, mode: EditorMode, resolved: Reado
 /**
  * The placeholder cache: `placeholderLines`, kept by text, mode and the resolved comments that text holds. The server draws
  * every section's placeholder on each open of the page (2,000 on a long document: about 0.1-0.35 ms each, parse, decorators
- * and drawing), and a document's texts change little between opens. Answers exactly as `placeholderLines` (tests/unit/editor-placeholder.test.ts). Bounded: the least recently
- * used drawing goes first.
+ * and drawing), and a document's texts change little between opens. Answers exactly as `placeholderLines`
+ * (tests/unit/editor-placeholder.test.ts). Bounded by the characters held (texts may be long): the least recently used
+ * drawing goes first.
  */
 const drawn = new Map<string, string>();
-export const PLACEHOLDERS_KEPT = 20_000;
+/** What the kept drawings may hold, in characters of their keys (which hold the texts) and their HTML. */
+export const PLACEHOLDER_CHARS_KEPT = 32 * 1024 * 1024;
+let drawnChars = 0;
 
 export function drawnPlaceholder(text: string, mode: EditorMode, resolved: ReadonlySet<string>): string {
   const resolvedHere = [...resolved].filter((id) => text.includes(id)).sort();
   const key = `${mode}\n${resolvedHere.join(" ")}\n${text}`;
   const kept = drawn.get(key);
-  if (kept) {
+  if (kept !== undefined) {
     drawn.delete(key);
     drawn.set(key, kept);
     return kept;
   }
   const lines = placeholderLines(text, mode, resolved);
+  const size = key.length + lines.length;
+  // A drawing too large to keep among others is drawn each time.
+  if (size > PLACEHOLDER_CHARS_KEPT / 16) return lines;
   drawn.set(key, lines);
-  if (drawn.size > PLACEHOLDERS_KEPT) drawn.delete(drawn.keys().next().value!);
+  drawnChars += size;
+  for (const [oldest, html] of drawn) {
+    if (drawnChars <= PLACEHOLDER_CHARS_KEPT) break;
+    drawn.delete(oldest);
+    drawnChars -= oldest.length + html.length;
+  }
   return lines;
 }
 
