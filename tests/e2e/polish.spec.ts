@@ -260,6 +260,16 @@ test("a short commit id in a URL opens the commit; an unknown one is not found, 
   await expect(page.getByText("AMBIGUOUS_COMMIT_ID")).toBeVisible();
 });
 
+test("at 1280 px the header shows the workspace's name whole and the search shortcut on one line", async () => {
+  await page.goto(`${server.url}/documents/${documentId}`);
+  const name = page.locator(".app-header").getByTestId("workspace-name");
+  await expect(name).toBeVisible();
+  expect(await name.evaluate((element) => element.scrollWidth <= element.clientWidth)).toBe(true);
+  const shortcut = page.locator(".quick-open-shortcut");
+  const fontSize = await shortcut.evaluate((element) => Number.parseFloat(getComputedStyle(element).fontSize));
+  expect((await shortcut.boundingBox())!.height).toBeLessThan(fontSize * 2);
+});
+
 test("photographs: the document page, a merge request, the history and home, in light and in dark", async () => {
   for (const scheme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme: scheme });
