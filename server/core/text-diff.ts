@@ -435,11 +435,14 @@ function diffChangedRun(state: { ops: DiffStep[]; myersBudget: number }, removed
 /**
  * The steps with their coincidental equalities turned into edits: a common
  * run no longer than the edits on each side of it (up to the neighbouring
- * common runs), the rule of diff-match-patch's semantic cleanup. A minimal
- * diff lines up any characters two texts happen to share, so between a
- * deleted stretch and a typed one it keeps a space here, a `⟦` there; read as
- * "this character is still the old one", such a match is wrong. Linear: each
- * merge is checked once against the common run before it.
+ * common runs), the rule of diff-match-patch's semantic cleanup, where
+ * characters of `before` were removed beside it. A minimal diff lines up any
+ * characters two texts happen to share, so between a deleted stretch and a
+ * typed one it keeps a space here, a `⟦` there; read as "this character is
+ * still the old one", such a match is wrong. With nothing removed on either
+ * side there is no deleted stretch to take the run from: text only added
+ * around it (typing before and after a word) leaves it what it is. Linear:
+ * each merge is checked once against the common run before it.
  */
 export function withoutCoincidentalEqualities(steps: readonly DiffStep[]): DiffStep[] {
   type Run = { common: number } | { removed: number; added: number };
@@ -466,6 +469,7 @@ export function withoutCoincidentalEqualities(steps: readonly DiffStep[]): DiffS
       if (!right || !left || !middle || !("common" in middle)) break;
       const length = middle.common;
       if (length > left.removed + left.added || length > right.removed + right.added) break;
+      if (left.removed === 0 && right.removed === 0) break;
       runs.splice(-3, 3, { removed: left.removed + length + right.removed, added: left.added + length + right.added });
     }
   }

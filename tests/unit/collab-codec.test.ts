@@ -192,6 +192,14 @@ describe("applying a commit while someone types", () => {
     expect(shared.toString()).toContain("- **bold** _it_ [link](htt");
   });
 
+  it("applies a change to a short base text that people typed long runs before and after (not taken for deleted)", () => {
+    const doc = new Y.Doc();
+    const shared = doc.getText("t");
+    shared.insert(0, `${"a".repeat(20)}base${"b".repeat(20)}`);
+    applyTextChange(shared, "base", "base, rewritten by the API");
+    expect(shared.toString()).toBe(`${"a".repeat(20)}base, rewritten by the API${"b".repeat(20)}`);
+  });
+
   it("puts committed text before what the draft appended to the same place", () => {
     const doc = new Y.Doc();
     const ytext = doc.getText("t");

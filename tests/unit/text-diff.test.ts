@@ -240,23 +240,41 @@ describe("withoutCoincidentalEqualities", () => {
         const steps = withoutCoincidentalEqualities(diffCharOps(before, after));
         expect(replay(steps, before, after)).toBe(after);
         // Runs alternate between common and edited; every inner common run outweighs an edit run beside it.
-        const runs: Array<{ common: number } | { edited: number }> = [];
+        const runs: Array<{ common: number } | { edited: number; removed: number }> = [];
         for (const { op, count } of steps) {
           const last = runs.at(-1);
           if (op === 0) runs.push({ common: count });
-          else if (last && "edited" in last) last.edited += count;
-          else runs.push({ edited: count });
+          else {
+            const edit = last && "edited" in last ? last : { edited: 0, removed: 0 };
+            if (edit !== last) runs.push(edit);
+            edit.edited += count;
+            if (op === 1) edit.removed += count;
+          }
         }
         for (let i = 1; i < runs.length - 1; i++) {
           const run = runs[i]!;
           if ("common" in run) {
-            const left = runs[i - 1] as { edited: number };
-            const right = runs[i + 1] as { edited: number };
-            expect(run.common > left.edited || run.common > right.edited).toBe(true);
+            const left = runs[i - 1] as { edited: number; removed: number };
+            const right = runs[i + 1] as { edited: number; removed: number };
+            expect(run.common > left.edited || run.common > right.edited || left.removed + right.removed === 0).toBe(true);
           }
         }
       }),
     );
+  });
+
+  test("keeps a common run with only additions around it: typing before and after a word leaves the word", () => {
+    expect(
+      withoutCoincidentalEqualities([
+        { op: 2, count: 20 },
+        { op: 0, count: 4 },
+        { op: 2, count: 20 },
+      ]),
+    ).toEqual([
+      { op: 2, count: 20 },
+      { op: 0, count: 4 },
+      { op: 2, count: 20 },
+    ]);
   });
 
   test("keeps a long common run between edits, and drops a single shared character between long ones", () => {
