@@ -25,26 +25,33 @@ const KIND_LABELS: Record<NotificationView["kind"], string> = {
   merge_request_updated: "Updated",
 };
 
-/** Reads the page again when the inbox changes after it was rendered. */
-function useRefreshOnInboxChange() {
+/**
+ * Follows the inbox for the page: reads the page again when the inbox changes
+ * after it was rendered, also when that happened between the server's render
+ * and the subscription's start (its first state's unread count is not the one
+ * the page shows). Rendered on every inbox page, an empty one included.
+ */
+export function InboxFollower({ unreadCount }: { unreadCount: number }) {
   const router = useRouter();
   const inbox = useSubscription(useTRPC().inbox.subscriptionOptions());
-  const first = useRef<string | null>(null);
+  const last = useRef<string | null>(null);
   useEffect(() => {
     if (!inbox.data) return;
     const state = JSON.stringify(inbox.data);
-    if (first.current === null) first.current = state;
-    else if (first.current !== state) {
-      first.current = state;
+    if (last.current === null) {
+      last.current = state;
+      if (inbox.data.unreadCount !== unreadCount) router.refresh();
+    } else if (last.current !== state) {
+      last.current = state;
       router.refresh();
     }
-  }, [inbox.data, router]);
+  }, [inbox.data, router, unreadCount]);
+  return null;
 }
 
 export function InboxList({ items }: { items: NotificationView[] }) {
   const notifications = useNotificationsTool();
   const router = useRouter();
-  useRefreshOnInboxChange();
 
   async function open(event: MouseEvent<HTMLAnchorElement>, item: NotificationView) {
     // A modified click (new tab, download) is the browser's; the item stays unread until opened here.

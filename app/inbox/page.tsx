@@ -7,7 +7,7 @@ import { attempt } from "@/app/_lib/quire";
 import { firstParam, type SearchParams, withQuery } from "@/app/_lib/search-params";
 import { requireUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
-import { InboxList, MarkAllReadButton } from "./inbox-client";
+import { InboxFollower, InboxList, MarkAllReadButton } from "./inbox-client";
 import "./inbox.css";
 
 export const metadata: Metadata = { title: "Inbox" };
@@ -35,6 +35,7 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
         description="Reviews requested of you, what happened to your merge requests, mentions and replies."
         action={<MarkAllReadButton disabled={unreadCount === 0} />}
       />
+      <InboxFollower unreadCount={unreadCount} />
       <div className="inbox-toolbar">
         <nav className="inbox-filter tabs" aria-label="Show">
           <Link href="/inbox" className="tab" aria-current={unreadOnly ? undefined : "page"}>

@@ -21,6 +21,7 @@ let rex: TestUser;
 let olivePage: Page;
 let rexPage: Page;
 let documentId: string;
+let sectionId: string;
 
 test.beforeAll(async ({ browser }) => {
   server = await startTestServer({ next: true });
@@ -33,6 +34,7 @@ test.beforeAll(async ({ browser }) => {
     sections: [{ name: "Trains", content: text("Second class on trips under four hours.") }],
   });
   documentId = created.documentId;
+  sectionId = created.sectionIds[0]!;
   for (const branchName of ["first-class", "night-trains"]) {
     await server.callTool("documents", olive.userId, { action: "create_branch", documentId, branchName });
     await server.callTool("sections", olive.userId, {
@@ -97,6 +99,24 @@ test("the inbox lists it and links to the merge request; opening it marks it rea
   await expect(rexPage.getByTestId("inbox-empty")).toContainText("Nothing unread.");
   await rexPage.goto(`${server.url}/inbox`);
   await expect(rexPage.getByTestId("inbox-item")).toHaveAttribute("data-read", "true");
+});
+
+test("an empty inbox page follows too: the first item appears without a reload", async ({ browser }) => {
+  const mia = await server.createUser("mia@example.test", "Mia Member", PASSWORD);
+  const miaPage = await signInPage(await browser.newContext({ viewport: WIDE }), server.url, { email: mia.email, password: PASSWORD });
+  await miaPage.goto(`${server.url}/inbox`);
+  await expect(miaPage.getByTestId("inbox-empty")).toBeVisible();
+  await server.callTool("comments", olive.userId, {
+    action: "post",
+    documentId,
+    sectionId,
+    blockIndex: 0,
+    quote: "Second class",
+    body: "Mia, is this still right?",
+    mentions: [mia.userId],
+  });
+  await expect(miaPage.getByTestId("inbox-item")).toHaveCount(1);
+  await miaPage.context().close();
 });
 
 test("new items arrive on the open inbox; mark all read clears them and the badge", async () => {
