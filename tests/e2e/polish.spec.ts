@@ -25,6 +25,17 @@ let mergeRequestId: string;
 let coAuthoredCommitId: string;
 let createdCommitId: string;
 
+/** Commits `text` as section `index`'s only block on `branchName`, as the owner. */
+const commitText = (branchName: string, index: number, text: string, commitMessage: string) =>
+  server.callTool("sections", owner.userId, {
+    action: "update",
+    documentId,
+    branchName,
+    sectionId: sectionIds[index]!,
+    newContent: [{ blockType: "text", text }],
+    commitMessage,
+  });
+
 /** The page's background colour as the browser computed it. */
 const background = (target: Page) => target.evaluate(() => getComputedStyle(document.body).backgroundColor);
 /** Whether an `rgb(r, g, b)` colour is dark (its mean channel below the middle). */
@@ -52,33 +63,22 @@ test.beforeAll(async ({ browser }) => {
   documentId = created.documentId;
   sectionIds = created.sectionIds;
   createdCommitId = created.commitId;
-  const coAuthored = await server.callTool("sections", owner.userId, {
-    action: "update",
-    documentId,
-    branchName: "main",
-    sectionId: sectionIds[2]!,
-    newContent: [{ blockType: "text", text: "We use `git`, a chat and a wiki." }],
-    commitMessage: "Name the wiki\n\nCo-authored-by: Ada Lovelace <ada@example.test>\nCo-authored-by: Grace Hopper <grace@example.test>",
-  });
+  const coAuthored = await commitText(
+    "main",
+    2,
+    "We use `git`, a chat and a wiki.",
+    "Name the wiki\n\nCo-authored-by: Ada Lovelace <ada@example.test>\nCo-authored-by: Grace Hopper <grace@example.test>",
+  );
   coAuthoredCommitId = coAuthored.commitId;
   // A branch and a change on main after it, so the merge makes a merge commit (not a fast-forward).
   await server.callTool("documents", owner.userId, { action: "create_branch", documentId, branchName: "welcome" });
-  await server.callTool("sections", owner.userId, {
-    action: "update",
-    documentId,
-    branchName: "welcome",
-    sectionId: sectionIds[0]!,
-    newContent: [{ blockType: "text", text: "Welcome to **Acme**, new colleague. Read the [handbook](https://example.test/handbook)." }],
-    commitMessage: "Greet the newcomer",
-  });
-  await server.callTool("sections", owner.userId, {
-    action: "update",
-    documentId,
-    branchName: "main",
-    sectionId: sectionIds[1]!,
-    newContent: [{ blockType: "text", text: "- Laptop\n- Badge\n- Lunch with the team\n- Coffee" }],
-    commitMessage: "Add coffee",
-  });
+  await commitText(
+    "welcome",
+    0,
+    "Welcome to **Acme**, new colleague. Read the [handbook](https://example.test/handbook).",
+    "Greet the newcomer",
+  );
+  await commitText("main", 1, "- Laptop\n- Badge\n- Lunch with the team\n- Coffee", "Add coffee");
   const opened = await server.callTool("merge_requests", owner.userId, {
     action: "create",
     documentId,
@@ -188,14 +188,7 @@ test("a merged request still shows the changes its merge brought", async () => {
 test("a request merged by fast-forward shows its changes too; one merged before that was recorded keeps the note", async () => {
   // A branch from main's head with one change and nothing new on main: its merge is a fast-forward.
   await server.callTool("documents", owner.userId, { action: "create_branch", documentId, branchName: "tools" });
-  await server.callTool("sections", owner.userId, {
-    action: "update",
-    documentId,
-    branchName: "tools",
-    sectionId: sectionIds[2]!,
-    newContent: [{ blockType: "text", text: "We use `git`, a chat, a wiki and a calendar." }],
-    commitMessage: "Add the calendar",
-  });
+  await commitText("tools", 2, "We use `git`, a chat, a wiki and a calendar.", "Add the calendar");
   const opened = await server.callTool("merge_requests", owner.userId, {
     action: "create",
     documentId,
