@@ -452,7 +452,6 @@ describe("a document that requires approvals protects its default branch", () =>
       const editor = await connectLive(server.url, roomName(doc.documentId, branchName, doc.a), { token: owner.token });
       live.push(editor);
       editor.text().insert(editor.text().length, ` typed on ${branchName}`);
-      await editor.provider.synced;
       await expect
         .poll(async () => {
           const listed = await ok(person(owner), "documents", { action: "list_branches", documentId: doc.documentId });
