@@ -144,7 +144,7 @@ async function endToEnd(): Promise<void> {
     );
     const call = async (tool: string, args: Record<string, unknown>) => {
       const result = await mcp.callTool({ name: tool, arguments: args });
-      if (result.isError) throw new Error(`${tool} failed: ${JSON.stringify(result.structuredContent)}`);
+      if (result.isError) throw new Error(`${tool} failed: ${JSON.stringify(result.content)}`);
       return result.structuredContent as Record<string, unknown>;
     };
     /** A document whose one section holds `text`, with a synced client in its room. */

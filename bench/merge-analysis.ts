@@ -479,7 +479,7 @@ interface E2EResult {
 
 async function callMcp<T>(client: Client, name: string, args: Record<string, unknown>): Promise<T> {
   const result = await client.callTool({ name, arguments: args });
-  if (result.isError) throw new Error(`MCP ${name} failed: ${JSON.stringify(result.structuredContent)}`);
+  if (result.isError) throw new Error(`MCP ${name} failed: ${JSON.stringify(result.content)}`);
   return result.structuredContent as T;
 }
 
@@ -591,7 +591,7 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
     let structuredBytes = 0;
     const analyzeOverMcp = async () => {
       const result = await mcp.callTool({ name: "merge_requests", arguments: { action: "analyze", mergeRequestId } });
-      if (result.isError) throw new Error(`analyze failed: ${JSON.stringify(result.structuredContent)}`);
+      if (result.isError) throw new Error(`analyze failed: ${JSON.stringify(result.content)}`);
       last = result as unknown as typeof last;
     };
     // The same action in-process (no HTTP, no MCP, no JSON).
@@ -602,7 +602,7 @@ async function endToEnd(scenario: Scenario, expectedHashes: Map<string, string>,
     let proposalBytes = 0;
     const withProposalsOverMcp = async () => {
       const result = await mcp.callTool({ name: "merge_requests", arguments: { action: "analyze", mergeRequestId, proposals: true } });
-      if (result.isError) throw new Error(`analyze failed: ${JSON.stringify(result.structuredContent)}`);
+      if (result.isError) throw new Error(`analyze failed: ${JSON.stringify(result.content)}`);
       proposalBytes = Buffer.byteLength(JSON.stringify(result));
     };
     for (let i = 0; i < E2E_WARMUP; i++) {

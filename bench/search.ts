@@ -239,7 +239,7 @@ async function main(): Promise<void> {
         const started = performance.now();
         const result = await client.callTool({ name: "search", arguments: { query, limit: 20 } });
         const elapsed = performance.now() - started;
-        if (result.isError) throw new Error(`search ${JSON.stringify(query)} failed: ${JSON.stringify(result.structuredContent)}`);
+        if (result.isError) throw new Error(`search ${JSON.stringify(query)} failed: ${JSON.stringify(result.content)}`);
         if (i >= WARMUP) {
           times.push(elapsed);
           byClass.get(QUERY_CLASSES[i % 5]!)!.push(elapsed);

@@ -187,7 +187,8 @@ async function main() {
         else {
           const msg = JSON.parse(res.text);
           if (msg.error) code = "JSONRPC_" + msg.error.code;
-          else if (msg.result.isError) code = (msg.result.structuredContent && msg.result.structuredContent.error && msg.result.structuredContent.error.code) || "TOOL_ERROR";
+          // A tool error's JSON is in its one text block (no structuredContent).
+          else if (msg.result.isError) code = JSON.parse(msg.result.content[0].text).error.code || "TOOL_ERROR";
         }
       } catch (e) {
         code = "NETWORK_" + (e && e.code ? e.code : "ERROR");

@@ -473,36 +473,17 @@ const commentsOutput = mergeActionOutputs({
   reopen: z.object({ ...threadWrite, changed: z.boolean().describe("False if nothing changed.") }),
 });
 
-const errorPayload = z
-  .object({
-    // A string, not the enum of every code: that list would be sent in each tool's schema (tools/list stays small).
-    code: named(z.string()),
-    message: named(z.string()),
-    details: z.record(z.string(), z.unknown()).optional().describe("Per code, e.g. `issues`."),
-  })
-  .describe("On isError results.");
-
-/** A tool's result object that also admits the error envelope (see the file comment). */
-function orErrorEnvelope<T>(result: z.ZodType<T>): z.ZodType<T & { error?: z.output<typeof errorPayload> }> {
-  const object = result as unknown as z.ZodObject;
-  const { required = [] } = z.toJSONSchema(object, { io: "output", target: "draft-07" }) as { required?: string[] };
-  const withError = object.extend({ error: errorPayload.optional() });
-  // Fields every result has are required unless the result is an error; with none, there is nothing to say.
-  const envelope = required.length === 0 ? withError : withError.meta({ required: [], anyOf: [{ required }, { required: ["error"] }] });
-  return envelope as unknown as z.ZodType<T & { error?: z.output<typeof errorPayload> }>;
-}
-
 export const outputSchemas = {
-  documents: orErrorEnvelope(documentsOutput),
-  read: orErrorEnvelope(readOutput),
-  sections: orErrorEnvelope(sectionsOutput),
-  merge_requests: orErrorEnvelope(mergeRequestsOutput),
-  upload_url: orErrorEnvelope(uploadUrlOutput),
-  members: orErrorEnvelope(membersOutput),
-  comments: orErrorEnvelope(commentsOutput),
-  notifications: orErrorEnvelope(notificationsOutput),
-  search: orErrorEnvelope(searchOutput),
-  changesets: orErrorEnvelope(changesetsOutput()),
+  documents: documentsOutput,
+  read: readOutput,
+  sections: sectionsOutput,
+  merge_requests: mergeRequestsOutput,
+  upload_url: uploadUrlOutput,
+  members: membersOutput,
+  comments: commentsOutput,
+  notifications: notificationsOutput,
+  search: searchOutput,
+  changesets: changesetsOutput(),
 } satisfies Record<ToolName, z.ZodType>;
 
 /** The actions of a tool, or `never` for a tool without `action`. */

@@ -2,9 +2,9 @@
  * Quire's MCP protocol server: the SDK's McpServer with one tool per action
  * module (registerTool, with the flattened input schema and the tool's
  * outputSchema). Results carry their JSON as structuredContent and as one
- * text block; failures are isError results carrying
- * { error: { code, message, details? } }. A call to a tool that does not
- * exist is a JSON-RPC error (-32602), as the spec shows it.
+ * text block; failures are isError results with the error JSON in the text
+ * block only (tool-error.ts). A call to a tool that does not exist is a
+ * JSON-RPC error (-32602), as the spec shows it.
  *
  * tools/list sends schemas derived once, at start, and made lean
  * (lean-schema.ts); McpServer still validates with the zod schemas.
@@ -27,12 +27,13 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { ActionContext } from "@/server/actions/context";
 import { type ToolName, tools, toolsByName } from "@/server/actions/registry";
 import { runTool } from "@/server/actions/tool";
-import { type ErrorPayload, isDomainError } from "@/server/core/errors";
+import { isDomainError } from "@/server/core/errors";
 import { z } from "zod";
 import { flatInputSchema } from "./flatten";
 import { type JsonSchema, leanSchema } from "./lean-schema";
 import { outputSchemas } from "./output-schemas";
 import { type ResourceSubscriptions, serveResources } from "./resources";
+import { toolErrorResult } from "./tool-error";
 
 /** What an agent is told on initialize: the workflow the tools make up, in a few lines. */
 export const SERVER_INSTRUCTIONS = [
@@ -40,16 +41,13 @@ export const SERVER_INSTRUCTIONS = [
   "Workflow: find documents with `search` (or `documents` list); `read` one to get each section's text and contentHash;",
   "`documents` create_branch; change sections with `sections` on that branch, passing the contentHash as expectedContentHash",
   "(CONTENT_HASH_MISMATCH means someone changed it: read again); open a `merge_requests` create into the default branch,",
-  "then analyze it (resolve conflicts) and execute it. Errors carry a code and say what to do next.",
+  "then analyze it (resolve conflicts) and execute it.",
+  'A failed call is an isError result whose text is {"error":{"code","message","details"?}}: the code is stable, the message says what to do next.',
 ].join(" ");
 
-/** Every tool result: its JSON as one text block, and the same value as structuredContent. */
-function jsonResult(value: Record<string, unknown>, isError = false): CallToolResult {
-  return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value, ...(isError ? { isError } : {}) };
-}
-
-function errorResult(error: ErrorPayload): CallToolResult {
-  return jsonResult({ error }, true);
+/** A successful tool result: its JSON as one text block, and the same value as structuredContent. */
+function jsonResult(value: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value };
 }
 
 /** The authenticated caller travels to the handlers as the SDK's per-request auth info. */
@@ -76,7 +74,7 @@ export async function callTool(name: ToolName, args: unknown, context: ActionCon
   try {
     return jsonResult((await runTool(toolsByName[name], context, args ?? {})) as Record<string, unknown>);
   } catch (error) {
-    return errorResult(isDomainError(error) ? error.toPayload() : { code: "INTERNAL", message: "Internal error." });
+    return toolErrorResult(isDomainError(error) ? error.toPayload() : { code: "INTERNAL", message: "Internal error." });
   }
 }
 

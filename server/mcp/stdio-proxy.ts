@@ -37,6 +37,7 @@ import {
 import type { ErrorCode } from "@/server/core/errors";
 import { mediaTypeForFilename } from "@/server/core/media-types";
 import packageJson from "../../package.json" with { type: "json" };
+import { toolErrorResult } from "./tool-error";
 
 export interface StdioProxyOptions {
   /** The Quire server, e.g. http://localhost:3000 (a URL ending in /api/mcp works too). */
@@ -48,8 +49,7 @@ export interface StdioProxyOptions {
 type Json = Record<string, unknown>;
 
 function errorResult(code: ErrorCode, message: string, details?: Json): CallToolResult {
-  const value = { error: details ? { code, message, details } : { code, message } };
-  return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value, isError: true };
+  return toolErrorResult(details ? { code, message, details } : { code, message });
 }
 
 class ProxyFailure extends Error {

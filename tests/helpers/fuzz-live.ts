@@ -37,6 +37,7 @@ import { connectLive, type LiveClient, roomName, waitFor } from "./collab";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { createRng, type Rng } from "./fuzz-rng";
 import { type QuireProcess, portOf, startQuireProcess } from "./quire-process";
+import { type McpToolError, toolError } from "./tool-error";
 
 /** What tests/helpers/quire-process.ts gives every process as NEXTAUTH_SECRET: session cookies are signed with it. */
 const PROCESS_AUTH_SECRET = "test-secret-of-the-live-collaboration-suite";
@@ -283,13 +284,13 @@ class SeedRun {
   ): Promise<McpOk<T> | McpRefused> {
     const client = await this.mcpClient(principal, this.rng.int(0, 1));
     const result = await client.callTool({ name: tool, arguments: args });
-    const structured = result.structuredContent as Record<string, unknown>;
-    this.assertNoHiddenText(principal, JSON.stringify(structured), `MCP ${tool} ${String(args.action ?? "")} answer`);
+    const answer = result.isError ? toolError(result) : result.structuredContent;
+    this.assertNoHiddenText(principal, JSON.stringify(answer), `MCP ${tool} ${String(args.action ?? "")} answer`);
     if (result.isError) {
-      const error = (structured as { error: { code: string; message: string; details?: Record<string, unknown> } }).error;
+      const error = answer as McpToolError;
       return { ok: false, code: error.code, message: error.message, details: error.details };
     }
-    return { ok: true, value: structured as T };
+    return { ok: true, value: answer as T };
   }
 
   private async must<T>(principal: "ownerAgent" | "memberAgent", tool: string, args: Record<string, unknown>): Promise<T> {

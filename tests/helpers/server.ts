@@ -19,6 +19,7 @@ import type { OutboundSettings } from "@/server/outbound/addresses";
 import { LocalObjectStore } from "@/server/storage/local";
 import type { ObjectStore } from "@/server/storage/object-store";
 import { createTestDatabase, type TestDatabase } from "./database";
+import { type McpToolError, toolError } from "./tool-error";
 
 export const projectRoot = path.resolve(import.meta.dirname, "../..");
 
@@ -146,26 +147,13 @@ export type TestServer = Awaited<ReturnType<typeof startTestServer>>;
 /** Calls an MCP tool and returns its structured result, failing the test if the tool reported an error. */
 export async function callMcp<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown>): Promise<T> {
   const result = await client.callTool({ name, arguments: args });
-  if (result.isError) throw new Error(`MCP ${name} failed: ${JSON.stringify(result.structuredContent)}`);
+  if (result.isError) throw new Error(`MCP ${name} failed: ${JSON.stringify(result.content)}`);
   return result.structuredContent as T;
 }
 
 /** Calls an MCP tool expecting a failure; returns the { code, message, details } payload. */
-export async function callMcpError(
-  client: Client,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<{ code: string; message: string; details?: Record<string, unknown> }> {
-  const result = await client.callTool({ name, arguments: args });
-  if (!result.isError) throw new Error(`MCP ${name} unexpectedly succeeded: ${JSON.stringify(result.structuredContent)}`);
-  const structured = result.structuredContent as { error: { code: string; message: string; details?: Record<string, unknown> } };
-  const content = result.content as Array<{ type: string; text: string }>;
-  expectSameJson(JSON.parse(content[0]!.text), structured);
-  return structured.error;
-}
-
-function expectSameJson(a: unknown, b: unknown): void {
-  if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error("text content and structuredContent differ");
+export async function callMcpError(client: Client, name: string, args: Record<string, unknown>): Promise<McpToolError> {
+  return toolError(await client.callTool({ name, arguments: args }));
 }
 
 let overrideRounds = 0;

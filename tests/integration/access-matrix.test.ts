@@ -31,6 +31,7 @@ import { sessionCookieName } from "@/server/auth/web-session";
 import { roomName, upgradeStatus } from "../helpers/collab";
 import { connectOAuthApp } from "../helpers/oauth";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { toolError } from "../helpers/tool-error";
 
 /**
  * "workspace": tools about the workspace itself, open to every member and every AI call; "upload": writing to the
@@ -566,7 +567,7 @@ function aiCaller(client: Client, fixture: Fixture): Caller {
     mcp: client,
     async call(tool, args) {
       const result = await client.callTool({ name: tool, arguments: args });
-      if (result.isError) throw Object.assign(new Error("tool error"), (result.structuredContent as { error: object }).error);
+      if (result.isError) throw Object.assign(new Error("tool error"), toolError(result));
       return result.structuredContent;
     },
   };
@@ -798,8 +799,7 @@ describe("callers outside the workspace", () => {
       name: "documents",
       arguments: { action: "set_permissions", documentId: f.documentId, aiAccess: "edit" },
     });
-    expect(result.isError).toBe(true);
-    expect((result.structuredContent as { error: { code: string } }).error.code).toBe("PERMISSION_DENIED");
+    expect(toolError(result).code).toBe("PERMISSION_DENIED");
     const list = await callMcp<{ documents: unknown[] }>(ownerMcp, "documents", { action: "list", pathPrefix: "matrix/" });
     expect(list.documents.length).toBeGreaterThan(0);
   });
@@ -1130,8 +1130,7 @@ describe("an API token is an agent on tRPC too", () => {
       name: "documents",
       arguments: { action: "set_permissions", documentId: f.documentId, aiAccess: "none" },
     });
-    expect(result.isError).toBe(true);
-    expect((result.structuredContent as { error: unknown }).error).toEqual({
+    expect(toolError(result)).toEqual({
       code: "PERMISSION_DENIED",
       message: AGENT_CANNOT_CHANGE_ACCESS,
       details: { documentId: f.documentId },

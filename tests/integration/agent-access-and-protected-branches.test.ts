@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { isDomainError } from "@/server/core/errors";
 import { connectLive, type LiveClient, roomName } from "../helpers/collab";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { toolError } from "../helpers/tool-error";
 
 const text = (t: string) => ({ blockType: "text" as const, text: t });
 type Args = Record<string, unknown>;
@@ -60,8 +61,7 @@ const ownerAgentMcp = (): Face => ({
   name: "the owner's agent over MCP",
   async call(tool, args) {
     const result = await ownerMcp.callTool({ name: tool, arguments: args });
-    const structured = result.structuredContent as Value;
-    return result.isError ? { error: structured.error } : { value: structured };
+    return result.isError ? { error: toolError(result) } : { value: result.structuredContent as Value };
   },
 });
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { MAX_BASE64_CHARS, MAX_TEXT_BLOCK_CHARS } from "@/server/core/blocks";
 import { MAX_REQUEST_BYTES } from "@/server/core/limits";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { toolError } from "../helpers/tool-error";
 
 let server: TestServer;
 let owner: TestUser;
@@ -29,7 +30,7 @@ const mcpHeaders = (token: string) => ({
 interface RpcResponse {
   id?: unknown;
   error?: { code: number; message: string };
-  result: { isError?: boolean; structuredContent: { error: { code: string; message: string } } };
+  result: { isError?: boolean; content: Array<{ type: string; text: string }>; structuredContent?: unknown };
 }
 
 /** POSTs raw text to the MCP endpoint and returns the status and parsed JSON-RPC response. */
@@ -72,9 +73,9 @@ describe("deeply nested arguments", () => {
     const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"documents","arguments":${deeplyNested('{"action":"list","x":')}}}`;
     const { status, json } = await postMcp(body);
     expect(status).toBe(200);
-    expect(json.result.isError).toBe(true);
-    expect(json.result.structuredContent.error.code).toBe("VALIDATION_FAILED");
-    expect(json.result.structuredContent.error.message).toMatch(/deeper than 32 levels/);
+    const error = toolError(json.result);
+    expect(error.code).toBe("VALIDATION_FAILED");
+    expect(error.message).toMatch(/deeper than 32 levels/);
   });
 
   test.each(["documents", "sections", "workspace", "apiTokens"])("tRPC %s answers 400 VALIDATION_FAILED, not 500", async (procedure) => {

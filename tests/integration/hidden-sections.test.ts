@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ToolName } from "@/server/actions/registry";
 import { readSharedDocument } from "@/server/actions/share-links";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { toolError } from "../helpers/tool-error";
 
 const SECRET_NAME = "Acquisition target";
 const SECRET_TEXT = "We are buying Initech";
@@ -242,8 +243,7 @@ describe("an AI hidden from a section by its aiAccess", () => {
       name: "sections",
       arguments: { action: "update", documentId, branchName: "main", sectionId: aiHiddenId, newContent: [text("AI was here")] },
     });
-    expect(update.isError).toBe(true);
-    expect((update.structuredContent as { error: { code: string } }).error.code).toBe("NOT_FOUND");
+    expect(toolError(update).code).toBe("NOT_FOUND");
     expect(JSON.stringify(update)).not.toContain("Model notes");
   });
 });
@@ -425,7 +425,7 @@ describe("history tells no one about sections they cannot see", () => {
       name: "documents",
       arguments: { action: "revert", documentId: docId, branchName: "main", commitId: onlyHiddenCommitId },
     });
-    expect((refusedAi.structuredContent as { error: { code: string } }).error.code).toBe("NOT_FOUND");
+    expect(toolError(refusedAi).code).toBe("NOT_FOUND");
     const after = await asOwner<{ commits: Array<{ commitId: string }> }>("documents", { action: "log", documentId: docId, limit: 1 });
     expect(after.commits[0]!.commitId).toBe(before.commits[0]!.commitId);
   });

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import type { ActionContext } from "@/server/actions/context";
 import { createMcpEndpoint } from "@/server/http/mcp-endpoint";
 import { startTestServer, type TestServer } from "../helpers/server";
+import { toolError } from "../helpers/tool-error";
 
 interface Exchange {
   step: string;
@@ -87,8 +88,8 @@ const rpc = (world: World, step: string, method: string, params?: unknown, id: n
 async function call(world: World, name: string, args: Record<string, unknown>, failure?: string): Promise<Record<string, unknown>> {
   const step = `tools/call ${name} ${String(args.action ?? "")}`;
   const answer = await rpc(world, step, "tools/call", { name, arguments: args });
-  const result = answer.result as { isError?: boolean; structuredContent?: Record<string, unknown> } | undefined;
-  const code = result?.isError ? (result.structuredContent?.error as { code?: string } | undefined)?.code : undefined;
+  const result = answer.result as { isError?: boolean; content?: unknown; structuredContent?: Record<string, unknown> } | undefined;
+  const code = result?.isError ? toolError(result).code : undefined;
   if (code !== failure) world.surprises.push(`${step}: expected ${failure ?? "success"}, got ${code ?? "success"}`);
   return result?.structuredContent ?? {};
 }

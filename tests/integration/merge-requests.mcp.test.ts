@@ -10,6 +10,7 @@ import { runTool } from "@/server/actions/tool";
 import { text } from "../helpers/blocks";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { toolError } from "../helpers/tool-error";
 
 let server: TestServer;
 let owner: TestUser;
@@ -604,9 +605,7 @@ describe("commit message limit and races", () => {
     );
     await Promise.all(clients.map((c) => c.close()));
     expect(results.filter((r) => !r.isError)).toHaveLength(1);
-    expect(results.filter((r) => r.isError).map((r) => (r.structuredContent as { error: { code: string } }).error.code)).toEqual([
-      "MERGE_REQUEST_NOT_OPEN",
-    ]);
+    expect(results.filter((r) => r.isError).map((r) => toolError(r).code)).toEqual(["MERGE_REQUEST_NOT_OPEN"]);
     const log = await callMcp<{ commits: Array<{ kind: string }> }>(mcp, "documents", {
       action: "log",
       documentId: d.documentId,

@@ -25,6 +25,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ERROR_CODES } from "@/server/core/errors";
 import { queryRows } from "@/server/store/db";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { toolError } from "../helpers/tool-error";
 
 /** Scales the number of runs (e.g. QUIRE_FUZZ_RUNS=5 for a long soak). */
 const RUN_SCALE = Number(process.env.QUIRE_FUZZ_RUNS ?? "1") || 1;
@@ -868,13 +869,10 @@ async function checkedCall(world: World, call: FuzzCall): Promise<Snapshot> {
   const branch = typeof call.args.branchName === "string" ? call.args.branchName : undefined;
   const args = resolve(call.args, world, branch) as Record<string, unknown>;
   const result = (await mcp.callTool({ name: call.tool, arguments: args })) as ToolResult;
-  const structured = result.structuredContent!;
-  const content = result.content as Array<{ type: string; text: string }>;
-  expect(JSON.parse(content[0]!.text)).toEqual(structured);
   const after = await snapshot(world.documentId);
 
   if (result.isError) {
-    const error = (structured as { error: { code: unknown; message: unknown } }).error;
+    const error = toolError(result);
     stats.failed.set(String(error.code), (stats.failed.get(String(error.code)) ?? 0) + 1);
     // (a) a known code, never INTERNAL, with a message
     expect(ERROR_CODES, JSON.stringify(error).slice(0, 500)).toContain(error.code);
@@ -886,6 +884,9 @@ async function checkedCall(world: World, call: FuzzCall): Promise<Snapshot> {
   }
 
   stats.ok += 1;
+  const structured = result.structuredContent!;
+  const content = result.content as Array<{ type: string; text: string }>;
+  expect(JSON.parse(content[0]!.text)).toEqual(structured);
   // (c) invariants on success
   assertWellFormed(after);
   const newCommits = after.counts.commits! - before.counts.commits!;
@@ -1059,7 +1060,7 @@ describe("fuzzing through MCP", () => {
           const result = json?.result as ToolResult | undefined;
           if (result) {
             expect(result.isError).toBe(true);
-            const code = (result.structuredContent as { error: { code: string } }).error.code;
+            const { code } = toolError(result);
             expect(ERROR_CODES).toContain(code);
             expect(code).not.toBe("INTERNAL");
           } else {
@@ -1269,10 +1270,7 @@ class StaleUpdateCommand implements Cmd {
         expectedContentHash: stale,
       },
     })) as ToolResult;
-    expect(result.isError).toBe(true);
-    expect(result.structuredContent).toMatchObject({
-      error: { code: "CONTENT_HASH_MISMATCH", details: { currentContentHash: section.contentHash } },
-    });
+    expect(toolError(result)).toMatchObject({ code: "CONTENT_HASH_MISMATCH", details: { currentContentHash: section.contentHash } });
     await verifyModel(m, r);
   }
   toString = () => `staleUpdate(#${this.pick})`;
@@ -1437,8 +1435,7 @@ describe("unstorable characters and unparseable URLs", () => {
       const world = await freshWorld();
       const [tool, args] = build(world.documentId, world.snapshot.reads.main!.sections[1]!.sectionId);
       const result = (await mcp.callTool({ name: tool, arguments: args })) as ToolResult;
-      expect(result.isError).toBe(true);
-      expect((result.structuredContent as { error: { code: string } }).error.code).toBe("VALIDATION_FAILED");
+      expect(toolError(result).code).toBe("VALIDATION_FAILED");
     });
   }
 });

@@ -8,6 +8,7 @@ import type { ToolInput } from "@/server/actions/registry";
 import { type TestDatabase, testDatabaseUrl } from "../helpers/database";
 import { callMcp, callMcpError, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 import { asSent } from "../helpers/as-sent";
+import { toolError } from "../helpers/tool-error";
 
 let server: TestServer;
 let owner: TestUser;
@@ -311,7 +312,7 @@ describe("update, delete, optimistic locking", () => {
     );
     await Promise.all(clients.map((c) => c.close()));
     const winners = results.filter((r) => !r.isError);
-    const losers = results.filter((r) => r.isError).map((r) => (r.structuredContent as { error: { code: string } }).error.code);
+    const losers = results.filter((r) => r.isError).map((r) => toolError(r).code);
     expect(winners).toHaveLength(1);
     expect(losers).toEqual(Array(15).fill("CONTENT_HASH_MISMATCH"));
     expect(await logLength("main")).toBe(before + 1);
@@ -620,7 +621,7 @@ describe("group commit", () => {
     const results = await Promise.all(calls.map((args) => mcp.callTool({ name: "sections", arguments: args })));
     const failed = results.flatMap((r, n) => (r.isError ? [n] : []));
     expect(failed).toEqual([4, 9, 14, 19]);
-    for (const n of failed) expect((results[n]!.structuredContent as { error: { code: string } }).error.code).toBe("CONTENT_HASH_MISMATCH");
+    for (const n of failed) expect(toolError(results[n]!).code).toBe("CONTENT_HASH_MISMATCH");
     const log = await callMcp<{ commits: Array<{ commitId: string; parentIds: string[] }> }>(mcp, "documents", {
       action: "log",
       documentId: busy,
@@ -730,7 +731,7 @@ describe("group commit", () => {
             },
           });
         const stale = await updateTarget("mine", before);
-        expect((stale.structuredContent as { error: { code: string; details: { currentContentHash: string } } }).error).toMatchObject({
+        expect(toolError(stale)).toMatchObject({
           code: "CONTENT_HASH_MISMATCH",
           details: { currentContentHash: changed.contentHash },
         });
@@ -767,8 +768,7 @@ describe("access changes reach writes at once", () => {
         name: "sections",
         arguments: { action: "update", documentId: shared, branchName: "main", sectionId, newContent: [text(`v${n}`)] },
       });
-    const codeOfResult = (result: Awaited<ReturnType<typeof update>>) =>
-      result.isError ? (result.structuredContent as { error: { code: string } }).error.code : "ok";
+    const codeOfResult = (result: Awaited<ReturnType<typeof update>>) => (result.isError ? toolError(result).code : "ok");
     try {
       expect(codeOfResult(await update(1))).toBe("ok");
       await setPermissions({ grants: [{ userId: member.userId, permission: "read" }] });

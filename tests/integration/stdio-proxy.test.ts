@@ -15,6 +15,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { type CallToolResult, ErrorCode, McpError, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { callMcp, projectRoot, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { toolError } from "../helpers/tool-error";
 
 let server: TestServer;
 let owner: TestUser;
@@ -32,11 +33,7 @@ const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest(
 const pngBytes = () => Buffer.concat([Buffer.from("89504e470d0a1a0a0000000d49484452", "hex"), randomBytes(3_000)]);
 
 async function callError(args: Record<string, unknown>, name = "sections") {
-  const result = (await proxy.callTool({ name, arguments: args })) as CallToolResult;
-  expect(result.isError, JSON.stringify(result)).toBe(true);
-  const structured = result.structuredContent as { error: { code: string; message: string } };
-  expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(structured);
-  return structured.error;
+  return toolError((await proxy.callTool({ name, arguments: args })) as CallToolResult);
 }
 
 const read = () => callMcp<DocRead>(proxy, "read", { documentId });
