@@ -33,6 +33,7 @@
  *   BENCH_WORKERS=2          worker threads the clients run in (a room's clients share one)
  *   BENCH_PROFILE_DIR        Quire processes write --cpu-prof profiles there (on their graceful exit)
  *   BENCH_SKIP_REFERENCE=1   Quire only (for profiling)
+ *   BENCH_TIMELINE=1         also print p99 latency per second of the run (when the tail happens)
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -62,6 +63,7 @@ const DRAIN_MAX_MS = 60_000;
 const CONNECT_CONCURRENCY = 25;
 /** y-websocket clients renew their awareness this often (half of y-protocols' 30 s outdated timeout). */
 const AWARENESS_RENEW_MS = 15_000;
+const TIMELINE = process.env.BENCH_TIMELINE === "1";
 
 const MESSAGE_SYNC = 0;
 const MESSAGE_AWARENESS = 1;
@@ -127,6 +129,7 @@ interface WorkerPlan {
 interface WorkerResult {
   same: number[];
   cross: number[];
+  timeline: number[];
   sent: number;
   expected: number;
   received: number;
@@ -167,6 +170,8 @@ async function runWorker(plan: WorkerPlan): Promise<void> {
   const markers = new Map<string, { at: number; author: Client; proc: number; measured: boolean; got: number; peers: number }>();
   const same: number[] = [];
   const cross: number[] = [];
+  /** With BENCH_TIMELINE: each measured delivery as [second of the run it was sent in, latency, 1 if cross]. */
+  const timeline: number[] = [];
   let measuring = false;
   let editing = false;
   const rooms: Room[] = [];
@@ -198,7 +203,10 @@ async function runWorker(plan: WorkerPlan): Promise<void> {
       // The reference echoes an update to its author too: counted for peers only.
       if (!marker || marker.author === client) continue;
       marker.got += 1;
-      if (marker.measured) (client.proc === marker.proc ? same : cross).push(now - marker.at);
+      if (!marker.measured) continue;
+      const isCross = client.proc !== marker.proc;
+      (isCross ? cross : same).push(now - marker.at);
+      if (TIMELINE) timeline.push(Math.floor((performance.timeOrigin + marker.at) / 1000), now - marker.at, isCross ? 1 : 0);
     }
   };
 
@@ -281,13 +289,15 @@ async function runWorker(plan: WorkerPlan): Promise<void> {
         }
       };
       await Promise.all(Array.from({ length: CONNECT_CONCURRENCY }, connectOne));
-      timers.push(
-        setInterval(() => {
-          for (const room of rooms)
-            for (const c of room.clients)
-              if (c.ws.readyState === WebSocket.OPEN) c.ws.send(awarenessMessage(c.awarenessId, c.awarenessClock++, presence(c, null)));
-        }, AWARENESS_RENEW_MS),
-      );
+      // Each client renews on its own clock, as a y-protocols Awareness does from when it was made: clients that came at
+      // independent moments, not thousands renewing in the same millisecond (which every server would take as one burst).
+      for (const room of rooms)
+        for (const c of room.clients) {
+          const renew = () => {
+            if (c.ws.readyState === WebSocket.OPEN) c.ws.send(awarenessMessage(c.awarenessId, c.awarenessClock++, presence(c, null)));
+          };
+          timers.push(setTimeout(() => timers.push(setInterval(renew, AWARENESS_RENEW_MS)), Math.random() * AWARENESS_RENEW_MS));
+        }
       port.postMessage({ connected: performance.now() - started });
     } else if (command === "edit") {
       editing = true;
@@ -335,6 +345,7 @@ async function runWorker(plan: WorkerPlan): Promise<void> {
       const result: WorkerResult = {
         same,
         cross,
+        timeline,
         sent: markers.size,
         expected,
         received,
@@ -420,6 +431,8 @@ interface Server {
 interface PhaseResult {
   same: number[];
   cross: number[];
+  /** Per second of the run (epoch seconds): latencies same and cross (BENCH_TIMELINE). */
+  timeline: Map<number, { same: number[]; cross: number[] }>;
   sent: number;
   expected: number;
   received: number;
@@ -488,7 +501,16 @@ async function runPhase(
   for (const w of workers) await w.terminate();
   const markers = new Map<number, string[]>();
   for (const r of results) for (const m of r.markers) markers.set(m.index, m.markers);
+  const timeline = new Map<number, { same: number[]; cross: number[] }>();
+  for (const r of results)
+    for (let i = 0; i < r.timeline.length; i += 3) {
+      const second = r.timeline[i]!;
+      const bin = timeline.get(second) ?? { same: [], cross: [] };
+      timeline.set(second, bin);
+      (r.timeline[i + 2] ? bin.cross : bin.same).push(r.timeline[i + 1]!);
+    }
   return {
+    timeline,
     same: results.flatMap((r) => r.same).sort((a, b) => a - b),
     cross: results.flatMap((r) => r.cross).sort((a, b) => a - b),
     sent: results.reduce((s, r) => s + r.sent, 0),
@@ -503,6 +525,21 @@ async function runPhase(
     markers,
     connectSeconds,
   };
+}
+
+/** Per second of the measured run: deliveries and p99 / max latency, same and cross process (where the tail sits in time). */
+function logTimeline(timeline: PhaseResult["timeline"]): void {
+  const seconds = [...timeline.keys()].sort((a, b) => a - b);
+  const f = (sorted: number[], p: number) => (sorted.length === 0 ? "—" : percentile(sorted, p).toFixed(1));
+  log("  second | n same | p99 same | max same | n cross | p99 cross | max cross");
+  for (const second of seconds) {
+    const { same, cross } = timeline.get(second)!;
+    same.sort((a, b) => a - b);
+    cross.sort((a, b) => a - b);
+    log(
+      `  ${String(second - seconds[0]!).padStart(6)} | ${same.length} | ${f(same, 99)} | ${f(same, 100)} | ${cross.length} | ${f(cross, 99)} | ${f(cross, 100)}`,
+    );
+  }
 }
 
 async function startReference(): Promise<{ url: string; child: ChildProcess }> {
@@ -651,6 +688,7 @@ async function main(): Promise<void> {
           `| ${server.label} | ${deliveries} | ${f(percentile(r.same, 50))} | ${f(percentile(r.same, 99))} | ${f(percentile(r.cross, 50))} | ${f(percentile(r.cross, 99))} | ${r.cpu.map((c) => c.toFixed(2)).join(" + ")} | ${r.pgCpu.toFixed(2)} | ${usPerEdit.toFixed(0)} | ${r.rssBefore.map((m, i) => `${m.toFixed(0)} → ${r.rssIdle[i]!.toFixed(0)} → ${r.rssAfter[i]!.toFixed(0)}`).join("; ")} | ${idleKb.toFixed(1)} | ${server === quireServer ? `${r.redis.total.toFixed(0)} (${r.redis.publish.toFixed(0)})` : "—"} | ${r.expected - r.received} of ${r.expected} |`,
         );
         log(`  connected in ${r.connectSeconds.toFixed(1)} s; ${r.sent} edits sent`);
+        if (TIMELINE) logTimeline(r.timeline);
       }
       const quireResult = phases[0]!.result;
       log(
