@@ -3,6 +3,7 @@ import type { Database } from "@/db/client";
 import type { Authorizer } from "@/server/access/authorize";
 import type { SectionKey } from "@/server/store/drafts";
 import type { BranchQueue } from "./branch-queue";
+import type { DraftAppends } from "./draft-appends";
 import type { DraftChanges } from "./draft-changes";
 import type { FanOut } from "./fan-out";
 import type { SharedDecisions } from "./shared-values";
@@ -13,6 +14,8 @@ export interface RoomServices {
   readonly fanOut: FanOut;
   readonly queue: BranchQueue;
   readonly changes: DraftChanges;
+  /** The one line the section rooms store their updates through (group commit across sections). */
+  readonly appends: DraftAppends;
   readonly stats: RoomStats;
   /** What connections are admitted and decided with, equal parts held once (shared-values.ts). */
   readonly decisions: SharedDecisions;

@@ -32,6 +32,7 @@ import { DraftChanges } from "./draft-changes";
 import { branchHead } from "./drafts-engine";
 import { FanOut } from "./fan-out";
 import type { DraftRooms, OpenSection } from "./live-drafts";
+import { DraftAppends } from "./draft-appends";
 import { type RoomServices, RoomStats } from "./room-services";
 import { compactFromStorage } from "./section-room";
 import { SharedDecisions } from "./shared-values";
@@ -77,6 +78,7 @@ export class CollabRooms implements DraftRooms {
       fanOut: this.fanOut,
       queue: this.queue,
       changes: this.changes,
+      appends: new DraftAppends(db),
       stats: this.stats,
       decisions: new SharedDecisions(),
       compact: (key) => this.compact(key),

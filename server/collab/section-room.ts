@@ -14,7 +14,7 @@
 import * as Y from "yjs";
 import { MAX_ROOM_PENDING_BYTES } from "@/server/core/limits";
 import type { DocumentTree } from "@/server/core/document-model";
-import { appendDraftUpdates, compactSectionDraft, findSectionDraft, type SectionKey } from "@/server/store/drafts";
+import { compactSectionDraft, findSectionDraft, type SectionKey } from "@/server/store/drafts";
 import type { LiveSection } from "./codec";
 import { CLOSE_INTERNAL, CLOSE_SECTION_GONE, type RoomConnection } from "./connection";
 import { blobHashIn, docFromStored, loadOrCreateSectionDraft, rebaseSection } from "./drafts-engine";
@@ -98,8 +98,7 @@ export class SectionRoom implements LiveDocHooks {
   }
 
   async store(updates: readonly PendingUpdate[]): Promise<void> {
-    await appendDraftUpdates(
-      this.services.db,
+    await this.services.appends.append(
       updates.map((u) => ({ ...this.key, update: u.update, authorId: u.authorId, agent: u.origin === "server" ? null : u.origin.agent })),
     );
     const storedAt = performance.now();

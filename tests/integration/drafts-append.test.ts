@@ -1,13 +1,16 @@
 /**
  * A draft update appended alone (the live rooms' usual batch: drafts.ts's
  * APPEND_ONE, compiled once, its agent credited in the same statement) is
- * stored as the plain path (a batch through the builders) stores it.
+ * stored as the plain path (a batch through the builders) stores it; the
+ * rooms' line (collab/draft-appends.ts) gathers rooms' batches into one
+ * statement and isolates a refused one.
  */
 import { randomUUID } from "node:crypto";
-import { asc } from "drizzle-orm";
+import { asc, sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { draftAgentEditors, draftUpdates } from "@/db/schema";
 import type { AgentIdentity } from "@/db/schema-agents";
+import { DraftAppends } from "@/server/collab/draft-appends";
 import { appendDraftUpdates, type NewDraftUpdate } from "@/server/store/drafts";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 
@@ -69,4 +72,66 @@ test("one update at a time and a batch of them store the same updates and agent 
     const [id] = await appendDraftUpdates(tx, [{ ...updates[0]!, documentId: alone }]);
     expect(id).toBeGreaterThan(batchIds.at(-1)!);
   });
+});
+
+/** A draft's rows in log order, each with the transaction that wrote it (rows one statement wrote share it). */
+async function loggedWithWriter(documentId: string) {
+  const result = await database.db.execute(
+    sql`select section_id::text as "sectionId", update, xmin::text as "writtenBy" from ${draftUpdates} where document_id = ${documentId} order by id`,
+  );
+  // postgres.js answers the rows, PGlite an object holding them.
+  const rows = (Array.isArray(result) ? result : (result as unknown as { rows: unknown[] }).rows) as Array<{
+    sectionId: string;
+    update: Uint8Array;
+    writtenBy: string;
+  }>;
+  return rows.map((r) => ({ sectionId: r.sectionId, bytes: [...r.update], writtenBy: r.writtenBy }));
+}
+
+const oneByteRow = (documentId: string, sectionId: string, byte: number): NewDraftUpdate => ({
+  documentId,
+  branchName: "main",
+  sectionId,
+  update: Uint8Array.of(byte),
+  authorId: null,
+});
+
+test("the rooms' line writes at once when idle, and what is handed over meanwhile, from any rooms, as one statement", async () => {
+  const appends = new DraftAppends(database.db);
+  const documentId = randomUUID();
+  const [first, second, third] = [randomUUID(), randomUUID(), randomUUID()];
+  // Handed over in one synchronous step: the idle line writes the first at once, the others gather behind it.
+  await Promise.all([
+    appends.append([oneByteRow(documentId, first, 1)]),
+    appends.append([oneByteRow(documentId, second, 2), oneByteRow(documentId, second, 3)]),
+    appends.append([oneByteRow(documentId, third, 4)]),
+  ]);
+  const logged = await loggedWithWriter(documentId);
+  expect(logged.map((r) => [r.sectionId, r.bytes])).toEqual([
+    [first, [1]],
+    [second, [2]],
+    [second, [3]],
+    [third, [4]],
+  ]);
+  expect(logged[1]!.writtenBy).not.toBe(logged[0]!.writtenBy);
+  expect(new Set(logged.slice(1).map((r) => r.writtenBy)).size).toBe(1);
+});
+
+test("a batch the database refuses is written again room by room: only the refused room's append fails", async () => {
+  const appends = new DraftAppends(database.db);
+  const documentId = randomUUID();
+  const [first, second] = [randomUUID(), randomUUID()];
+  const outcomes = await Promise.allSettled([
+    appends.append([oneByteRow(documentId, first, 1)]),
+    appends.append([oneByteRow(documentId, second, 2)]),
+    // Not a section id: refused, in the same batch as the second.
+    appends.append([oneByteRow(documentId, "not a uuid", 3)]),
+    appends.append([oneByteRow(documentId, second, 4)]),
+  ]);
+  expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+  expect((await loggedWithWriter(documentId)).map((r) => [r.sectionId, r.bytes])).toEqual([
+    [first, [1]],
+    [second, [2]],
+    [second, [4]],
+  ]);
 });

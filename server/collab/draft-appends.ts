@@ -1,0 +1,64 @@
+/**
+ * The section rooms of a process store their updates through one line: group
+ * commit across sections. A room hands over its batch (the updates that
+ * arrived while its previous batch was being stored) and the line writes
+ * what every room handed over meanwhile as one statement, one round trip and
+ * one commit, while the next batch gathers behind it. With a keystroke a
+ * second in each of hundreds of rooms, storing each room on its own was a
+ * statement and a commit per keystroke, a quarter of the CPU a keystroke cost
+ * with PostgreSQL counted (bench/README.md, "Scale-out"). Nothing waits to
+ * be gathered: a line that is idle writes at once, so an update's durability
+ * window grows by at most the statement in flight when it arrives.
+ *
+ * A batch that fails is written again room by room, so one section whose
+ * rows are refused fails only its own room (which closes, and its clients
+ * hand their edits over again), never its neighbours in the batch.
+ */
+import type { Database } from "@/db/client";
+import { appendDraftUpdates, type NewDraftUpdate } from "@/server/store/drafts";
+
+interface Handed {
+  rows: readonly NewDraftUpdate[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+export class DraftAppends {
+  private waiting: Handed[] = [];
+  private writing = false;
+
+  constructor(private readonly db: Database) {}
+
+  /** Resolves once these rows are stored (in order, and after every row handed over before them). */
+  append(rows: readonly NewDraftUpdate[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ rows, resolve, reject });
+      if (!this.writing) void this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    this.writing = true;
+    while (this.waiting.length > 0) {
+      const batch = this.waiting;
+      this.waiting = [];
+      try {
+        await appendDraftUpdates(
+          this.db,
+          batch.flatMap((handed) => handed.rows),
+        );
+        for (const handed of batch) handed.resolve();
+      } catch (error) {
+        if (batch.length === 1) batch[0]!.reject(error);
+        else
+          for (const handed of batch)
+            await appendDraftUpdates(this.db, handed.rows).then(
+              () => handed.resolve(),
+              (alone: unknown) => handed.reject(alone),
+            );
+      }
+    }
+    // In the same synchronous step as the empty check: a hand-over after it starts a new run.
+    this.writing = false;
+  }
+}
