@@ -135,75 +135,65 @@ export async function listSectionDrafts(tx: Tx, key: DraftKey): Promise<Array<{ 
     .where(and(eq(draftSections.documentId, key.documentId), eq(draftSections.branchName, key.branchName)));
 }
 
-/** The values of APPEND_ONE: an update and, for an agent's, its credit. */
-type AppendOneValues = {
-  documentId: string;
-  branchName: string;
-  sectionId: string;
-  update: Uint8Array;
-  authorId: string | null;
-  /** `<kind>:<id>` and the agent as JSON text, or null (a person's own update, or one without author). */
-  agentKey: string | null;
-  agent: string | null;
-};
+/** One row of APPEND's `rows`: an update (base64) and, for an agent's, who to credit. */
+interface AppendRow {
+  /** The row's place in the batch: the order its ids are given in. */
+  position: number;
+  document_id: string;
+  branch_name: string;
+  section_id: string;
+  update: string;
+  author_id: string | null;
+  /** `<kind>:<id>` and the agent, or null (a person's own update, or one without author). */
+  agent_key: string | null;
+  agent: AgentIdentity | null;
+}
 
 /**
- * One update appended, and its agent credited, in one statement compiled
- * once (db.ts's CompiledStatement): a live room's usual batch is one
- * keystroke, and the plain path below costs it the query builder's work and,
- * for an agent's keystroke, a second statement with its own round trip and
- * commit (bench/README.md, "Scale-out"). It stores what the plain path
- * stores (tests/integration/drafts-append.test.ts).
+ * Updates appended, in order, and their agents credited, in one statement
+ * compiled once (db.ts's CompiledStatement) whatever the number of rows: the
+ * live rooms store a keystroke at a time, or what several rooms handed over
+ * together (collab/draft-appends.ts). Built for each batch by the query
+ * builders, an agent's keystrokes cost the builders' work and a second
+ * statement (the credit) with its own round trip and commit (bench/README.md,
+ * "Scale-out"). `rows` is JSON, the update in base64: one parameter for any
+ * batch, read the same by PostgreSQL and PGlite.
  */
-export const APPEND_ONE = new CompiledStatement<AppendOneValues>(
-  (_tx, value) => sql`with appended as (
+export const APPEND = new CompiledStatement<{ rows: string }>(
+  (_tx, value) => sql`with batch as (
+  select * from json_to_recordset(${value("rows")}::json)
+    as r(position int, document_id uuid, branch_name text, section_id uuid, update text, author_id uuid, agent_key text, agent jsonb)
+), appended as (
   insert into ${draftUpdates} (document_id, branch_name, section_id, update, author_id)
-  values (${value("documentId")}::uuid, ${value("branchName")}::text, ${value("sectionId")}::uuid, ${value("update")}::bytea, ${value("authorId")}::uuid)
+  select document_id, branch_name, section_id, decode(update, 'base64'), author_id from batch order by position
   returning id
 ), credited as (
   insert into ${draftAgentEditors} (document_id, branch_name, section_id, user_id, agent_key, agent)
-  select ${value("documentId")}::uuid, ${value("branchName")}::text, ${value("sectionId")}::uuid, ${value("authorId")}::uuid, ${value("agentKey")}::text, ${value("agent")}::jsonb
-  where ${value("authorId")}::uuid is not null and ${value("agentKey")}::text is not null
+  select distinct on (document_id, branch_name, section_id, author_id, agent_key) document_id, branch_name, section_id, author_id, agent_key, agent
+  from batch where author_id is not null and agent_key is not null
   on conflict do nothing
 )
-select id from appended`,
+select id from appended order by id`,
 );
-
-const agentKeyOf = (agent: AgentIdentity) => `${agent.kind}:${agent.id}`;
 
 /** Appends updates in one statement (and credits the agents among their authors); resolves with their log ids, in order. */
 export async function appendDraftUpdates(tx: Tx, updates: readonly NewDraftUpdate[]): Promise<number[]> {
   if (updates.length === 0) return [];
-  if (updates.length === 1) {
-    const [{ documentId, branchName, sectionId, update, authorId, agent }] = updates as [NewDraftUpdate];
+  const rows: AppendRow[] = updates.map(({ documentId, branchName, sectionId, update, authorId, agent }, position) => {
     const credited = authorId && agent ? agent : null;
-    const rows = await APPEND_ONE.rows<{ id: number | string }>(tx, {
-      documentId,
-      branchName,
-      sectionId,
-      update,
-      authorId,
-      agentKey: credited && agentKeyOf(credited),
-      agent: credited && JSON.stringify(credited),
-    });
-    return rows.map((r) => Number(r.id));
-  }
-  const rows = await tx
-    .insert(draftUpdates)
-    .values(updates.map(({ agent: _agent, ...update }) => update))
-    .returning({ id: draftUpdates.id });
-  const credits = new Map<string, typeof draftAgentEditors.$inferInsert>();
-  for (const { documentId, branchName, sectionId, authorId, agent } of updates) {
-    if (!authorId || !agent) continue;
-    const agentKey = agentKeyOf(agent);
-    credits.set(`${sectionId} ${authorId} ${agentKey}`, { documentId, branchName, sectionId, userId: authorId, agentKey, agent });
-  }
-  if (credits.size > 0)
-    await tx
-      .insert(draftAgentEditors)
-      .values([...credits.values()])
-      .onConflictDoNothing();
-  return rows.map((r) => r.id).sort((a, b) => a - b);
+    return {
+      position,
+      document_id: documentId,
+      branch_name: branchName,
+      section_id: sectionId,
+      update: Buffer.from(update.buffer, update.byteOffset, update.byteLength).toString("base64"),
+      author_id: authorId,
+      agent_key: credited && `${credited.kind}:${credited.id}`,
+      agent: credited,
+    };
+  });
+  const ids = await APPEND.rows<{ id: number | string }>(tx, { rows: JSON.stringify(rows) });
+  return ids.map((r) => Number(r.id));
 }
 
 const agentEditorsOfDraft = (key: DraftKey) =>

@@ -1,7 +1,6 @@
 /**
- * A draft update appended alone (the live rooms' usual batch: drafts.ts's
- * APPEND_ONE, compiled once, its agent credited in the same statement) is
- * stored as the plain path (a batch through the builders) stores it; the
+ * Draft updates appended one at a time and as a batch (drafts.ts's APPEND,
+ * one statement compiled once, agents credited in it) are stored alike; the
  * rooms' line (collab/draft-appends.ts) gathers rooms' batches into one
  * statement and isolates a refused one.
  */

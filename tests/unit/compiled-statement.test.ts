@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import * as schema from "@/db/schema";
 import type { CompiledStatement, StatementValues, Tx } from "@/server/store/db";
 import { CREATE_BRANCH, MOVE_HEAD } from "@/server/store/commit-to-branch";
-import { APPEND_ONE } from "@/server/store/drafts";
+import { APPEND } from "@/server/store/drafts";
 
 const db = drizzle.mock({ schema }) as unknown as Tx;
 
@@ -70,20 +70,20 @@ describe("the head move's compiled statement", () => {
   });
 });
 
-describe("the live draft's one-update append (drafts.ts APPEND_ONE)", () => {
-  it("is the statement written with the values in place, for an agent's update and a person's", () => {
-    const update = {
-      documentId: common.documentId,
-      branchName: common.branchName,
-      sectionId: common.headCommitId,
-      update: Uint8Array.of(1, 2),
-    };
-    expectCompiledEqualsInline(APPEND_ONE, {
-      ...update,
-      authorId: "3c5e7a9b-2d4f-4a6c-8e1b-5d7f9a1c3e5b",
-      agentKey: "api_token:1",
-      agent: JSON.stringify({ kind: "api_token", id: "1", name: "CI" }),
-    });
-    expectCompiledEqualsInline(APPEND_ONE, { ...update, authorId: null, agentKey: null, agent: null });
+describe("the live draft's append (drafts.ts APPEND)", () => {
+  it("is the statement written with the values in place", () => {
+    const rows = JSON.stringify([
+      {
+        position: 0,
+        document_id: common.documentId,
+        branch_name: common.branchName,
+        section_id: common.headCommitId,
+        update: "AQI=",
+        author_id: "3c5e7a9b-2d4f-4a6c-8e1b-5d7f9a1c3e5b",
+        agent_key: "api_token:1",
+        agent: { kind: "api_token", id: "1", name: "CI" },
+      },
+    ]);
+    expectCompiledEqualsInline(APPEND, { rows });
   });
 });
