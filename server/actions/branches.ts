@@ -6,12 +6,13 @@ import { getBranch, listBranches } from "@/server/store/documents";
 import { openDocument } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 import { documentIdField } from "./document-fields";
+import { passedBack } from "@/server/core/schema-listing";
 
 const createBranchInput = z.strictObject({
   action: z.literal("create_branch"),
   documentId: documentIdField,
   branchName: branchNameSchema.describe("Name of the new branch."),
-  sourceBranch: branchNameSchema.optional().describe("Default: the default branch."),
+  sourceBranch: passedBack(branchNameSchema).optional().describe("Default: the default branch."),
 });
 
 const listBranchesInput = z.strictObject({ action: z.literal("list_branches"), documentId: documentIdField });

@@ -25,7 +25,7 @@ export const MAX_CHANGESET_ITEMS = 200;
 /** The most documents a path prefix or tag looks at (before the tag, access and "something to merge" narrow them). */
 const MAX_CANDIDATES = 5_000;
 
-export const changesetIdField = uuidSchema.describe("The changeset.");
+export const changesetIdField = uuidSchema;
 
 /** One item as the caller may see it: its document and merge request, loaded with the caller's access. */
 export interface VisibleItem {

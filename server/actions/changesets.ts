@@ -39,15 +39,16 @@ import {
 } from "./changeset-items";
 import { changesetMergeHandlers, changesetMergeInputs } from "./changeset-merge";
 import { cursorSchema, DEFAULT_PAGE_SIZE, decodeCursor, defineTool, encodeCursor, pageLimitSchema, uuidSchema } from "./tool";
+import { passedBack } from "@/server/core/schema-listing";
 
-const documentIdsField = z.array(uuidSchema).min(1).max(MAX_CHANGESET_ITEMS).describe("Documents.");
+const documentIdsField = z.array(uuidSchema).min(1).max(MAX_CHANGESET_ITEMS);
 
 export const changesetsInput = z.discriminatedUnion("action", [
   z.strictObject({
     action: z.literal("create"),
-    sourceBranch: branchNameSchema.describe("Branch merged from."),
-    targetBranch: branchNameSchema.describe("Branch merged into (usually main)."),
-    title: z.string().trim().min(1, "title must not be empty").max(300).describe("Title."),
+    sourceBranch: passedBack(branchNameSchema).describe("Branch merged from."),
+    targetBranch: passedBack(branchNameSchema).describe("Branch merged into (usually main)."),
+    title: z.string().trim().min(1, "title must not be empty").max(300),
     description: descriptionSchema.optional().describe("What the change is and why."),
     documentIds: documentIdsField.optional(),
     pathPrefix: z.string().max(500).optional().describe("Gather by path prefix."),
@@ -66,7 +67,7 @@ export const changesetsInput = z.discriminatedUnion("action", [
   z.strictObject({
     action: z.literal("remove_items"),
     changesetId: changesetIdField,
-    documentIds: z.array(uuidSchema).min(1).max(MAX_CHANGESET_ITEMS).describe("Documents."),
+    documentIds: documentIdsField,
   }),
   ...changesetMergeInputs,
   z.strictObject({
@@ -226,7 +227,7 @@ export const changesetsTool = defineTool({
   name: "changesets",
   description: [
     "One review and one atomic merge across documents: a merge request per document from sourceBranch into targetBranch, gathered (create: by documentIds, pathPrefix or tagId).",
-    "execute merges every item in one transaction, or none (details.items: each item's reason). UNCOMMITTED_DRAFT: commit first.",
+    "execute merges every item in one transaction, or none (its error's details.items: each item's reason).",
   ].join("\n"),
   input: changesetsInput,
   readOnly: false,

@@ -47,9 +47,10 @@ import type { ActionContext } from "./context";
 import { type CommentView, commentViews, readDocument } from "./read";
 import { notifyCommentPosted, notifyReply } from "./notification-events";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";
+import { passedBack } from "@/server/core/schema-listing";
 
-const documentId = uuidSchema.describe("The document.");
-const branchName = branchNameSchema.optional().describe("Branch whose text anchors them; default: the default branch.");
+const documentId = uuidSchema;
+const branchName = passedBack(branchNameSchema).optional().describe("Branch whose text anchors them; default: the default branch.");
 const thread = {
   documentId,
   branchName,
@@ -74,7 +75,7 @@ export const commentsInput = z.discriminatedUnion("action", [
     action: z.literal("post"),
     documentId,
     branchName,
-    sectionId: uuidSchema.describe("The section."),
+    sectionId: uuidSchema,
     blockIndex: z
       .number()
       .int()

@@ -264,15 +264,14 @@ export type DocumentSummary = ReturnType<typeof summarize>;
 
 export const documentsTool = defineTool({
   name: "documents",
+  // What an agent needs before calling; what to do after a refusal its error's message says (the codes are not listed again here).
   description: [
     "Documents, branches, history, tags, properties, permissions and share links, by `action`:",
-    "- create: one commit on main (PATH_TAKEN: the path is used); restore: PATH_TAKEN: give newPath.",
-    "- delete: on a non-default branch (merge it to delete on main).",
-    "- delete_branch: BRANCH_IN_USE if an open merge request uses it; UNCOMMITTED_DRAFT: give discardDraft.",
-    "- commit: everyone's uncommitted live edits as one commit (BRANCH_MOVED: commit again); discard drops them.",
+    "- create: one commit on main. delete: on a non-default branch, then merged.",
+    "- commit: everyone's uncommitted live edits as one commit; discard drops them.",
     "- show: a commit and its changes; revert: a new commit restoring a state; undo: takes back the head commit.",
     "- Permissions and share links: the creator and workspace admins, signed in.",
-    "With requiredApprovals above 0 the default branch takes no direct write (DEFAULT_BRANCH_PROTECTED): write on a branch, open a merge request. Agents (API tokens) never change access (PERMISSION_DENIED).",
+    "With requiredApprovals above 0 the default branch takes no direct write: write on a branch, open a merge request. Agents (API tokens) never change access.",
   ].join("\n"),
   input: documentsInput,
   readOnly: false,

@@ -23,7 +23,7 @@ import { isStale, reviewCoverage } from "./merge-approvals";
 import { type BranchSides, branchSides } from "./merge-state";
 import { uuidSchema } from "./tool";
 
-export const mergeRequestIdField = uuidSchema.describe("The merge request.");
+export const mergeRequestIdField = uuidSchema;
 /** analyze's opt-in: each conflicting section's proposedMerge (merge_requests and changesets alike). */
 export const proposalsField = z.boolean().optional().describe("Add each conflict's proposedMerge.");
 

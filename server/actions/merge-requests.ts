@@ -10,7 +10,7 @@ import { z } from "zod";
 import { DomainError, isDomainError } from "@/server/core/errors";
 import { branchNameSchema, commitMessageSchema, descriptionSchema, documentPathSchema } from "@/server/core/names";
 import { contentSchema } from "@/server/core/blocks";
-import { shownElsewhere } from "@/server/core/schema-listing";
+import { passedBack, shownElsewhere } from "@/server/core/schema-listing";
 import { getMembership, nonMembers } from "@/server/store/accounts";
 import type { Tx } from "@/server/store/db";
 import { CommitGraph, isAncestor } from "@/server/store/commits";
@@ -81,9 +81,9 @@ export const mergeRequestsInput = z.discriminatedUnion("action", [
   z.strictObject({
     action: z.literal("create"),
     documentId: uuidSchema.describe("The document."),
-    sourceBranch: branchNameSchema.describe("Branch merged from."),
-    targetBranch: branchNameSchema.describe("Branch merged into (usually main)."),
-    title: f.title.describe("Title of the merge request."),
+    sourceBranch: passedBack(branchNameSchema).describe("Branch merged from."),
+    targetBranch: passedBack(branchNameSchema).describe("Branch merged into (usually main)."),
+    title: f.title,
     description: descriptionSchema.optional().describe("What the change is and why."),
     reviewerIds: f.reviewerIds.optional(),
   }),
@@ -393,12 +393,12 @@ function update(ctx: ActionContext, input: ActionInput<"update">) {
 
 export const mergeRequestsTool = defineTool({
   name: "merge_requests",
+  // What an agent needs before calling; what to do after a refusal its error's message says.
   description: [
-    "Merge one branch of a document into another: create (NOTHING_TO_MERGE if nothing to bring), analyze (diffs and conflicts), execute with a resolution per conflict (else UNRESOLVED_CONFLICTS, nothing changes).",
-    "Also list, get, close, update, approve, request_changes, reset, set_required_approvals (creator and admins, signed in).",
-    "A target without own commits is fast-forwarded.",
-    "An approval covers the sections its reviewer saw, as they were; only people's count, not the author's. With requiredApprovals above 0, execute needs them on every section (APPROVALS_REQUIRED).",
-    "An agent's execute that would change access is refused (PERMISSION_DENIED).",
+    "Merge one branch of a document into another: create, analyze (diffs and conflicts), execute with a resolution per conflict.",
+    "A target without own commits is fast-forwarded. set_required_approvals: creator and admins, signed in.",
+    "An approval covers the sections its reviewer saw, as they were; only people's count, not the author's. With requiredApprovals above 0, execute needs them on every section.",
+    "An agent's execute that would change access is refused.",
   ].join("\n"),
   input: mergeRequestsInput,
   readOnly: false,

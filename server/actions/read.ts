@@ -27,10 +27,11 @@ import { defineTool, uuidSchema } from "./tool";
 import type { ActionContext } from "./context";
 import type { LiveDrafts } from "@/server/collab/live-drafts";
 import { draftSections } from "./drafts";
+import { passedBack } from "@/server/core/schema-listing";
 
 export const readInput = z.strictObject({
-  documentId: uuidSchema.describe("The document."),
-  branchName: branchNameSchema.optional().describe("Default: the default branch."),
+  documentId: uuidSchema.describe("From `search` or `documents` list."),
+  branchName: passedBack(branchNameSchema).optional().describe("Default: the default branch."),
   commitId: commitRefSchema.optional().describe("Read at this commit (id or 7+ hex prefix, from `documents` log)."),
   sectionIds: z.array(uuidSchema).min(1).max(5_000).optional().describe("Only these sections; default: all."),
   includeDraft: z.boolean().optional().describe("Read the live draft (head plus uncommitted edits). Not with commitId."),

@@ -31,6 +31,7 @@ import { bringIndexUpToDate, reindexAll } from "@/server/store/search-index";
 import { accessWithGrant, type SectionRules, sectionRules, subjectOf } from "@/server/access/documents";
 import type { ActionContext } from "./context";
 import { decodeCursor, defineTool, encodeCursor, uuidSchema } from "./tool";
+import { passedBack } from "@/server/core/schema-listing";
 
 const DEFAULT_SEARCH_LIMIT = 20;
 const MAX_SEARCH_LIMIT = 50;
@@ -47,7 +48,7 @@ export const searchInput = z.strictObject({
   pathPrefix: z.string().max(500).optional().describe('Path prefix, e.g. "handbook/".'),
   tagId: uuidSchema.optional().describe("Only documents with this tag."),
   limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).optional().describe(`Default ${DEFAULT_SEARCH_LIMIT}.`),
-  cursor: z.string().max(1_000).optional().describe("The last page's nextCursor."),
+  cursor: passedBack(z.string().max(1_000)).optional().describe("The last page's nextCursor."),
 });
 
 type SearchInput = z.output<typeof searchInput>;

@@ -19,7 +19,7 @@ const moveInput = z.strictObject({
   action: z.literal("move"),
   documentId: sectionWriteFields.documentId,
   branchName: sectionWriteFields.branchName,
-  sectionId: sectionWriteFields.sectionId.describe("The section."),
+  sectionId: sectionWriteFields.sectionId,
   beforeSectionId: uuidSchema.nullable().describe("Section to precede; null: the end."),
   commitMessage: sectionWriteFields.commitMessage,
 });

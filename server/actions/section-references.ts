@@ -22,7 +22,7 @@ const addReferenceInput = z.strictObject({
   action: z.literal("add_reference"),
   documentId: sectionWriteFields.documentId,
   branchName: sectionWriteFields.branchName,
-  sectionId: sectionWriteFields.sectionId.describe("The section."),
+  sectionId: sectionWriteFields.sectionId,
   targetDocumentId: uuidSchema.describe("Target document."),
   targetSectionId: uuidSchema.nullable().optional().describe("Default: the whole document."),
   displayTitle: z.string().trim().min(1).max(300).nullable().optional().describe("Link text; null: the title."),

@@ -11,12 +11,13 @@ import type { Tx } from "@/server/store/db";
 import type { BranchState } from "@/server/store/group-commit";
 import { type DocumentAccess, requireSection, sectionRules } from "@/server/access/documents";
 import { uuidSchema } from "./tool";
+import { passedBack } from "@/server/core/schema-listing";
 
 /** Fields every `sections` action that writes a branch takes. */
 export const sectionWriteFields = {
-  documentId: uuidSchema.describe("The document."),
-  branchName: branchNameSchema.describe("The branch."),
-  sectionId: uuidSchema.describe("The section."),
+  documentId: uuidSchema,
+  branchName: passedBack(branchNameSchema).describe("The branch."),
+  sectionId: uuidSchema,
   commitMessage: commitMessageSchema.optional(),
 };
 

@@ -22,15 +22,14 @@ import { moveActionInputs, moveHandlers } from "./section-moves";
 import { referenceActionInputs, referenceHandlers } from "./section-references";
 import { loadSection, sectionWriteFields, withSections, withSectionVersion } from "./section-target";
 import { defineTool, type ToolResults, uuidSchema } from "./tool";
+import { passedBack } from "@/server/core/schema-listing";
 
 const permission = z.enum(PERMISSIONS).nullable();
 
 const f = {
   ...sectionWriteFields,
   name: documentNameSchema.describe("Section name (its H2 heading)."),
-  expectedContentHash: z
-    .string()
-    .regex(/^[0-9a-f]{64}$/, "must be a contentHash as returned by `read`")
+  expectedContentHash: passedBack(z.string().regex(/^[0-9a-f]{64}$/, "must be a contentHash as returned by `read`"))
     .optional()
     .describe("contentHash from `read`."),
   defaultPermission: permission
@@ -337,11 +336,12 @@ function reorder(ctx: ActionContext, input: ActionInput<"reorder">) {
 
 export const sectionsTool = defineTool({
   name: "sections",
+  // What an agent needs before calling; what to do after a refusal its error's message says.
   description: [
     "Write a document's sections on a branch, one commit per call (batch_create: several at once; prefer it).",
-    "Give each section's contentHash from `read` as expectedContentHash (CONTENT_HASH_MISMATCH: read again).",
-    "The name is the H2 heading: content must not repeat it (DUPLICATE_HEADING). Keep <svc:comment id> tags (COMMENT_TAGS_REMOVED).",
-    "DEFAULT_BRANCH_PROTECTED: write on another branch and open a merge request. Agents never change access (PERMISSION_DENIED).",
+    "Give each section's contentHash from `read` as expectedContentHash.",
+    "The name is the H2 heading: content must not repeat it. Keep <svc:comment id> tags.",
+    "A protected default branch takes changes by merge request only. Agents never change access.",
   ].join("\n"),
   input: sectionsInput,
   readOnly: false,

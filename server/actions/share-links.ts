@@ -100,7 +100,7 @@ const listShareLinksInput = z.strictObject({ action: z.literal("list_share_links
 const revokeShareLinkInput = z.strictObject({
   action: z.literal("revoke_share_link"),
   documentId: documentIdField,
-  shareLinkId: uuidSchema.describe("The link."),
+  shareLinkId: uuidSchema,
 });
 
 /** The input schemas of these actions, in the order agents read them. */

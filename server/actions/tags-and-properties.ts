@@ -8,6 +8,7 @@ import { assertNotDeleted, writeBranch } from "./branch-write";
 import type { ActionContext } from "./context";
 import { commitMessageField, documentIdField, writeBranchField } from "./document-fields";
 import { uuidSchema } from "./tool";
+import { patternSaidInWords } from "@/server/core/schema-listing";
 
 const tagIdField = uuidSchema.describe("From `create_tag`.");
 
@@ -16,9 +17,7 @@ const createTagInput = z.strictObject({
   tagPath: tagPathSchema,
   tagDisplayName: z.string().trim().min(1).max(200).optional().describe("Default: its path."),
   tagDescription: z.string().max(2_000).optional().describe("What the tag means."),
-  tagColor: z
-    .string()
-    .regex(/^#[0-9a-fA-F]{6}$/, "tagColor must be a hex colour like #3366ff")
+  tagColor: patternSaidInWords(z.string().regex(/^#[0-9a-fA-F]{6}$/, "tagColor must be a hex colour like #3366ff"))
     .optional()
     .describe("Hex colour, e.g. #3366ff."),
 });

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { DomainError, isDomainError, validationError } from "@/server/core/errors";
 import { isUnstorable } from "@/server/core/limits";
+import { passedBack } from "@/server/core/schema-listing";
 
 /** A handler as the tool sees it; each module types its own context and input. */
 type Handler = (ctx: never, input: never) => Promise<unknown>;
@@ -143,7 +144,7 @@ export const uuidSchema = z.string().uuid("must be a UUID");
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 export const pageLimitSchema = z.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe(`Page size (default ${DEFAULT_PAGE_SIZE}).`);
-export const cursorSchema = z.string().max(100_000).optional().describe("A page's nextCursor.");
+export const cursorSchema = passedBack(z.string().max(100_000)).optional().describe("A page's nextCursor.");
 
 /** Opaque pagination cursors: base64url JSON, validated on the way back in. */
 export function encodeCursor(value: unknown): string {

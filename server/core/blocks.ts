@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { MAX_REQUEST_DESCRIPTION } from "./limits";
+import { patternSaidInWords } from "./schema-listing";
 
 export const MAX_BLOCKS_PER_SECTION = 2_000;
 /** 1 MB of ASCII text; with the rest of a call it stays inside MAX_REQUEST_BYTES (4 MiB). */
@@ -16,11 +17,13 @@ export const MAX_BASE64_CHARS = 3_000_000;
 const BLOCK_TYPE = "The kind of block.";
 const SOURCE_TYPE = "Where the bytes are.";
 
-const mediaType = z
-  .string()
-  .max(255)
-  .regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i, "must be a media type such as image/png")
-  .describe("Media type, e.g. image/png.");
+const mediaType = patternSaidInWords(
+  z
+    .string()
+    .max(255)
+    .regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i, "must be a media type such as image/png")
+    .describe("Media type, e.g. image/png."),
+);
 
 const imageMediaType = mediaType.refine((t) => t.toLowerCase().startsWith("image/"), "must be an image/* media type");
 
@@ -64,12 +67,14 @@ const imageBlock = z.discriminatedUnion("type", [
     blockType: z.literal("image").describe(BLOCK_TYPE),
     type: z.literal("base64").describe(SOURCE_TYPE),
     mediaType: imageMediaType,
-    data: z
-      .string()
-      .min(1)
-      .max(MAX_BASE64_CHARS)
-      .regex(/^[A-Za-z0-9+/]*={0,2}$/, "must be standard base64 without line breaks")
-      .describe("Base64 bytes; larger images: `upload_url` and a storage block."),
+    data: patternSaidInWords(
+      z
+        .string()
+        .min(1)
+        .max(MAX_BASE64_CHARS)
+        .regex(/^[A-Za-z0-9+/]*={0,2}$/, "must be standard base64 without line breaks")
+        .describe("Base64 bytes; larger images: `upload_url` and a storage block."),
+    ),
     alt: imageAlt,
     caption: imageCaption,
   }),

@@ -5,6 +5,7 @@
  * them twice otherwise).
  */
 import { z } from "zod";
+import { shownElsewhereExcept } from "@/server/core/schema-listing";
 import { asReturnedBy, mergeActionOutputs, named } from "./flatten";
 
 const status = z.enum(["open", "merged", "closed"]);
@@ -28,7 +29,10 @@ const summary = {
   closedAt: strOrNull(),
 };
 
-const hiddenItems = z.number().describe("Hidden items.");
+const hiddenItems = count();
+/** A listed changeset's items and their count by status (in place of `get`'s items, with their merge requests). */
+const listItems = z.array(z.object({ documentId: str(), path: str(), mergeRequestStatus: named(status) })).describe("Visible items.");
+const itemCounts = z.object({ open: count(), merged: count(), closed: count() }).describe("Visible items by request status.");
 
 export function changesetsOutput() {
   const view = z.object({
@@ -56,16 +60,11 @@ export function changesetsOutput() {
     approve: reviewed,
     request_changes: reviewed,
     list: z.object({
-      changesets: z
-        .array(
-          z.object({
-            ...summary,
-            items: z.array(z.object({ documentId: str(), path: str(), mergeRequestStatus: named(status) })).describe("Visible items."),
-            hiddenItems,
-            itemCounts: z.object({ open: count(), merged: count(), closed: count() }).describe("Visible items by request status."),
-          }),
-        )
-        .describe("Newest first."),
+      changesets: shownElsewhereExcept(
+        z.array(z.object({ ...summary, items: listItems, hiddenItems, itemCounts })),
+        "Newest first; other fields as `get` returns them.",
+        z.array(z.looseObject({ items: listItems, itemCounts })),
+      ),
       nextCursor: named(z.string().nullable()),
     }),
     analyze: z.object({

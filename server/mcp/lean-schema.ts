@@ -44,12 +44,17 @@
  *   default) and `propertyNames: {type: "string"}` (every JSON key is one)
  *   say nothing and are dropped; so are the descriptions of a choice's
  *   branches when the choice has its own (a result field several actions
- *   return: its description already says what each means), and in a result
- *   a choice of string enums and constants is one enum;
+ *   return: its description already says what each means), and a
+ *   described choice of string enums and constants is one enum (in a result
+ *   with `null` among its values where null is a branch);
  * - a field marked `shownElsewhere` (server/core/schema-listing.ts) is sent
  *   as an array of objects whose description names the tool that shows
  *   their fields: the content blocks and merge resolutions are listed in
- *   full once, not again in every tool that takes or returns them.
+ *   full once, not again in every tool that takes or returns them; one
+ *   marked `shownElsewhereExcept` lists only the fields the other schema
+ *   does not give (a listed changeset's items); one marked `passedBack` (a
+ *   cursor, a contentHash, an existing branch's name, a commit reference) is
+ *   a plain string, and one marked `patternSaidInWords` has no pattern.
  *
  * Results (`use: "output"`) are only ever checked by a client's validator,
  * never mapped onto a function-calling dialect, so they lose more:
@@ -83,7 +88,8 @@ function withoutRedundantKeywords(node: Json, use: SchemaUse): Json {
   if (Array.isArray(node)) return node.map((child) => withoutRedundantKeywords(child, use));
   if (!isObject(node)) return node;
   const listed = node[LISTED_AS];
-  if (isObject(listed)) return node.description === undefined ? listed : { ...listed, description: node.description };
+  if (isObject(listed))
+    return withoutRedundantKeywords(node.description === undefined ? listed : { ...listed, description: node.description }, use);
   const lean: JsonSchema = {};
   const { type, ...untyped } = node;
   if (Array.isArray(type)) {
@@ -110,7 +116,7 @@ function withoutRedundantKeywords(node: Json, use: SchemaUse): Json {
     // A choice under a description of its own (a result field several actions return): the branches need none.
     if (key === "anyOf" && Array.isArray(value) && typeof object.description === "string") {
       const branches = value.map((branch) => (isObject(branch) ? shapeOf(branch) : branch));
-      const merged = use === "output" ? oneEnum(branches) : undefined;
+      const merged = oneEnum(branches, use);
       if (merged) Object.assign(lean, merged);
       else lean[key] = oneChoice(leanChild(branches) as Json[]);
       continue;
@@ -135,19 +141,27 @@ function oneChoice(branches: Json[]): Json[] {
 }
 
 /**
- * A result's choice between string enums and constants (actions returning a
- * status, one of them always the same) as one enum; undefined for any other choice.
+ * A choice between string enums and constants (actions returning a status,
+ * one of them always the same; a resolution that is a side or `merged`) as
+ * one enum, which accepts the same values; in a result, a null branch too (a
+ * nullable permission) goes into the enum as `null`. An argument's enum keeps
+ * its `type`, which single-type dialects need. Undefined for any other choice.
  */
-function oneEnum(branches: Json[]): JsonSchema | undefined {
-  const values: string[] = [];
+function oneEnum(branches: Json[], use: SchemaUse): JsonSchema | undefined {
+  const values: Array<string | null> = [];
   for (const branch of branches) {
     if (!isObject(branch) || !Object.keys(branch).every((key) => key === "enum" || key === "const" || key === "type")) return undefined;
+    if (use === "output" && branch.type === "null" && Object.keys(branch).length === 1) {
+      values.push(null);
+      continue;
+    }
     if (branch.type !== undefined && branch.type !== "string") return undefined;
     const listed = Array.isArray(branch.enum) ? branch.enum : [branch.const];
     if (!listed.every((value) => typeof value === "string")) return undefined;
     values.push(...(listed as string[]));
   }
-  return { enum: [...new Set(values)] };
+  const choice = [...new Set(values)];
+  return use === "output" ? { enum: choice } : { type: "string", enum: choice };
 }
 
 /** Keywords a result's schema can do without (see the file comment); `names` are the object's properties. */

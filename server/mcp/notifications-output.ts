@@ -12,7 +12,7 @@ const notification = z.object({
   actorName: named(z.string().nullable()),
   documentId: named(z.string()),
   mergeRequestId: named(z.string().nullable()),
-  createdAt: z.string().describe("When it happened."),
+  createdAt: named(z.string()),
   read: named(z.boolean()),
 });
 

@@ -136,7 +136,7 @@ const shareLink = {
 const draftPerson = z.object({ userId: str(), name: str() });
 
 const draftStatus = z.object({
-  uncommittedChanges: z.boolean().describe("The draft differs from the head."),
+  uncommittedChanges: named(z.boolean()),
   editorIds: z.array(z.string()).describe("Editors since the last commit."),
   connectedUserIds: z.array(z.string()).describe("Users connected live."),
 });
@@ -154,7 +154,7 @@ const documentsOutput = mergeActionOutputs({
     headCommitId: str(),
     deleted: named(z.boolean()),
     requiredApprovals: z.number().describe("Approvals a merge into the default branch needs (above 0: protected)."),
-    yourPermission: permission.describe("Your permission."),
+    yourPermission: named(permission),
     canManage: z.boolean().describe("You may manage access."),
     draft: draftStatus.describe("The default branch's live draft."),
   }),
@@ -203,12 +203,12 @@ const documentsOutput = mergeActionOutputs({
           draft: draftStatus.describe("The branch's live draft."),
         }),
       )
-      .describe("The document's branches."),
+      .describe("Every branch, the default one included."),
   }),
   log: z.object({ commits: z.array(commitSummary).describe("Newest first."), nextCursor }),
   show: z.object({
     ...documentView,
-    sections: z.array(asReturnedBy("read")).describe("Sections, as `read` returns them."),
+    sections: shownElsewhere(z.array(asReturnedBy("read")), "Sections, as `read` returns them."),
     commit: commitSummary.describe("The commit shown."),
     changes: z
       .array(
@@ -223,7 +223,7 @@ const documentsOutput = mergeActionOutputs({
       .describe("Changes against its first parent."),
   }),
   revert: z.object(writeResult),
-  undo: z.object({ ...writeResult, undoneCommitId: z.string().describe("Commit taken back.") }),
+  undo: z.object({ ...writeResult, undoneCommitId: str() }),
   create_tag: z.object({
     tagId: str(),
     tagPath: str(),
@@ -253,13 +253,13 @@ const documentsOutput = mergeActionOutputs({
     documentId: str(),
     branchName: str(),
     headCommitId: str(),
-    discardedSections: z.number().describe("Sections discarded."),
+    discardedSections: named(z.number()),
   }),
   draft_status: z.object({
     documentId: str(),
     branchName: str(),
     headCommitId: str(),
-    uncommittedChanges: z.boolean().describe("The draft differs from the head."),
+    uncommittedChanges: named(z.boolean()),
     editors: z.array(draftPerson).describe("Editors since the last commit."),
     connected: z.array(draftPerson).describe("Users connected live."),
     changedSections: z
@@ -279,9 +279,9 @@ const sectionsOutput = mergeActionOutputs({
   }),
   batch_create: z.object({
     ...writeResult,
-    sectionIds: z.array(z.string()).describe("The new sections."),
-    contentHashes: z.array(z.string()).describe("Their contentHashes."),
-    positions: z.array(z.number()).describe("Their positions."),
+    sectionIds: z.array(z.string()).describe("The new sections, in order."),
+    contentHashes: z.array(z.string()).describe("Theirs, in that order."),
+    positions: z.array(z.number()).describe("Theirs, in that order."),
   }),
   update: z.object({
     ...writeResult,
@@ -291,7 +291,7 @@ const sectionsOutput = mergeActionOutputs({
     position: z.number().describe("The section's 0-based position."),
   }),
   delete: z.object({ ...writeResult, sectionId: str() }),
-  reorder: z.object({ ...writeResult, sectionOrder: z.array(z.string()).describe("The new order.") }),
+  reorder: z.object({ ...writeResult, sectionOrder: named(z.array(z.string())) }),
   move: z.object({ ...writeResult, sectionId: str() }),
   add_reference: z.object({
     ...writeResult,
@@ -321,7 +321,7 @@ const mergeRequestView = z.object({
   updatedAt: str(),
   mergedAt: strOrNull(),
   mergedBy: strOrNull(),
-  mergeCommitId: z.string().nullable().describe("Merge commit, or null."),
+  mergeCommitId: strOrNull(),
   mergedOntoCommitId: z.string().nullable().describe("Target head before the merge."),
   closedAt: strOrNull(),
   reviewers: z
@@ -340,7 +340,7 @@ const mergeRequestView = z.object({
       }),
     )
     .describe("Reviewers and reviews."),
-  requiredApprovals: z.number().describe("Approvals each section it brings needs."),
+  requiredApprovals: named(z.number()),
   approvals: z.number().describe("Fewest approvals covering any section it brings."),
   sectionReviews: z
     .array(
@@ -352,7 +352,7 @@ const mergeRequestView = z.object({
       }),
     )
     .describe("Review coverage per visible section it brings."),
-  hiddenSectionsNeedingReview: z.number().describe("Hidden sections needing review."),
+  hiddenSectionsNeedingReview: named(z.number()),
 });
 
 /** What merge_requests analyze returns. */
@@ -391,12 +391,12 @@ const mergeAnalysis = z.object({
       }),
     )
     .describe("Sections that differ."),
-  hiddenConflicts: z.number().describe("Hidden conflicting sections."),
-  fastForward: z.boolean().describe("Fast-forward."),
+  hiddenConflicts: named(z.number()),
+  fastForward: named(z.boolean()),
   upToDate: z.boolean().describe("Target has every source commit."),
   sourceHeadCommitId: z.string().describe("For expectedSourceHeadCommitId."),
   targetHeadCommitId: z.string().describe("For expectedTargetHeadCommitId."),
-  mergeBaseCommitIds: z.array(z.string()).describe("Merge base(s)."),
+  mergeBaseCommitIds: named(z.array(z.string())),
   generatedCommitMessage: z.string().nullable().describe("execute's default message, or null."),
 });
 
@@ -409,8 +409,8 @@ const mergeRequestsOutput = mergeActionOutputs({
     mergeRequestId: str(),
     status: named(z.literal("merged")),
     targetBranch: str(),
-    mergeCommitId: z.string().describe("Merge commit, or null."),
-    fastForward: z.boolean().describe("Fast-forward."),
+    mergeCommitId: str(),
+    fastForward: named(z.boolean()),
     message: str(),
     warnings: z.array(z.string()).describe("Resolutions not needed."),
   }),
@@ -421,17 +421,17 @@ const mergeRequestsOutput = mergeActionOutputs({
   reset: mergeRequestView,
   set_required_approvals: z.object({
     documentId: str(),
-    requiredApprovals: z.number().describe("Approvals each section it brings needs."),
+    requiredApprovals: named(z.number()),
   }),
 });
 
 const uploadUrlOutput = z.object({
   uploadUrl: z.string().describe("PUT the bytes here once."),
   key: z.string().describe("Key for a storage block, after the PUT."),
-  method: z.literal("PUT").describe("The HTTP method of the upload."),
+  method: named(z.literal("PUT")),
   headers: z.object({ "content-type": str() }).describe("Headers the PUT must send."),
   expiresAt: str(),
-  maxBytes: z.number().describe("Max bytes."),
+  maxBytes: named(z.number()),
 });
 
 const memberList = z.object({

@@ -36,9 +36,10 @@ afterAll(async () => {
  * The most tools/list may weigh: 172 KB before it was made lean, 101 KB
  * after the first pass, 56.4 KB after the second, 56.7 KB with merged requests' base, 56.9 KB with
  * `members` get, 53.1 KB with every result field described at any depth, 50.4 KB with errors out of
- * the output schemas (2026-11-29, bench/README.md). The issue's target is 48 KB.
+ * the output schemas, 47.8 KB with lists, limits and descriptions said once (2026-11-29,
+ * bench/README.md). The issue's target is under 48 KB.
  */
-const LISTED_BYTES_AT_MOST = 50_400;
+const LISTED_BYTES_AT_MOST = 47_900;
 
 type Schema = Record<string, unknown>;
 const isRecord = (value: unknown): value is Schema => typeof value === "object" && value !== null && !Array.isArray(value);

@@ -2,7 +2,7 @@
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { shownElsewhere } from "@/server/core/schema-listing";
+import { passedBack, patternSaidInWords, shownElsewhere, shownElsewhereExcept } from "@/server/core/schema-listing";
 import { NAMED, named } from "@/server/mcp/flatten";
 import { type JsonSchema, leanSchema } from "@/server/mcp/lean-schema";
 import type { JsonSchemaType } from "@modelcontextprotocol/sdk/validation/types.js";
@@ -60,6 +60,64 @@ describe("leanSchema", () => {
       description: "Blocks, as `other` takes them.",
     });
     expect(input.safeParse({ blocks: [{ text: 1 }] }).success).toBe(false);
+  });
+
+  test("a list shown elsewhere except some fields lists only those, leaned, and admits the rest", () => {
+    const summary = { id: named(z.string()), title: named(z.string()) };
+    const items = z.array(z.object({ id: named(z.string()) })).describe("Its items, by id.");
+    const output = z.strictObject({
+      list: shownElsewhereExcept(
+        z.array(z.object({ ...summary, items })),
+        "Other fields as `get` returns them.",
+        z.array(z.looseObject({ items })),
+      ),
+    });
+    const lean = leanSchema(toJson(output, "output"), "output");
+    expect((lean.properties as Record<string, JsonSchema>).list).toEqual({
+      items: {
+        properties: { items: { items: { properties: { id: { type: "string", description: NAMED } } }, description: "Its items, by id." } },
+      },
+      description: "Other fields as `get` returns them.",
+    });
+    const validate = new AjvJsonSchemaValidator().getValidator(lean as JsonSchemaType);
+    expect(validate({ list: [{ id: "a", title: "t", items: [{ id: "b" }] }] }).valid).toBe(true);
+    expect(validate({ list: [{ id: "a", title: "t", items: [{ id: 1 }] }] }).valid).toBe(false);
+    expect(output.safeParse({ list: [{ id: "a", items: [] }] }).success).toBe(false);
+  });
+
+  test("a value passed back is listed as a plain string, a pattern said in words is not listed; both still validate", () => {
+    const input = z.strictObject({
+      cursor: passedBack(z.string().max(10)).optional().describe("A page's nextCursor."),
+      colour: patternSaidInWords(
+        z
+          .string()
+          .max(7)
+          .regex(/^#[0-9a-f]{6}$/),
+      ).describe("Hex colour, e.g. #3366ff."),
+    });
+    const properties = leanSchema(toJson(input, "input"), "input").properties as Record<string, JsonSchema>;
+    expect(properties.cursor).toEqual({ type: "string", description: "A page's nextCursor." });
+    expect(properties.colour).toEqual({ type: "string", maxLength: 7, description: "Hex colour, e.g. #3366ff." });
+    expect(input.safeParse({ cursor: "x".repeat(11), colour: "#3366ff" }).success).toBe(false);
+    expect(input.safeParse({ colour: "blue" }).success).toBe(false);
+  });
+
+  test("a described choice of string enums and constants is one enum: typed in an argument, with null in a result", () => {
+    const input = z.strictObject({ resolution: z.union([z.enum(["source", "target"]), z.literal("merged")]).describe("Which.") });
+    expect((leanSchema(toJson(input, "input"), "input").properties as Record<string, JsonSchema>).resolution).toEqual({
+      type: "string",
+      enum: ["source", "target", "merged"],
+      description: "Which.",
+    });
+    const output = z.strictObject({ reviewedAs: z.enum(["person", "agent"]).nullable().describe("Who; null while pending.") });
+    const lean = leanSchema(toJson(output, "output"), "output");
+    expect((lean.properties as Record<string, JsonSchema>).reviewedAs).toEqual({
+      enum: ["person", "agent", null],
+      description: "Who; null while pending.",
+    });
+    const validate = new AjvJsonSchemaValidator().getValidator(lean as JsonSchemaType);
+    expect(validate({ reviewedAs: null }).valid).toBe(true);
+    expect(validate({ reviewedAs: "robot" }).valid).toBe(false);
   });
   test("result fields their names say all about refer to one described $defs entry; a nested object or array says no type its fields or items imply", () => {
     const item = z.object({ documentId: named(z.string()), path: named(z.string()), note: named(z.string().nullable()) });
