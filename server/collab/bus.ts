@@ -9,14 +9,10 @@
  * the acknowledgements riding with them, cost one Redis command. A turn is
  * what turn-writes.ts calls one: a callback's synchronous work and its
  * microtasks (`process.nextTick`), so a keystroke leaves for the other
- * processes when it leaves for this process's peers. While a PUBLISH awaits
- * Redis's answer, what is published meanwhile gathers and goes out as one
- * frame when it comes: under load the frames grow with Redis's round trip
- * rather than the commands with the keystrokes (each PUBLISH is a system
- * call here and in every other process). Batched until the end of the event
- * loop's poll phase instead (`setImmediate`), a keystroke waited for every
- * other socket read of that phase: under load, cross-process p99 was about
- * twice the same-process one (bench/README.md "Scale-out"). A frame starts with the sender's 16-byte id: a process skips its
+ * processes when it leaves for this process's peers. (Batched until the end
+ * of the event loop's poll phase, `setImmediate`, it waited for every other
+ * socket read in that phase: under load, cross-process p99 was about twice
+ * the same-process one; bench/README.md "Scale-out".) A frame starts with the sender's 16-byte id: a process skips its
  * own frames coming back before decoding anything.
  */
 import { randomUUID } from "node:crypto";
@@ -123,38 +119,22 @@ export async function connectRedisBus(url: string): Promise<CollabBus> {
   const publisher = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
   const subscriber = new Redis(url, { lazyConnect: true });
   await Promise.all([publisher.connect(), subscriber.connect()]);
-  /** The messages gathering for the next PUBLISH, and the promise it settles. */
-  let gathering: { messages: BusMessage[]; sent: Promise<void>; settle: (error?: unknown) => void } | null = null;
-  /** A PUBLISH awaiting Redis's answer: what is published meanwhile waits for it (and goes out as one frame). */
-  let inFlight = false;
-  const sendGathered = () => {
-    const batch = gathering;
-    if (!batch || inFlight) return;
-    gathering = null;
-    inFlight = true;
-    publisher.publish(CHANNEL, encodeFrame(senderBytes, batch.messages)).then(
-      () => batch.settle(),
-      (error: unknown) => batch.settle(error ?? new Error("publish failed")),
-    );
-    void batch.sent
-      .catch(() => {})
-      .finally(() => {
-        inFlight = false;
-        sendGathered();
-      });
-  };
+  /** This turn's messages, and the promise their PUBLISH settles. */
+  let batch: { messages: BusMessage[]; sent: Promise<void> } | null = null;
   return {
     publish(message) {
-      if (!gathering) {
-        let settle: (error?: unknown) => void = () => {};
-        const sent = new Promise<void>((resolve, reject) => {
-          settle = (error) => (error === undefined ? resolve() : reject(error));
-        });
-        gathering = { messages: [], sent, settle };
-        if (!inFlight) process.nextTick(sendGathered);
+      if (!batch) {
+        const messages: BusMessage[] = [];
+        const sent = new Promise<void>((resolve, reject) =>
+          process.nextTick(() => {
+            batch = null;
+            publisher.publish(CHANNEL, encodeFrame(senderBytes, messages)).then(() => resolve(), reject);
+          }),
+        );
+        batch = { messages, sent };
       }
-      gathering.messages.push(message);
-      return gathering.sent;
+      batch.messages.push(message);
+      return batch.sent;
     },
     async subscribe(onMessage) {
       const listener = (_channel: Buffer, frame: Buffer) => {
