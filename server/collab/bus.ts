@@ -4,15 +4,10 @@
  * applied by the processes that have that section open; a Redis lock lets
  * one process at a time compact a section's draft.
  *
- * Messages published in one turn go out as one PUBLISH (one frame: the
- * sender's id, then the messages), so an edit and its author's cursor, and
- * the acknowledgements riding with them, cost one Redis command. A turn is
- * what turn-writes.ts calls one: a callback's synchronous work and its
- * microtasks (`process.nextTick`), so a keystroke leaves for the other
- * processes when it leaves for this process's peers. (Batched until the end
- * of the event loop's poll phase, `setImmediate`, it waited for every other
- * socket read in that phase: under load, cross-process p99 was about twice
- * the same-process one; bench/README.md "Scale-out".) A frame starts with the sender's 16-byte id: a process skips its
+ * Messages published in one turn of the event loop go out as one PUBLISH
+ * (one frame: the sender's id, then the messages), so an edit and its
+ * author's cursor, and the acknowledgements riding with them, cost one Redis
+ * command. A frame starts with the sender's 16-byte id: a process skips its
  * own frames coming back before decoding anything.
  */
 import { randomUUID } from "node:crypto";
@@ -41,7 +36,7 @@ export interface BusMessage extends SectionKey {
 }
 
 export interface CollabBus {
-  /** Queues a message: the ones published in the same turn go out together, in order. */
+  /** Queues a message: the ones published in the same turn of the event loop go out together, in order. */
   publish(message: BusMessage): Promise<void>;
   /** Receives other processes' messages (never this process's own) with their sender's id; resolves to an unsubscribe. */
   subscribe(onMessage: (message: BusMessage, sender: string) => void): Promise<() => Promise<void>>;
@@ -126,7 +121,7 @@ export async function connectRedisBus(url: string): Promise<CollabBus> {
       if (!batch) {
         const messages: BusMessage[] = [];
         const sent = new Promise<void>((resolve, reject) =>
-          process.nextTick(() => {
+          setImmediate(() => {
             batch = null;
             publisher.publish(CHANNEL, encodeFrame(senderBytes, messages)).then(() => resolve(), reject);
           }),
