@@ -159,6 +159,9 @@ const OPERATION_WEIGHTS = {
 } as const;
 type OperationKind = keyof typeof OPERATION_WEIGHTS | "restart" | "kill";
 
+/** Exit listeners a seed's peers may hold at once (11 at set-up, a few more while one is replaced). */
+const PEER_LISTENERS_AT_MOST = 32;
+
 const INVALID_KINDS = ["nul", "longName", "unknownBlock", "csvHeadersString", "javascriptImage", "foreignAuthor", "oversize"] as const;
 
 /** Runs one seed: a fresh document, `operations` random operations, then the final invariants. Throws FuzzFailure with the seed and log tail. */
@@ -515,6 +518,9 @@ class SeedRun {
   // -------------------------------------------------------------------------
 
   async setUp(): Promise<void> {
+    // Each y-websocket provider in Node listens for this process's exit (to tell its room it left), and a seed holds 11 or
+    // more peers at once: over Node's leak warning at 10 listeners. Not a leak: a peer's provider goes when it closes.
+    process.setMaxListeners(Math.max(process.getMaxListeners(), PEER_LISTENERS_AT_MOST));
     const text = (t: string) => ({ blockType: "text", text: t });
     const created = await this.must<{ documentId: string; sectionIds: string[] }>("ownerAgent", "documents", {
       action: "create",
