@@ -135,6 +135,42 @@ export async function listSectionDrafts(tx: Tx, key: DraftKey): Promise<Array<{ 
     .where(and(eq(draftSections.documentId, key.documentId), eq(draftSections.branchName, key.branchName)));
 }
 
+/** The values of APPEND_ONE: an update and, for an agent's, its credit. */
+type AppendOneValues = {
+  documentId: string;
+  branchName: string;
+  sectionId: string;
+  update: Uint8Array;
+  authorId: string | null;
+  /** `<kind>:<id>` and the agent as JSON text, or null (a person's own update, or one without author). */
+  agentKey: string | null;
+  agent: string | null;
+};
+
+/**
+ * One update appended, and its agent credited, in one statement compiled
+ * once, with each value its own parameter: the usual batch when keystrokes
+ * come slower than a statement takes. The JSON that APPEND reads costs both
+ * sides more for one row (at 1,000 clients, CPU per delivered edit 494-519
+ * µs through APPEND against 456-465 before it; bench/README.md "Scale-out").
+ * It stores what APPEND stores (tests/integration/drafts-append.test.ts).
+ */
+export const APPEND_ONE = new CompiledStatement<AppendOneValues>(
+  (_tx, value) => sql`with appended as (
+  insert into ${draftUpdates} (document_id, branch_name, section_id, update, author_id)
+  values (${value("documentId")}::uuid, ${value("branchName")}::text, ${value("sectionId")}::uuid, ${value("update")}::bytea, ${value("authorId")}::uuid)
+  returning id
+), credited as (
+  insert into ${draftAgentEditors} (document_id, branch_name, section_id, user_id, agent_key, agent)
+  select ${value("documentId")}::uuid, ${value("branchName")}::text, ${value("sectionId")}::uuid, ${value("authorId")}::uuid, ${value("agentKey")}::text, ${value("agent")}::jsonb
+  where ${value("authorId")}::uuid is not null and ${value("agentKey")}::text is not null
+  on conflict do nothing
+)
+select id from appended`,
+);
+
+const agentKeyOf = (agent: AgentIdentity) => `${agent.kind}:${agent.id}`;
+
 /** One row of APPEND's `rows`: an update (base64) and, for an agent's, who to credit. */
 interface AppendRow {
   /** The row's place in the batch: the order its ids are given in. */
@@ -151,9 +187,9 @@ interface AppendRow {
 
 /**
  * Updates appended, in order, and their agents credited, in one statement
- * compiled once (db.ts's CompiledStatement) whatever the number of rows: the
- * live rooms store a keystroke at a time, or what several rooms handed over
- * together (collab/draft-appends.ts). Built for each batch by the query
+ * compiled once (db.ts's CompiledStatement) whatever the number of rows:
+ * what several rooms handed over together (collab/draft-appends.ts), or a
+ * room's keystrokes that came while its previous batch was being stored. Built for each batch by the query
  * builders, an agent's keystrokes cost the builders' work and a second
  * statement (the credit) with its own round trip and commit (bench/README.md,
  * "Scale-out"). `rows` is JSON, the update in base64: one parameter for any
@@ -179,6 +215,20 @@ select id from appended order by id`,
 /** Appends updates in one statement (and credits the agents among their authors); resolves with their log ids, in order. */
 export async function appendDraftUpdates(tx: Tx, updates: readonly NewDraftUpdate[]): Promise<number[]> {
   if (updates.length === 0) return [];
+  if (updates.length === 1) {
+    const [{ documentId, branchName, sectionId, update, authorId, agent }] = updates as [NewDraftUpdate];
+    const credited = authorId && agent ? agent : null;
+    const rows = await APPEND_ONE.rows<{ id: number | string }>(tx, {
+      documentId,
+      branchName,
+      sectionId,
+      update,
+      authorId,
+      agentKey: credited && agentKeyOf(credited),
+      agent: credited && JSON.stringify(credited),
+    });
+    return rows.map((r) => Number(r.id));
+  }
   const rows: AppendRow[] = updates.map(({ documentId, branchName, sectionId, update, authorId, agent }, position) => {
     const credited = authorId && agent ? agent : null;
     return {
@@ -188,7 +238,7 @@ export async function appendDraftUpdates(tx: Tx, updates: readonly NewDraftUpdat
       section_id: sectionId,
       update: Buffer.from(update.buffer, update.byteOffset, update.byteLength).toString("base64"),
       author_id: authorId,
-      agent_key: credited && `${credited.kind}:${credited.id}`,
+      agent_key: credited && agentKeyOf(credited),
       agent: credited,
     };
   });

@@ -1,6 +1,7 @@
 /**
- * Draft updates appended one at a time and as a batch (drafts.ts's APPEND,
- * one statement compiled once, agents credited in it) are stored alike; the
+ * Draft updates appended one at a time (drafts.ts's APPEND_ONE) and as a
+ * batch (APPEND, the rows as JSON), each one compiled statement crediting
+ * the agents, are stored alike; the
  * rooms' line (collab/draft-appends.ts) gathers rooms' batches into one
  * statement and isolates a refused one.
  */

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import * as schema from "@/db/schema";
 import type { CompiledStatement, StatementValues, Tx } from "@/server/store/db";
 import { CREATE_BRANCH, MOVE_HEAD } from "@/server/store/commit-to-branch";
-import { APPEND } from "@/server/store/drafts";
+import { APPEND, APPEND_ONE } from "@/server/store/drafts";
 
 const db = drizzle.mock({ schema }) as unknown as Tx;
 
@@ -70,7 +70,7 @@ describe("the head move's compiled statement", () => {
   });
 });
 
-describe("the live draft's append (drafts.ts APPEND)", () => {
+describe("the live draft's appends (drafts.ts APPEND, APPEND_ONE)", () => {
   it("is the statement written with the values in place", () => {
     const rows = JSON.stringify([
       {
@@ -85,5 +85,21 @@ describe("the live draft's append (drafts.ts APPEND)", () => {
       },
     ]);
     expectCompiledEqualsInline(APPEND, { rows });
+  });
+
+  it("appends one update as the statement written with the values in place, for an agent's update and a person's", () => {
+    const update = {
+      documentId: common.documentId,
+      branchName: common.branchName,
+      sectionId: common.headCommitId,
+      update: Uint8Array.of(1, 2),
+    };
+    expectCompiledEqualsInline(APPEND_ONE, {
+      ...update,
+      authorId: "3c5e7a9b-2d4f-4a6c-8e1b-5d7f9a1c3e5b",
+      agentKey: "api_token:1",
+      agent: JSON.stringify({ kind: "api_token", id: "1", name: "CI" }),
+    });
+    expectCompiledEqualsInline(APPEND_ONE, { ...update, authorId: null, agentKey: null, agent: null });
   });
 });
