@@ -189,11 +189,12 @@ interface AppendRow {
  * Updates appended, in order, and their agents credited, in one statement
  * compiled once (db.ts's CompiledStatement) whatever the number of rows:
  * what several rooms handed over together (collab/draft-appends.ts), or a
- * room's keystrokes that came while its previous batch was being stored. Built for each batch by the query
- * builders, an agent's keystrokes cost the builders' work and a second
- * statement (the credit) with its own round trip and commit (bench/README.md,
- * "Scale-out"). `rows` is JSON, the update in base64: one parameter for any
- * batch, read the same by PostgreSQL and PGlite.
+ * room's keystrokes that came while its previous batch was being stored.
+ * The query builders' path it replaced cost each batch the builders' work
+ * and, for agents' keystrokes, a second statement (the credit) with its own
+ * round trip and commit (bench/README.md, "Scale-out"). `rows` is JSON, the
+ * update in base64: one parameter for any batch, read the same by
+ * PostgreSQL and PGlite.
  */
 export const APPEND = new CompiledStatement<{ rows: string }>(
   (_tx, value) => sql`with batch as (
