@@ -263,14 +263,12 @@ describe("withoutCoincidentalEqualities", () => {
     );
   });
 
+  /** Steps the rule leaves as they are. */
+  const expectKept = (steps: Array<{ op: 0 | 1 | 2; count: number }>) =>
+    expect(withoutCoincidentalEqualities(steps.map((step) => ({ ...step })))).toEqual(steps);
+
   test("keeps a common run with only additions around it: typing before and after a word leaves the word", () => {
-    expect(
-      withoutCoincidentalEqualities([
-        { op: 2, count: 20 },
-        { op: 0, count: 4 },
-        { op: 2, count: 20 },
-      ]),
-    ).toEqual([
+    expectKept([
       { op: 2, count: 20 },
       { op: 0, count: 4 },
       { op: 2, count: 20 },
@@ -278,13 +276,7 @@ describe("withoutCoincidentalEqualities", () => {
   });
 
   test("keeps a long common run between edits, and drops a single shared character between long ones", () => {
-    expect(
-      withoutCoincidentalEqualities([
-        { op: 2, count: 3 },
-        { op: 0, count: 10 },
-        { op: 1, count: 2 },
-      ]),
-    ).toEqual([
+    expectKept([
       { op: 2, count: 3 },
       { op: 0, count: 10 },
       { op: 1, count: 2 },
