@@ -6,9 +6,12 @@
  * one commit, while the next batch gathers behind it. With a keystroke a
  * second in each of hundreds of rooms, storing each room on its own was a
  * statement and a commit per keystroke, a quarter of the CPU a keystroke cost
- * with PostgreSQL counted (bench/README.md, "Scale-out"). Nothing waits to
- * be gathered: a line that is idle writes at once, so an update's durability
- * window grows by at most the statement in flight when it arrives.
+ * with PostgreSQL counted (bench/README.md, "Scale-out"). Statements start at
+ * most every STATEMENT_SPACING_MS: a line that has been idle that long writes
+ * at once (a lone keystroke waits for nothing), and under load what arrives
+ * within the spacing is one statement, so a busy process's statements, each
+ * a commit PostgreSQL pays for whatever its size, are bounded per second
+ * while an update's durability window grows by at most the spacing.
  *
  * A batch that fails is written again room by room, so one section whose
  * rows are refused fails only its own room (which closes, and its clients
@@ -23,11 +26,20 @@ interface Handed {
   reject(error: unknown): void;
 }
 
+/** At most one statement per this many milliseconds and process. */
+export const STATEMENT_SPACING_MS = 10;
+
 export class DraftAppends {
   private waiting: Handed[] = [];
   private writing = false;
+  /** performance.now() when the last statement started. */
+  private lastStartedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly db: Database) {}
+  /** `spacingMs`: tests widen it to see what gathers within it. */
+  constructor(
+    private readonly db: Database,
+    private readonly spacingMs = STATEMENT_SPACING_MS,
+  ) {}
 
   /** Resolves once these rows are stored (in order, and after every row handed over before them). */
   append(rows: readonly NewDraftUpdate[]): Promise<void> {
@@ -40,6 +52,9 @@ export class DraftAppends {
   private async write(): Promise<void> {
     this.writing = true;
     while (this.waiting.length > 0) {
+      const wait = this.lastStartedAt + this.spacingMs - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      this.lastStartedAt = performance.now();
       const batch = this.waiting;
       this.waiting = [];
       try {

@@ -3,7 +3,8 @@
  * batch (APPEND, the rows as JSON), each one compiled statement crediting
  * the agents, are stored alike; the
  * rooms' line (collab/draft-appends.ts) gathers rooms' batches into one
- * statement and isolates a refused one.
+ * statement, starts statements at most every spacing, and isolates a
+ * refused one.
  */
 import { randomUUID } from "node:crypto";
 import { asc, sql } from "drizzle-orm";
@@ -115,6 +116,29 @@ test("the rooms' line writes at once when idle, and what is handed over meanwhil
   ]);
   expect(logged[1]!.writtenBy).not.toBe(logged[0]!.writtenBy);
   expect(new Set(logged.slice(1).map((r) => r.writtenBy)).size).toBe(1);
+});
+
+test("a busy line starts statements at most every spacing: what is handed over within it, at any moment, is one statement", async () => {
+  const SPACING_MS = 300;
+  const appends = new DraftAppends(database.db, SPACING_MS);
+  const documentId = randomUUID();
+  const [first, second] = [randomUUID(), randomUUID()];
+  const firstStarted = performance.now();
+  await appends.append([oneByteRow(documentId, first, 1)]);
+  // Handed over at two moments after the first statement: both wait for the spacing to pass, then go as one statement.
+  const secondStored = appends.append([oneByteRow(documentId, second, 2)]);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  await Promise.all([secondStored, appends.append([oneByteRow(documentId, first, 3)])]);
+  // Timers may fire a millisecond before performance.now() says they are due.
+  expect(performance.now() - firstStarted).toBeGreaterThanOrEqual(SPACING_MS - 2);
+  const logged = await loggedWithWriter(documentId);
+  expect(logged.map((r) => [r.sectionId, r.bytes])).toEqual([
+    [first, [1]],
+    [second, [2]],
+    [first, [3]],
+  ]);
+  expect(logged[1]!.writtenBy).not.toBe(logged[0]!.writtenBy);
+  expect(logged[2]!.writtenBy).toBe(logged[1]!.writtenBy);
 });
 
 test("a batch the database refuses is written again room by room: only the refused room's append fails", async () => {
