@@ -34,10 +34,10 @@ export interface Typist {
 /** What the rules remember of a block as last accepted: what an edit must keep, or may only add within limits. */
 interface BlockMemory {
   /** Existing comments' elements, as written (an edit must keep each). */
-  comments: string[];
+  comments: readonly string[];
   /** Opening tags of new comments typed into the draft. */
-  newComments: string[];
-  keys: string[];
+  newComments: readonly string[];
+  keys: readonly string[];
   /**
    * Whether its comment markup was well formed. A block a server-side change
    * left malformed (a revert meeting a comment typed at the same place) still
@@ -233,7 +233,7 @@ export class SectionRules {
     const memory = memoryOfText(block.text);
     if (!memory.markupWellFormed && this.memory.get(map)?.markupWellFormed !== false)
       refuse(`${where}: malformed or unbalanced comment markup`);
-    return { memory, newComments: memory.markupWellFormed ? newCommentTags(block.text, where) : [] };
+    return { memory, newComments: memory !== NO_MARKUP && memory.markupWellFormed ? newCommentTags(block.text, where) : [] };
   }
 
   private remember(map: Y.Map<unknown>): BlockMemory {
@@ -255,7 +255,13 @@ function plainText(text: Y.Text, where: string): string {
   return value;
 }
 
+/** Every comment pattern needs this: a keystroke in a block without it costs no scan of the block for markup. */
+const mayHoldCommentMarkup = (text: string) => text.includes("svc:comment");
+
+const NO_MARKUP: BlockMemory = Object.freeze({ comments: [], newComments: [], keys: [], markupWellFormed: true });
+
 function memoryOfText(text: string): BlockMemory {
+  if (!mayHoldCommentMarkup(text)) return NO_MARKUP;
   const newComments = commentTagTokens(text)
     .filter((t) => t.raw.startsWith("<svc:comment-new"))
     .map((t) => t.raw);

@@ -43,5 +43,10 @@ export function requestTooLarge(): DomainError {
 /** Unicode PostgreSQL and canonical JSON cannot store: NUL, and UTF-16 surrogates that are not paired. */
 export const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** Whether a string holds something no face may store (every face refuses it, so no write can fail on it later). */
-export const isUnstorable = (text: string): boolean => UNSTORABLE.test(text);
+/**
+ * Whether a string holds something no face may store (every face refuses it,
+ * so no write can fail on it later): what UNSTORABLE matches, asked of the
+ * engine's own scans. The live rules ask it of a block at every keystroke,
+ * where the regex's lookbehind cost a quarter of judging one.
+ */
+export const isUnstorable = (text: string): boolean => text.includes("\u0000") || !text.isWellFormed();
