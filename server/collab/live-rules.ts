@@ -230,16 +230,16 @@ export class SectionRules {
     if (Object.values(fields).some((value) => storableProblem(value))) refuse(`${where} holds a NUL character or an unpaired surrogate`);
     if (block.blockType !== "text")
       return { memory: { comments: [], newComments: [], keys: storageKeysOf([block]), markupWellFormed: true }, newComments: [] };
-    const memory = memoryOfText(block.text);
-    if (!memory.markupWellFormed && this.memory.get(map)?.markupWellFormed !== false)
+    const read = readTextBlock(block.text);
+    if (!read.memory.markupWellFormed && this.memory.get(map)?.markupWellFormed !== false)
       refuse(`${where}: malformed or unbalanced comment markup`);
-    return { memory, newComments: memory !== NO_MARKUP && memory.markupWellFormed ? newCommentTags(block.text, where) : [] };
+    return read;
   }
 
   private remember(map: Y.Map<unknown>): BlockMemory {
     const text = map.get("text");
     const keys = map.get("type") === "storage" && typeof map.get("key") === "string" ? [map.get("key") as string] : [];
-    return text instanceof Y.Text ? memoryOfText(text.toString()) : { comments: [], newComments: [], keys, markupWellFormed: true };
+    return text instanceof Y.Text ? readTextBlock(text.toString()).memory : { comments: [], newComments: [], keys, markupWellFormed: true };
   }
 }
 
@@ -260,20 +260,30 @@ const mayHoldCommentMarkup = (text: string) => text.includes("svc:comment");
 
 const NO_MARKUP: BlockMemory = Object.freeze({ comments: [], newComments: [], keys: [], markupWellFormed: true });
 
-function memoryOfText(text: string): BlockMemory {
-  if (!mayHoldCommentMarkup(text)) return NO_MARKUP;
-  const newComments = commentTagTokens(text)
-    .filter((t) => t.raw.startsWith("<svc:comment-new"))
-    .map((t) => t.raw);
-  return { comments: existingCommentTags(text).map((c) => c.raw), newComments, keys: [], markupWellFormed: wellFormedMarkup(text) };
+/**
+ * A text block as the rules read it: what to remember of it, and its new
+ * comments (read once, and none while its markup is malformed).
+ */
+function readTextBlock(text: string): { memory: BlockMemory; newComments: NewCommentTag[] } {
+  if (!mayHoldCommentMarkup(text)) return { memory: NO_MARKUP, newComments: [] };
+  const newComments = newCommentsIfWellFormed(text);
+  const memory: BlockMemory = {
+    comments: existingCommentTags(text).map((c) => c.raw),
+    newComments: commentTagTokens(text)
+      .filter((t) => t.raw.startsWith("<svc:comment-new"))
+      .map((t) => t.raw),
+    keys: [],
+    markupWellFormed: newComments !== null,
+  };
+  return { memory, newComments: newComments ?? [] };
 }
 
-function wellFormedMarkup(text: string): boolean {
+/** The new comments of well-formed markup; null when the markup is malformed. */
+function newCommentsIfWellFormed(text: string): NewCommentTag[] | null {
   try {
-    newCommentTags(text, "");
-    return true;
+    return newCommentTags(text, "");
   } catch (error) {
-    if (isDomainError(error)) return false;
+    if (isDomainError(error)) return null;
     throw error;
   }
 }
