@@ -31,7 +31,7 @@
  *   QUIRE_REDIS_URL          Redis (default redis://127.0.0.1:6379)
  *   BENCH_SECONDS=30         measured seconds per size and server (after BENCH_WARMUP=5 s of edits)
  *   BENCH_WORKERS=2          worker threads the clients run in (a room's clients share one)
- *   BENCH_PROFILE_DIR        Quire processes write --cpu-prof profiles there (on their graceful exit)
+ *   BENCH_PROFILE_DIR        Quire processes and the reference write --cpu-prof profiles there (on their graceful exit)
  *   BENCH_SKIP_REFERENCE=1   Quire only (for profiling)
  *   BENCH_TIMELINE=1         also print p99 latency per second of the run (when the tail happens)
  */
@@ -542,7 +542,7 @@ function logTimeline(timeline: PhaseResult["timeline"]): void {
   }
 }
 
-async function startReference(): Promise<{ url: string; child: ChildProcess }> {
+async function startReference(nodeArgs: string[]): Promise<{ url: string; child: ChildProcess }> {
   const script = `
     import { createServer } from "node:http";
     import { WebSocketServer } from "ws";
@@ -553,7 +553,7 @@ async function startReference(): Promise<{ url: string; child: ChildProcess }> {
     server.listen(0, "127.0.0.1", () => console.log("listening " + server.address().port));
     process.on("SIGTERM", () => process.exit(0));
   `;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+  const child = spawn(process.execPath, [...nodeArgs, "--input-type=module", "-e", script], {
     cwd: process.cwd(),
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -592,7 +592,7 @@ async function main(): Promise<void> {
     await startQuireProcess({ databaseUrl, redisUrl: REDIS_URL, nodeArgs }),
     await startQuireProcess({ databaseUrl, redisUrl: REDIS_URL, nodeArgs }),
   ];
-  const reference = process.env.BENCH_SKIP_REFERENCE ? null : await startReference();
+  const reference = process.env.BENCH_SKIP_REFERENCE ? null : await startReference(nodeArgs);
   try {
     await addUser(database.db, { email: "bench@example.test", name: "Bench", password: "correct horse battery" }, new Date());
     const { token } = await issueApiToken(database.db, { email: "bench@example.test", label: "bench" }, new Date());
