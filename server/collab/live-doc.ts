@@ -12,12 +12,13 @@
  */
 import * as decoding from "lib0/decoding";
 import * as encoding from "lib0/encoding";
-import * as awarenessProtocol from "y-protocols/awareness";
+import { outdatedTimeout } from "y-protocols/awareness";
 import * as syncProtocol from "y-protocols/sync";
 import * as Y from "yjs";
 import type { AgentIdentity } from "@/db/schema-agents";
 import { LiveContentRefused, SectionRules, type Typist, writesOutsideSection } from "./live-rules";
-import { awarenessClientIds, type PresenceIdentity, stampAwarenessUpdate } from "./presence";
+import { type PresenceIdentity, stampAwarenessUpdate } from "./presence";
+import { type PresenceChange, PresenceRelay } from "./presence-relay";
 
 const MESSAGE_SYNC = 0;
 const MESSAGE_AWARENESS = 1;
@@ -92,7 +93,8 @@ interface Judgement {
 /** `C`: the connections its owner hands it (and gets back from `connectionList`). */
 export class LiveDoc<C extends LiveConnection = LiveConnection> {
   readonly doc: Y.Doc;
-  readonly awareness: awarenessProtocol.Awareness;
+  /** Who is here and where their cursors are: y-protocols awareness, relayed without being parsed (presence-relay.ts). */
+  readonly presence = new PresenceRelay();
   /** Each connection with the awareness client ids it controls (removed when it leaves; an array: a client has one, and a room thousands of connections). */
   private readonly connections = new Map<C, number[]>();
   /** Who speaks for each awareness client id: a connection here, or "elsewhere" (the server itself, another process). */
@@ -105,8 +107,8 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
   private failed: unknown = null;
   private readonly rules: SectionRules | null = null;
   private judging: Judgement | null = null;
-  /** The awareness update being applied (stamped, or stamped by another process): passed on as it is, not encoded again. */
-  private applyingAwareness: Uint8Array | null = null;
+  /** Removes presence not renewed in time (y-protocols' outdatedTimeout), as y-protocols' Awareness does every tenth of it. */
+  private readonly presenceSweep: NodeJS.Timeout;
 
   constructor(
     initialState: readonly Uint8Array[],
@@ -119,9 +121,7 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
       this.rules = new SectionRules(this.doc);
       this.doc.on("afterTransaction", (transaction: Y.Transaction) => this.judge(transaction));
     }
-    this.awareness = new awarenessProtocol.Awareness(this.doc);
     // The server itself has no presence, and nobody may speak for it.
-    this.awareness.setLocalState(null);
     this.presenceOwners.set(this.doc.clientID, "elsewhere");
     this.doc.on("update", (update: Uint8Array, origin: unknown) => {
       this.hooks.changed?.();
@@ -130,29 +130,8 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
       const message = encodeMessage(MESSAGE_SYNC, (e) => syncProtocol.writeUpdate(e, update));
       for (const connection of this.connections.keys()) if (connection !== origin) connection.send(message);
     });
-    this.awareness.on(
-      "update",
-      ({ added, updated, removed }: { added: number[]; updated: number[]; removed: number[] }, origin: unknown) => {
-        const changed = [...added, ...updated, ...removed];
-        const controlled = origin instanceof Object ? this.connections.get(origin as C) : undefined;
-        if (controlled) {
-          for (const id of added) if (!controlled.includes(id)) controlled.push(id);
-          for (const id of removed) {
-            const at = controlled.indexOf(id);
-            if (at >= 0) controlled.splice(at, 1);
-          }
-        }
-        for (const id of added) this.presenceOwners.set(id, controlled ? (origin as LiveConnection) : "elsewhere");
-        for (const id of removed) this.presenceOwners.delete(id);
-        // An entry the apply ignored (an older clock) may ride along in the incoming bytes: clients ignore it as we did.
-        const update = this.applyingAwareness ?? awarenessProtocol.encodeAwarenessUpdate(this.awareness, changed);
-        const message = encodeMessage(MESSAGE_AWARENESS, (e) => encoding.writeVarUint8Array(e, update));
-        // Not back to the connection it came from: its client ignores its own entries at the clock it sent (y-protocols),
-        // so the echo would be a write per keystroke that changes nothing.
-        for (const connection of this.connections.keys()) if (connection !== origin) connection.send(message);
-        if (origin !== "remote") this.hooks.awarenessChanged?.(update);
-      },
-    );
+    this.presenceSweep = setInterval(() => this.removePresence(this.presence.outdated()), outdatedTimeout / 10);
+    this.presenceSweep.unref();
   }
 
   get connectionCount(): number {
@@ -168,18 +147,15 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
     this.connections.set(connection, []);
     if (this.paused) connection.pause();
     connection.send(encodeMessage(MESSAGE_SYNC, (e) => syncProtocol.writeSyncStep1(e, this.doc)));
-    const states = [...this.awareness.getStates().keys()];
-    if (states.length > 0) {
-      const update = awarenessProtocol.encodeAwarenessUpdate(this.awareness, states);
-      connection.send(encodeMessage(MESSAGE_AWARENESS, (e) => encoding.writeVarUint8Array(e, update)));
-    }
+    const everyone = this.presence.encodeAll();
+    if (everyone) connection.send(encodeMessage(MESSAGE_AWARENESS, (e) => encoding.writeVarUint8Array(e, everyone)));
   }
 
   disconnect(connection: C): void {
     const controlled = this.connections.get(connection);
     if (!controlled) return;
     this.connections.delete(connection);
-    awarenessProtocol.removeAwarenessStates(this.awareness, [...controlled], null);
+    this.removePresence(controlled);
   }
 
   /** Handles one message from a connection; throws on a malformed message (the caller closes the connection). */
@@ -207,8 +183,8 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
       });
       if (stamped) this.applyAwareness(stamped.update, connection);
     } else if (type === MESSAGE_QUERY_AWARENESS) {
-      const update = awarenessProtocol.encodeAwarenessUpdate(this.awareness, [...this.awareness.getStates().keys()]);
-      connection.send(encodeMessage(MESSAGE_AWARENESS, (e) => encoding.writeVarUint8Array(e, update)));
+      const everyone = this.presence.encodeAll();
+      if (everyone) connection.send(encodeMessage(MESSAGE_AWARENESS, (e) => encoding.writeVarUint8Array(e, everyone)));
     } else throw new Error(`unknown message type ${type}`);
   }
 
@@ -226,20 +202,45 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
     return this.doc.store.pendingStructs !== null || this.doc.store.pendingDs !== null;
   }
 
-  /** Presence another process stamped and published: its client ids are spoken for there. */
+  /** Presence another process stamped and published: the client ids it brings in are spoken for there. */
   applyRemoteAwareness(update: Uint8Array): void {
-    for (const clientId of awarenessClientIds(update))
-      if (!this.presenceOwners.has(clientId)) this.presenceOwners.set(clientId, "elsewhere");
     this.applyAwareness(update, "remote");
   }
 
-  private applyAwareness(update: Uint8Array, origin: LiveConnection | "remote"): void {
-    this.applyingAwareness = update;
-    try {
-      awarenessProtocol.applyAwarenessUpdate(this.awareness, update, origin);
-    } finally {
-      this.applyingAwareness = null;
+  /** A stamped update: what it changes is passed on as these bytes (an entry the relay ignored, an older clock, rides along: clients ignore it as we did). */
+  private applyAwareness(update: Uint8Array, origin: C | "remote"): void {
+    const change = this.presence.apply(update);
+    if (change) this.presenceChanged(change, update, origin);
+  }
+
+  /** Clients' presence is gone (their connection left, or they went quiet): every connection and the other processes are told. */
+  private removePresence(clientIds: readonly number[]): void {
+    const removal = this.presence.remove(clientIds);
+    if (removal) this.presenceChanged({ added: [], updated: [], removed: removal.removed }, removal.update, null);
+  }
+
+  /**
+   * Who speaks for each client id follows what changed (a connection owns
+   * the ids it brings in, whether new or back after a removal), and the
+   * update goes to every connection but the one it came from, and to the
+   * other processes unless it came from them.
+   */
+  private presenceChanged(change: PresenceChange, update: Uint8Array, origin: C | "remote" | null): void {
+    const controlled = origin !== null && origin !== "remote" ? this.connections.get(origin) : undefined;
+    if (controlled) {
+      for (const id of change.added) if (!controlled.includes(id)) controlled.push(id);
+      for (const id of change.removed) {
+        const at = controlled.indexOf(id);
+        if (at >= 0) controlled.splice(at, 1);
+      }
     }
+    for (const id of change.added) this.presenceOwners.set(id, controlled ? (origin as C) : "elsewhere");
+    for (const id of change.removed) this.presenceOwners.delete(id);
+    const message = encodeMessage(MESSAGE_AWARENESS, (e) => encoding.writeVarUint8Array(e, update));
+    // Not back to the connection it came from: its client ignores its own entries at the clock it sent (y-protocols),
+    // so the echo would be a write per keystroke that changes nothing.
+    for (const connection of this.connections.keys()) if (connection !== origin) connection.send(message);
+    if (origin !== "remote") this.hooks.awarenessChanged?.(update);
   }
 
   /** An update the server computed and already stored (a committed change applied into the draft): applied, broadcast and published. */
@@ -258,7 +259,7 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
   /** Drops every connection's presence and the doc. */
   destroy(): void {
     for (const connection of [...this.connections.keys()]) this.disconnect(connection);
-    this.awareness.destroy();
+    clearInterval(this.presenceSweep);
     this.doc.destroy();
   }
 

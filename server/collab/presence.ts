@@ -95,16 +95,3 @@ export function stampAwarenessUpdate(
   }
   return { update: encoding.toUint8Array(encoder), clientIds: entries.map((e) => e.clientId) };
 }
-
-/** The client ids an awareness update speaks for (another process's, already stamped there). */
-export function awarenessClientIds(update: Uint8Array): number[] {
-  const decoder = decoding.createDecoder(update);
-  const ids: number[] = [];
-  const count = decoding.readVarUint(decoder);
-  for (let i = 0; i < count; i++) {
-    ids.push(decoding.readVarUint(decoder));
-    decoding.readVarUint(decoder);
-    decoding.readVarString(decoder);
-  }
-  return ids;
-}

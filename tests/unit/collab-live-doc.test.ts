@@ -186,11 +186,38 @@ describe("LiveDoc presence", () => {
     expect(writer.received.length).toBe(writerGreeted);
     expect(peer.received.length).toBe(peerGreeted + 1);
     expect(published).toHaveLength(1);
-    expect(live.awareness.getStates().get(4242)).toEqual({
+    expect(live.presence.states().get(4242)).toEqual({
       user: { userId: "writer", name: "writer", color: "#123456", colorLight: "#6b728033" },
     });
     // What the peer received is the stamped state, the same bytes other processes get.
     const sent = peer.received.at(-1)!;
     expect(Buffer.from(sent).includes(Buffer.from(published[0]!))).toBe(true);
+  });
+
+  it("gives a client id back to the connection that brings it in again after a removal, and removes it when that one leaves", () => {
+    const live = new LiveDoc([], { store: async () => {} });
+    const first = connection();
+    const peer = connection();
+    live.connect(first);
+    live.connect(peer);
+    live.receive(first, awarenessMessage(77, 1, { user: { color: "#111111" } }));
+    live.disconnect(first);
+    expect(live.presence.states().has(77)).toBe(false);
+    // The same browser reconnects (y-websocket keeps its client id) with its state at a newer clock.
+    const again = connection();
+    live.connect(again);
+    live.receive(again, awarenessMessage(77, 2, { user: { color: "#222222" } }));
+    expect(live.presence.states().get(77)).toMatchObject({ user: { color: "#222222" } });
+    // Nobody else may speak for it now,
+    const intruder = connection();
+    live.connect(intruder);
+    live.receive(intruder, awarenessMessage(77, 3, { user: { color: "#333333" } }));
+    expect(live.presence.states().get(77)).toMatchObject({ user: { color: "#222222" } });
+    // and it goes with the connection that brought it back (no cursor left behind for 30 s).
+    const before = peer.received.length;
+    live.disconnect(again);
+    expect(live.presence.states().has(77)).toBe(false);
+    expect(peer.received.length).toBe(before + 1);
+    live.destroy();
   });
 });

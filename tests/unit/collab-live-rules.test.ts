@@ -303,7 +303,7 @@ describe("content rules on arrival", () => {
 
 describe("presence", () => {
   function presenceOf(live: LiveDoc, clientId: number): Record<string, unknown> | undefined {
-    return live.awareness.getStates().get(clientId) as Record<string, unknown> | undefined;
+    return live.presence.states().get(clientId) as Record<string, unknown> | undefined;
   }
 
   function sendPresence(live: LiveDoc, from: TestConnection, clientId: number, state: unknown): void {
