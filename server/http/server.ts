@@ -104,6 +104,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** How long a close waits for requests still being handled after their connections closed. */
+const CLOSE_WAITS_FOR_REQUESTS_MS = 5_000;
+
 /**
  * Reads a request body sent without a Content-Length (chunked) into `req.body`, where tRPC's adapter and the MCP
  * endpoint take it. False once it passes MAX_REQUEST_BYTES (the rest is let through unread), or when the client
@@ -440,14 +443,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     return userId ? { kind: "person", userId } : null;
   }
 
+  /** Requests being handled: a close waits for them (a page render goes on after its socket is gone), so none meets a closed database. */
+  const handling = new Set<Promise<void>>();
   const server = createServer((req, res) => {
-    requestOrigins
+    const handled = requestOrigins
       .run(requestOrigin(req, site), () => handle(req, res))
       .catch((error: unknown) => {
         console.error("[quire] request failed", error);
         if (!res.headersSent) sendJson(res, ERROR_FACES.INTERNAL.http, { error: { code: "INTERNAL", message: "Internal error." } });
         else res.end();
-      });
+      })
+      .finally(() => handling.delete(handled));
+    handling.add(handled);
   });
 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -512,6 +519,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         server.closeAllConnections();
         server.close(() => resolve());
       });
+      // Handlers still running (a render whose socket just closed, a subscription's last read) finish before the
+      // services they use stop and the caller closes the database; one that hangs is not waited for past the deadline.
+      let deadline: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(handling),
+        new Promise<void>((resolve) => {
+          deadline = setTimeout(resolve, CLOSE_WAITS_FOR_REQUESTS_MS);
+        }),
+      ]);
+      clearTimeout(deadline);
       await stopFollowingAccessChanges();
       await stopSearchIndexer();
       rateLimitStore.close();
