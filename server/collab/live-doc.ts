@@ -181,7 +181,7 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
         const owner = this.presenceOwners.get(clientId);
         return owner === undefined || owner === connection;
       });
-      if (stamped) this.applyAwareness(stamped.update, connection);
+      if (stamped) this.applyAwareness(stamped, connection);
     } else if (type === MESSAGE_QUERY_AWARENESS) {
       const everyone = this.presence.encodeAll();
       if (everyone) connection.send(encodeMessage(MESSAGE_AWARENESS, (e) => encoding.writeVarUint8Array(e, everyone)));

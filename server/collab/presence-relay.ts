@@ -7,14 +7,15 @@
  * greet a connection. A server that only relays presence needs none of that:
  * a connection's states were stamped (presence.ts) on the way in, another
  * process's were stamped there, so the text is already what peers receive.
- * Parsing it again was a sixth of a keystroke's cost on a busy process
- * (bench/README.md, "Scale-out"). The rules of which entry wins are
+ * Applying presence, a connection's and another process's, was 9% of two
+ * busy processes' CPU at 4,000 clients, 4% with the relay (bench/README.md,
+ * "Scale-out"). The rules of which entry wins are
  * y-protocols' own (`applyAwarenessUpdate`): a newer clock, or a removal at
  * the same clock of a state that is present; a removal keeps the client's
  * clock, so an older update replayed later is still ignored; a state not
  * renewed within `outdatedTimeout` (30 s) is removed.
  * `tests/unit/presence-relay.test.ts` holds it to y-protocols' `Awareness`
- * on random sequences of updates and removals.
+ * on random sequences of updates, removals and quiet spells.
  */
 import * as decoding from "lib0/decoding";
 import * as encoding from "lib0/encoding";
@@ -40,13 +41,6 @@ export interface PresenceChange {
 
 export class PresenceRelay {
   private readonly entries = new Map<number, Entry>();
-
-  /** Clients with a state now. */
-  get size(): number {
-    let count = 0;
-    for (const entry of this.entries.values()) if (entry.state !== null) count += 1;
-    return count;
-  }
 
   /**
    * Takes an awareness update's entries that are newer than what is held;

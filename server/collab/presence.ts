@@ -68,7 +68,7 @@ export function stampAwarenessUpdate(
   update: Uint8Array,
   identity: PresenceIdentity,
   mayControl: (clientId: number) => boolean,
-): { update: Uint8Array; clientIds: number[] } | null {
+): Uint8Array | null {
   const decoder = decoding.createDecoder(update);
   const encoder = encoding.createEncoder();
   const entries: Array<{ clientId: number; clock: number; state: string }> = [];
@@ -93,5 +93,5 @@ export function stampAwarenessUpdate(
     encoding.writeVarUint(encoder, entry.clock);
     encoding.writeVarString(encoder, entry.state);
   }
-  return { update: encoding.toUint8Array(encoder), clientIds: entries.map((e) => e.clientId) };
+  return encoding.toUint8Array(encoder);
 }
