@@ -68,6 +68,27 @@ export function defineTool(definition: AnyTool): AnyTool {
 }
 
 /**
+ * Tool runs under way, per database (the contexts' `db`): a server's close
+ * waits for those on its database, since a run can outlive the request that
+ * started it (a page render whose socket closed, a subscription's read after
+ * its client went).
+ */
+const runsUnderWay = new WeakMap<object, Set<Promise<unknown>>>();
+
+/** The tool runs under way on a database now. */
+export function toolRunsOn(db: object): ReadonlySet<Promise<unknown>> {
+  return runsUnderWay.get(db) ?? new Set();
+}
+
+function runsOf(ctx: unknown): Set<Promise<unknown>> | null {
+  const db = (ctx as { db?: object }).db;
+  if (!db) return null;
+  const runs = runsUnderWay.get(db) ?? new Set<Promise<unknown>>();
+  runsUnderWay.set(db, runs);
+  return runs;
+}
+
+/**
  * Validates raw input and runs the tool's handler for it: the one way any
  * face runs a tool. Invalid input never reaches a handler; a failure that is
  * not a DomainError is logged and reported as INTERNAL.
@@ -81,12 +102,18 @@ export async function runTool<T extends AnyTool>(tool: T, ctx: ToolContext<T>, r
 export async function runTool(tool: AnyTool, ctx: unknown, raw: unknown): Promise<unknown> {
   const input = parseInput(tool.input, raw) as { action?: string };
   const handler = ("handle" in tool ? tool.handle : tool.handlers[input.action!]) as (ctx: unknown, input: unknown) => Promise<unknown>;
+  const runs = runsOf(ctx);
+  let running: Promise<unknown> | undefined;
   try {
-    return await handler(ctx, input);
+    running = handler(ctx, input);
+    runs?.add(running);
+    return await running;
   } catch (error) {
     if (isDomainError(error)) throw error;
     console.error(`[quire] ${tool.name}${input.action ? ` ${input.action}` : ""} failed`, error);
     throw new DomainError("INTERNAL", "Quire hit an internal error; nothing was changed. Retry, and report it if it persists.");
+  } finally {
+    if (running) runs?.delete(running);
   }
 }
 

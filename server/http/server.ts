@@ -13,6 +13,7 @@ import type { DatabaseHandle } from "@/db/client";
 import { type Credential, createAuthorizer } from "@/server/access/authorize";
 import type { Actor } from "@/server/access/actor";
 import { toolsByName } from "@/server/actions/registry";
+import { toolRunsOn } from "@/server/actions/tool";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { appRouter, toTrpcError } from "@/server/api/router";
 import { addUser, ensureAuthSecret, hasUsers } from "@/server/auth/accounts";
@@ -106,6 +107,18 @@ export interface RunningServer {
 
 /** How long a close waits for requests still being handled after their connections closed. */
 const CLOSE_WAITS_FOR_REQUESTS_MS = 5_000;
+
+/** Resolves once `underWay()` is empty (what starts meanwhile is waited for too), or after `deadlineMs`. */
+async function settledWithin(underWay: () => Array<Promise<unknown>>, deadlineMs: number): Promise<void> {
+  const giveUpAt = performance.now() + deadlineMs;
+  for (let pending = underWay(); pending.length > 0; pending = underWay()) {
+    const left = giveUpAt - performance.now();
+    if (left <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled(pending), new Promise((resolve) => (timer = setTimeout(resolve, left)))]);
+    clearTimeout(timer);
+  }
+}
 
 /**
  * Reads a request body sent without a Content-Length (chunked) into `req.body`, where tRPC's adapter and the MCP
@@ -519,16 +532,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         server.closeAllConnections();
         server.close(() => resolve());
       });
-      // Handlers still running (a render whose socket just closed, a subscription's last read) finish before the
-      // services they use stop and the caller closes the database; one that hangs is not waited for past the deadline.
-      let deadline: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.all(handling),
-        new Promise<void>((resolve) => {
-          deadline = setTimeout(resolve, CLOSE_WAITS_FOR_REQUESTS_MS);
-        }),
-      ]);
-      clearTimeout(deadline);
+      // Requests still being handled, and tool runs that outlive theirs (a render whose socket just closed, a
+      // subscription's last read), finish before the services they use stop and the caller closes the database;
+      // what hangs is not waited for past the deadline.
+      await settledWithin(() => [...handling, ...toolRunsOn(db)], CLOSE_WAITS_FOR_REQUESTS_MS);
       await stopFollowingAccessChanges();
       await stopSearchIndexer();
       rateLimitStore.close();

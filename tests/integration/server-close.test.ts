@@ -6,29 +6,22 @@
  */
 import postgres from "postgres";
 import { afterEach, expect, it, vi } from "vitest";
-import { createTestDatabase } from "../helpers/database";
+import { createTestDatabase, testDatabaseUrl } from "../helpers/database";
 import { startTestServer } from "../helpers/server";
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
 
-it("finishes a request still waiting on the database before it stops, and the request meets an open database", async () => {
-  const database = await createTestDatabase();
-  const server = await startTestServer({ database });
-  const owner = await server.createUser();
-  const { documentId } = (await server.callTool("documents", owner.userId, { action: "create", path: "closing" })) as {
-    documentId: string;
-  };
-  const errors = vi.spyOn(console, "error");
-  // The read waits on a lock the test holds, so it is still being handled when the close begins.
-  const blocker = postgres(database.url!, { max: 1, onnotice: () => {} });
+/** The lock that holds a statement still needs a second connection to the server (PostgreSQL, not the embedded PGlite). */
+const onServer = it.skipIf(!testDatabaseUrl());
+
+/** Holds a lock on a table until released, and waits until some statement is waiting on it. */
+async function lockTable(databaseUrl: string, table: string, started: () => void): Promise<() => Promise<void>> {
+  const blocker = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   await blocker.unsafe("begin");
-  await blocker.unsafe("lock table documents in access exclusive mode");
-  const read = server
-    .trpcClient(owner.token)
-    .read.query({ documentId })
-    .catch((error: unknown) => error);
+  await blocker.unsafe(`lock table ${table} in access exclusive mode`);
+  started();
   await vi.waitFor(
     async () => {
       const [waiting] = await blocker<Array<{ count: number }>>`
@@ -38,15 +31,41 @@ it("finishes a request still waiting on the database before it stops, and the re
     },
     { timeout: 10_000, interval: 50 },
   );
+  return async () => {
+    await blocker.unsafe("rollback");
+    await blocker.end();
+  };
+}
+
+/** Closes the server while `release` is not yet called: the close must still be waiting 300 ms later. */
+async function closeWhileWaiting(close: () => Promise<void>, release: () => Promise<void>): Promise<void> {
   let closed = false;
-  const closing = server.close().then(() => {
+  const closing = close().then(() => {
     closed = true;
   });
   await new Promise((resolve) => setTimeout(resolve, 300));
   expect(closed).toBe(false);
-  await blocker.unsafe("rollback");
-  await blocker.end();
+  await release();
   await closing;
+}
+
+onServer("finishes a request still waiting on the database before it stops, and the request meets an open database", async () => {
+  const database = await createTestDatabase();
+  const server = await startTestServer({ database });
+  const owner = await server.createUser();
+  const { documentId } = (await server.callTool("documents", owner.userId, { action: "create", path: "closing" })) as {
+    documentId: string;
+  };
+  const errors = vi.spyOn(console, "error");
+  // The read waits on a lock the test holds, so it is still being handled when the close begins.
+  let read: Promise<unknown> = Promise.resolve();
+  const release = await lockTable(database.url!, "documents", () => {
+    read = server
+      .trpcClient(owner.token)
+      .read.query({ documentId })
+      .catch((error: unknown) => error);
+  });
+  await closeWhileWaiting(() => server.close(), release);
   await database.close();
   // The client's connection was closed under it; on the server the read ran to its end against an open database.
   expect(await read).toBeInstanceOf(Error);
