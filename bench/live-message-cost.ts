@@ -1,9 +1,11 @@
 /**
  * The sync core's own work per message (issue 28), in process, no sockets:
  * a connection's keystroke through `LiveDoc.receive` with the section rules
- * on (decoded, judged, applied, broadcast to two peers), and a presence
- * message with a cursor (stamped, applied, broadcast). What scale-out.ts
- * measures end to end includes this, plus sockets, Redis and PostgreSQL.
+ * on (decoded, judged, applied, broadcast to two peers), a presence message
+ * with a cursor (stamped, applied, broadcast), and the same two as another
+ * process publishes them (`applyRemote`, `applyRemoteAwareness`: applied and
+ * broadcast). What scale-out.ts measures end to end includes this, plus
+ * sockets, Redis and PostgreSQL.
  *
  *   node --import tsx bench/live-message-cost.ts
  *
@@ -18,6 +20,7 @@ import * as syncProtocol from "y-protocols/sync";
 import * as Y from "yjs";
 import { sectionIntoYDoc, textBlockIn } from "@/server/collab/codec";
 import { type LiveConnection, LiveDoc } from "@/server/collab/live-doc";
+import { stampAwarenessUpdate } from "@/server/collab/presence";
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 20_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -69,7 +72,7 @@ function keystrokes(seed: Y.Doc): Uint8Array[] {
   const client = new Y.Doc();
   Y.applyUpdate(client, Y.encodeStateAsUpdate(seed));
   const out: Uint8Array[] = [];
-  client.on("update", (update: Uint8Array) => out.push(message(0, (e) => syncProtocol.writeUpdate(e, update))));
+  client.on("update", (update: Uint8Array) => out.push(update));
   for (let i = 0; i < MESSAGES; i++) textBlockIn(client, 0)!.insert(10 + (i % BLOCK_CHARS), "x");
   return out;
 }
@@ -85,26 +88,47 @@ function presences(): Uint8Array[] {
       user: { name: "Typist", color: "#30bced", colorLight: "#30bced33" },
       cursor: { anchor: position, head: position },
     });
-    const update = awarenessProtocol.encodeAwarenessUpdate(awareness, [doc.clientID]);
-    out.push(message(1, (e) => encoding.writeVarUint8Array(e, update)));
+    out.push(awarenessProtocol.encodeAwarenessUpdate(awareness, [doc.clientID]));
   }
   awareness.destroy();
   return out;
 }
 
-function timeRun(kind: "keystroke" | "presence"): number {
+const KINDS = ["keystroke", "presence", "another process's keystroke", "another process's presence"] as const;
+type Kind = (typeof KINDS)[number];
+
+/** What each kind hands the room (made before the clock starts), and how. */
+function deliveries(kind: Kind, seed: Y.Doc, live: LiveDoc, typist: LiveConnection) {
+  const fromTypist = (m: Uint8Array) => live.receive(typist, m);
+  switch (kind) {
+    case "keystroke":
+      return { inputs: keystrokes(seed).map((u) => message(0, (e) => syncProtocol.writeUpdate(e, u))), deliver: fromTypist };
+    case "presence":
+      return { inputs: presences().map((u) => message(1, (e) => encoding.writeVarUint8Array(e, u))), deliver: fromTypist };
+    case "another process's keystroke":
+      return { inputs: keystrokes(seed), deliver: (u: Uint8Array) => live.applyRemote(u) };
+    case "another process's presence":
+      // Stamped where it was typed, as the other process publishes it.
+      return {
+        inputs: presences().map((u) => stampAwarenessUpdate(u, { userId: USER_ID, name: "Elsewhere" }, () => true)!),
+        deliver: (u: Uint8Array) => live.applyRemoteAwareness(u),
+      };
+  }
+}
+
+function timeRun(kind: Kind): number {
   const { seed, live, typist } = room();
-  const messages = kind === "keystroke" ? keystrokes(seed) : presences();
+  const { inputs, deliver } = deliveries(kind, seed, live, typist);
   const started = performance.now();
-  for (const each of messages) live.receive(typist, each);
-  const microseconds = ((performance.now() - started) * 1000) / messages.length;
+  for (const each of inputs) deliver(each);
+  const microseconds = ((performance.now() - started) * 1000) / inputs.length;
   live.destroy();
   return microseconds;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-for (const kind of ["keystroke", "presence"] as const) {
+for (const kind of KINDS) {
   const runs = Array.from({ length: RUNS }, () => timeRun(kind));
   console.log(
     `${kind}: median ${median(runs).toFixed(2)} µs per message (runs: ${runs.map((r) => r.toFixed(2)).join(", ")}; ${MESSAGES} messages each)`,

@@ -68,24 +68,34 @@ export function defineTool(definition: AnyTool): AnyTool {
 }
 
 /**
- * Tool runs under way, per database (the contexts' `db`): a server's close
- * waits for those on its database, since a run can outlive the request that
- * started it (a page render whose socket closed, a subscription's read after
- * its client went).
+ * Work under way, per database (the contexts' `db`): tool runs and a
+ * subscription's reads. A server's close waits for what is under way on its
+ * database, since such work can outlive the request that started it (a page
+ * render whose socket closed, a subscription's read after its client went).
+ * Kept on globalThis: the Next.js bundle holds its own copy of this module,
+ * and the runs its pages start (through the bridge's database) count too.
  */
-const runsUnderWay = new WeakMap<object, Set<Promise<unknown>>>();
+const RUNS_KEY = Symbol.for("quire.workUnderWay");
+type RunsByDatabase = WeakMap<object, Set<Promise<unknown>>>;
+const holder = globalThis as { [RUNS_KEY]?: RunsByDatabase };
+holder[RUNS_KEY] ??= new WeakMap();
+const runsUnderWay: RunsByDatabase = holder[RUNS_KEY];
 
-/** The tool runs under way on a database now. */
-export function toolRunsOn(db: object): ReadonlySet<Promise<unknown>> {
+/** The work under way on a database now. */
+export function workUnderWay(db: object): ReadonlySet<Promise<unknown>> {
   return runsUnderWay.get(db) ?? new Set();
 }
 
-function runsOf(ctx: unknown): Set<Promise<unknown>> | null {
-  const db = (ctx as { db?: object }).db;
-  if (!db) return null;
+/** Counts `work` as under way on `db` until it settles; returns it. */
+export function countUnderWay<T>(db: object, work: Promise<T>): Promise<T> {
   const runs = runsUnderWay.get(db) ?? new Set<Promise<unknown>>();
   runsUnderWay.set(db, runs);
-  return runs;
+  runs.add(work);
+  const settled = () => {
+    runs.delete(work);
+  };
+  work.then(settled, settled);
+  return work;
 }
 
 /**
@@ -102,19 +112,17 @@ export async function runTool<T extends AnyTool>(tool: T, ctx: ToolContext<T>, r
 export async function runTool(tool: AnyTool, ctx: unknown, raw: unknown): Promise<unknown> {
   const input = parseInput(tool.input, raw) as { action?: string };
   const handler = ("handle" in tool ? tool.handle : tool.handlers[input.action!]) as (ctx: unknown, input: unknown) => Promise<unknown>;
-  const runs = runsOf(ctx);
-  let running: Promise<unknown> | undefined;
-  try {
-    running = handler(ctx, input);
-    runs?.add(running);
-    return await running;
-  } catch (error) {
-    if (isDomainError(error)) throw error;
-    console.error(`[quire] ${tool.name}${input.action ? ` ${input.action}` : ""} failed`, error);
-    throw new DomainError("INTERNAL", "Quire hit an internal error; nothing was changed. Retry, and report it if it persists.");
-  } finally {
-    if (running) runs?.delete(running);
-  }
+  const running = (async () => {
+    try {
+      return await handler(ctx, input);
+    } catch (error) {
+      if (isDomainError(error)) throw error;
+      console.error(`[quire] ${tool.name}${input.action ? ` ${input.action}` : ""} failed`, error);
+      throw new DomainError("INTERNAL", "Quire hit an internal error; nothing was changed. Retry, and report it if it persists.");
+    }
+  })();
+  const db = (ctx as { db?: object }).db;
+  return db ? countUnderWay(db, running) : running;
 }
 
 /** Deeper than any schema of ours goes; deeper input is refused before zod (which recurses) sees it. */

@@ -16,7 +16,7 @@ import { apiTokensTool } from "@/server/actions/api-tokens";
 import { webhooksTool } from "@/server/actions/webhooks";
 import { branchHeads, branchHeadsInput, branchInput, commentThreads } from "@/server/actions/live-views";
 import { tools } from "@/server/actions/registry";
-import { type AnyTool, parseInput, runTool, type ToolContext, type ToolResult } from "@/server/actions/tool";
+import { type AnyTool, countUnderWay, parseInput, runTool, type ToolContext, type ToolResult } from "@/server/actions/tool";
 import { workspaceTool } from "@/server/actions/workspace";
 import { DomainError, ERROR_FACES, type ErrorCode, type ErrorPayload, isDomainError } from "@/server/core/errors";
 import { requestTooLarge } from "@/server/core/limits";
@@ -140,12 +140,17 @@ async function* follow<T>(
       wakeUp = null;
       if (signal?.aborted) return;
       dirty = false;
-      const state = await callAction(async () => {
-        const actor = await ctx.callerNow();
-        if (!actor)
-          throw new DomainError("UNAUTHENTICATED", "Your session or token no longer holds (or you left the workspace). Sign in again.");
-        return read({ ...ctx, actor });
-      });
+      // Counted as under way from the caller's check on: the server's close waits for a read its client left behind.
+      const state = await countUnderWay(
+        ctx.db,
+        callAction(async () => {
+          const actor = await ctx.callerNow();
+          if (!actor)
+            throw new DomainError("UNAUTHENTICATED", "Your session or token no longer holds (or you left the workspace). Sign in again.");
+          return read({ ...ctx, actor });
+        }),
+      );
+      if (signal?.aborted) return;
       const json = JSON.stringify(state);
       if (json !== last) {
         last = json;

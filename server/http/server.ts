@@ -13,7 +13,7 @@ import type { DatabaseHandle } from "@/db/client";
 import { type Credential, createAuthorizer } from "@/server/access/authorize";
 import type { Actor } from "@/server/access/actor";
 import { toolsByName } from "@/server/actions/registry";
-import { toolRunsOn } from "@/server/actions/tool";
+import { workUnderWay } from "@/server/actions/tool";
 import { acceptShareLink, readSharedDocument } from "@/server/actions/share-links";
 import { appRouter, toTrpcError } from "@/server/api/router";
 import { addUser, ensureAuthSecret, hasUsers } from "@/server/auth/accounts";
@@ -535,7 +535,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       // Requests still being handled, and tool runs that outlive theirs (a render whose socket just closed, a
       // subscription's last read), finish before the services they use stop and the caller closes the database;
       // what hangs is not waited for past the deadline.
-      await settledWithin(() => [...handling, ...toolRunsOn(db)], CLOSE_WAITS_FOR_REQUESTS_MS);
+      await settledWithin(() => [...handling, ...workUnderWay(db)], CLOSE_WAITS_FOR_REQUESTS_MS);
       await stopFollowingAccessChanges();
       await stopSearchIndexer();
       rateLimitStore.close();

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { DomainError } from "@/server/core/errors";
-import { defineTool, runTool, toolRunsOn } from "@/server/actions/tool";
+import { defineTool, runTool, workUnderWay } from "@/server/actions/tool";
 
 function deferred() {
   let resolve!: () => void;
@@ -26,23 +26,23 @@ const waiting = defineTool({
   },
 });
 
-describe("toolRunsOn", () => {
+describe("workUnderWay", () => {
   it("holds a run on its context's database while it runs, and not after it ends or fails", async () => {
     const db = {};
     const other = {};
     gate.current = deferred();
     const first = runTool(waiting, { db } as never, {});
-    expect(toolRunsOn(db).size).toBe(1);
-    expect(toolRunsOn(other).size).toBe(0);
+    expect(workUnderWay(db).size).toBe(1);
+    expect(workUnderWay(other).size).toBe(0);
     gate.current.resolve();
     await expect(first).resolves.toEqual({ done: true });
-    expect(toolRunsOn(db).size).toBe(0);
+    expect(workUnderWay(db).size).toBe(0);
 
     gate.current = deferred();
     const second = runTool(waiting, { db } as never, {});
-    expect(toolRunsOn(db).size).toBe(1);
+    expect(workUnderWay(db).size).toBe(1);
     gate.current.reject(new DomainError("NOT_FOUND", "gone"));
     await expect(second).rejects.toMatchObject({ code: "NOT_FOUND" });
-    expect(toolRunsOn(db).size).toBe(0);
+    expect(workUnderWay(db).size).toBe(0);
   });
 });
