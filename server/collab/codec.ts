@@ -12,7 +12,7 @@ import * as Y from "yjs";
 import type { Block } from "@/server/core/blocks";
 import { canonicalJson } from "@/server/core/hashing";
 import { commentTagTokens } from "@/server/core/comment-markup";
-import { diffCharOps, diffTokenOps, withoutCoincidentalEqualities } from "@/server/core/text-diff";
+import { diffCharOps, diffTokenOps, withEditsSlidTogether, withoutCoincidentalEqualities } from "@/server/core/text-diff";
 
 /** What of a section is edited live: the rest of its version (permissions, references) follows the branch head. */
 export interface LiveSection {
@@ -88,7 +88,7 @@ function positionMap(base: string, current: string): { at(i: number): number; ke
   let b = 0;
   let c = 0;
   // Only what the diff matches for good: characters typed live must not be taken for base characters they resemble.
-  for (const { op, count } of withoutCoincidentalEqualities(diffCharOps(base, current))) {
+  for (const { op, count } of withoutCoincidentalEqualities(withEditsSlidTogether(diffCharOps(base, current), base, current))) {
     if (op === 2) c += count;
     else if (op === 1) {
       toCurrent.fill(c, b, b + count);

@@ -433,6 +433,60 @@ function diffChangedRun(state: { ops: DiffStep[]; myersBudget: number }, removed
 }
 
 /**
+ * The steps with each edit slid sideways over a common run it repeats, where
+ * that joins it to the edit beyond (diff-match-patch's cleanupMerge, second
+ * pass): `A<ins>BA</ins>C` is `<ins>AB</ins>AC`, and `A<ins>BA</ins>` joins
+ * an insertion before the `A`. A minimal diff may split one typed run around
+ * characters it repeats: "\n⟦m-10⟧\n" typed just before "⟦m-4⟧" can come out
+ * as an insertion of "\n", a common "⟦m-", an insertion of "10⟧\n⟦m-"; the
+ * common characters are then the typed ones, and an edit of the base's
+ * marker lands in the typed one. Only an edit of one kind between two common
+ * runs slides, by a whole common run, until nothing slides.
+ */
+export function withEditsSlidTogether(steps: readonly DiffStep[], before: string, after: string): DiffStep[] {
+  const runs: Array<{ op: DiffOp; text: string }> = [];
+  let b = 0;
+  let a = 0;
+  for (const { op, count } of steps) {
+    if (count <= 0) continue;
+    const text = op === 2 ? after.slice(a, a + count) : before.slice(b, b + count);
+    if (op !== 2) b += count;
+    if (op !== 1) a += count;
+    const last = runs.at(-1);
+    if (last && last.op === op) last.text += text;
+    else runs.push({ op, text });
+  }
+  for (let slid = true; slid; ) {
+    slid = false;
+    for (let i = 1; i < runs.length - 1; i++) {
+      const [previous, edit, following] = [runs[i - 1]!, runs[i]!, runs[i + 1]!];
+      if (previous.op !== 0 || following.op !== 0 || edit.op === 0) continue;
+      if (edit.text.endsWith(previous.text)) {
+        // Left: the common run before becomes the edit's start, and is common again after it.
+        edit.text = previous.text + edit.text.slice(0, edit.text.length - previous.text.length);
+        following.text = previous.text + following.text;
+        runs.splice(i - 1, 1);
+      } else if (edit.text.startsWith(following.text)) {
+        previous.text += following.text;
+        edit.text = edit.text.slice(following.text.length) + following.text;
+        runs.splice(i + 1, 1);
+      } else continue;
+      slid = true;
+      // Runs of one kind that now meet are one.
+      for (let k = runs.length - 1; k > 0; k--) {
+        if (runs[k]!.op !== runs[k - 1]!.op) continue;
+        runs[k - 1]!.text += runs[k]!.text;
+        runs.splice(k, 1);
+      }
+      break;
+    }
+  }
+  const out: DiffStep[] = [];
+  for (const run of runs) push({ ops: out }, run.op, run.text.length);
+  return out;
+}
+
+/**
  * The steps with their coincidental equalities turned into edits: a common
  * run no longer than the edits on each side of it (up to the neighbouring
  * common runs), the rule of diff-match-patch's semantic cleanup, where

@@ -192,6 +192,21 @@ describe("applying a commit while someone types", () => {
     expect(shared.toString()).toContain("- **bold** _it_ [link](htt");
   });
 
+  it("never takes a typed marker's characters for the base marker they repeat (the live fuzzer's seed 199576)", () => {
+    // An agent wrote " api ⟦s199576-4⟧ " into the block; people deleted around it and typed "\n⟦s199576-10⟧\n" just
+    // before its marker; a revert then removes the agent's text. A minimal diff of base and live text split the typed
+    // run around "⟦s199576-", matched to the base marker's, and the revert took the typed marker's half with it.
+    const base = "Second, api ⟦s199576-4⟧  with **markdown**.";
+    const live = "Seapi \n⟦s199576-10⟧\n⟦s199576-4⟧\n⟦s199576-12⟧\n  kdown** héllo 🎉 ";
+    const doc = new Y.Doc();
+    const shared = doc.getText("t");
+    shared.insert(0, live);
+    applyTextChange(shared, base, "Second, with **markdown**.");
+    // The typed markers stay whole. (So does the agent's: the draft changed too much around it for a character of it
+    // to be told apart from typing, and a head move never deletes what it cannot tell.)
+    expect(shared.toString()).toBe("Seapi \n⟦s199576-10⟧\n⟦s199576-4⟧\n⟦s199576-12⟧\n  kdown** héllo 🎉 ");
+  });
+
   it("applies a change to a short base text that people typed long runs before and after (not taken for deleted)", () => {
     const doc = new Y.Doc();
     const shared = doc.getText("t");

@@ -2,7 +2,14 @@ import { applyPatch, parsePatch } from "diff";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { sectionToMarkdown } from "@/server/core/section-markdown";
-import { type DiffStep, diffCharOps, splitLinesKeepEol, unifiedDiff, withoutCoincidentalEqualities } from "@/server/core/text-diff";
+import {
+  type DiffStep,
+  diffCharOps,
+  splitLinesKeepEol,
+  unifiedDiff,
+  withEditsSlidTogether,
+  withoutCoincidentalEqualities,
+} from "@/server/core/text-diff";
 import type { SectionVersion } from "@/server/core/document-model";
 
 /** The patch must turn `before` into `after`. */
@@ -295,5 +302,67 @@ describe("withoutCoincidentalEqualities", () => {
       { op: 2, count: 31 },
       { op: 0, count: 6 },
     ]);
+  });
+});
+
+describe("withEditsSlidTogether", () => {
+  /** Steps from [kind, text] segments ("=" common, "-" removed, "+" added), and the two texts they turn into each other. */
+  const fromSegments = (segments: Array<["=" | "-" | "+", string]>) => ({
+    steps: segments.map(([kind, text]) => ({ op: kind === "=" ? 0 : kind === "-" ? 1 : 2, count: text.length }) as DiffStep),
+    before: segments
+      .filter(([kind]) => kind !== "+")
+      .map(([, text]) => text)
+      .join(""),
+    after: segments
+      .filter(([kind]) => kind !== "-")
+      .map(([, text]) => text)
+      .join(""),
+  });
+
+  test("still turns before into after, with no more edit runs than the diff had", () => {
+    const text = fc.string({ unit: fc.constantFrom("a", "b", " ", "⟦", "x"), maxLength: 40 });
+    const editRuns = (steps: readonly DiffStep[]) => steps.filter((s, i) => s.op !== 0 && (i === 0 || steps[i - 1]!.op === 0)).length;
+    fc.assert(
+      fc.property(text, text, (before, after) => {
+        const diff = diffCharOps(before, after);
+        const slid = withEditsSlidTogether(diff, before, after);
+        expect(replay(slid, before, after)).toBe(after);
+        expect(editRuns(slid)).toBeLessThanOrEqual(editRuns(diff));
+      }),
+    );
+  });
+
+  test("joins a typed run the diff split around characters it repeats (the live fuzzer's seed 199576)", () => {
+    const { steps, before, after } = fromSegments([
+      ["=", "api "],
+      ["+", "\n"],
+      ["=", "⟦m-"],
+      ["+", "10⟧\n⟦m-"],
+      ["=", "4⟧"],
+    ]);
+    expect(withEditsSlidTogether(steps, before, after)).toEqual(
+      fromSegments([
+        ["=", "api "],
+        ["+", "\n⟦m-10⟧\n"],
+        ["=", "⟦m-4⟧"],
+      ]).steps,
+    );
+  });
+
+  test("slides an edit right over the common run it starts with, and joins it to the edit after", () => {
+    const { steps, before, after } = fromSegments([
+      ["=", "x"],
+      ["-", "ab"],
+      ["=", "a"],
+      ["-", "c"],
+      ["=", "z"],
+    ]);
+    expect(withEditsSlidTogether(steps, before, after)).toEqual(
+      fromSegments([
+        ["=", "xa"],
+        ["-", "bac"],
+        ["=", "z"],
+      ]).steps,
+    );
   });
 });
