@@ -456,30 +456,35 @@ export function withEditsSlidTogether(steps: readonly DiffStep[], before: string
     if (last && last.op === op) last.text += text;
     else runs.push({ op, text });
   }
-  for (let slid = true; slid; ) {
-    slid = false;
-    for (let i = 1; i < runs.length - 1; i++) {
-      const [previous, edit, following] = [runs[i - 1]!, runs[i]!, runs[i + 1]!];
-      if (previous.op !== 0 || following.op !== 0 || edit.op === 0) continue;
-      if (edit.text.endsWith(previous.text)) {
-        // Left: the common run before becomes the edit's start, and is common again after it.
-        edit.text = previous.text + edit.text.slice(0, edit.text.length - previous.text.length);
-        following.text = previous.text + following.text;
-        runs.splice(i - 1, 1);
-      } else if (edit.text.startsWith(following.text)) {
-        previous.text += following.text;
-        edit.text = edit.text.slice(following.text.length) + following.text;
-        runs.splice(i + 1, 1);
-      } else continue;
-      slid = true;
-      // Runs of one kind that now meet are one.
-      for (let k = runs.length - 1; k > 0; k--) {
-        if (runs[k]!.op !== runs[k - 1]!.op) continue;
-        runs[k - 1]!.text += runs[k]!.text;
-        runs.splice(k, 1);
-      }
-      break;
+  /** Joins the run at `k` into the one before it when they are of one kind; true when it did. */
+  const joinBack = (k: number): boolean => {
+    const [earlier, later] = [runs[k - 1], runs[k]];
+    if (!earlier || !later || earlier.op !== later.op) return false;
+    earlier.text += later.text;
+    runs.splice(k, 1);
+    return true;
+  };
+  // One pass that steps back after a slide (the joined edit may slide again): each slide removes a common run, so
+  // the pass is linear in the runs plus the slides.
+  for (let i = 1; i < runs.length - 1; ) {
+    const [previous, edit, following] = [runs[i - 1]!, runs[i]!, runs[i + 1]!];
+    if (previous.op !== 0 || following.op !== 0 || edit.op === 0) {
+      i++;
+      continue;
     }
+    if (edit.text.endsWith(previous.text)) {
+      // Left: the common run before becomes the edit's start, and is common again after it.
+      edit.text = previous.text + edit.text.slice(0, edit.text.length - previous.text.length);
+      following.text = previous.text + following.text;
+      runs.splice(i - 1, 1);
+      i = joinBack(i - 1) ? i - 2 : i - 1;
+    } else if (edit.text.startsWith(following.text)) {
+      previous.text += following.text;
+      edit.text = edit.text.slice(following.text.length) + following.text;
+      runs.splice(i + 1, 1);
+      joinBack(i + 1);
+    } else i++;
+    i = Math.max(1, i);
   }
   const out: DiffStep[] = [];
   for (const run of runs) push({ ops: out }, run.op, run.text.length);
