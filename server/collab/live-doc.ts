@@ -207,16 +207,29 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
     this.applyAwareness(update, "remote");
   }
 
-  /** A stamped update: what it changes is passed on as these bytes (an entry the relay ignored, an older clock, rides along: clients ignore it as we did). */
+  /**
+   * A stamped update: what it changes is passed on as these bytes (an entry
+   * the relay ignored, an older clock, rides along: clients ignore it as we
+   * did). A connection's client back after its removal at the clock it had
+   * (a reconnect) is told of the removal: y-protocols' own answer when a
+   * client's local state is removed behind its back is to take a newer clock
+   * and send its state again, which this room and every peer then take. (Left
+   * alone, its presence would show again only at its next renewal, 15 s on.)
+   */
   private applyAwareness(update: Uint8Array, origin: C | "remote"): void {
     const change = this.presence.apply(update);
-    if (change) this.presenceChanged(change, update, origin);
+    if (!change) return;
+    if (change.behind.length > 0 && origin !== "remote") {
+      const removal = this.presence.encodeHeld(change.behind);
+      origin.send(encodeMessage(MESSAGE_AWARENESS, (e) => encoding.writeVarUint8Array(e, removal)));
+    }
+    if (change.added.length + change.updated.length + change.removed.length > 0) this.presenceChanged(change, update, origin);
   }
 
   /** Clients' presence is gone (their connection left, or they went quiet): every connection and the other processes are told. */
   private removePresence(clientIds: readonly number[]): void {
     const removal = this.presence.remove(clientIds);
-    if (removal) this.presenceChanged({ added: [], updated: [], removed: removal.removed }, removal.update, null);
+    if (removal) this.presenceChanged({ added: [], updated: [], removed: removal.removed, behind: [] }, removal.update, null);
   }
 
   /**

@@ -32,11 +32,18 @@ interface Entry {
   lastUpdated: number;
 }
 
-/** Client ids whose state an apply or a removal changed: `added` had none before (or a removed one), `removed` has none now. */
+/**
+ * Client ids whose state an apply or a removal changed: `added` had none
+ * before (or a removed one), `removed` has none now. `behind`: removed
+ * clients the update brings back at a clock not newer than their removal's,
+ * which were not taken (y-websocket reconnects with the clock it had, and
+ * every peer would ignore that state too).
+ */
 export interface PresenceChange {
   added: number[];
   updated: number[];
   removed: number[];
+  behind: number[];
 }
 
 export class PresenceRelay {
@@ -49,7 +56,7 @@ export class PresenceRelay {
    */
   apply(update: Uint8Array, now = Date.now()): PresenceChange | null {
     const decoder = decoding.createDecoder(update);
-    const change: PresenceChange = { added: [], updated: [], removed: [] };
+    const change: PresenceChange = { added: [], updated: [], removed: [], behind: [] };
     const count = decoding.readVarUint(decoder);
     for (let i = 0; i < count; i++) {
       const clientId = decoding.readVarUint(decoder);
@@ -58,7 +65,10 @@ export class PresenceRelay {
       const state = text === REMOVED ? null : text;
       const held = this.entries.get(clientId);
       const heldClock = held?.clock ?? 0;
-      if (!(heldClock < clock || (heldClock === clock && state === null && held?.state != null))) continue;
+      if (!(heldClock < clock || (heldClock === clock && state === null && held?.state != null))) {
+        if (held?.state === null && state !== null) change.behind.push(clientId);
+        continue;
+      }
       // As y-protocols reports it: a removal of a client it has seen, even one already gone (peers then hear its newer clock).
       if (state === null) {
         if (held) change.removed.push(clientId);
@@ -66,7 +76,7 @@ export class PresenceRelay {
       else change.updated.push(clientId);
       this.entries.set(clientId, { clock, state, lastUpdated: now });
     }
-    return change.added.length + change.updated.length + change.removed.length > 0 ? change : null;
+    return change.added.length + change.updated.length + change.removed.length + change.behind.length > 0 ? change : null;
   }
 
   /** Removes clients' states (a connection left, or they went quiet): the ones that had one, and the update that tells peers; null when none had. */
@@ -78,7 +88,7 @@ export class PresenceRelay {
       held.state = null;
       removed.push(clientId);
     }
-    return removed.length > 0 ? { removed, update: this.encode(removed) } : null;
+    return removed.length > 0 ? { removed, update: this.encodeHeld(removed) } : null;
   }
 
   /** Clients whose state was not renewed within y-protocols' outdatedTimeout. */
@@ -93,7 +103,7 @@ export class PresenceRelay {
   encodeAll(): Uint8Array | null {
     const present: number[] = [];
     for (const [clientId, entry] of this.entries) if (entry.state !== null) present.push(clientId);
-    return present.length > 0 ? this.encode(present) : null;
+    return present.length > 0 ? this.encodeHeld(present) : null;
   }
 
   /** The present states, parsed (for tests and diagnostics; the relay itself never parses them). */
@@ -108,8 +118,8 @@ export class PresenceRelay {
     return this.entries.get(clientId)?.clock ?? 0;
   }
 
-  /** The update y-protocols' encodeAwarenessUpdate writes for these clients: id, clock, state text ("null" when removed). */
-  private encode(clientIds: readonly number[]): Uint8Array {
+  /** What is held of these clients as the update y-protocols' encodeAwarenessUpdate writes: id, clock, state text ("null" when removed). */
+  encodeHeld(clientIds: readonly number[]): Uint8Array {
     const encoder = encoding.createEncoder();
     encoding.writeVarUint(encoder, clientIds.length);
     for (const clientId of clientIds) {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import * as Y from "yjs";
 import { MAX_LIVE_MESSAGE_BYTES, MAX_LIVE_MESSAGES_PER_SECOND, MAX_ROOM_PENDING_BYTES } from "@/server/core/limits";
+import { awarenessMessage } from "../helpers/awareness-message";
 import { blockMap, connectLive, corruptDraft, type LiveClient, roomName, waitFor } from "../helpers/collab";
 import { testDatabaseUrl } from "../helpers/database";
 import { callMcp, callMcpError, mergeSectionOverrides, startTestServer, type TestServer, type TestUser } from "../helpers/server";
@@ -364,6 +365,41 @@ describe("presence is the connection's own", () => {
     )!.user as Record<string, unknown>;
     expect(shown).toEqual({ userId: null, name: "Guest (share link)", color: "#6b7280", colorLight: "#ffeeaa" });
     expect(received(ownerView)).not.toContain("url(");
+  });
+});
+
+describe("presence across a reconnect (stock y-websocket providers)", () => {
+  const presentIn = (client: LiveClient, clientId: number) => client.provider.awareness.getStates().has(clientId);
+
+  test("a client back after a dropped socket shows again at once, is its connection's alone, and goes when that connection goes", async () => {
+    const created = await newDocument("live-face/reconnect", [{ name: "Busy", content: [text("hello")] }]);
+    const room = roomName(created.documentId, "main", created.sectionIds[0]);
+    const traveller = await live(room, { token: member.token });
+    const watcher = await live(room, { token: owner.token });
+    const id = traveller.doc.clientID;
+    traveller.provider.awareness.setLocalStateField("user", { color: "#118844" });
+    await waitFor(() => presentIn(watcher, id), 5_000, "the traveller's presence");
+
+    // The network drops: the server removes the traveller's presence, and y-websocket reconnects with its client id
+    // and its state at the clock it had (not newer than the removal's).
+    traveller.provider.ws!.close();
+    await waitFor(() => !presentIn(watcher, id), 5_000, "the removal");
+    await waitFor(() => traveller.provider.wsconnected, 5_000, "the reconnect");
+    // y-websocket renews presence 15 s after its last change: seeing it well before then means the server took the return.
+    await waitFor(() => presentIn(watcher, id), 5_000, "the traveller's presence back");
+    expect(watcher.provider.awareness.getStates().get(id)).toMatchObject({ user: { userId: member.userId, color: "#118844" } });
+
+    // Nobody else may speak for the returned client id, whatever clock it claims.
+    const intruder = await live(room, { token: owner.token });
+    const forged = awarenessMessage(id, 1_000, { user: { color: "#ff0000" } });
+    intruder.provider.ws!.send(forged);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(watcher.provider.awareness.getStates().get(id)).toMatchObject({ user: { color: "#118844" } });
+
+    // It goes with the connection that brought it back, at once (not after y-protocols' 30 s).
+    traveller.provider.ws!.close();
+    traveller.provider.shouldConnect = false;
+    await waitFor(() => !presentIn(watcher, id), 5_000, "the removal after the return");
   });
 });
 

@@ -4,6 +4,7 @@ import * as syncProtocol from "y-protocols/sync";
 import { describe, expect, it } from "vitest";
 import * as Y from "yjs";
 import { type LiveConnection, LiveDoc, type PendingUpdate } from "@/server/collab/live-doc";
+import { awarenessMessage } from "../helpers/awareness-message";
 
 function connection(readOnly = false): LiveConnection & { received: Uint8Array[] } {
   const received: Uint8Array[] = [];
@@ -161,19 +162,6 @@ describe("LiveDoc", () => {
 });
 
 describe("LiveDoc presence", () => {
-  /** A y-websocket awareness message: one client's state at a clock. */
-  function awarenessMessage(clientId: number, clock: number, state: unknown): Uint8Array {
-    const update = encoding.createEncoder();
-    encoding.writeVarUint(update, 1);
-    encoding.writeVarUint(update, clientId);
-    encoding.writeVarUint(update, clock);
-    encoding.writeVarString(update, JSON.stringify(state));
-    const message = encoding.createEncoder();
-    encoding.writeVarUint(message, 1);
-    encoding.writeVarUint8Array(message, encoding.toUint8Array(update));
-    return encoding.toUint8Array(message);
-  }
-
   it("passes a connection's stamped presence to every other connection and to other processes, not back to its sender", () => {
     const published: Uint8Array[] = [];
     const live = new LiveDoc([], { store: async () => {}, awarenessChanged: (update) => published.push(update) });
@@ -192,6 +180,29 @@ describe("LiveDoc presence", () => {
     // What the peer received is the stamped state, the same bytes other processes get.
     const sent = peer.received.at(-1)!;
     expect(Buffer.from(sent).includes(Buffer.from(published[0]!))).toBe(true);
+  });
+
+  it("tells a client back at the clock of its removal that it was removed, so it sends its state again at a newer clock", () => {
+    const live = new LiveDoc([], { store: async () => {} });
+    const first = connection();
+    const peer = connection();
+    live.connect(first);
+    live.connect(peer);
+    live.receive(first, awarenessMessage(77, 4, { user: { color: "#111111" } }));
+    live.disconnect(first);
+    // y-websocket reconnects with the state and clock it had: peers hold that clock as removed and would ignore it.
+    const again = connection();
+    live.connect(again);
+    const before = { again: again.received.length, peer: peer.received.length };
+    live.receive(again, awarenessMessage(77, 4, { user: { color: "#111111" } }));
+    expect(live.presence.states().has(77)).toBe(false);
+    expect(peer.received.length).toBe(before.peer);
+    expect(again.received.slice(before.again)).toEqual([awarenessMessage(77, 4, null)]);
+    // What y-protocols' Awareness does with that: a newer clock, and its state again.
+    live.receive(again, awarenessMessage(77, 5, { user: { color: "#111111" } }));
+    expect(live.presence.states().get(77)).toMatchObject({ user: { color: "#111111" } });
+    expect(peer.received.length).toBe(before.peer + 1);
+    live.destroy();
   });
 
   it("gives a client id back to the connection that brings it in again after a removal, and removes it when that one leaves", () => {
