@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import * as Y from "yjs";
 import { MAX_LIVE_MESSAGE_BYTES, MAX_LIVE_MESSAGES_PER_SECOND, MAX_ROOM_PENDING_BYTES } from "@/server/core/limits";
+import { forgetPresenceOfThoseGone } from "@/app/documents/[documentId]/live/live-room";
 import { awarenessMessage } from "../helpers/awareness-message";
 import { blockMap, connectLive, corruptDraft, type LiveClient, roomName, waitFor } from "../helpers/collab";
 import { testDatabaseUrl } from "../helpers/database";
@@ -395,6 +396,15 @@ describe("presence across a reconnect (stock y-websocket providers)", () => {
     intruder.provider.ws!.send(forged);
     await new Promise((r) => setTimeout(r, 300));
     expect(watcher.provider.awareness.getStates().get(id)).toMatchObject({ user: { color: "#118844" } });
+
+    // The watcher's own socket drops: the editor forgets the clocks of those the disconnect removed (as the browser page
+    // does), so the server's greeting brings the traveller back at once rather than at its next renewal.
+    watcher.provider.on("status", ({ status }: { status: string }) => {
+      if (status === "disconnected") forgetPresenceOfThoseGone(watcher.provider.awareness);
+    });
+    watcher.provider.ws!.close();
+    await waitFor(() => !presentIn(watcher, id), 5_000, "the watcher's disconnect");
+    await waitFor(() => presentIn(watcher, id), 5_000, "the traveller's presence after the watcher's reconnect");
 
     // It goes with the connection that brought it back, at once (not after y-protocols' 30 s).
     traveller.provider.ws!.close();

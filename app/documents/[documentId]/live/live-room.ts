@@ -9,6 +9,7 @@
  * reconnects by itself.
  */
 import { type RefObject, useEffect, useState } from "react";
+import type { Awareness } from "y-protocols/awareness";
 import { WebsocketProvider } from "y-websocket";
 import type * as Y from "yjs";
 
@@ -59,6 +60,7 @@ export function openRoom(address: RoomAddress, doc: Y.Doc, sectionId?: string, r
     maxBackoffTime: 2_500,
   });
   if (sectionId) provider.on("status", ({ status }) => status === "connected" && sectionRoomConnected(address.documentId));
+  provider.on("status", ({ status }) => status === "disconnected" && forgetPresenceOfThoseGone(provider.awareness));
   provider.on("connection-close", (event) => {
     if (!event) return;
     if (FINAL_CLOSE_CODES.has(event.code)) provider.shouldConnect = false;
@@ -66,6 +68,20 @@ export function openRoom(address: RoomAddress, doc: Y.Doc, sectionId?: string, r
     if (message && refused) refused(message);
   });
   return provider;
+}
+
+/**
+ * After a disconnect y-websocket removes everyone else's presence but keeps
+ * the clocks it last heard, and the server greets the reconnected socket
+ * with everyone's presence at those same clocks, which y-protocols ignores
+ * as not newer (yjs/y-websocket#122): the others would show again only at
+ * their next renewal, up to 15 s on. Forgetting the clocks of those the
+ * disconnect removed lets the greeting bring them back at once; nothing
+ * from the closed socket can arrive after it to be mistaken for newer.
+ */
+export function forgetPresenceOfThoseGone(awareness: Awareness): void {
+  for (const clientId of [...awareness.meta.keys()])
+    if (clientId !== awareness.clientID && !awareness.states.has(clientId)) awareness.meta.delete(clientId);
 }
 
 /**
