@@ -10,7 +10,7 @@ import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
-import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { CROWD, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 test.describe.configure({ mode: "serial" });
 
@@ -98,7 +98,9 @@ test("the author opens a changeset from a branch name: the page shows the docume
 
   const form = author.getByRole("form", { name: "Open the changeset" });
   await form.getByLabel("Title").fill("Rename Widget to Gadget");
-  await form.getByLabel("Rita Reviewer").check();
+  await form.getByLabel("Reviewers").fill("rit");
+  await form.getByRole("button", { name: /Add Rita Reviewer/ }).click();
+  await expect(form.getByRole("list", { name: "Chosen reviewers" })).toContainText("Rita Reviewer");
   await form.getByRole("button", { name: "Open changeset" }).click();
   await expect(author.getByTestId("changeset-title")).toHaveText("Rename Widget to Gadget");
   changesetUrl = author.url();
@@ -140,4 +142,33 @@ test("one merge takes every document; main shows each changed", async () => {
   await author.goto(`${server.url}/changesets?status=merged`);
   await expect(author.getByTestId("changeset-row")).toHaveCount(1);
   await photograph(author, "changesets");
+});
+
+test("in a workspace of more than 200 people, the last by name is found by typing and becomes a reviewer", async () => {
+  const [last] = await server.addMembers(olive, ["Zz Last Person", ...CROWD]);
+  const support = documents[2]!;
+  await server.callTool("documents", olive.userId, {
+    action: "create_branch",
+    documentId: support.documentId,
+    branchName: "opening-hours",
+  });
+  await server.callTool("sections", olive.userId, {
+    action: "update",
+    documentId: support.documentId,
+    branchName: "opening-hours",
+    sectionId: support.sectionIds[1]!,
+    newContent: text("Write to us by email, any weekday."),
+  });
+
+  await author.goto(`${server.url}/changesets/new?source=opening-hours&prefix=handbook/support`);
+  const form = author.getByRole("form", { name: "Open the changeset" });
+  await form.getByLabel("Reviewers").fill("zz");
+  await form.getByRole("button", { name: /Add Zz Last Person/ }).click();
+  await expect(form.getByRole("list", { name: "Chosen reviewers" })).toContainText("Zz Last Person");
+  await form.getByRole("button", { name: "Open changeset" }).click();
+  await expect(author.getByTestId("changeset-item")).toHaveCount(1);
+
+  const changesetId = author.url().split("/").pop()!;
+  const opened = await server.callTool("changesets", olive.userId, { action: "get", changesetId });
+  expect(opened.items.map((item) => item.mergeRequest.reviewers.map((r) => r.userId))).toEqual([[last]]);
 });

@@ -23,6 +23,9 @@ import { type McpToolError, toolError } from "./tool-error";
 
 export const projectRoot = path.resolve(import.meta.dirname, "../..");
 
+/** More people than a first page of members holds (200): with them, whoever sorts after is found only by searching. */
+export const CROWD = Array.from({ length: 200 }, (_, i) => `Crowd Member ${String(i + 1).padStart(3, "0")}`);
+
 export interface TestUser {
   userId: string;
   email: string;
@@ -95,6 +98,24 @@ export async function startTestServer(
       const { token } = await issueApiToken(db, { email: address, label: "test" }, new Date());
       const actor = (await actorForUser(db, created.user.id, "agent"))!;
       return { userId: created.user.id, email: address, token, actor };
+    },
+    /**
+     * Adds members to the workspace of `to` in two statements: a crowd for lists longer than a page, in
+     * milliseconds where createUser hashes a password for each. They have no password or token (none signs in);
+     * callTool acts as them. Returns their ids in the order of `names`.
+     */
+    async addMembers(to: TestUser, names: readonly string[]): Promise<string[]> {
+      const emails = names.map((_, i) => `user${userCount + 1 + i}@example.test`);
+      userCount += names.length;
+      const added = await db
+        .insert(users)
+        .values(names.map((name, i) => ({ email: emails[i]!, name, passwordHash: "" })))
+        .returning({ id: users.id, email: users.email });
+      await db
+        .insert(memberships)
+        .values(added.map(({ id }) => ({ workspaceId: to.actor.workspaceId, userId: id, role: "member" as const })));
+      const idByEmail = new Map(added.map(({ id, email }) => [email, id]));
+      return emails.map((email) => idByEmail.get(email)!);
     },
     /** A user who owns another workspace of the same instance: someone the first workspace must never see. Returns their id. */
     async createOutsider(email: string, name: string): Promise<string> {

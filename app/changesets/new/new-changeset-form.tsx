@@ -2,24 +2,15 @@
 
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
+import { MemberPicker } from "@/app/_components/member-picker";
 import type { WorkspacePerson } from "@/app/_lib/quire";
 import { useChangesetsTool } from "../changesets-tool";
 
 /** Opens the changeset for the documents the page listed: title, description and reviewers. */
-export function NewChangesetForm({
-  source,
-  target,
-  prefix,
-  members,
-}: {
-  source: string;
-  target: string;
-  prefix: string;
-  members: WorkspacePerson[];
-}) {
+export function NewChangesetForm({ source, target, prefix }: { source: string; target: string; prefix: string }) {
   const router = useRouter();
   const changesets = useChangesetsTool();
-  const [reviewers, setReviewers] = useState<string[]>([]);
+  const [reviewers, setReviewers] = useState<WorkspacePerson[]>([]);
   const [state, setState] = useState<{ kind: "idle" | "pending" } | { kind: "error"; message: string }>({ kind: "idle" });
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
@@ -34,7 +25,7 @@ export function NewChangesetForm({
       pathPrefix: prefix,
       title: String(form.get("title") ?? ""),
       ...(description ? { description } : {}),
-      ...(reviewers.length > 0 ? { reviewerIds: reviewers } : {}),
+      ...(reviewers.length > 0 ? { reviewerIds: reviewers.map((r) => r.userId) } : {}),
     });
     if (!result.ok) return setState({ kind: "error", message: result.message });
     router.push(`/changesets/${result.value.changesetId}`);
@@ -50,21 +41,7 @@ export function NewChangesetForm({
         <span>Description</span>
         <textarea name="description" rows={3} />
       </label>
-      {members.length > 0 ? (
-        <fieldset className="cs-reviewers">
-          <legend>Reviewers</legend>
-          {members.map((m) => (
-            <label key={m.userId} className="mr-choice">
-              <input
-                type="checkbox"
-                checked={reviewers.includes(m.userId)}
-                onChange={(e) => setReviewers((all) => (e.target.checked ? [...all, m.userId] : all.filter((id) => id !== m.userId)))}
-              />
-              {m.name}
-            </label>
-          ))}
-        </fieldset>
-      ) : null}
+      <MemberPicker id="reviewer-search" label="Reviewers" chosenLabel="Chosen reviewers" chosen={reviewers} onChange={setReviewers} />
       {state.kind === "error" ? (
         <p className="form-error" role="alert">
           {state.message}

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { AppShell } from "@/app/_components/app-shell";
 import { PageHeading } from "@/app/_components/page-parts";
-import { attempt, listMembers } from "@/app/_lib/quire";
+import { attempt } from "@/app/_lib/quire";
 import { firstParam, type SearchParams, withQuery } from "@/app/_lib/search-params";
 import { requireUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
@@ -40,7 +40,6 @@ export default async function NewChangesetPage({ searchParams }: { searchParams:
         return withBranches.filter((d) => d !== null);
       })
     : null;
-  const members = await attempt(() => listMembers(user.id));
 
   return (
     <AppShell user={user}>
@@ -86,12 +85,7 @@ export default async function NewChangesetPage({ searchParams }: { searchParams:
                   </li>
                 ))}
               </ul>
-              <NewChangesetForm
-                source={source}
-                target={target}
-                prefix={prefix}
-                members={(members.ok ? members.value : []).filter((m) => m.userId !== user.id)}
-              />
+              <NewChangesetForm source={source} target={target} prefix={prefix} />
             </>
           ) : (
             <p className="muted">No document you can read has both branches here. Check the branch names and the prefix.</p>

@@ -1,17 +1,11 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
-import { type FormEvent, useEffect, useState } from "react";
+import { type FormEvent, useState } from "react";
 import { FormError, field, optionalField } from "@/app/_components/action-form";
+import { MemberPicker } from "@/app/_components/member-picker";
+import type { WorkspacePerson } from "@/app/_lib/quire";
 import { useMergeRequestsTool } from "@/app/_lib/tool-call";
-import { useTRPC } from "@/app/_lib/trpc";
-import type { MemberList } from "@/server/actions/members";
-
-type PickedMember = MemberList["members"][number];
-
-/** How long typing in the reviewer search rests before it is looked up. */
-const SEARCH_DEBOUNCE_MS = 150;
 
 export function CreateForm({
   documentId,
@@ -30,21 +24,10 @@ export function CreateForm({
   incoming: { commits: number } | { unread: string };
 }) {
   const router = useRouter();
-  const trpc = useTRPC();
   const mergeRequests = useMergeRequestsTool();
-  const [query, setQuery] = useState("");
-  const [searched, setSearched] = useState("");
-  const [reviewers, setReviewers] = useState<PickedMember[]>([]);
+  const [reviewers, setReviewers] = useState<WorkspacePerson[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
-
-  // A typing debounce, not polling: the search runs once the query has rested.
-  useEffect(() => {
-    const timer = setTimeout(() => setSearched(query.trim()), SEARCH_DEBOUNCE_MS);
-    return () => clearTimeout(timer);
-  }, [query]);
-  const search = useQuery(trpc.members.queryOptions({ action: "search", query: searched, limit: 8 }, { enabled: searched !== "" }));
-  const found = query.trim() !== "" && search.data ? search.data.members : [];
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -116,54 +99,7 @@ export function CreateForm({
         <span>Description (markdown)</span>
         <textarea name="description" rows={5} />
       </label>
-      <div className="field">
-        <label htmlFor="reviewer-search">Reviewers</label>
-        <input
-          id="reviewer-search"
-          type="search"
-          value={query}
-          onChange={(e) => setQuery(e.target.value)}
-          placeholder="Type a name or email"
-          autoComplete="off"
-        />
-        {found.length > 0 ? (
-          <ul className="mr-picker" aria-label="Matching members">
-            {found
-              .filter((m) => !reviewers.some((r) => r.userId === m.userId))
-              .map((m) => (
-                <li key={m.userId}>
-                  <button
-                    type="button"
-                    className="button button-small button-quiet"
-                    onClick={() => {
-                      setReviewers((all) => [...all, m]);
-                      setQuery("");
-                    }}
-                  >
-                    Add {m.name} <span className="muted">{m.email}</span>
-                  </button>
-                </li>
-              ))}
-          </ul>
-        ) : null}
-        {reviewers.length > 0 ? (
-          <ul className="mr-chosen" aria-label="Chosen reviewers">
-            {reviewers.map((r) => (
-              <li key={r.userId} className="badge">
-                {r.name}{" "}
-                <button
-                  type="button"
-                  className="mr-chip-remove"
-                  aria-label={`Remove ${r.name}`}
-                  onClick={() => setReviewers((all) => all.filter((x) => x.userId !== r.userId))}
-                >
-                  ×
-                </button>
-              </li>
-            ))}
-          </ul>
-        ) : null}
-      </div>
+      <MemberPicker id="reviewer-search" label="Reviewers" chosenLabel="Chosen reviewers" chosen={reviewers} onChange={setReviewers} />
       <FormError error={error} spaced={false} />
       <div className="button-row">
         <button type="submit" className="button button-primary" disabled={empty || pending}>
