@@ -31,12 +31,6 @@ export interface DocumentListOptions {
 /** Someone in the workspace, by id and name. */
 export type WorkspacePerson = Pick<MemberList["members"][number], "userId" | "name">;
 
-/** Everyone in the workspace (the first 200), as the `members` tool lists them to this user. */
-export async function listMembers(userId: string): Promise<WorkspacePerson[]> {
-  const { members } = await getBridge().callTool("members", userId, { action: "list", limit: 200 });
-  return members.map(({ userId: id, name }) => ({ userId: id, name }));
-}
-
 /** The names of these people (as the caller's workspace knows them), by user id; anyone else is absent. */
 export async function memberNames(userId: string, userIds: Iterable<string>): Promise<Map<string, string>> {
   const wanted = [...new Set(userIds)];

@@ -4,10 +4,11 @@ import { AppShell } from "@/app/_components/app-shell";
 import { ErrorPanel } from "@/app/_components/error-panel";
 import { PageHeading } from "@/app/_components/page-parts";
 import { TimeAgo } from "@/app/_components/time-ago";
-import { attempt, listMembers, type MergeAnalysisView, memberNames, type MergeRequestView, UUID_PATTERN } from "@/app/_lib/quire";
+import { attempt, type MergeAnalysisView, memberNames, type MergeRequestView, UUID_PATTERN } from "@/app/_lib/quire";
 import { firstParam, type SearchParams, withQuery } from "@/app/_lib/search-params";
 import { requireUser } from "@/app/_lib/session";
 import { getBridge } from "@/server/bridge";
+import { AuthorFilter } from "./author-filter";
 import { ReviewerStates, StatusBadge } from "./parts";
 import "./merge-requests.css";
 
@@ -26,24 +27,24 @@ export default async function MergeRequestsPage({ searchParams }: { searchParams
   const statusParam = firstParam(query.status);
   const status: Status | undefined = statusParam === "all" ? undefined : (STATUSES.find((s) => s === statusParam) ?? "open");
   const author = firstParam(query.author);
+  const authorId = author && UUID_PATTERN.test(author) ? author : undefined;
   const waiting = firstParam(query.waiting) === "1";
   const cursor = firstParam(query.cursor);
   const bridge = getBridge();
 
-  const [listed, members, document] = await Promise.all([
+  const [listed, document] = await Promise.all([
     attempt(
       async (): Promise<{ mergeRequests: MergeRequestView[]; nextCursor: string | null }> =>
         bridge.callTool("merge_requests", user.id, {
           action: "list",
           ...(documentId && UUID_PATTERN.test(documentId) ? { documentId } : {}),
           ...(status ? { status } : {}),
-          ...(author && UUID_PATTERN.test(author) ? { authorId: author } : {}),
+          ...(authorId ? { authorId } : {}),
           ...(waiting ? { awaitingReviewBy: user.id } : {}),
           ...(cursor ? { cursor } : {}),
           limit: PAGE_SIZE,
         }),
     ),
-    attempt(async () => ({ members: await listMembers(user.id) })),
     documentId && UUID_PATTERN.test(documentId)
       ? attempt(async (): Promise<{ name: string }> => bridge.callTool("documents", user.id, { action: "get", documentId }))
       : Promise.resolve(null),
@@ -73,12 +74,8 @@ export default async function MergeRequestsPage({ searchParams }: { searchParams
         ),
     ),
   );
-  const names = await attempt(() =>
-    memberNames(
-      user.id,
-      requests.map((r) => r.authorId),
-    ),
-  );
+  const names = await attempt(() => memberNames(user.id, [...requests.map((r) => r.authorId), ...(authorId ? [authorId] : [])]));
+  const nameOf = (userId: string) => (names.ok ? (names.value.get(userId) ?? "a former member") : "someone");
   const filters = { documentId, status: statusParam, author, waiting: waiting ? "1" : undefined };
 
   return (
@@ -114,20 +111,7 @@ export default async function MergeRequestsPage({ searchParams }: { searchParams
             <option value="all">All</option>
           </select>
         </label>
-        <label className="field">
-          <span>Author</span>
-          <select name="author" defaultValue={author ?? ""}>
-            <option value="">Anyone</option>
-            <option value={user.id}>Me</option>
-            {(members.ok ? members.value.members : [])
-              .filter((m) => m.userId !== user.id)
-              .map((m) => (
-                <option key={m.userId} value={m.userId}>
-                  {m.name}
-                </option>
-              ))}
-          </select>
-        </label>
+        <AuthorFilter key={authorId} me={user.id} filtered={authorId ? { userId: authorId, name: nameOf(authorId) } : null} />
         <label className="mr-check">
           <input type="checkbox" name="waiting" value="1" defaultChecked={waiting} /> Waiting for my review
         </label>
@@ -157,7 +141,7 @@ export default async function MergeRequestsPage({ searchParams }: { searchParams
                       <code>{r.sourceBranch}</code> → <code>{r.targetBranch}</code>
                     </span>
                     <span>
-                      by {names.ok ? (names.value.get(r.authorId) ?? "a former member") : "someone"} · <TimeAgo value={r.createdAt} />
+                      by {nameOf(r.authorId)} · <TimeAgo value={r.createdAt} />
                     </span>
                     {analysis?.ok && analysis.value.hasConflicts ? (
                       <span className="badge badge-conflict" data-testid="conflicts-flag">

@@ -13,7 +13,7 @@ import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
-import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { CROWD, callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 // The tests of this file tell one story on one server, in order.
 test.describe.configure({ mode: "serial" });
@@ -331,4 +331,40 @@ test("the new-request page says when it could not read a branch's history, never
   await author.goto(`${server.url}/merge-requests/new?documentId=${documentId}&source=idle&target=main`);
   await expect(form.getByTestId("empty-request")).toContainText("Nothing to merge");
   await expect(form.getByTestId("incoming-unread")).toHaveCount(0);
+});
+
+test("in a workspace of more than 200 people, the Author filter finds the last by name by typing, and then shows whom it filters by", async () => {
+  const [last] = await server.addMembers(olive, ["Zz Last Person", ...CROWD]);
+  await server.callTool("documents", last!, { action: "create_branch", documentId, branchName: "last-notes" });
+  await server.callTool("sections", last!, {
+    action: "update",
+    documentId,
+    branchName: "last-notes",
+    sectionId: ids.appendix,
+    newContent: text("Old price lists live in the archive, with notes."),
+  });
+  await server.callTool("merge_requests", last!, {
+    action: "create",
+    documentId,
+    sourceBranch: "last-notes",
+    targetBranch: "main",
+    title: "Notes on old prices",
+  });
+
+  await author.goto(`${server.url}/merge-requests`);
+  const filters = author.getByRole("form", { name: "Filter merge requests" });
+  const whose = filters.getByRole("combobox", { name: /^Author/ });
+  await whose.selectOption({ label: "Someone else…" });
+  const search = filters.getByLabel("Find the author");
+  await expect(search).toBeFocused();
+  await search.fill("zz");
+  await filters.getByRole("button", { name: /Choose Zz Last Person/ }).click();
+  await expect(whose.locator("option:checked")).toHaveText("Zz Last Person");
+  await filters.getByRole("button", { name: "Filter" }).click();
+
+  await author.waitForURL((url) => url.searchParams.get("author") === last);
+  await expect(author.getByTestId("merge-request-row")).toHaveCount(1);
+  await expect(author.getByTestId("merge-request-row")).toContainText("Notes on old prices");
+  await expect(author.getByTestId("merge-request-row")).toContainText("by Zz Last Person");
+  await expect(whose.locator("option:checked")).toHaveText("Zz Last Person");
 });
