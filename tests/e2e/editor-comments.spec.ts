@@ -18,7 +18,7 @@ import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { signInPage, openLiveDocument } from "../helpers/browser";
 import { NARROW, photograph, WIDE } from "../helpers/screenshots";
-import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { CROWD, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
 test.describe.configure({ mode: "serial" });
 
@@ -414,6 +414,8 @@ test("replies and resolutions reach another open page live; at 390 px the thread
   await reply.fill("July and August, @");
   await expect(moThread.getByRole("option")).toHaveCount(3);
   await reply.pressSequentially("oli");
+  // The options are the server's answer for "oli": Enter picks once they are shown.
+  await expect(moThread.getByRole("option")).toHaveText([/Olive Owner/]);
   await moPage.keyboard.press("Enter");
   await expect(reply).toHaveValue("July and August, @Olive Owner ");
   await moThread.getByRole("button", { name: "Reply", exact: true }).click();
@@ -435,4 +437,25 @@ test("replies and resolutions reach another open page live; at 390 px the thread
   await expect(olivePage.getByRole("complementary", { name: "Comments" }).getByTestId("comment-thread")).toContainText("Which months?");
   await olivePage.setViewportSize(WIDE);
   await moPage.context().close();
+});
+
+test("in a workspace of more than 200 people, @ finds the last by name through the server's search", async () => {
+  const [last] = await server.addMembers(olive, ["Zz Last Person", ...CROWD]);
+  await openDocument(olivePage);
+  const salaries = sectionOf(olivePage, 1);
+  await selectNearEnd(olivePage, 1, 1, "figures".length);
+  await salaries.getByRole("button", { name: "Comment" }).click();
+  const form = salaries.getByRole("form", { name: "New comment" });
+  const box = form.getByRole("combobox", { name: "Comment" });
+  await box.fill("Who checks these? ");
+  await box.pressSequentially("@zz");
+  const list = form.getByRole("listbox", { name: "Mention someone" });
+  await expect(list.getByRole("option")).toHaveText([/Zz Last Person/]);
+  await olivePage.keyboard.press("Enter");
+  await expect(box).toHaveValue("Who checks these? @Zz Last Person ");
+  await form.getByRole("button", { name: "Post comment" }).click();
+  await expect(form).toHaveCount(0);
+
+  const { threads } = await server.callTool("comments", olive.userId, { action: "list", documentId });
+  expect(threads.find((t) => t.body.startsWith("Who checks these?"))?.mentions).toEqual([last]);
 });

@@ -2,15 +2,16 @@
 
 /**
  * A comment or reply box where typing `@` offers the workspace's members: a
- * listbox filtered by what follows the `@` (name or email), ↑/↓ to move,
- * Enter or Tab to pick, Escape to close (the combobox pattern: focus stays in
- * the box, the active option is `aria-activedescendant`). Picking writes
- * `@Name` into the text; the people whose `@Name` is still in the text when it
- * is sent are its mentions (`mentionedIn`), told in their inbox by the server.
+ * listbox of those the server's search finds for what follows the `@` (start
+ * of a name, of a word of it, or of an email; a bare `@` lists the first by
+ * name), ↑/↓ to move, Enter or Tab to pick, Escape to close (the combobox
+ * pattern: focus stays in the box, the active option is
+ * `aria-activedescendant`). Picking writes `@Name` into the text; the people
+ * whose `@Name` is still in the text when it is sent are its mentions
+ * (`mentionedIn`), told in their inbox by the server.
  */
-import { useQuery } from "@tanstack/react-query";
 import { type KeyboardEvent, useId, useState } from "react";
-import { useTRPC } from "@/app/_lib/trpc";
+import { useMemberSearch } from "@/app/_components/member-picker";
 import { MAX_COMMENT_BODY_CHARS } from "@/server/core/comment-markup";
 import "./mention-input.css";
 
@@ -20,7 +21,7 @@ export interface Member {
   email: string;
 }
 
-/** At most this many people are offered at once (the list narrows as more is typed). */
+/** At most this many people are offered at once (more typing finds others). */
 const SHOWN = 8;
 /** The `@query` just before the caret: at the start or after a space, up to the caret, with no space in it. */
 const TYPED_MENTION = /(^|\s)@([^\s@]*)$/u;
@@ -28,12 +29,6 @@ const TYPED_MENTION = /(^|\s)@([^\s@]*)$/u;
 /** The members whose `@Name` is in the text: whom it mentions. */
 export function mentionedIn(text: string, picked: readonly Member[]): string[] {
   return [...new Set(picked.filter((m) => text.includes(`@${m.name}`)).map((m) => m.userId))];
-}
-
-/** The workspace's members (the first 200), asked for once the box is shown. */
-export function useMembers(): Member[] {
-  const members = useQuery(useTRPC().members.queryOptions({ action: "list", limit: 200 }));
-  return members.data?.members ?? [];
 }
 
 export function MentionTextarea({
@@ -60,24 +55,18 @@ export function MentionTextarea({
   picked: readonly Member[];
   onPick: (member: Member) => void;
 }) {
-  const members = useMembers();
   const listId = useId();
   const [caret, setCaret] = useState(0);
   const [active, setActive] = useState(0);
   const [dismissedAt, setDismissedAt] = useState<number | null>(null);
 
   const typed = TYPED_MENTION.exec(value.slice(0, caret));
-  const query = typed ? typed[2]!.toLowerCase() : null;
+  const query = typed ? typed[2]! : null;
+  const found = useMemberSearch(query, { limit: SHOWN, listWhenEmpty: true });
   const options =
-    query === null || dismissedAt === caret
+    found === null || !("members" in found) || dismissedAt === caret
       ? []
-      : members
-          .filter(
-            (m) =>
-              !picked.some((p) => p.userId === m.userId) &&
-              (m.name.toLowerCase().includes(query) || m.email.toLowerCase().startsWith(query)),
-          )
-          .slice(0, SHOWN);
+      : found.members.filter((m) => !picked.some((p) => p.userId === m.userId));
   const open = options.length > 0;
   const activeIndex = Math.min(active, options.length - 1);
   const optionId = (index: number) => `${listId}-option-${index}`;
