@@ -60,6 +60,8 @@ export interface LiveDocHooks {
   store(updates: readonly PendingUpdate[]): Promise<void>;
   /** Called with an update as it is queued to be stored (applied and broadcast here): to publish it to other processes at once. */
   queued?(pending: PendingUpdate): void;
+  /** Someone waits for this doc's updates to be stored (`settled`): the store should not hold them back to gather more. */
+  hurry?(): void;
   /** Called with updates once they are durable (queued ones after `store`, a server-computed one at once). Updates from other processes are never handed back. */
   stored?(updates: readonly PendingUpdate[]): void;
   /** Storing failed: this doc holds updates that are not stored and takes no more; its owner closes the room, so clients reconnect and hand them over again. */
@@ -104,6 +106,11 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
   private pendingBytes = 0;
   private paused = false;
   private flushing: Promise<void> | null = null;
+  /** Updates queued to be stored so far, and of them stored: what `settled` waits for is a count, not an empty queue. */
+  private queuedCount = 0;
+  private storedCount = 0;
+  /** Who waits in `settled`, each for the count queued when it asked. */
+  private settling: Array<{ queued: number; resolve(): void; reject(error: unknown): void }> = [];
   private failed: unknown = null;
   private readonly rules: SectionRules | null = null;
   private judging: Judgement | null = null;
@@ -263,10 +270,16 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
     this.hooks.stored?.([{ update, authorId: null, origin: "server", receivedAt: performance.now() }]);
   }
 
-  /** Resolves when every update received so far is stored (rejects if storing failed). */
+  /**
+   * Resolves when every update received so far is stored (rejects if storing
+   * failed): not later ones, so a room typed in without a pause settles too.
+   * The store is asked to hurry while someone waits.
+   */
   async settled(): Promise<void> {
-    while (this.flushing) await this.flushing;
     if (this.failed) throw this.failed;
+    if (this.storedCount === this.queuedCount) return;
+    this.hooks.hurry?.();
+    await new Promise<void>((resolve, reject) => this.settling.push({ queued: this.queuedCount, resolve, reject }));
   }
 
   /** Drops every connection's presence and the doc. */
@@ -359,6 +372,7 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
   /** Queues an applied update to be stored, pausing every connection while too much waits. */
   private enqueue(pending: PendingUpdate): void {
     this.queue.push(pending);
+    this.queuedCount += 1;
     this.hooks.queued?.(pending);
     this.pendingBytes += pending.update.length;
     if (!this.paused && this.pendingBytes > (this.options.maxPendingBytes ?? Number.POSITIVE_INFINITY)) {
@@ -386,10 +400,15 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
       while (this.queue.length > 0) {
         const batch = this.queue;
         this.queue = [];
+        if (this.settling.length > 0) this.hooks.hurry?.();
         await this.hooks.store(batch);
         for (const stored of batch) this.pendingBytes -= stored.update.length;
         this.resumeIfDrained();
         this.hooks.stored?.(batch);
+        this.storedCount += batch.length;
+        const waiting = this.settling;
+        this.settling = waiting.filter((waiter) => waiter.queued > this.storedCount);
+        for (const waiter of waiting) if (waiter.queued <= this.storedCount) waiter.resolve();
       }
     } catch (error) {
       // The owner closes the room; clients reconnect to a doc loaded from storage and hand over what it lacks.
@@ -397,6 +416,8 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
       this.queue = [];
       this.pendingBytes = 0;
       this.resumeIfDrained();
+      for (const waiter of this.settling) waiter.reject(error);
+      this.settling = [];
       this.hooks.failed?.(error);
     }
     // In the same synchronous step as the empty-queue check: an update enqueued after it starts a new run.

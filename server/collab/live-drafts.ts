@@ -152,8 +152,8 @@ export interface DraftRooms {
   /** The rooms' per-branch line: draft operations queue behind room openings and head moves. */
   readonly queue: BranchQueue;
   readonly changes: DraftChanges;
-  /** Resolves once every update the branch's open sections here have applied is stored. */
-  storedSoFar(key: DraftKey): Promise<void>;
+  /** Resolves once every update the document's open sections here (of one branch, or of every branch) have applied is stored. */
+  storedSoFar(documentId: string, branchName?: string): Promise<void>;
   openSection(key: SectionKey): OpenSection | undefined;
   /** Publishes an update stored in a section's draft without a room here, for other processes' rooms. */
   shareStored(key: SectionKey, update: Uint8Array): void;
@@ -183,7 +183,7 @@ class LiveDraftsService implements LiveDrafts {
   commit<T>(key: DraftKey, write: (draft: DraftToCommit) => Promise<DraftCommitted<T>>): Promise<T> {
     return this.queue.run(key, async () => {
       const head = await this.atHead(key);
-      await this.rooms?.storedSoFar(key);
+      await this.rooms?.storedSoFar(key.documentId, key.branchName);
       const through = await lastDraftUpdateId(this.db, key);
       const sections = await this.contentAt(key, head);
       const [editorIds, agentEditors] = await Promise.all([draftEditors(this.db, key), draftAgentEditorsOf(this.db, key)]);
@@ -205,7 +205,7 @@ class LiveDraftsService implements LiveDrafts {
   ): Promise<{ headCommitId: string; discardedSections: number }> {
     return this.queue.run(key, async () => {
       const head = await this.atHead(key);
-      await this.rooms?.storedSoFar(key);
+      await this.rooms?.storedSoFar(key.documentId, key.branchName);
       const through = await lastDraftUpdateId(this.db, key);
       const actedOn = await discardable(head);
       const left = await this.leftInDraft(await this.contentAt(key, head), head, actedOn);
@@ -259,6 +259,8 @@ class LiveDraftsService implements LiveDrafts {
   }
 
   async statuses(documentId: string): Promise<(branchName: string) => DraftStatus> {
+    // Edits typed here a moment ago count: who edited is read from storage.
+    await this.rooms?.storedSoFar(documentId);
     const [editors, connected] = await Promise.all([draftEditorsByBranch(this.db, documentId), this.connected(documentId)]);
     // Only a branch someone edited can differ from its head; each such branch is decided by `status`, by content, as
     // draft_status is (a draft undone back to the committed text is not uncommitted, whichever action asks).
@@ -277,6 +279,8 @@ class LiveDraftsService implements LiveDrafts {
   }
 
   private async statusNow(key: DraftKey): Promise<BranchDraftStatus> {
+    // Edits typed here a moment ago count: who edited is read from storage.
+    await this.rooms?.storedSoFar(key.documentId, key.branchName);
     const head = await branchHead(this.db, key);
     const [editorIds, connected] = await Promise.all([draftEditors(this.db, key), this.connected(key.documentId)]);
     // Nobody edited since the last commit or discard: the draft equals the head, with nothing to compare.
@@ -302,7 +306,7 @@ class LiveDraftsService implements LiveDrafts {
 
   dropBranch<T>(key: DraftKey, remove: (draft: { editorIds: string[] }) => Promise<T>): Promise<T> {
     return this.queue.run(key, async () => {
-      await this.rooms?.storedSoFar(key);
+      await this.rooms?.storedSoFar(key.documentId, key.branchName);
       const result = await remove({ editorIds: await draftEditors(this.db, key) });
       await this.rooms?.closeBranch(key);
       // Updates the rooms stored between the branch's removal and their closing.

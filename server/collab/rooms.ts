@@ -230,10 +230,11 @@ export class CollabRooms implements DraftRooms {
 
   // What the live drafts service asks (DraftRooms).
 
-  async storedSoFar(key: DraftKey): Promise<void> {
-    const room = this.rooms.get(branchKey(key));
-    if (!room) return;
-    await Promise.all([...room.sections.values()].map((section) => section.live.settled().catch(() => undefined)));
+  async storedSoFar(documentId: string, branchName?: string): Promise<void> {
+    const rooms = [...this.rooms.values()].filter(
+      (room) => room.key.documentId === documentId && (branchName === undefined || room.key.branchName === branchName),
+    );
+    await Promise.all(rooms.flatMap((room) => [...room.sections.values()].map((section) => section.live.settled().catch(() => undefined))));
   }
 
   openSection(key: SectionKey): OpenSection | undefined {

@@ -110,6 +110,10 @@ export class SectionRoom implements LiveDocHooks {
     }
   }
 
+  hurry(): void {
+    this.services.appends.hurry();
+  }
+
   /** Whether updates were stored since the last compaction this room started (its unloading compacts them). */
   get hasUncompacted(): boolean {
     return this.updatesSinceCompaction > 0;

@@ -141,6 +141,30 @@ test("a busy line starts statements at most every spacing: what is handed over w
   expect(logged[2]!.writtenBy).toBe(logged[1]!.writtenBy);
 });
 
+test("a hurried line starts its next statement without waiting for the spacing, also when hurried before the rows arrive", async () => {
+  const SPACING_MS = 5_000;
+  const appends = new DraftAppends(database.db, SPACING_MS);
+  const documentId = randomUUID();
+  const section = randomUUID();
+  await appends.append([oneByteRow(documentId, section, 1)]);
+  const started = performance.now();
+  const second = appends.append([oneByteRow(documentId, section, 2)]);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  appends.hurry();
+  await second;
+  // Before the rows: a room asks as it settles, and hands its batch over a microtask later.
+  appends.hurry();
+  await appends.append([oneByteRow(documentId, section, 3)]);
+  expect(performance.now() - started).toBeLessThan(SPACING_MS / 2);
+  // Hurrying is for one statement: the next waits for the spacing again.
+  const unhurried = appends.append([oneByteRow(documentId, section, 4)]);
+  const outcome = await Promise.race([unhurried.then(() => "stored"), new Promise((r) => setTimeout(() => r("waiting"), 300))]);
+  expect(outcome).toBe("waiting");
+  appends.hurry();
+  await unhurried;
+  expect((await loggedWithWriter(documentId)).map((r) => r.bytes)).toEqual([[1], [2], [3], [4]]);
+});
+
 test("a batch the database refuses is written again room by room: only the refused room's append fails", async () => {
   const appends = new DraftAppends(database.db);
   const documentId = randomUUID();

@@ -92,6 +92,42 @@ describe("LiveDoc", () => {
     expect(writer.received.length).toBe(1);
   });
 
+  it("settles once what it had received is stored, not what arrives after, asking its store to hurry meanwhile", async () => {
+    const storage = controlledStore();
+    let hurried = 0;
+    const live = new LiveDoc([], { store: storage.store, hurry: () => (hurried += 1) });
+    const writer = connection();
+    live.connect(writer);
+    await live.settled();
+    expect(hurried).toBe(0);
+    live.receive(writer, updateMessage("a"));
+    await tick();
+    expect(hurried).toBe(0);
+    let settled = false;
+    const settling = live.settled().then(() => {
+      settled = true;
+    });
+    expect(hurried).toBe(1);
+    // Typing goes on: "b" arrives while "a" is being stored, and is stored in the next batch.
+    live.receive(writer, updateMessage("b"));
+    storage.release();
+    await tick();
+    expect(settled).toBe(true);
+    expect(storage.batches.map((b) => b.length)).toEqual([1, 1]);
+    // Someone waiting for "b" hurries its batch too.
+    const second = live.settled();
+    expect(hurried).toBe(2);
+    storage.release();
+    await settling;
+    await second;
+    // Nobody waits any more: the next batch is not hurried.
+    live.receive(writer, updateMessage("c"));
+    await tick();
+    storage.release();
+    await tick();
+    expect(hurried).toBe(2);
+  });
+
   it("applies an update the server stored itself at once and hands it on as durable, without storing it again", () => {
     const storage = controlledStore();
     const durable: string[] = [];
