@@ -34,6 +34,7 @@
  *   BENCH_PROFILE_DIR        Quire processes and the reference write --cpu-prof profiles there (on their graceful exit)
  *   BENCH_SKIP_REFERENCE=1   Quire only (for profiling)
  *   BENCH_TIMELINE=1         also print p99 latency per second of the run (when the tail happens)
+ *   BENCH_QUIRE_NODE_ARGS    extra Node flags for the Quire processes only (space-separated; to try a runtime setting)
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -588,9 +589,10 @@ async function main(): Promise<void> {
     );
   const nodeArgs = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   // One after the other: two at once may not start within the helper's 30 s on a busy box.
+  const quireNodeArgs = [...nodeArgs, ...(process.env.BENCH_QUIRE_NODE_ARGS?.split(" ").filter(Boolean) ?? [])];
   const quire = [
-    await startQuireProcess({ databaseUrl, redisUrl: REDIS_URL, nodeArgs }),
-    await startQuireProcess({ databaseUrl, redisUrl: REDIS_URL, nodeArgs }),
+    await startQuireProcess({ databaseUrl, redisUrl: REDIS_URL, nodeArgs: quireNodeArgs }),
+    await startQuireProcess({ databaseUrl, redisUrl: REDIS_URL, nodeArgs: quireNodeArgs }),
   ];
   const reference = process.env.BENCH_SKIP_REFERENCE ? null : await startReference(nodeArgs);
   try {
