@@ -369,6 +369,13 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
     }
   }
 
+  /** Those waiting in `settled` for updates now all stored go on. */
+  private resolveSettled(): void {
+    const waiting = this.settling;
+    this.settling = waiting.filter((waiter) => waiter.queued > this.storedCount);
+    for (const waiter of waiting) if (waiter.queued <= this.storedCount) waiter.resolve();
+  }
+
   /** Queues an applied update to be stored, pausing every connection while too much waits. */
   private enqueue(pending: PendingUpdate): void {
     this.queue.push(pending);
@@ -406,9 +413,7 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
         this.resumeIfDrained();
         this.hooks.stored?.(batch);
         this.storedCount += batch.length;
-        const waiting = this.settling;
-        this.settling = waiting.filter((waiter) => waiter.queued > this.storedCount);
-        for (const waiter of waiting) if (waiter.queued <= this.storedCount) waiter.resolve();
+        if (this.settling.length > 0) this.resolveSettled();
       }
     } catch (error) {
       // The owner closes the room; clients reconnect to a doc loaded from storage and hand over what it lacks.
