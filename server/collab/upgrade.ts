@@ -28,6 +28,8 @@ import { coalesceWrites, flushTurnWrites } from "./turn-writes";
 export class LiveUpgrade {
   // A larger message closes its socket with 1009 (Message Too Big), before it is buffered whole.
   private readonly sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_LIVE_MESSAGE_BYTES });
+  /** Set by `terminateAll`: the process is closing, and a socket admitted now would keep its HTTP server from closing. */
+  private closing = false;
 
   constructor(
     private readonly db: Database,
@@ -56,6 +58,13 @@ export class LiveUpgrade {
     } catch (error) {
       refuseUpgrade(socket, isDomainError(error) ? error : new DomainError("INTERNAL", "Internal error."));
       if (!isDomainError(error)) console.error("[quire] collab upgrade failed", error);
+      return;
+    }
+    // Checked after the admission's reads, not before: a client reconnecting as the sockets are cut (every open editor
+    // does) may have been admitted while the close went on. An upgraded socket is no longer the HTTP server's to close,
+    // and one admitted now would keep it open for good.
+    if (this.closing) {
+      refuseUpgrade(socket, CLOSING, 503);
       return;
     }
     this.sockets.handleUpgrade(request, socket, head, (ws) => {
@@ -102,8 +111,9 @@ export class LiveUpgrade {
     return { userId: actor.userId, name: actor.principal === "agent" ? `${name} (agent)` : name };
   }
 
-  /** Cuts every socket (the process is closing). */
+  /** Cuts every socket and admits no more (the process is closing). */
   terminateAll(): void {
+    this.closing = true;
     // What this turn wrote goes out first: a corked socket drops its buffered writes when destroyed.
     flushTurnWrites();
     for (const client of this.sockets.clients) client.terminate();
@@ -117,9 +127,11 @@ export class LiveUpgrade {
 /** A room socket's error listener (ws has closed it already). Not an arrow: that would keep the upgrade's scope (its decision) alive with the socket. */
 function ignoreError(): void {}
 
+/** What an upgrade that arrives while the process closes is told: its client retries, and reaches a process that serves. */
+const CLOSING = new DomainError("INTERNAL", "This server is shutting down; connect again in a moment.");
+
 /** Answers a refused upgrade with a plain HTTP response, before any WebSocket or Yjs byte. */
-function refuseUpgrade(socket: Duplex, error: DomainError): void {
-  const status = ERROR_FACES[error.code].http;
+function refuseUpgrade(socket: Duplex, error: DomainError, status: number = ERROR_FACES[error.code].http): void {
   const body = JSON.stringify({ error: error.toPayload() });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Refused"}\r\n` +

@@ -5,7 +5,7 @@
  * lost on shutdown, a room unloaded while a save is pending, content
  * duplicated after a restart — across restarts and kill -9 of a real process.
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { draftUpdates } from "@/db/schema";
@@ -18,7 +18,7 @@ import { docFromStored } from "@/server/collab/drafts-engine";
 import { findSectionDraft } from "@/server/store/drafts";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../helpers/database";
-import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
+import { connectLive, type LiveClient, roomName, upgradeStatus, waitFor } from "../helpers/collab";
 import { startQuireProcess } from "../helpers/quire-process";
 
 const text = (t: string) => ({ blockType: "text" as const, text: t });
@@ -300,6 +300,47 @@ describe("commit and discard", () => {
     });
     expect(read.sections[0]!.content).toEqual([text(`<svc:comment id="${comment!.commentId}">${before}</svc:comment>`)]);
     await waitFor(() => a.text().toString() === `<svc:comment id="${comment!.commentId}">${before}</svc:comment>`);
+  });
+});
+
+describe.skipIf(!testDatabaseUrl())("closing while clients reconnect", () => {
+  test("the server closes: a socket that comes back while it waits for storage is refused, not admitted to keep it open", async () => {
+    const { server, owner, documentId, sectionId } = await serverWithPlan(
+      "plans/closing",
+      ["olive@example.test", "Olive"],
+      ["mo@example.test", "Mo"],
+    );
+    const room = roomName(documentId, "main", sectionId);
+    const editors = await Promise.all(Array.from({ length: 3 }, () => connectLive(server.url, room, { token: owner.token })));
+    const watcher = await connectLive(server.url, room, { token: owner.token });
+    for (const client of [...editors, watcher]) track(client);
+    // The draft log locked for a moment: the close waits to store what was typed, and the clients come back meanwhile.
+    let unlock = () => {};
+    const locked = new Promise<void>((resolve) => {
+      void server.db.transaction(async (tx) => {
+        await tx.execute(sql`lock table draft_updates in access exclusive mode`);
+        resolve();
+        await new Promise<void>((release) => {
+          unlock = release;
+        });
+      });
+    });
+    await locked;
+    for (const editor of editors) {
+      // As a page does after a dropped socket, with no pause: every reconnect meets the close under way.
+      editor.provider.maxBackoffTime = 0;
+      editor.text().insert(0, "typed as it closes ");
+    }
+    await waitFor(() => watcher.text().toString().startsWith("typed as it closes ".repeat(3)), 5_000, "the typing at the watcher");
+    const closed = server.close().then(() => "closed" as const);
+    // Still listening while it waits for storage, and saying why it admits no one.
+    const refused = await upgradeStatus(server.url, `${room}?token=${owner.token}`);
+    expect(refused.status).toBe(503);
+    expect(JSON.parse(refused.body).error.message).toMatch(/shutting down/);
+    unlock();
+    const deadline = new Promise<"hung">((resolve) => setTimeout(() => resolve("hung"), 20_000).unref());
+    expect(await Promise.race([closed, deadline])).toBe("closed");
+    for (const client of clients.splice(0)) client.close();
   });
 });
 
