@@ -5,7 +5,8 @@
  * back to the committed text clears "Uncommitted changes"; Ctrl+S opens the
  * commit box and, with nothing to commit, says so; the Undo notice leaves
  * after 8 s; `?` opens the shortcut sheet (not while typing); the new-branch
- * form fits the sidebar and closes once the branch is made.
+ * form fits the sidebar and closes once the branch is made; a control reached
+ * with Tab is never hidden under the sticky header or the commit bar.
  */
 import type { Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
@@ -210,5 +211,58 @@ test("at 390 px the branch switcher and the history are reachable from the top o
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.getByRole("link", { name: "History", exact: true }).click();
   await expect(page.getByRole("heading", { name: /^History/ })).toBeInViewport();
+  await page.setViewportSize(WIDE);
+});
+
+test("Tab and Shift+Tab never leave the focus under the sticky header or the commit bar, at 1280 and 390 px; a section link in the bar lands clear of the header", async () => {
+  const long = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "handbook/long",
+    name: "A long page",
+    sections: Array.from({ length: 24 }, (_, i) => ({ name: `Part ${i + 1}`, content: [text(`Body of part ${i + 1}. `.repeat(8))] })),
+  });
+  /**
+   * Where the focus is against the header's foot and the commit bar's top, or null when it is clear of both: a
+   * control's whole box, and in a text editor (which may be taller than the space between) the line with the caret.
+   */
+  const obscured = () =>
+    page.evaluate(() => {
+      const focused = document.activeElement as HTMLElement | null;
+      if (!focused || focused === document.body) return null;
+      const selection = window.getSelection();
+      const caret = focused.isContentEditable && selection?.rangeCount ? selection.getRangeAt(0).getBoundingClientRect() : null;
+      const box = caret && caret.height > 0 ? caret : focused.getBoundingClientRect();
+      const headerFoot = document.querySelector(".app-header")!.getBoundingClientRect().bottom;
+      const barTop = document.querySelector(".commit-bar")?.getBoundingClientRect().top ?? Number.POSITIVE_INFINITY;
+      return box.top < headerFoot - 1 || box.bottom > barTop + 1
+        ? `${focused.tagName} "${(focused.textContent ?? "").slice(0, 24)}" at ${Math.round(box.top)}-${Math.round(box.bottom)}, header foot ${Math.round(headerFoot)}, bar top ${Math.round(barTop)}`
+        : null;
+    });
+  for (const viewport of [WIDE, NARROW]) {
+    await page.setViewportSize(viewport);
+    await openLiveDocument(page, server.url, { documentId: long.documentId, firstSectionId: long.sectionIds[0]!, branch: "main" });
+    const twelfth = page.locator(`[data-section-id="${long.sectionIds[11]}"]`);
+    // Its editor mounts as it comes near the screen.
+    await twelfth.scrollIntoViewIfNeeded();
+    await twelfth.locator('[data-testid="editor-prose"] .cm-content').first().click();
+    await page.keyboard.type("!");
+    await expect(commitBar()).toBeVisible();
+    // Without scroll padding, a quarter of Tab's stops sat under the commit bar at both widths.
+    const hidden: string[] = [];
+    for (const key of ["Tab", "Shift+Tab"]) {
+      for (let step = 0; step < 30; step++) {
+        await page.keyboard.press(key);
+        const where = await obscured();
+        if (where) hidden.push(`${viewport.width} px, ${key}: ${where}`);
+      }
+    }
+    expect(hidden).toEqual([]);
+    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await commitBar().getByRole("link", { name: "Part 12" }).click();
+    const heading = (await twelfth.getByRole("heading", { level: 2 }).boundingBox())!;
+    const header = (await page.locator(".app-header").boundingBox())!;
+    expect(heading.y).toBeGreaterThanOrEqual(header.y + header.height);
+    await server.callTool("documents", olive.userId, { action: "discard", documentId: long.documentId, branchName: "main" });
+  }
   await page.setViewportSize(WIDE);
 });

@@ -15,6 +15,7 @@ import { useRouter } from "next/navigation";
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { ConfirmButton } from "@/app/_components/confirm-button";
 import { useToast } from "@/app/_components/toast";
+import { useStickyInset } from "@/app/_lib/sticky-inset";
 import { useTRPC } from "@/app/_lib/trpc";
 import type { DocumentsResults } from "@/server/actions/documents";
 import { useDocumentsTool } from "./tools";
@@ -51,6 +52,7 @@ export function CommitBar({ documentId, branchName, status }: { documentId: stri
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const messageField = useRef<HTMLInputElement>(null);
+  const slot = useStickyInset("--commit-bar-height");
   const suggestion = suggestedMessage(status?.changedSections ?? []);
   // The field follows the suggestion until the person writes their own.
   const shown = touched ? message : suggestion;
@@ -73,7 +75,7 @@ export function CommitBar({ documentId, branchName, status }: { documentId: stri
   }, [uncommitted, toast]);
 
   if (!status || !uncommitted) {
-    return <div className="commit-bar-slot" aria-live="polite" />;
+    return <div ref={slot} className="commit-bar-slot" aria-live="polite" />;
   }
 
   const commit = async (event: FormEvent<HTMLFormElement>) => {
@@ -94,7 +96,7 @@ export function CommitBar({ documentId, branchName, status }: { documentId: stri
   };
 
   return (
-    <div className="commit-bar-slot" aria-live="polite">
+    <div ref={slot} className="commit-bar-slot" aria-live="polite">
       <form className="commit-bar" onSubmit={commit} data-testid="commit-bar" aria-label="Uncommitted changes">
         <div className="commit-bar-summary">
           <strong>Uncommitted changes</strong>
