@@ -20,7 +20,7 @@ import {
   type StoredSectionDraft,
 } from "@/server/store/drafts";
 import { loadSections, loadTree } from "@/server/store/objects";
-import { type LiveSection, sectionIntoYDoc } from "./codec";
+import { type LiveSection, newServerDoc, sectionIntoYDoc } from "./codec";
 import { sectionChangeUpdate } from "./section-change";
 
 export interface BranchHead {
@@ -43,7 +43,7 @@ export const blobHashIn = (tree: DocumentTree, sectionId: string): string | null
 
 /** The doc a stored draft describes: its compacted state and the log after it. */
 export function docFromStored(stored: StoredSectionDraft): Y.Doc {
-  const doc = new Y.Doc();
+  const doc = newServerDoc();
   Y.applyUpdate(doc, stored.state);
   for (const { update } of stored.updates) Y.applyUpdate(doc, update);
   return doc;
@@ -58,7 +58,7 @@ export async function loadOrCreateSectionDraft(db: Database, key: SectionKey, tr
   const stored = await findSectionDraft(db, key);
   if (stored) return stored;
   const blobHash = blobHashIn(tree, key.sectionId);
-  const doc = new Y.Doc();
+  const doc = newServerDoc();
   if (blobHash) sectionIntoYDoc(doc, liveOf((await loadSections(db, [blobHash])).get(blobHash)!));
   const state = Y.encodeStateAsUpdate(doc);
   doc.destroy();

@@ -16,6 +16,7 @@ import { outdatedTimeout } from "y-protocols/awareness";
 import * as syncProtocol from "y-protocols/sync";
 import * as Y from "yjs";
 import type { AgentIdentity } from "@/db/schema-agents";
+import { newServerDoc } from "./codec";
 import { LiveContentRefused, SectionRules, type Typist, writesOutsideSection } from "./live-rules";
 import { type PresenceIdentity, stampAwarenessUpdate } from "./presence";
 import { type PresenceChange, PresenceRelay } from "./presence-relay";
@@ -122,7 +123,7 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
     private readonly hooks: LiveDocHooks,
     private readonly options: LiveDocOptions = {},
   ) {
-    this.doc = new Y.Doc({ gc: true });
+    this.doc = newServerDoc();
     for (const update of initialState) Y.applyUpdate(this.doc, update, "server");
     if (options.sectionRules) {
       this.rules = new SectionRules(this.doc);

@@ -41,7 +41,7 @@ import {
 import { deleteDraft } from "@/server/store/document-management";
 import { loadSections } from "@/server/store/objects";
 import { BranchQueue } from "./branch-queue";
-import { type LiveSection, sectionFromYDoc } from "./codec";
+import { type LiveSection, newServerDoc, sectionFromYDoc } from "./codec";
 import { DraftChanges } from "./draft-changes";
 import { type BranchHead, blobHashIn, branchHead, docFromStored, liveOf, loadOrCreateSectionDraft, rebaseSection } from "./drafts-engine";
 import type { LiveDoc } from "./live-doc";
@@ -237,7 +237,7 @@ class LiveDraftsService implements LiveDrafts {
       const open = this.rooms?.openSection(key);
       if (open) await open.live.settled();
       const stored = open ? null : await loadOrCreateSectionDraft(this.db, key, head.tree);
-      const doc = stored ? docFromStored(stored) : new Y.Doc();
+      const doc = stored ? docFromStored(stored) : newServerDoc();
       if (open) Y.applyUpdate(doc, Y.encodeStateAsUpdate(open.live.doc));
       const updates: Uint8Array[] = [];
       doc.on("update", (update: Uint8Array) => updates.push(update));
@@ -397,7 +397,7 @@ class LiveDraftsService implements LiveDrafts {
       }
       let doc: Y.Doc;
       if (open) {
-        doc = new Y.Doc();
+        doc = newServerDoc();
         Y.applyUpdate(doc, Y.encodeStateAsUpdate(open));
       } else {
         // A room that closed since is read on its own.

@@ -16,7 +16,7 @@
  */
 import { Worker } from "node:worker_threads";
 import * as Y from "yjs";
-import { applySectionChange, type LiveSection } from "./codec";
+import { applySectionChange, type LiveSection, newServerDoc } from "./codec";
 
 /** Characters (both versions' text, and the doc's) past which the change is computed off the event loop. */
 export const OFF_THREAD_CHARS = 50_000;
@@ -33,7 +33,7 @@ export type SectionChangeAnswer = { id: number; update: Uint8Array | null } | { 
 
 /** The update applying `from` → `next` to a doc holding `state` makes (null: none): the one computation both threads run. */
 export function sectionChangeOnState(state: Uint8Array, from: LiveSection, next: LiveSection): Uint8Array | null {
-  const doc = new Y.Doc({ gc: true });
+  const doc = newServerDoc();
   Y.applyUpdate(doc, state);
   const updates: Uint8Array[] = [];
   doc.on("update", (update: Uint8Array) => updates.push(update));
