@@ -109,7 +109,7 @@ describe.runIf(existsSync(THREAD_SCHEDSTAT))("a 1,000,000-character section", ()
       next += `${committed.slice(at, at + 1_000)}EDIT${committed.slice(at + 1_004, at + 2_000)}`;
     const base: LiveSection = { name: "Big", content: [{ blockType: "text", text: committed }] };
     const nextSection: LiveSection = { name: "Big", content: [{ blockType: "text", text: next }] };
-    let measuredMs = 0;
+    const measuredMs: number[] = [];
     for (let run = 0; run <= MEASURED_RUNS; run++) {
       const doc = docOf(base);
       const text = (doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text;
@@ -126,9 +126,12 @@ describe.runIf(existsSync(THREAD_SCHEDSTAT))("a 1,000,000-character section", ()
       expect(text.toString().match(/EDIT/g)?.length).toBe(500);
       expect(text.toString().match(/LIVE/g)?.length).toBe(50);
       expect(text.length).toBe(next.length + 50 * 4);
-      if (run > 0) measuredMs += spentMs;
+      if (run > 0) measuredMs.push(spentMs);
       doc.destroy();
     }
-    expect(measuredMs / MEASURED_RUNS).toBeLessThan(MAX_EVENT_LOOP_CPU_MS);
+    // The median: a collection of the rest of the suite's garbage landing in one window (a full run, both cores busy) is
+    // no share of bringing the section to its head.
+    const median = measuredMs.sort((a, b) => a - b)[MEASURED_RUNS / 2]!;
+    expect(median, `event loop CPU per run: ${measuredMs.map((ms) => ms.toFixed(1)).join(", ")} ms`).toBeLessThan(MAX_EVENT_LOOP_CPU_MS);
   }, 120_000);
 });
