@@ -15,7 +15,7 @@ import { useRouter } from "next/navigation";
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { ConfirmButton } from "@/app/_components/confirm-button";
 import { useToast } from "@/app/_components/toast";
-import { useStickyInset } from "@/app/_lib/sticky-inset";
+import { useFootInset } from "@/app/_lib/sticky-inset";
 import { useTRPC } from "@/app/_lib/trpc";
 import type { DocumentsResults } from "@/server/actions/documents";
 import { useDocumentsTool } from "./tools";
@@ -52,7 +52,7 @@ export function CommitBar({ documentId, branchName, status }: { documentId: stri
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const messageField = useRef<HTMLInputElement>(null);
-  const slot = useStickyInset("--commit-bar-height");
+  const slot = useFootInset();
   const suggestion = suggestedMessage(status?.changedSections ?? []);
   // The field follows the suggestion until the person writes their own.
   const shown = touched ? message : suggestion;
