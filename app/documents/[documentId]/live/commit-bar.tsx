@@ -15,7 +15,7 @@ import { useRouter } from "next/navigation";
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { ConfirmButton } from "@/app/_components/confirm-button";
 import { useToast } from "@/app/_components/toast";
-import { useFootInset } from "@/app/_lib/sticky-inset";
+import { useFootInset } from "@/app/_lib/foot-inset";
 import { useTRPC } from "@/app/_lib/trpc";
 import type { DocumentsResults } from "@/server/actions/documents";
 import { useDocumentsTool } from "./tools";
