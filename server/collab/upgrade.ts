@@ -48,6 +48,8 @@ export class LiveUpgrade {
     address: RoomAddress,
     refusal?: DomainError,
   ): Promise<void> {
+    // No reads for a process that is closing (its database is next).
+    if (this.refusedAsClosing(socket)) return;
     let admitted: { actor: Actor | null; access: DocumentAccess };
     let presence: PresenceIdentity;
     try {
@@ -60,13 +62,10 @@ export class LiveUpgrade {
       if (!isDomainError(error)) console.error("[quire] collab upgrade failed", error);
       return;
     }
-    // Checked after the admission's reads, not before: a client reconnecting as the sockets are cut (every open editor
-    // does) may have been admitted while the close went on. An upgraded socket is no longer the HTTP server's to close,
-    // and one admitted now would keep it open for good.
-    if (this.closing) {
-      refuseUpgrade(socket, CLOSING, 503);
-      return;
-    }
+    // Again after the admission's reads: a client reconnecting as the sockets are cut (every open editor does) may have
+    // been admitted while the close went on. An upgraded socket is no longer the HTTP server's to close, and one
+    // admitted now would keep it open for good.
+    if (this.refusedAsClosing(socket)) return;
     this.sockets.handleUpgrade(request, socket, head, (ws) => {
       // Messages wait in the socket until the room is open (attach reads them).
       ws.pause();
@@ -109,6 +108,12 @@ export class LiveUpgrade {
     if (!actor) return { userId: null, name: "Guest (share link)" };
     const name = (await userIdentities(this.db, [actor.userId])).get(actor.userId)?.name ?? "";
     return { userId: actor.userId, name: actor.principal === "agent" ? `${name} (agent)` : name };
+  }
+
+  /** Answers 503 if the process is closing (see `closing`); whether it did. */
+  private refusedAsClosing(socket: Duplex): boolean {
+    if (this.closing) refuseUpgrade(socket, CLOSING, 503);
+    return this.closing;
   }
 
   /** Cuts every socket and admits no more (the process is closing). */
