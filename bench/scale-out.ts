@@ -35,6 +35,9 @@
  *   BENCH_SKIP_REFERENCE=1   Quire only (for profiling)
  *   BENCH_TIMELINE=1         also print p99 latency per second of the run (when the tail happens)
  *   BENCH_QUIRE_NODE_ARGS    extra Node flags for the Quire processes only (space-separated; to try a runtime setting)
+ *   BENCH_QUIRE_PROCESSES=1  one Quire process and no Redis (every client on it): the reference's topology, with persistence
+ *   BENCH_SPLIT=document     a document's clients all on one process (document d on process d % 2), as behind a load
+ *                            balancer that routes by document path, instead of every room's clients split over both
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -65,6 +68,10 @@ const CONNECT_CONCURRENCY = 25;
 /** y-websocket clients renew their awareness this often (half of y-protocols' 30 s outdated timeout). */
 const AWARENESS_RENEW_MS = 15_000;
 const TIMELINE = process.env.BENCH_TIMELINE === "1";
+/** Quire processes: 2 (the issue's topology, fanned out over Redis) or 1 (no Redis: what the fan-out costs, by difference). */
+const QUIRE_PROCESSES = process.env.BENCH_QUIRE_PROCESSES === "1" ? 1 : 2;
+/** Whether a document's clients share one process (routed by document) rather than every room's being split over all. */
+const SPLIT_BY_DOCUMENT = process.env.BENCH_SPLIT === "document";
 
 const MESSAGE_SYNC = 0;
 const MESSAGE_AWARENESS = 1;
@@ -588,12 +595,11 @@ async function main(): Promise<void> {
       (r) => r.pid,
     );
   const nodeArgs = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  // One after the other: two at once may not start within the helper's 30 s on a busy box.
   const quireNodeArgs = [...nodeArgs, ...(process.env.BENCH_QUIRE_NODE_ARGS?.split(" ").filter(Boolean) ?? [])];
-  const quire = [
-    await startQuireProcess({ databaseUrl, redisUrl: REDIS_URL, nodeArgs: quireNodeArgs }),
-    await startQuireProcess({ databaseUrl, redisUrl: REDIS_URL, nodeArgs: quireNodeArgs }),
-  ];
+  const quire: Array<Awaited<ReturnType<typeof startQuireProcess>>> = [];
+  // One after the other: two at once may not start within the helper's 30 s on a busy box.
+  for (let p = 0; p < QUIRE_PROCESSES; p++)
+    quire.push(await startQuireProcess({ databaseUrl, redisUrl: QUIRE_PROCESSES > 1 ? REDIS_URL : undefined, nodeArgs: quireNodeArgs }));
   const reference = process.env.BENCH_SKIP_REFERENCE ? null : await startReference(nodeArgs);
   try {
     await addUser(database.db, { email: "bench@example.test", name: "Bench", password: "correct horse battery" }, new Date());
@@ -620,12 +626,15 @@ async function main(): Promise<void> {
         .join(" ")}; ${SECONDS} s measured after ${WARMUP} s of edits; clients in ${WORKERS} worker threads`,
     );
     const quireServer: Server = {
-      label: "Quire (2 processes, PostgreSQL, Redis)",
+      label:
+        QUIRE_PROCESSES === 1
+          ? "Quire (1 process, PostgreSQL)"
+          : `Quire (2 processes, PostgreSQL, Redis${SPLIT_BY_DOCUMENT ? "; clients routed by document" : ""})`,
       pids: () => quire.map((q) => q.child.pid!),
-      client: (room, i) => ({
-        url: `${quire[i % 2]!.url.replace(/^http/, "ws")}/collab/${room.documentId}/main/~${room.sectionId}?token=${token}`,
-        proc: i % 2,
-      }),
+      client: (room, i) => {
+        const proc = (SPLIT_BY_DOCUMENT ? Math.floor(room.index / ROOM_SECTIONS) : i) % QUIRE_PROCESSES;
+        return { url: `${quire[proc]!.url.replace(/^http/, "ws")}/collab/${room.documentId}/main/~${room.sectionId}?token=${token}`, proc };
+      },
       text: "section",
     };
     const referenceServer: Server | null = reference
@@ -668,7 +677,7 @@ async function main(): Promise<void> {
       const byDocument = new Map<string, typeof rooms>();
       for (const room of rooms) byDocument.set(room.documentId, [...(byDocument.get(room.documentId) ?? []), room]);
       for (const [documentId, documentRooms] of byDocument) {
-        await trpc(quire[1]!.url, { tool: "documents", action: "commit", documentId, branchName: "main" });
+        await trpc(quire[QUIRE_PROCESSES - 1]!.url, { tool: "documents", action: "commit", documentId, branchName: "main" });
         const read = JSON.stringify(await trpc(quire[0]!.url, { tool: "read", documentId, branchName: "main" }));
         for (const room of documentRooms)
           for (const marker of quireMarkers.get(room.index) ?? []) if (!read.includes(`[${marker}]`)) missingInCommit += 1;
