@@ -140,7 +140,7 @@ export class BranchRoom implements SectionOwner {
       await section.live.settled().catch(() => undefined);
       if (section.live.connectionCount > 0 || this.sections.get(sectionId) !== section) return;
       this.sections.delete(sectionId);
-      section.live.destroy();
+      section.close();
       this.forgetIfEmpty();
       if (section.hasUncompacted) await this.services.compact({ ...this.key, sectionId });
     });

@@ -1,8 +1,9 @@
 /**
- * Rooms across processes (QUIRE_REDIS_URL): every update and every
- * awareness change of a section room is published on one Redis channel and
- * applied by the processes that have that section open; a Redis lock lets
- * one process at a time compact a section's draft.
+ * Rooms across processes (QUIRE_REDIS_URL): the updates and awareness
+ * changes of a section room held open in several processes are published on
+ * one Redis channel and applied by the others (fan-out.ts says when a room
+ * is shared); a Redis lock lets one process at a time compact a section's
+ * draft.
  *
  * Messages published in one turn of the event loop go out as one PUBLISH
  * (one frame: the sender's id, then the messages), so an edit and its
@@ -23,9 +24,18 @@ export interface BusMessage extends SectionKey {
    * (`payload`: their sequence numbers, no key); "head-moved": the branch
    * head moved (no section, no payload); "catch-up": a process started, and
    * its previous run may have died before storing or publishing updates —
-   * every open room takes in what storage has (no key, no payload).
+   * every open room takes in what storage has (no key, no payload);
+   * "opened": the sender opened the section's room (`payload`: its doc's
+   * state vector), so the processes holding it send what it lacks and from
+   * then on their traffic of it; "held": the answer of one that holds it
+   * (`payload`: its state vector, for the opener to send what it lacks);
+   * "closed": the sender's room of the section closed (no payload);
+   * "settle": the sender is about to read a document's draft (of one branch,
+   * or of every branch when `branchName` is empty) from storage, and every
+   * process answers "settled" once what its rooms of it applied is stored
+   * (`payload`: the request's number, no key on the answer).
    */
-  kind: "update" | "awareness" | "stored" | "head-moved" | "catch-up";
+  kind: "update" | "awareness" | "stored" | "head-moved" | "catch-up" | "opened" | "held" | "closed" | "settle" | "settled";
   payload: Uint8Array;
   /**
    * An update published on arrival, before the sender stored it: its number
@@ -36,10 +46,19 @@ export interface BusMessage extends SectionKey {
 }
 
 export interface CollabBus {
-  /** Queues a message: the ones published in the same turn of the event loop go out together, in order. */
-  publish(message: BusMessage): Promise<void>;
-  /** Receives other processes' messages (never this process's own) with their sender's id; resolves to an unsubscribe. */
-  subscribe(onMessage: (message: BusMessage, sender: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Queues a message: the ones published in the same turn of the event loop
+   * go out together, in order. Resolves to the number of subscribers it
+   * reached (this process's own subscription among them).
+   */
+  publish(message: BusMessage): Promise<number>;
+  /**
+   * Receives other processes' messages (never this process's own) with their
+   * sender's id; `onResubscribed` runs when the subscription is back after a
+   * lost connection to Redis (messages published meanwhile never arrive).
+   * Resolves to an unsubscribe.
+   */
+  subscribe(onMessage: (message: BusMessage, sender: string) => void, onResubscribed?: () => void): Promise<() => Promise<void>>;
   /** Records who this process has connected to a branch's rooms (an empty list clears it). */
   setPresence(documentId: string, branchName: string, userIds: readonly string[]): Promise<void>;
   /** Users connected to a document's rooms in any process, per branch (entries not refreshed within PRESENCE_TTL_MS are ignored). */
@@ -55,7 +74,18 @@ const LOCK_MS = 60_000;
 export const PRESENCE_TTL_MS = 60_000;
 const presenceKey = (documentId: string) => `quire:presence:${documentId}`;
 
-const KINDS: readonly BusMessage["kind"][] = ["update", "awareness", "stored", "head-moved", "catch-up"];
+const KINDS: readonly BusMessage["kind"][] = [
+  "update",
+  "awareness",
+  "stored",
+  "head-moved",
+  "catch-up",
+  "opened",
+  "held",
+  "closed",
+  "settle",
+  "settled",
+];
 const SENDER_BYTES = 16;
 /** An `unstored` update's author when it has none (a share-link visitor): user ids are UUIDs, never empty. */
 const NO_AUTHOR = "";
@@ -115,15 +145,15 @@ export async function connectRedisBus(url: string): Promise<CollabBus> {
   const subscriber = new Redis(url, { lazyConnect: true });
   await Promise.all([publisher.connect(), subscriber.connect()]);
   /** This turn's messages, and the promise their PUBLISH settles. */
-  let batch: { messages: BusMessage[]; sent: Promise<void> } | null = null;
+  let batch: { messages: BusMessage[]; sent: Promise<number> } | null = null;
   return {
     publish(message) {
       if (!batch) {
         const messages: BusMessage[] = [];
-        const sent = new Promise<void>((resolve, reject) =>
+        const sent = new Promise<number>((resolve, reject) =>
           setImmediate(() => {
             batch = null;
-            publisher.publish(CHANNEL, encodeFrame(senderBytes, messages)).then(() => resolve(), reject);
+            publisher.publish(CHANNEL, encodeFrame(senderBytes, messages)).then(resolve, reject);
           }),
         );
         batch = { messages, sent };
@@ -131,17 +161,25 @@ export async function connectRedisBus(url: string): Promise<CollabBus> {
       batch.messages.push(message);
       return batch.sent;
     },
-    async subscribe(onMessage) {
+    async subscribe(onMessage, onResubscribed) {
       const listener = (_channel: Buffer, frame: Buffer) => {
         // This process's own frame: skipped before anything is decoded.
         if (frame.length >= SENDER_BYTES && senderBytes.equals(frame.subarray(0, SENDER_BYTES))) return;
         const sender = frame.subarray(0, SENDER_BYTES).toString("hex");
         for (const message of decodeFrame(frame) ?? []) onMessage(message, sender);
       };
+      // After a reconnect ioredis subscribes again by itself; asking once more (a no-op for Redis) answers once that is done.
+      const resubscribed = () =>
+        void subscriber.subscribe(CHANNEL).then(
+          () => onResubscribed?.(),
+          () => undefined,
+        );
       subscriber.on("messageBuffer", listener);
       await subscriber.subscribe(CHANNEL);
+      subscriber.on("ready", resubscribed);
       return async () => {
         subscriber.off("messageBuffer", listener);
+        subscriber.off("ready", resubscribed);
         await subscriber.unsubscribe(CHANNEL);
       };
     },
@@ -180,6 +218,8 @@ export async function connectRedisBus(url: string): Promise<CollabBus> {
       };
     },
     async close() {
+      // What was queued goes out first (the rooms' "closed" of a process shutting down among it).
+      await batch?.sent.catch(() => undefined);
       subscriber.disconnect();
       await publisher.quit();
     },

@@ -15,7 +15,26 @@
  * in a room here could be lost with its sender: its author's client,
  * reconnecting here, finds the room already has it and hands nothing over.
  * Storing an update twice is harmless (Yjs applies it once).
+ *
+ * A room's traffic goes out only while another process holds the same
+ * section open: behind a load balancer that routes by document (the usual
+ * deployment) most rooms live in one process, and publishing their every
+ * keystroke for nobody cost about as much as the rooms themselves. A process
+ * that opens a section says so ("opened", with its doc's state vector); each
+ * process holding it answers with what the opener lacks (its unstored
+ * updates among it, and those again as unstored, so an opener stores them
+ * should their sender die), its presence and its own state vector ("held"),
+ * for the opener to send back what it lacks in turn; from then on both
+ * publish the section's traffic, until one says "closed". What a process
+ * applied before it heard of the other is in what they send each other, so
+ * nothing typed meanwhile is missed; after a lost connection to Redis a
+ * process says "opened" again for every room it holds. Updates the server
+ * computed and stored (a commit, a head move) are published whoever holds
+ * the section: they are rare, and a process that started after the room
+ * opened here must not miss them.
  */
+import { randomInt } from "node:crypto";
+import * as Y from "yjs";
 import type { DraftKey, SectionKey } from "@/server/store/drafts";
 import { branchKey } from "./branch-queue";
 import { type BusMessage, type CollabBus, PRESENCE_TTL_MS } from "./bus";
@@ -40,18 +59,22 @@ export interface FanOutHandlers {
   /** Another process applied an update of a section (it is not this process's own). */
   update(key: SectionKey, update: Uint8Array): void;
   awareness(key: SectionKey, update: Uint8Array): void;
-  /** Whether this process has the section's room open (its unconfirmed updates are its to store). */
-  isOpen(key: SectionKey): boolean;
   /** Updates whose sender never said they were stored, for open rooms here: stored by this process. */
   storeOrphaned(updates: readonly UnconfirmedUpdate[]): Promise<void>;
   /** Time to refresh this process's presence entries (they are ignored after PRESENCE_TTL_MS). */
   refreshPresence(): void;
+  /** Resolves once what the rooms here of a document (one branch, or every branch) applied is stored (never rejects). */
+  settle(documentId: string, branchName: string | undefined): Promise<void>;
+  /** The section's doc and who is present in it, if its room is open here (then unconfirmed updates of it are this process's to store too). */
+  openSection(key: SectionKey): { doc: Y.Doc; presence: { encodeAll(): Uint8Array | null } } | undefined;
 }
 
 /** A sender stores an update well within this (its durability window is milliseconds); one unconfirmed longer is an orphan. */
 export const ORPHAN_AFTER_MS = 15_000;
 /** "stored" goes out with the next message, or after this long when none comes. */
 const ACKNOWLEDGE_WITHIN_MS = 50;
+/** How long a read waits for the other processes' "settled" (one that hangs or died never answers). */
+export const OTHERS_STORED_WAIT_MS = 1_000;
 
 const sectionName = (key: SectionKey): string => `${branchKey(key)}\u0000${key.sectionId}`;
 
@@ -100,11 +123,19 @@ export class FanOut {
   /** This process's updates published before storing: their numbers, until stored. */
   private readonly published = new WeakMap<PendingUpdate, number>();
   private nextSeq = 1;
+  /** This process's "settle" requests under way, by number: the answers still awaited (known once the PUBLISH says how many processes heard it). */
+  private readonly settling = new Map<number, { answers: number; expected: number; done(): void }>();
   /** Numbers of this process's updates stored since the last "stored" went out. */
   private storedSeqs: number[] = [];
   private acknowledgeTimer: NodeJS.Timeout | null = null;
   /** The section of the message received last (see receive). */
   private lastSection = "";
+  /** Sections whose rooms are open here, by name. */
+  private readonly held = new Map<string, SectionKey>();
+  /** Per section open here, the other processes that hold it open too: its traffic is published only while there is one. */
+  private readonly sharedWith = new Map<string, Set<string>>();
+  /** Per section open here and nowhere else, this process's updates not yet stored, so not published (see shareWith). */
+  private readonly unpublished = new Map<string, Set<PendingUpdate>>();
 
   constructor(private readonly bus: CollabBus | undefined) {}
 
@@ -116,7 +147,11 @@ export class FanOut {
     refresh.unref();
     const orphans = setInterval(() => void this.storeOrphans(handlers), ORPHAN_AFTER_MS / 3);
     orphans.unref();
-    const unsubscribe = await bus.subscribe((message, sender) => this.receive(handlers, message, sender));
+    const unsubscribe = await bus.subscribe(
+      (message, sender) => this.receive(handlers, message, sender),
+      // Messages published while the connection was down never arrive: the rooms held here are announced again.
+      () => this.announceHeld(handlers),
+    );
     // This process's previous run may have stored updates it never published: the other processes' rooms take them from storage.
     void bus.publish({ ...NO_KEY, kind: "catch-up", payload: new Uint8Array() }).catch(logFailure("catch-up announcement"));
     return async () => {
@@ -138,7 +173,118 @@ export class FanOut {
     else if (message.kind === "catch-up") handlers.catchUp();
     else if (message.kind === "awareness") handlers.awareness(message, message.payload);
     else if (message.kind === "stored") this.confirm(sender, message.payload);
+    else if (message.kind === "opened" || message.kind === "held") this.shareWith(handlers, message, sender);
+    else if (message.kind === "closed") this.sharedWith.get(sectionName(message))?.delete(sender);
+    else if (message.kind === "settle") this.settleFor(handlers, message);
+    else if (message.kind === "settled") this.answered(message.payload);
     else this.applyUpdate(handlers, message, sender);
+  }
+
+  /**
+   * Another process holds a section open here too ("opened": it just opened
+   * it; "held": it answers this process's "opened"): from now on the
+   * section's traffic is published, and it is sent what this room has and its
+   * doc lacks (what was typed here before, unstored updates among them),
+   * this room's presence, and on "opened" this doc's state vector.
+   */
+  private shareWith(handlers: FanOutHandlers, message: BusMessage, sender: string): void {
+    const name = sectionName(message);
+    const key = this.held.get(name);
+    const open = key && handlers.openSection(key);
+    if (!key || !open) return;
+    let missing: Uint8Array;
+    try {
+      missing = Y.encodeStateAsUpdate(open.doc, message.payload);
+    } catch {
+      return;
+    }
+    const peers = this.sharedWith.get(name) ?? new Set<string>();
+    peers.add(sender);
+    this.sharedWith.set(name, peers);
+    this.send({ ...key, kind: "update", payload: missing }, "what an opened room lacks");
+    // Published again as unstored: should this process die before storing them, the other process stores them.
+    const waiting = this.unpublished.get(name);
+    this.unpublished.delete(name);
+    for (const pending of waiting ?? []) this.publishUnstored(key, pending);
+    const presence = open.presence.encodeAll();
+    if (presence) this.send({ ...key, kind: "awareness", payload: presence }, "presence announcement");
+    if (message.kind === "opened") this.send({ ...key, kind: "held", payload: Y.encodeStateVector(open.doc) }, "room announcement");
+  }
+
+  private announceHeld(handlers: FanOutHandlers): void {
+    for (const key of this.held.values()) {
+      const open = handlers.openSection(key);
+      if (open) this.opened(key, open.doc);
+    }
+  }
+
+  /**
+   * Resolves once every other process has stored what its rooms of a
+   * document (one branch of it, or every branch) applied so far, or after
+   * OTHERS_STORED_WAIT_MS: so a read, a status or a commit here takes in
+   * what was typed a moment ago in another process, whose room may be the
+   * only one of that section. Every process subscribed answers; how many
+   * there are is what Redis says the PUBLISH reached.
+   */
+  async othersStored(documentId: string, branchName?: string): Promise<void> {
+    const bus = this.bus;
+    if (!bus) return;
+    const request = randomInt(2 ** 47);
+    await new Promise<void>((resolve) => {
+      const entry = {
+        answers: 0,
+        expected: Number.POSITIVE_INFINITY,
+        done: () => {
+          clearTimeout(timer);
+          this.settling.delete(request);
+          resolve();
+        },
+      };
+      const timer = setTimeout(entry.done, OTHERS_STORED_WAIT_MS);
+      this.settling.set(request, entry);
+      const ask = { ...NO_KEY, documentId, branchName: branchName ?? "", kind: "settle" as const, payload: encodeSeqs([request]) };
+      this.flushAcknowledgements();
+      bus.publish(ask).then((reached) => {
+        // Every subscriber but this process answers.
+        entry.expected = reached - 1;
+        if (entry.answers >= entry.expected) entry.done();
+      }, entry.done);
+    });
+  }
+
+  /** Another process reads a document's draft: what the rooms here applied of it is stored first. */
+  private settleFor(handlers: FanOutHandlers, message: BusMessage): void {
+    const answer = () => this.send({ ...NO_KEY, kind: "settled", payload: message.payload }, "settled answer");
+    handlers.settle(message.documentId, message.branchName || undefined).then(answer, answer);
+  }
+
+  private answered(payload: Uint8Array): void {
+    let request: number | undefined;
+    try {
+      [request] = decodeSeqs(payload);
+    } catch {
+      return;
+    }
+    const entry = request === undefined ? undefined : this.settling.get(request);
+    if (!entry) return;
+    entry.answers += 1;
+    if (entry.answers >= entry.expected) entry.done();
+  }
+
+  /** A section's room opened here: the processes holding it too send what it lacks, and from then on its traffic. */
+  opened(key: SectionKey, doc: Y.Doc): void {
+    if (!this.bus) return;
+    this.held.set(sectionName(key), key);
+    this.send({ ...key, kind: "opened", payload: Y.encodeStateVector(doc) }, "room announcement");
+  }
+
+  /** A section's room here closed (once what it received was stored, or for good after a failure). */
+  closed(key: SectionKey): void {
+    const name = sectionName(key);
+    if (!this.bus || !this.held.delete(name)) return;
+    this.sharedWith.delete(name);
+    this.unpublished.delete(name);
+    this.send({ ...key, kind: "closed", payload: new Uint8Array() }, "room announcement");
   }
 
   /** A sender stored updates it published before: they are its to keep, no longer this process's to watch. */
@@ -173,7 +319,7 @@ export class FanOut {
       for (const [seq, entry] of waiting) {
         if (entry.at > cutoff) break;
         waiting.delete(seq);
-        if (handlers.isOpen(entry.key)) orphans.push(entry);
+        if (handlers.openSection(entry.key)) orphans.push(entry);
       }
       if (waiting.size === 0) this.unconfirmed.delete(sender);
     }
@@ -207,9 +353,23 @@ export class FanOut {
     );
   }
 
-  /** Publishes a connection's update as it is applied here, before it is stored (`stored` says when it is). */
+  /**
+   * Publishes a connection's update as it is applied here, before it is
+   * stored (`stored` says when it is), if another process holds the section
+   * open; otherwise keeps it until it is stored (see shareWith).
+   */
   publishArrived(key: SectionKey, pending: PendingUpdate): void {
     if (!this.bus) return;
+    const name = sectionName(key);
+    if (this.sharedWith.get(name)?.size) this.publishUnstored(key, pending);
+    else {
+      const waiting = this.unpublished.get(name) ?? new Set<PendingUpdate>();
+      waiting.add(pending);
+      this.unpublished.set(name, waiting);
+    }
+  }
+
+  private publishUnstored(key: SectionKey, pending: PendingUpdate): void {
     const seq = this.nextSeq++;
     this.published.set(pending, seq);
     this.send(
@@ -220,16 +380,19 @@ export class FanOut {
 
   /**
    * Updates of a section are stored: those published on arrival are
-   * confirmed to the other processes; the rest (computed and stored by the
-   * server) are published now.
+   * confirmed to the other processes, those kept unpublished forgotten; the
+   * rest (computed and stored by the server) are published now.
    */
   stored(key: SectionKey, updates: readonly PendingUpdate[]): void {
     if (!this.bus) return;
+    const name = sectionName(key);
+    const waiting = this.unpublished.get(name);
     for (const pending of updates) {
       const seq = this.published.get(pending);
-      if (seq === undefined) this.publishStored(key, pending.update);
-      else this.storedSeqs.push(seq);
+      if (seq !== undefined) this.storedSeqs.push(seq);
+      else if (!waiting?.delete(pending)) this.publishStored(key, pending.update);
     }
+    if (waiting?.size === 0) this.unpublished.delete(name);
     if (this.storedSeqs.length > 0 && !this.acknowledgeTimer)
       this.acknowledgeTimer = setTimeout(() => this.flushAcknowledgements(), ACKNOWLEDGE_WITHIN_MS);
   }
@@ -239,8 +402,9 @@ export class FanOut {
     this.send({ ...key, kind: "update", payload: update }, "draft update announcement");
   }
 
+  /** Publishes a presence change made here, if another process holds the section open (it is sent the whole presence when it opens it). */
   publishAwareness(key: SectionKey, update: Uint8Array): void {
-    this.send({ ...key, kind: "awareness", payload: update }, "presence announcement");
+    if (this.sharedWith.get(sectionName(key))?.size) this.send({ ...key, kind: "awareness", payload: update }, "presence announcement");
   }
 
   /** Publishes a message; "stored" for what was stored meanwhile rides along in the same frame. */

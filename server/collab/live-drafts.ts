@@ -152,8 +152,14 @@ export interface DraftRooms {
   /** The rooms' per-branch line: draft operations queue behind room openings and head moves. */
   readonly queue: BranchQueue;
   readonly changes: DraftChanges;
-  /** Resolves once every update the document's open sections here (of one branch, or of every branch) have applied is stored. */
+  /**
+   * Resolves once every update the document's open sections (of one branch,
+   * or of every branch) have applied is stored, here and in the other
+   * processes (fan-out.ts, othersStored).
+   */
   storedSoFar(documentId: string, branchName?: string): Promise<void>;
+  /** The same for the other processes' rooms only (a read takes the rooms here as they are). */
+  storedElsewhere(documentId: string, branchName?: string): Promise<void>;
   openSection(key: SectionKey): OpenSection | undefined;
   /** Publishes an update stored in a section's draft without a room here, for other processes' rooms. */
   shareStored(key: SectionKey, update: Uint8Array): void;
@@ -227,7 +233,11 @@ class LiveDraftsService implements LiveDrafts {
    * its tags interleaved with the committed ones).
    */
   read(key: DraftKey): Promise<Map<string, LiveSection>> {
-    return this.queue.run(key, async () => this.contentAt(key, await branchHead(this.db, key)));
+    return this.queue.run(key, async () => {
+      // What other processes' rooms applied a moment ago is read from storage: stored first.
+      await this.rooms?.storedElsewhere(key.documentId, key.branchName);
+      return this.contentAt(key, await branchHead(this.db, key));
+    });
   }
 
   edit<T>(key: SectionKey, author: DraftAuthor, change: (doc: Y.Doc) => T, confirm: (result: T) => Promise<void>): Promise<T> {

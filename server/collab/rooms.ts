@@ -116,7 +116,6 @@ export class CollabRooms implements DraftRooms {
         headMoved: (key) => void this.followHead(key, { announce: false }),
         catchUp: () => void this.catchUpAll(),
         update: (key, update) => this.sectionOf(key)?.applyRemote(update),
-        isOpen: (key) => this.sectionOf(key) !== undefined,
         storeOrphaned: async (updates) => {
           await appendDraftUpdates(
             this.services.db,
@@ -124,6 +123,8 @@ export class CollabRooms implements DraftRooms {
           );
         },
         awareness: (key, update) => this.sectionOf(key)?.live.applyRemoteAwareness(update),
+        openSection: (key) => this.sectionOf(key)?.live,
+        settle: (documentId, branchName) => this.storedHere(documentId, branchName),
         refreshPresence: () => {
           for (const room of this.rooms.values()) void this.fanOut.sharePresence(room.key, room.users());
         },
@@ -231,6 +232,15 @@ export class CollabRooms implements DraftRooms {
   // What the live drafts service asks (DraftRooms).
 
   async storedSoFar(documentId: string, branchName?: string): Promise<void> {
+    await Promise.all([this.storedHere(documentId, branchName), this.fanOut.othersStored(documentId, branchName)]);
+  }
+
+  storedElsewhere(documentId: string, branchName?: string): Promise<void> {
+    return this.fanOut.othersStored(documentId, branchName);
+  }
+
+  /** Resolves once what this process's open sections of the document (of one branch, or of every branch) applied is stored. */
+  private async storedHere(documentId: string, branchName?: string): Promise<void> {
     const rooms = [...this.rooms.values()].filter(
       (room) => room.key.documentId === documentId && (branchName === undefined || room.key.branchName === branchName),
     );
@@ -267,7 +277,7 @@ export class CollabRooms implements DraftRooms {
     for (const section of sections) {
       for (const connection of section.connections) closeNow(connection, CLOSE_BRANCH_GONE, "branch deleted");
       await section.live.settled().catch(() => undefined);
-      section.live.destroy();
+      section.close();
     }
     if (this.rooms.get(branchKey(key)) === room) this.rooms.delete(branchKey(key));
     void this.fanOut.sharePresence(key, []);
@@ -283,7 +293,7 @@ export class CollabRooms implements DraftRooms {
     for (const room of this.rooms.values()) {
       for (const section of room.sections.values()) {
         await section.live.settled().catch(() => undefined);
-        section.live.destroy();
+        section.close();
       }
     }
     this.rooms.clear();

@@ -61,7 +61,15 @@ export class SectionRoom implements LiveDocHooks {
     const { loaded, arrived } = await services.fanOut.whileLoading(key, () => loadOrCreateSectionDraft(services.db, key, tree));
     const room = new SectionRoom(services, key, loaded, owner);
     for (const update of arrived) room.live.applyRemote(update);
+    // Answers come in a later turn of the event loop, when the owner has recorded the room.
+    services.fanOut.opened(key, room.live.doc);
     return room;
+  }
+
+  /** Drops the room's connections and doc; the other processes holding the section stop sending its traffic here. */
+  close(): void {
+    this.live.destroy();
+    this.services.fanOut.closed(this.key);
   }
 
   /** The connections editing here (those of its doc: one collection per room, not two). */
@@ -93,7 +101,7 @@ export class SectionRoom implements LiveDocHooks {
   failed(error: unknown): void {
     console.error("[quire] storing a draft update failed; closing the section's room", error);
     for (const connection of this.connections) connection.socket.close(CLOSE_INTERNAL, "storage failed");
-    this.live.destroy();
+    this.close();
     this.owner.sectionFailed(this);
   }
 

@@ -4,13 +4,17 @@
  * see each other's presence, and an API write to one process reaches an
  * editor on the other; a commit that hides a section reaches no reader on
  * the other process before the hiding does; an update published before it
- * was stored is stored by the receivers when its sender never confirms it.
+ * was stored is stored by the receivers when its sender never confirms it; a
+ * room open in one process publishes nothing until another opens it, which
+ * then gets what was typed, unstored edits and presence included.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { encode } from "next-auth/jwt";
 import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { sessionCookieName } from "@/server/auth/web-session";
-import { connectRedisBus } from "@/server/collab/bus";
+import { Redis } from "ioredis";
+import postgres from "postgres";
+import { connectRedisBus, decodeFrame } from "@/server/collab/bus";
 import { ORPHAN_AFTER_MS } from "@/server/collab/fan-out";
 import { appendDraftUpdates, findSectionDraft } from "@/server/store/drafts";
 import * as Y from "yjs";
@@ -276,4 +280,126 @@ test.skipIf(!testDatabaseUrl())(
     }
   },
   90_000,
+);
+
+test.skipIf(!testDatabaseUrl())(
+  "a room open in one process publishes nothing; the next process to open it gets what was typed, unstored edits and presence too, and stores the unstored ones when their process dies",
+  async () => {
+    const [one, two] = processes as [QuireProcess, QuireProcess];
+    const three = await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL });
+    const listener = new Redis(REDIS_URL);
+    const blocker = postgres(database.url!, { max: 1, onnotice: () => {} });
+    try {
+      const created = await trpc(one.url, {
+        tool: "documents",
+        action: "create",
+        path: "shared/one-process-first",
+        sections: [{ name: "Notes", content: [text("base")] }],
+      });
+      const key = { documentId: created.documentId as string, branchName: "main", sectionId: (created.sectionIds as string[])[0]! };
+      const room = roomName(key.documentId, key.branchName, key.sectionId);
+      // Every message about the section on the channel, by kind.
+      const published: string[] = [];
+      listener.on("messageBuffer", (_channel: Buffer, frame: Buffer) => {
+        for (const message of decodeFrame(frame) ?? []) if (message.sectionId === key.sectionId) published.push(message.kind);
+      });
+      await listener.subscribe("quire:collab");
+      const storedText = async () => {
+        const stored = await findSectionDraft(database.db, key);
+        const doc = new Y.Doc();
+        if (stored) for (const update of [stored.state, ...stored.updates.map((u) => u.update)]) Y.applyUpdate(doc, update);
+        const text = ((doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text).toString();
+        doc.destroy();
+        return text;
+      };
+
+      const typist = await connectLive(three.url, room, { token });
+      clients.push(typist);
+      typist.provider.awareness.setLocalStateField("user", { name: "Tess", color: "#abcdef" });
+      typist.text().insert(4, " SOLO");
+      const deadline = Date.now() + 5_000;
+      while (!(await storedText()).includes("SOLO") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(await storedText()).toBe("base SOLO");
+      // Held here alone: its room said it opened, and nothing of its edits or presence went out.
+      expect(published).toEqual(["opened"]);
+
+      // The draft log takes no more writes (reads go on): what is typed now is applied in process three, not stored.
+      await blocker.unsafe("begin");
+      await blocker.unsafe("lock table draft_updates in share mode");
+      typist.text().insert(9, " UNSTORED");
+      await new Promise((r) => setTimeout(r, 300));
+      const reader = await connectLive(two.url, room, { token });
+      clients.push(reader);
+      await waitFor(() => reader.text().toString() === "base SOLO UNSTORED", 5_000, `the typed text: ${reader.text().toString()}`);
+      await waitFor(
+        () =>
+          [...reader.provider.awareness.getStates().values()].some((s) => (s.user as { color?: string } | undefined)?.color === "#abcdef"),
+        5_000,
+        "the typist's presence, at once rather than at its next renewal",
+      );
+      expect(published).toEqual(expect.arrayContaining(["opened", "held", "update"]));
+
+      // From now on both rooms publish: the reader's edit reaches the typist.
+      reader.text().insert(0, ">");
+      await waitFor(() => typist.text().toString() === ">base SOLO UNSTORED", 5_000, `the reader's edit: ${typist.text().toString()}`);
+
+      // Process three dies before it stores " UNSTORED" (its statement waiting on the lock is cut off with it).
+      await three.stop("SIGKILL");
+      await blocker.unsafe(
+        "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'",
+      );
+      await blocker.unsafe("rollback");
+      expect(await storedText()).not.toContain("UNSTORED");
+      // Process two, which was sent it as unstored, stores it once nobody said it was stored.
+      const orphanDeadline = Date.now() + ORPHAN_AFTER_MS * 2;
+      while (!(await storedText()).includes("UNSTORED") && Date.now() < orphanDeadline) await new Promise((r) => setTimeout(r, 500));
+      expect(await storedText()).toContain("SOLO UNSTORED");
+    } finally {
+      listener.disconnect();
+      await blocker.end();
+      await three.stop("SIGKILL").catch(() => undefined);
+    }
+  },
+  90_000,
+);
+
+test.skipIf(!testDatabaseUrl())(
+  "a read on another process takes in what was typed a moment ago in a room open only in the first, once stored",
+  async () => {
+    const [one, two] = processes as [QuireProcess, QuireProcess];
+    const created = await trpc(one.url, {
+      tool: "documents",
+      action: "create",
+      path: "shared/read-elsewhere",
+      sections: [{ name: "Notes", content: [text("base")] }],
+    });
+    const documentId = created.documentId as string;
+    const sectionId = (created.sectionIds as string[])[0]!;
+    const typist = await connectLive(one.url, roomName(documentId, "main", sectionId), { token });
+    clients.push(typist);
+    const readOnTwo = async () => {
+      const input = encodeURIComponent(JSON.stringify({ documentId, branchName: "main", includeDraft: true }));
+      const response = await fetch(`${two.url}/api/trpc/read?input=${input}`, { headers: { authorization: `Bearer ${token}` } });
+      return JSON.stringify(await response.json());
+    };
+    typist.text().insert(4, " SEEN");
+    const deadline = Date.now() + 5_000;
+    while (!(await readOnTwo()).includes("base SEEN") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await readOnTwo()).toContain("base SEEN");
+
+    // Storing is held up for 300 ms: the next edit is applied in process one and not yet stored when process two reads.
+    const blocker = postgres(database.url!, { max: 1, onnotice: () => {} });
+    try {
+      await blocker.unsafe("begin");
+      await blocker.unsafe("lock table draft_updates in share mode");
+      typist.text().insert(9, " FRESH");
+      await new Promise((r) => setTimeout(r, 100));
+      // (A postgres.js query runs when it is awaited or executed.)
+      setTimeout(() => void blocker.unsafe("rollback").execute(), 300);
+      expect(await readOnTwo()).toContain("base SEEN FRESH");
+    } finally {
+      await blocker.end();
+    }
+  },
+  60_000,
 );
