@@ -142,7 +142,8 @@ export async function connectRedisBus(url: string): Promise<CollabBus> {
   const processId = randomUUID();
   const senderBytes = Buffer.from(processId.replaceAll("-", ""), "hex");
   const publisher = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
-  const subscriber = new Redis(url, { lazyConnect: true });
+  // Named after the process, so Redis's CLIENT LIST tells an operator which process a subscription is.
+  const subscriber = new Redis(url, { lazyConnect: true, connectionName: `quire-collab-subscriber-${process.pid}` });
   await Promise.all([publisher.connect(), subscriber.connect()]);
   /** This turn's messages, and the promise their PUBLISH settles. */
   let batch: { messages: BusMessage[]; sent: Promise<number> } | null = null;

@@ -243,7 +243,6 @@ export class FanOut {
       const timer = setTimeout(entry.done, OTHERS_STORED_WAIT_MS);
       this.settling.set(request, entry);
       const ask = { ...NO_KEY, documentId, branchName: branchName ?? "", kind: "settle" as const, payload: encodeSeqs([request]) };
-      this.flushAcknowledgements();
       bus.publish(ask).then((reached) => {
         // Every subscriber but this process answers.
         entry.expected = reached - 1;
