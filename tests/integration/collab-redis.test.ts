@@ -16,7 +16,7 @@ import { Redis } from "ioredis";
 import postgres from "postgres";
 import { connectRedisBus, decodeFrame } from "@/server/collab/bus";
 import { ORPHAN_AFTER_MS } from "@/server/collab/fan-out";
-import { appendDraftUpdates, findSectionDraft } from "@/server/store/drafts";
+import { appendDraftUpdates, findSectionDraft, type SectionKey } from "@/server/store/drafts";
 import * as Y from "yjs";
 import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../helpers/database";
@@ -59,18 +59,33 @@ async function trpc(url: string, input: Record<string, unknown>, as: "agent" | "
   return ((await response.json()) as { result: { data: Record<string, unknown> } }).result.data;
 }
 
+/** A document of one "Notes" section reading "base", created through process `url`: its section's key. */
+async function createNotes(url: string, path: string): Promise<SectionKey> {
+  const created = await trpc(url, { tool: "documents", action: "create", path, sections: [{ name: "Notes", content: [text("base")] }] });
+  return { documentId: created.documentId as string, branchName: "main", sectionId: (created.sectionIds as string[])[0]! };
+}
+
+/** The text of the section's first block as storage holds it (its compacted state and log). */
+async function storedText(key: SectionKey): Promise<string> {
+  const stored = await findSectionDraft(database.db, key);
+  const doc = new Y.Doc();
+  if (stored) for (const update of [stored.state, ...stored.updates.map((u) => u.update)]) Y.applyUpdate(doc, update);
+  const text = ((doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text).toString();
+  doc.destroy();
+  return text;
+}
+
+/** Polls storage until the section's text holds `words` (or the time is up; the caller's expect says what it found). */
+async function untilStored(key: SectionKey, words: string, timeoutMs: number, pollMs = 100): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await storedText(key)).includes(words) && Date.now() < deadline) await new Promise((r) => setTimeout(r, pollMs));
+}
+
 test.skipIf(!testDatabaseUrl())(
   "clients on two processes converge, see each other, and see API writes made on either",
   async () => {
     const [one, two] = processes as [QuireProcess, QuireProcess];
-    const created = await trpc(one.url, {
-      tool: "documents",
-      action: "create",
-      path: "shared/notes",
-      sections: [{ name: "Notes", content: [text("base")] }],
-    });
-    const documentId = created.documentId as string;
-    const sectionId = (created.sectionIds as string[])[0]!;
+    const { documentId, sectionId } = await createNotes(one.url, "shared/notes");
     const room = roomName(documentId, "main", sectionId);
     const a = await connectLive(one.url, room, { token });
     const b = await connectLive(two.url, room, { token });
@@ -183,13 +198,7 @@ test.skipIf(!testDatabaseUrl())(
   "edits a process stored and never published (it died in between) reach the rooms of the others, from storage",
   async () => {
     const [, two] = processes as [QuireProcess, QuireProcess];
-    const created = await trpc(two.url, {
-      tool: "documents",
-      action: "create",
-      path: "shared/died-mid-publish",
-      sections: [{ name: "Notes", content: [text("base")] }],
-    });
-    const key = { documentId: created.documentId as string, branchName: "main", sectionId: (created.sectionIds as string[])[0]! };
+    const key = await createNotes(two.url, "shared/died-mid-publish");
     const watcher = await connectLive(two.url, roomName(key.documentId, key.branchName, key.sectionId), { token });
     clients.push(watcher);
     // A client of a process that is about to die: its edits are stored by that process, one of them never published.
@@ -227,13 +236,7 @@ test.skipIf(!testDatabaseUrl())(
   "an update published before its store, whose sender died before storing it, is stored by the processes that applied it; a confirmed one is not",
   async () => {
     const [one] = processes as [QuireProcess, QuireProcess];
-    const created = await trpc(one.url, {
-      tool: "documents",
-      action: "create",
-      path: "shared/died-mid-store",
-      sections: [{ name: "Notes", content: [text("base")] }],
-    });
-    const key = { documentId: created.documentId as string, branchName: "main", sectionId: (created.sectionIds as string[])[0]! };
+    const key = await createNotes(one.url, "shared/died-mid-store");
     const watcher = await connectLive(one.url, roomName(key.documentId, key.branchName, key.sectionId), { token });
     clients.push(watcher);
     // Two clients' edits, each on the stored base alone (storage may hold either without the other).
@@ -260,21 +263,12 @@ test.skipIf(!testDatabaseUrl())(
         5_000,
         `both edits live: ${watcher.text().toString()}`,
       );
-      const storedText = async () => {
-        const stored = await findSectionDraft(database.db, key);
-        const doc = new Y.Doc();
-        if (stored) for (const update of [stored.state, ...stored.updates.map((u) => u.update)]) Y.applyUpdate(doc, update);
-        const text = ((doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text).toString();
-        doc.destroy();
-        return text;
-      };
-      expect(await storedText()).toBe("base");
+      expect(await storedText(key)).toBe("base");
       await new Promise((r) => setTimeout(r, ORPHAN_AFTER_MS));
       // Storage gets the orphan (its author's client, reconnecting here, would find the room had it and hand nothing over).
-      const deadline = Date.now() + ORPHAN_AFTER_MS * 2;
-      while (!(await storedText()).includes("ORPHAN") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 500));
-      expect(await storedText()).toContain("ORPHAN");
-      expect(await storedText()).not.toContain("CONFIRMED");
+      await untilStored(key, "ORPHAN", ORPHAN_AFTER_MS * 2, 500);
+      expect(await storedText(key)).toContain("ORPHAN");
+      expect(await storedText(key)).not.toContain("CONFIRMED");
     } finally {
       await bus.close();
     }
@@ -290,13 +284,7 @@ test.skipIf(!testDatabaseUrl())(
     const listener = new Redis(REDIS_URL);
     const blocker = postgres(database.url!, { max: 1, onnotice: () => {} });
     try {
-      const created = await trpc(one.url, {
-        tool: "documents",
-        action: "create",
-        path: "shared/one-process-first",
-        sections: [{ name: "Notes", content: [text("base")] }],
-      });
-      const key = { documentId: created.documentId as string, branchName: "main", sectionId: (created.sectionIds as string[])[0]! };
+      const key = await createNotes(one.url, "shared/one-process-first");
       const room = roomName(key.documentId, key.branchName, key.sectionId);
       // Every message about the section on the channel, by kind.
       const published: string[] = [];
@@ -304,22 +292,13 @@ test.skipIf(!testDatabaseUrl())(
         for (const message of decodeFrame(frame) ?? []) if (message.sectionId === key.sectionId) published.push(message.kind);
       });
       await listener.subscribe("quire:collab");
-      const storedText = async () => {
-        const stored = await findSectionDraft(database.db, key);
-        const doc = new Y.Doc();
-        if (stored) for (const update of [stored.state, ...stored.updates.map((u) => u.update)]) Y.applyUpdate(doc, update);
-        const text = ((doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text).toString();
-        doc.destroy();
-        return text;
-      };
 
       const typist = await connectLive(three.url, room, { token });
       clients.push(typist);
       typist.provider.awareness.setLocalStateField("user", { name: "Tess", color: "#abcdef" });
       typist.text().insert(4, " SOLO");
-      const deadline = Date.now() + 5_000;
-      while (!(await storedText()).includes("SOLO") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      expect(await storedText()).toBe("base SOLO");
+      await untilStored(key, "SOLO", 5_000);
+      expect(await storedText(key)).toBe("base SOLO");
       // Held here alone: its room said it opened, and nothing of its edits or presence went out.
       expect(published).toEqual(["opened"]);
 
@@ -349,11 +328,10 @@ test.skipIf(!testDatabaseUrl())(
         "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'",
       );
       await blocker.unsafe("rollback");
-      expect(await storedText()).not.toContain("UNSTORED");
+      expect(await storedText(key)).not.toContain("UNSTORED");
       // Process two, which was sent it as unstored, stores it once nobody said it was stored.
-      const orphanDeadline = Date.now() + ORPHAN_AFTER_MS * 2;
-      while (!(await storedText()).includes("UNSTORED") && Date.now() < orphanDeadline) await new Promise((r) => setTimeout(r, 500));
-      expect(await storedText()).toContain("SOLO UNSTORED");
+      await untilStored(key, "UNSTORED", ORPHAN_AFTER_MS * 2, 500);
+      expect(await storedText(key)).toContain("SOLO UNSTORED");
     } finally {
       listener.disconnect();
       await blocker.end();
@@ -367,14 +345,8 @@ test.skipIf(!testDatabaseUrl())(
   "a read on another process takes in what was typed a moment ago in a room open only in the first, once stored",
   async () => {
     const [one, two] = processes as [QuireProcess, QuireProcess];
-    const created = await trpc(one.url, {
-      tool: "documents",
-      action: "create",
-      path: "shared/read-elsewhere",
-      sections: [{ name: "Notes", content: [text("base")] }],
-    });
-    const documentId = created.documentId as string;
-    const sectionId = (created.sectionIds as string[])[0]!;
+    const key = await createNotes(one.url, "shared/read-elsewhere");
+    const { documentId, sectionId } = key;
     const typist = await connectLive(one.url, roomName(documentId, "main", sectionId), { token });
     clients.push(typist);
     const readOnTwo = async () => {
@@ -383,8 +355,7 @@ test.skipIf(!testDatabaseUrl())(
       return JSON.stringify(await response.json());
     };
     typist.text().insert(4, " SEEN");
-    const deadline = Date.now() + 5_000;
-    while (!(await readOnTwo()).includes("base SEEN") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await untilStored(key, "SEEN", 5_000);
     expect(await readOnTwo()).toContain("base SEEN");
 
     // Storing is held up for 300 ms: the next edit is applied in process one and not yet stored when process two reads.
