@@ -6,7 +6,9 @@
  * the other process before the hiding does; an update published before it
  * was stored is stored by the receivers when its sender never confirms it; a
  * room open in one process publishes nothing until another opens it, which
- * then gets what was typed, unstored edits and presence included.
+ * then gets what was typed, unstored edits and presence included; a read on
+ * another process waits for what was typed to be stored; a process whose
+ * subscription was cut gets what was published meanwhile.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { encode } from "next-auth/jwt";
@@ -370,6 +372,37 @@ test.skipIf(!testDatabaseUrl())(
       expect(await readOnTwo()).toContain("base SEEN FRESH");
     } finally {
       await blocker.end();
+    }
+  },
+  60_000,
+);
+
+test.skipIf(!testDatabaseUrl())(
+  "a process whose subscription was cut announces its rooms again once it is back, and gets what was published meanwhile",
+  async () => {
+    const [one, two] = processes as [QuireProcess, QuireProcess];
+    const key = await createNotes(one.url, "shared/cut-subscription");
+    const room = roomName(key.documentId, "main", key.sectionId);
+    const typist = await connectLive(one.url, room, { token });
+    const reader = await connectLive(two.url, room, { token });
+    clients.push(typist, reader);
+    typist.text().insert(4, " BEFORE");
+    await waitFor(() => reader.text().toString() === "base BEFORE", 5_000, "an edit across processes");
+
+    const admin = new Redis(REDIS_URL);
+    try {
+      const subscription = String(await admin.client("LIST"))
+        .split("\n")
+        .find((line) => line.includes(` name=quire-collab-subscriber-${two.child.pid} `));
+      expect(subscription).toBeDefined();
+      const id = /\bid=(\d+)/.exec(subscription!)![1]!;
+      // Cut: what process one publishes now never reaches process two (its client reconnects 50 ms later at the soonest),
+      // and nothing typed after it would make process two look for it.
+      await admin.client("KILL", "ID", id);
+      typist.text().insert(11, " DURING");
+      await waitFor(() => reader.text().toString() === "base BEFORE DURING", 5_000, `the edit made while cut: ${reader.text().toString()}`);
+    } finally {
+      admin.disconnect();
     }
   },
   60_000,
