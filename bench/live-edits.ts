@@ -15,7 +15,7 @@
  *                          the bench creates and drops its own database quire_bench_live_* there.
  *   BENCH_CLIENTS=50       clients in the room
  *   BENCH_RATE=20          edits per second, all clients together (round robin)
- *   BENCH_SECONDS=15       measured seconds per round (after 2 s of warm-up)
+ *   BENCH_SECONDS=15       measured seconds per round (after BENCH_WARMUP=2 s of edits)
  *   BENCH_ROUNDS=2         latency rounds, each Quire then the reference
  *   BENCH_IDLE_ROOMS=500   rooms for the memory measurement (3 clients each)
  *   BENCH_API_WRITES=40    MCP writes for the API-write-to-editor measurement
@@ -53,7 +53,7 @@ const RATE = Number(process.env.BENCH_RATE ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 /** Rounds of the latency measurement: each round measures Quire, then the reference. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const WARMUP_SECONDS = 2;
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 2);
 const IDLE_ROOMS = Number(process.env.BENCH_IDLE_ROOMS ?? 500);
 const BIG_DOCUMENT_SECTIONS = 2_000;
 const API_WRITES = Number(process.env.BENCH_API_WRITES ?? 40);

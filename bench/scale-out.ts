@@ -29,7 +29,7 @@
  * Environment (all optional):
  *   DATABASE_URL             PostgreSQL server (the bench creates and drops quire_bench_scale_*)
  *   QUIRE_REDIS_URL          Redis (default redis://127.0.0.1:6379)
- *   BENCH_SECONDS=30         measured seconds per size and server (after BENCH_WARMUP=5 s of edits)
+ *   BENCH_SECONDS=30         measured seconds per size and server (after BENCH_WARMUP=30 s of edits)
  *   BENCH_WORKERS=2          worker threads the clients run in (a room's clients share one)
  *   BENCH_PROFILE_DIR        Quire processes and the reference write --cpu-prof profiles there (on their graceful exit)
  *   BENCH_SKIP_REFERENCE=1   Quire only (for profiling)
@@ -51,7 +51,14 @@ import WebSocket from "ws";
 import * as Y from "yjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
+/**
+ * Seconds of edits before measuring. V8 optimizes a function once it has run
+ * enough, and at 1,000 / 200 a process's edit path was still being compiled
+ * 25 s into the edits (`--trace-opt`: 210 optimizations in a 20 s window after
+ * 5 s, a few a second after 30 s), so a shorter warm-up measures the compiler
+ * and the unoptimized code, more so per process the fewer edits each gets.
+ */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 30);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 const REDIS_URL = process.env.QUIRE_REDIS_URL ?? "redis://127.0.0.1:6379";
 /** Sections per document: a room is a section, and a document's sections share its branch room. */
