@@ -407,3 +407,47 @@ test.skipIf(!testDatabaseUrl())(
   },
   60_000,
 );
+
+test.skipIf(!testDatabaseUrl())(
+  "a process that opens a section two others share is sent the typist's unstored edits as unstored, and stores them when both die",
+  async () => {
+    const [one] = processes as [QuireProcess, QuireProcess];
+    const three = await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL });
+    const four = await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL });
+    const blocker = postgres(database.url!, { max: 1, onnotice: () => {} });
+    try {
+      const key = await createNotes(one.url, "shared/third-opener");
+      const room = roomName(key.documentId, key.branchName, key.sectionId);
+      const typist = await connectLive(three.url, room, { token });
+      const watcher = await connectLive(four.url, room, { token });
+      clients.push(typist, watcher);
+      typist.text().insert(4, " SHARED");
+      await waitFor(() => watcher.text().toString() === "base SHARED", 5_000, "an edit between the two holders");
+      await untilStored(key, "SHARED", 5_000);
+
+      // The draft log takes no more writes: the next edit goes from three to four unstored.
+      await blocker.unsafe("begin");
+      await blocker.unsafe("lock table draft_updates in share mode");
+      typist.text().insert(11, " UNSTORED");
+      await waitFor(() => watcher.text().toString() === "base SHARED UNSTORED", 5_000, "the unstored edit between the two holders");
+      const reader = await connectLive(one.url, room, { token });
+      clients.push(reader);
+      await waitFor(() => reader.text().toString() === "base SHARED UNSTORED", 5_000, `the third opener: ${reader.text().toString()}`);
+
+      // Both processes that held it before die: process one alone has the edit, and must know it was never stored.
+      await Promise.all([three.stop("SIGKILL"), four.stop("SIGKILL")]);
+      await blocker.unsafe(
+        "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'",
+      );
+      await blocker.unsafe("rollback");
+      expect(await storedText(key)).toBe("base SHARED");
+      await untilStored(key, "UNSTORED", ORPHAN_AFTER_MS * 2, 500);
+      expect(await storedText(key)).toBe("base SHARED UNSTORED");
+    } finally {
+      await blocker.end();
+      await three.stop("SIGKILL").catch(() => undefined);
+      await four.stop("SIGKILL").catch(() => undefined);
+    }
+  },
+  90_000,
+);
