@@ -83,6 +83,28 @@ async function untilStored(key: SectionKey, words: string, timeoutMs: number, po
   while (!(await storedText(key)).includes(words) && Date.now() < deadline) await new Promise((r) => setTimeout(r, pollMs));
 }
 
+/**
+ * A connection that holds the draft log against writes (reads go on), so what is typed meanwhile is applied in its
+ * room but not stored; releasing it may first cut off the statements left waiting on the lock (a killed process's).
+ */
+function draftLogHolder() {
+  const sql = postgres(database.url!, { max: 1, onnotice: () => {} });
+  return {
+    async hold(): Promise<void> {
+      await sql.unsafe("begin");
+      await sql.unsafe("lock table draft_updates in share mode");
+    },
+    async release({ cutOffWaiting = false } = {}): Promise<void> {
+      if (cutOffWaiting)
+        await sql.unsafe(
+          "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'",
+        );
+      await sql.unsafe("rollback");
+    },
+    end: () => sql.end(),
+  };
+}
+
 test.skipIf(!testDatabaseUrl())(
   "clients on two processes converge, see each other, and see API writes made on either",
   async () => {
@@ -284,7 +306,7 @@ test.skipIf(!testDatabaseUrl())(
     const [one, two] = processes as [QuireProcess, QuireProcess];
     const three = await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL });
     const listener = new Redis(REDIS_URL);
-    const blocker = postgres(database.url!, { max: 1, onnotice: () => {} });
+    const blocker = draftLogHolder();
     try {
       const key = await createNotes(one.url, "shared/one-process-first");
       const room = roomName(key.documentId, key.branchName, key.sectionId);
@@ -305,8 +327,7 @@ test.skipIf(!testDatabaseUrl())(
       expect(published).toEqual(["opened"]);
 
       // The draft log takes no more writes (reads go on): what is typed now is applied in process three, not stored.
-      await blocker.unsafe("begin");
-      await blocker.unsafe("lock table draft_updates in share mode");
+      await blocker.hold();
       typist.text().insert(9, " UNSTORED");
       await new Promise((r) => setTimeout(r, 300));
       const reader = await connectLive(two.url, room, { token });
@@ -326,10 +347,7 @@ test.skipIf(!testDatabaseUrl())(
 
       // Process three dies before it stores " UNSTORED" (its statement waiting on the lock is cut off with it).
       await three.stop("SIGKILL");
-      await blocker.unsafe(
-        "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'",
-      );
-      await blocker.unsafe("rollback");
+      await blocker.release({ cutOffWaiting: true });
       expect(await storedText(key)).not.toContain("UNSTORED");
       // Process two, which was sent it as unstored, stores it once nobody said it was stored.
       await untilStored(key, "UNSTORED", ORPHAN_AFTER_MS * 2, 500);
@@ -361,14 +379,12 @@ test.skipIf(!testDatabaseUrl())(
     expect(await readOnTwo()).toContain("base SEEN");
 
     // Storing is held up for 300 ms: the next edit is applied in process one and not yet stored when process two reads.
-    const blocker = postgres(database.url!, { max: 1, onnotice: () => {} });
+    const blocker = draftLogHolder();
     try {
-      await blocker.unsafe("begin");
-      await blocker.unsafe("lock table draft_updates in share mode");
+      await blocker.hold();
       typist.text().insert(9, " FRESH");
       await new Promise((r) => setTimeout(r, 100));
-      // (A postgres.js query runs when it is awaited or executed.)
-      setTimeout(() => void blocker.unsafe("rollback").execute(), 300);
+      setTimeout(() => void blocker.release(), 300);
       expect(await readOnTwo()).toContain("base SEEN FRESH");
     } finally {
       await blocker.end();
@@ -414,7 +430,7 @@ test.skipIf(!testDatabaseUrl())(
     const [one] = processes as [QuireProcess, QuireProcess];
     const three = await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL });
     const four = await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL });
-    const blocker = postgres(database.url!, { max: 1, onnotice: () => {} });
+    const blocker = draftLogHolder();
     try {
       const key = await createNotes(one.url, "shared/third-opener");
       const room = roomName(key.documentId, key.branchName, key.sectionId);
@@ -426,8 +442,7 @@ test.skipIf(!testDatabaseUrl())(
       await untilStored(key, "SHARED", 5_000);
 
       // The draft log takes no more writes: the next edit goes from three to four unstored.
-      await blocker.unsafe("begin");
-      await blocker.unsafe("lock table draft_updates in share mode");
+      await blocker.hold();
       typist.text().insert(11, " UNSTORED");
       await waitFor(() => watcher.text().toString() === "base SHARED UNSTORED", 5_000, "the unstored edit between the two holders");
       const reader = await connectLive(one.url, room, { token });
@@ -436,10 +451,7 @@ test.skipIf(!testDatabaseUrl())(
 
       // Both processes that held it before die: process one alone has the edit, and must know it was never stored.
       await Promise.all([three.stop("SIGKILL"), four.stop("SIGKILL")]);
-      await blocker.unsafe(
-        "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'",
-      );
-      await blocker.unsafe("rollback");
+      await blocker.release({ cutOffWaiting: true });
       expect(await storedText(key)).toBe("base SHARED");
       await untilStored(key, "UNSTORED", ORPHAN_AFTER_MS * 2, 500);
       expect(await storedText(key)).toBe("base SHARED UNSTORED");
