@@ -143,22 +143,24 @@ test("form fields are styled, and the header avatar is readable", async () => {
   await page.getByRole("button", { name: "Cancel" }).click();
   // Initials on their circle: the text's contrast with the circle meets WCAG AA (4.5:1), on the document page too.
   await page.goto(`${server.url}/documents/${documentId}`);
-  const contrast = await page.locator(".app-user .avatar").evaluate((element) => {
-    const computed = getComputedStyle(element);
-    const luminance = (rgb: string) => {
-      const [r, g, b] = rgb
-        .match(/\d+/g)!
-        .slice(0, 3)
-        .map((c) => {
+  // Polled, each time on the element found anew: once (on a loaded CI machine) the header was replaced between
+  // finding the avatar and reading its style, and a detached element's computed colours are empty strings.
+  const contrast = () =>
+    page.locator(".app-user .avatar").evaluate((element) => {
+      const computed = getComputedStyle(element);
+      const luminance = (rgb: string) => {
+        const channels = rgb.match(/\d+/g);
+        if (!channels) return Number.NaN;
+        const [r, g, b] = channels.slice(0, 3).map((c) => {
           const v = Number(c) / 255;
           return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
         });
-      return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
-    };
-    const [light, dark] = [luminance(computed.color), luminance(computed.backgroundColor)].sort((a, b) => b - a);
-    return (light! + 0.05) / (dark! + 0.05);
-  });
-  expect(contrast).toBeGreaterThanOrEqual(4.5);
+        return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+      };
+      const [light, dark] = [luminance(computed.color), luminance(computed.backgroundColor)].sort((a, b) => b - a);
+      return (light! + 0.05) / (dark! + 0.05);
+    });
+  await expect.poll(contrast).toBeGreaterThanOrEqual(4.5);
 });
 
 test("a merge request's markdown description is rendered, raw HTML and unsafe links left out", async () => {
