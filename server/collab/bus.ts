@@ -54,11 +54,22 @@ export interface CollabBus {
   publish(message: BusMessage): Promise<number>;
   /**
    * Receives other processes' messages (never this process's own) with their
-   * sender's id; `onResubscribed` runs when the subscription is back after a
-   * lost connection to Redis (messages published meanwhile never arrive).
-   * Resolves to an unsubscribe.
+   * sender's id. `heard` runs first for every frame, the empty ones of `beat`
+   * too, with its sender's id; `resubscribed` when the subscription is back
+   * after a lost connection to Redis (messages published meanwhile never
+   * arrive). Resolves to an unsubscribe.
    */
-  subscribe(onMessage: (message: BusMessage, sender: string) => void, onResubscribed?: () => void): Promise<() => Promise<void>>;
+  subscribe(handlers: {
+    message(message: BusMessage, sender: string): void;
+    heard?(sender: string): void;
+    resubscribed?(): void;
+  }): Promise<() => Promise<void>>;
+  /**
+   * Says this process is alive: a frame of no messages, unless a frame goes
+   * out this turn anyway. (A process of an earlier version decodes it to
+   * nothing.)
+   */
+  beat(): void;
   /** Records who this process has connected to a branch's rooms (an empty list clears it). */
   setPresence(documentId: string, branchName: string, userIds: readonly string[]): Promise<void>;
   /** Users connected to a document's rooms in any process, per branch (entries not refreshed within PRESENCE_TTL_MS are ignored). */
@@ -162,17 +173,23 @@ export async function connectRedisBus(url: string): Promise<CollabBus> {
       batch.messages.push(message);
       return batch.sent;
     },
-    async subscribe(onMessage, onResubscribed) {
+    beat() {
+      if (batch) return;
+      // Not logged: while Redis is away this fails every few seconds, and the publishes that carry something say so.
+      publisher.publish(CHANNEL, senderBytes).catch(() => undefined);
+    },
+    async subscribe(handlers) {
       const listener = (_channel: Buffer, frame: Buffer) => {
         // This process's own frame: skipped before anything is decoded.
-        if (frame.length >= SENDER_BYTES && senderBytes.equals(frame.subarray(0, SENDER_BYTES))) return;
+        if (frame.length < SENDER_BYTES || senderBytes.equals(frame.subarray(0, SENDER_BYTES))) return;
         const sender = frame.subarray(0, SENDER_BYTES).toString("hex");
-        for (const message of decodeFrame(frame) ?? []) onMessage(message, sender);
+        handlers.heard?.(sender);
+        for (const message of decodeFrame(frame) ?? []) handlers.message(message, sender);
       };
       // After a reconnect ioredis subscribes again by itself; asking once more (a no-op for Redis) answers once that is done.
       const resubscribed = () =>
         void subscriber.subscribe(CHANNEL).then(
-          () => onResubscribed?.(),
+          () => handlers.resubscribed?.(),
           () => undefined,
         );
       subscriber.on("messageBuffer", listener);

@@ -33,6 +33,13 @@
  * computed and stored (a commit, a head move) are published whoever holds
  * the section: they are rare, and a process that started after the room
  * opened here must not miss them.
+ *
+ * A process that dies says no "closed": every process beats (an empty frame)
+ * every HEARTBEAT_MS, and one not heard for GONE_AFTER_MS is no longer a
+ * holder of anything, so its rooms' peers stop publishing for nobody. Should
+ * it be heard again (its event loop was stuck, not dead), every room held
+ * here says "opened" once more, and what each side typed meanwhile is
+ * exchanged as when a room opens.
  */
 import { randomInt } from "node:crypto";
 import * as Y from "yjs";
@@ -74,6 +81,12 @@ export interface FanOutHandlers {
 export const ORPHAN_AFTER_MS = 15_000;
 /** "stored" goes out with the next message, or after this long when none comes. */
 const ACKNOWLEDGE_WITHIN_MS = 50;
+/** How often a process says it is alive (bus.beat). */
+export const HEARTBEAT_MS = 5_000;
+/** A process not heard for this long (three beats missed) holds nothing any more. */
+export const GONE_AFTER_MS = 15_000;
+/** How long a process dropped as gone is remembered, to announce the rooms again should it be heard. */
+const GONE_REMEMBERED_MS = 60 * 60_000;
 /** How long a read waits for the other processes' "settled" (one that hangs or died never answers). */
 export const OTHERS_STORED_WAIT_MS = 1_000;
 
@@ -137,6 +150,10 @@ export class FanOut {
   private readonly sharedWith = new Map<string, Set<string>>();
   /** Per section open here and nowhere else, this process's updates not yet stored, so not published (see shareWith). */
   private readonly unpublished = new Map<string, Set<PendingUpdate>>();
+  /** When each other process was last heard (any frame, its beats among them). */
+  private readonly lastHeard = new Map<string, number>();
+  /** Processes dropped as gone, and when. */
+  private readonly gone = new Map<string, number>();
 
   constructor(private readonly bus: CollabBus | undefined) {}
 
@@ -148,19 +165,43 @@ export class FanOut {
     refresh.unref();
     const orphans = setInterval(() => void this.storeOrphans(handlers), ORPHAN_AFTER_MS / 3);
     orphans.unref();
-    const unsubscribe = await bus.subscribe(
-      (message, sender) => this.receive(handlers, message, sender),
+    const heartbeat = setInterval(() => {
+      bus.beat();
+      this.dropSilent();
+    }, HEARTBEAT_MS);
+    heartbeat.unref();
+    const unsubscribe = await bus.subscribe({
+      message: (message, sender) => this.receive(handlers, message, sender),
+      heard: (sender) => this.heard(handlers, sender),
       // Messages published while the connection was down never arrive: the rooms held here are announced again.
-      () => this.announceHeld(handlers),
-    );
+      resubscribed: () => this.announceHeld(handlers),
+    });
     // This process's previous run may have stored updates it never published: the other processes' rooms take them from storage.
     void bus.publish({ ...NO_KEY, kind: "catch-up", payload: new Uint8Array() }).catch(logFailure("catch-up announcement"));
     return async () => {
       clearInterval(refresh);
       clearInterval(orphans);
+      clearInterval(heartbeat);
       this.flushAcknowledgements();
       await unsubscribe();
     };
+  }
+
+  /** A frame from another process: it is alive. One dropped as gone missed what rooms here published since: they are announced again. */
+  private heard(handlers: FanOutHandlers, sender: string): void {
+    this.lastHeard.set(sender, Date.now());
+    if (this.gone.delete(sender)) this.announceHeld(handlers);
+  }
+
+  /** Processes not heard for GONE_AFTER_MS hold no section any more (a dead one never says "closed"). */
+  private dropSilent(now = Date.now()): void {
+    for (const [sender, at] of this.lastHeard) {
+      if (now - at <= GONE_AFTER_MS) continue;
+      this.lastHeard.delete(sender);
+      this.gone.set(sender, now);
+      for (const holders of this.sharedWith.values()) holders.delete(sender);
+    }
+    for (const [sender, at] of this.gone) if (now - at > GONE_REMEMBERED_MS) this.gone.delete(sender);
   }
 
   private receive(handlers: FanOutHandlers, message: BusMessage, sender: string): void {

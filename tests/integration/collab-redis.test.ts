@@ -8,7 +8,9 @@
  * room open in one process publishes nothing until another opens it, which
  * then gets what was typed, unstored edits and presence included; a read on
  * another process waits for what was typed to be stored; a process whose
- * subscription was cut gets what was published meanwhile.
+ * subscription was cut gets what was published meanwhile; a process not
+ * heard for a while stops being published to, and gets what it missed once
+ * heard again.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { encode } from "next-auth/jwt";
@@ -17,7 +19,7 @@ import { sessionCookieName } from "@/server/auth/web-session";
 import { Redis } from "ioredis";
 import postgres from "postgres";
 import { connectRedisBus, decodeFrame } from "@/server/collab/bus";
-import { ORPHAN_AFTER_MS } from "@/server/collab/fan-out";
+import { GONE_AFTER_MS, HEARTBEAT_MS, ORPHAN_AFTER_MS } from "@/server/collab/fan-out";
 import { appendDraftUpdates, findSectionDraft, type SectionKey } from "@/server/store/drafts";
 import * as Y from "yjs";
 import { connectLive, type LiveClient, roomName, waitFor } from "../helpers/collab";
@@ -459,6 +461,59 @@ test.skipIf(!testDatabaseUrl())(
       await blocker.end();
       await three.stop("SIGKILL").catch(() => undefined);
       await four.stop("SIGKILL").catch(() => undefined);
+    }
+  },
+  90_000,
+);
+
+test.skipIf(!testDatabaseUrl())(
+  "a process not heard for a while holds nothing: its peers stop publishing the section, and once it is heard again it gets what was typed meanwhile",
+  async () => {
+    const [one] = processes as [QuireProcess, QuireProcess];
+    const three = await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL });
+    const listener = new Redis(REDIS_URL);
+    try {
+      const key = await createNotes(one.url, "shared/silent-holder");
+      const room = roomName(key.documentId, key.branchName, key.sectionId);
+      // Every update frame about the section, with its sender and when it came.
+      const updates: Array<{ sender: string; at: number }> = [];
+      listener.on("messageBuffer", (_channel: Buffer, frame: Buffer) => {
+        const messages = decodeFrame(frame) ?? [];
+        if (messages.some((m) => m.kind === "update" && m.sectionId === key.sectionId))
+          updates.push({ sender: frame.subarray(0, 16).toString("hex"), at: Date.now() });
+      });
+      await listener.subscribe("quire:collab");
+      const typist = await connectLive(one.url, room, { token });
+      const reader = await connectLive(three.url, room, { token });
+      clients.push(typist, reader);
+      typist.text().insert(4, " BEFORE");
+      await waitFor(() => reader.text().toString() === "base BEFORE", 5_000, "an edit across processes");
+      await waitFor(() => updates.length > 0, 2_000, "the edit on the channel");
+      const typistProcess = updates.at(-1)!.sender;
+      const socketBefore = reader.provider.ws;
+
+      // Process three stops (as a stuck event loop would): after GONE_AFTER_MS and a sweep, one holds the section alone.
+      process.kill(three.child.pid!, "SIGSTOP");
+      await new Promise((r) => setTimeout(r, GONE_AFTER_MS + HEARTBEAT_MS + 1_000));
+      const typedAt = Date.now();
+      typist.text().insert(11, " DURING");
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(updates.filter((u) => u.sender === typistProcess && u.at >= typedAt)).toEqual([]);
+
+      // Heard again: the room is announced anew, and the reader gets the edit over the connection it had (no reconnect).
+      process.kill(three.child.pid!, "SIGCONT");
+      await waitFor(
+        () => reader.text().toString() === "base BEFORE DURING",
+        HEARTBEAT_MS * 2,
+        `after the stop: ${reader.text().toString()}`,
+      );
+      expect(reader.provider.ws).toBe(socketBefore);
+      typist.text().insert(18, " AFTER");
+      await waitFor(() => reader.text().toString() === "base BEFORE DURING AFTER", 5_000, "an edit once shared again");
+    } finally {
+      listener.disconnect();
+      process.kill(three.child.pid!, "SIGCONT");
+      await three.stop("SIGKILL");
     }
   },
   90_000,
