@@ -54,6 +54,7 @@ export function MemberSearch({
   label,
   verb,
   leaveOut = [],
+  leftOutNote = () => "Everyone it matches is chosen already.",
   onPick,
   inputRef,
 }: {
@@ -63,6 +64,8 @@ export function MemberSearch({
   verb: string;
   /** People not to offer (those already chosen). */
   leaveOut?: readonly string[];
+  /** What to say when everyone the text matches is left out; by default that they are chosen already. */
+  leftOutNote?: (leftOut: readonly MemberView[]) => string;
   onPick: (member: MemberView) => void;
   inputRef?: Ref<HTMLInputElement>;
 }) {
@@ -119,7 +122,7 @@ export function MemberSearch({
             </ul>
           ) : (
             <p className="muted small" role="status">
-              {answer.members.length > 0 ? "Everyone it matches is chosen already." : `No member matches “${query.trim()}”.`}
+              {answer.members.length > 0 ? leftOutNote(answer.members) : `No member matches “${query.trim()}”.`}
             </p>
           )}
         </div>
@@ -135,6 +138,7 @@ export function MemberPicker({
   chosenLabel,
   chosen,
   onChange,
+  author,
 }: {
   id: string;
   label: string;
@@ -142,14 +146,22 @@ export function MemberPicker({
   chosenLabel: string;
   chosen: readonly WorkspacePerson[];
   onChange: (chosen: WorkspacePerson[]) => void;
+  /** The signed-in person opening what the chosen review: never offered (nobody reviews their own request). */
+  author?: string;
 }) {
+  const chosenIds = chosen.map((person) => person.userId);
   return (
     <div className="member-picker">
       <MemberSearch
         id={id}
         label={label}
         verb="Add"
-        leaveOut={chosen.map((person) => person.userId)}
+        leaveOut={author ? [author, ...chosenIds] : chosenIds}
+        leftOutNote={(leftOut) =>
+          leftOut.every((member) => member.userId === author)
+            ? "That is you: nobody reviews their own request."
+            : "Everyone it matches is chosen already."
+        }
         onPick={(member) => onChange([...chosen, { userId: member.userId, name: member.name }])}
       />
       {chosen.length > 0 ? (

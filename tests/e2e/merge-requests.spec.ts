@@ -98,7 +98,7 @@ test.afterAll(async () => {
   await server?.close();
 });
 
-test("the author opens a merge request from the branch on the document page, with a suggested title and a reviewer found by typing", async () => {
+test("the author opens a merge request from the branch on the document page, with a suggested title and a reviewer found by typing, never the author", async () => {
   await author.goto(`${server.url}/documents/${documentId}?branch=spring-prices`);
   const panel = author.getByTestId("merge-requests-panel");
   await expect(panel).toContainText("No open merge requests");
@@ -123,6 +123,10 @@ test("the author opens a merge request from the branch on the document page, wit
   const again = author.getByRole("form", { name: "New merge request" });
   await again.getByLabel("Title").fill("Spring prices");
   await again.getByLabel("Description (markdown)").fill("New prices from April, and clearer terms.");
+  // The author is never offered as their own request's reviewer.
+  await again.getByLabel("Reviewers").fill("Olive");
+  await expect(again.getByRole("status").filter({ hasText: "That is you: nobody reviews their own request." })).toBeVisible();
+  await expect(again.getByRole("button", { name: /Add Olive Owner/ })).toHaveCount(0);
   await again.getByLabel("Reviewers").fill("Rit");
   await again.getByRole("button", { name: /Add Rita Reviewer/ }).click();
   await expect(again.getByRole("list", { name: "Chosen reviewers" })).toContainText("Rita Reviewer");

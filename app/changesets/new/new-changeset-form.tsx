@@ -6,8 +6,18 @@ import { MemberPicker } from "@/app/_components/member-picker";
 import type { WorkspacePerson } from "@/app/_lib/quire";
 import { useChangesetsTool } from "../changesets-tool";
 
-/** Opens the changeset for the documents the page listed: title, description and reviewers. */
-export function NewChangesetForm({ source, target, prefix }: { source: string; target: string; prefix: string }) {
+/** Opens the changeset for the documents the page listed: title, description and reviewers (never its author, `authorId`). */
+export function NewChangesetForm({
+  authorId,
+  source,
+  target,
+  prefix,
+}: {
+  authorId: string;
+  source: string;
+  target: string;
+  prefix: string;
+}) {
   const router = useRouter();
   const changesets = useChangesetsTool();
   const [reviewers, setReviewers] = useState<WorkspacePerson[]>([]);
@@ -41,7 +51,14 @@ export function NewChangesetForm({ source, target, prefix }: { source: string; t
         <span>Description</span>
         <textarea name="description" rows={3} />
       </label>
-      <MemberPicker id="reviewer-search" label="Reviewers" chosenLabel="Chosen reviewers" chosen={reviewers} onChange={setReviewers} />
+      <MemberPicker
+        id="reviewer-search"
+        label="Reviewers"
+        chosenLabel="Chosen reviewers"
+        chosen={reviewers}
+        onChange={setReviewers}
+        author={authorId}
+      />
       {state.kind === "error" ? (
         <p className="form-error" role="alert">
           {state.message}

@@ -85,7 +85,7 @@ export default async function NewChangesetPage({ searchParams }: { searchParams:
                   </li>
                 ))}
               </ul>
-              <NewChangesetForm source={source} target={target} prefix={prefix} />
+              <NewChangesetForm authorId={user.id} source={source} target={target} prefix={prefix} />
             </>
           ) : (
             <p className="muted">No document you can read has both branches here. Check the branch names and the prefix.</p>

@@ -8,6 +8,7 @@ import type { WorkspacePerson } from "@/app/_lib/quire";
 import { useMergeRequestsTool } from "@/app/_lib/tool-call";
 
 export function CreateForm({
+  authorId,
   documentId,
   branches,
   source,
@@ -15,6 +16,8 @@ export function CreateForm({
   suggestedTitle,
   incoming,
 }: {
+  /** Who opens the request (the signed-in person): not offered as its reviewer. */
+  authorId: string;
   documentId: string;
   branches: string[];
   source: string;
@@ -99,7 +102,14 @@ export function CreateForm({
         <span>Description (markdown)</span>
         <textarea name="description" rows={5} />
       </label>
-      <MemberPicker id="reviewer-search" label="Reviewers" chosenLabel="Chosen reviewers" chosen={reviewers} onChange={setReviewers} />
+      <MemberPicker
+        id="reviewer-search"
+        label="Reviewers"
+        chosenLabel="Chosen reviewers"
+        chosen={reviewers}
+        onChange={setReviewers}
+        author={authorId}
+      />
       <FormError error={error} spaced={false} />
       <div className="button-row">
         <button type="submit" className="button button-primary" disabled={empty || pending}>

@@ -38,6 +38,7 @@ export default async function NewMergeRequestPage({ searchParams }: { searchPara
     <AppShell user={user}>
       <PageHeading title="New merge request" description="Propose a branch's changes for review." />
       <CreateForm
+        authorId={user.id}
         documentId={documentId}
         branches={branches.value.map((b: BranchSummary) => b.name)}
         source={source}
