@@ -154,6 +154,8 @@ export class FanOut {
   private readonly lastHeard = new Map<string, number>();
   /** Processes dropped as gone, and when. */
   private readonly gone = new Map<string, number>();
+  /** The rooms' announcement to processes heard again, while it waits for the turn's other frames. */
+  private announcing: NodeJS.Immediate | null = null;
 
   constructor(private readonly bus: CollabBus | undefined) {}
 
@@ -182,15 +184,25 @@ export class FanOut {
       clearInterval(refresh);
       clearInterval(orphans);
       clearInterval(heartbeat);
+      if (this.announcing) clearImmediate(this.announcing);
       this.flushAcknowledgements();
       await unsubscribe();
     };
   }
 
-  /** A frame from another process: it is alive. One dropped as gone missed what rooms here published since: they are announced again. */
+  /**
+   * A frame from another process: it is alive. One dropped as gone missed
+   * what rooms here published since: they are announced again (once for all
+   * the processes heard again together, as after this process was the one
+   * stuck).
+   */
   private heard(handlers: FanOutHandlers, sender: string): void {
     this.lastHeard.set(sender, Date.now());
-    if (this.gone.delete(sender)) this.announceHeld(handlers);
+    if (!this.gone.delete(sender) || this.announcing) return;
+    this.announcing = setImmediate(() => {
+      this.announcing = null;
+      this.announceHeld(handlers);
+    });
   }
 
   /** Processes not heard for GONE_AFTER_MS hold no section any more (a dead one never says "closed"). */
