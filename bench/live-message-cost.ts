@@ -13,6 +13,7 @@
  *   BENCH_MESSAGES=20000   messages of each kind per run
  *   BENCH_RUNS=5           runs of each kind (the median is reported)
  *   BENCH_BLOCK_CHARS=300  characters of the paragraph typed into (it grows by one per keystroke)
+ *   BENCH_BLOCKS=2         blocks in the section (the paragraph, then short ones)
  */
 import * as encoding from "lib0/encoding";
 import * as awarenessProtocol from "y-protocols/awareness";
@@ -25,6 +26,7 @@ import { stampAwarenessUpdate } from "@/server/collab/presence";
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 20_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const BLOCK_CHARS = Number(process.env.BENCH_BLOCK_CHARS ?? 300);
+const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 2);
 const USER_ID = "0b7d3a52-1f7e-4d8e-9a51-5a3f9c2f4d10";
 
 function connection(name: string): LiveConnection {
@@ -51,7 +53,7 @@ function room() {
     name: "Bench",
     content: [
       { blockType: "text", text: paragraph },
-      { blockType: "text", text: "Another." },
+      ...Array.from({ length: BLOCKS - 1 }, () => ({ blockType: "text" as const, text: "Another." })),
     ],
   });
   const live = new LiveDoc([Y.encodeStateAsUpdate(seed)], { store: async () => {} }, { sectionRules: true });

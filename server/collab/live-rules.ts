@@ -91,17 +91,26 @@ export class SectionRules {
 
   /** Throws LiveContentRefused when the transaction leaves the section breaking a rule; otherwise remembers what it changed. */
   judge(transaction: Y.Transaction, typist: Typist): void {
-    const touched = this.touchedBlocks(transaction, true);
-    const blocks = this.blockMaps();
-    if (blocks.length > MAX_BLOCKS_PER_SECTION) refuse(`a section holds at most ${MAX_BLOCKS_PER_SECTION} blocks`);
-    const present = new Set(blocks);
+    const { touched, reshaped } = this.touchedBlocks(transaction, true);
+    // Typing changes no block's place or fields: the blocks are the ones remembered, and only the touched are read.
+    const blocks = reshaped ? this.blockMaps() : null;
+    if (blocks && blocks.length > MAX_BLOCKS_PER_SECTION) refuse(`a section holds at most ${MAX_BLOCKS_PER_SECTION} blocks`);
+    const present = blocks ? new Set(blocks) : null;
+    const isPresent = (block: Y.Map<unknown>) => (present ? present.has(block) : this.memory.has(block));
     const before: BlockMemory[] = [];
-    for (const [block, known] of this.memory) if (touched.has(block) || !present.has(block)) before.push(known);
+    if (present) {
+      for (const [block, known] of this.memory) if (touched.has(block) || !present.has(block)) before.push(known);
+    } else
+      for (const block of touched.keys()) {
+        const known = this.memory.get(block);
+        if (known) before.push(known);
+      }
     const judged = new Map<Y.Map<unknown>, BlockMemory>();
     const typedComments: NewCommentTag[] = [];
-    for (const block of touched) {
-      if (!present.has(block)) continue;
-      const { memory, newComments } = this.judgeBlock(block, blocks.indexOf(block));
+    for (const [block, textOnly] of touched) {
+      if (!isPresent(block)) continue;
+      const where = () => ordinal((blocks ?? this.blockMaps()).indexOf(block));
+      const { memory, newComments } = textOnly ? this.judgeTyping(block, where) : this.judgeBlock(block, where);
       judged.set(block, memory);
       typedComments.push(...newComments);
     }
@@ -128,15 +137,17 @@ export class SectionRules {
     // One typed into a block whose markup is malformed cannot be read for its author: it waits until the markup is mended.
     const read = new Set(typedComments.map((tag) => tag.open));
     if ([...typed].some((open) => !read.has(open))) refuse("a new comment needs well-formed comment markup around it");
-    for (const block of this.memory.keys()) if (!present.has(block)) this.memory.delete(block);
+    if (present) for (const block of this.memory.keys()) if (!present.has(block)) this.memory.delete(block);
     for (const [block, memory] of judged) this.memory.set(block, memory);
   }
 
   /** Takes in a transaction that is not judged, so the next judgement compares with what the section now is. */
   follow(transaction: Y.Transaction): void {
-    const present = new Set(this.blockMaps());
-    for (const block of this.touchedBlocks(transaction, false)) if (present.has(block)) this.memory.set(block, this.remember(block));
-    for (const block of this.memory.keys()) if (!present.has(block)) this.memory.delete(block);
+    const { touched, reshaped } = this.touchedBlocks(transaction, false);
+    const present = reshaped ? new Set(this.blockMaps()) : null;
+    for (const block of touched.keys())
+      if (present ? present.has(block) : this.memory.has(block)) this.memory.set(block, this.remember(block));
+    if (present) for (const block of this.memory.keys()) if (!present.has(block)) this.memory.delete(block);
   }
 
   private blockMaps(): Y.Map<unknown>[] {
@@ -145,13 +156,18 @@ export class SectionRules {
   }
 
   /**
-   * The blocks a transaction changed (their fields or their text), checking on
-   * the way (when `strict`) that it wrote nothing outside the section's shape:
-   * another root, another key of the section, a name that is not text.
+   * The blocks a transaction changed, each with whether only its text did
+   * (typing: the shared text of a text block, nothing else of it), and
+   * whether it `reshaped` the section (its blocks, their order or a block's
+   * fields); checking on the way (when `strict`) that it wrote nothing
+   * outside the section's shape: another root, another key of the section, a
+   * name that is not text.
    */
-  private touchedBlocks(transaction: Y.Transaction, strict: boolean): Set<Y.Map<unknown>> {
+  private touchedBlocks(transaction: Y.Transaction, strict: boolean): { touched: Map<Y.Map<unknown>, boolean>; reshaped: boolean } {
     const blocksArray = this.root.get(BLOCKS_KEY);
-    const touched = new Set<Y.Map<unknown>>();
+    const touched = new Map<Y.Map<unknown>, boolean>();
+    const touchWhole = (block: Y.Map<unknown>) => touched.set(block, false);
+    let reshaped = false;
     for (const [changed, keys] of transaction.changed) {
       const type: unknown = changed;
       if (type === this.root) {
@@ -162,13 +178,17 @@ export class SectionRules {
           if (!(blocksArray instanceof Y.Array)) refuse("a section's blocks must be a shared array");
           if (keys.has(NAME_KEY)) this.judgeName();
         }
-        if (keys.has(BLOCKS_KEY)) for (const block of this.blockMaps()) touched.add(block);
+        if (keys.has(BLOCKS_KEY)) {
+          reshaped = true;
+          for (const block of this.blockMaps()) touchWhole(block);
+        }
         continue;
       }
       if (type === blocksArray) {
+        reshaped = true;
         if (strict && (blocksArray as Y.Array<unknown>).toArray().some((b) => !(b instanceof Y.Map)))
           refuse("every block must be a shared map");
-        for (const block of this.blockMaps()) if (!this.memory.has(block)) touched.add(block);
+        for (const block of this.blockMaps()) if (!this.memory.has(block)) touchWhole(block);
         continue;
       }
       if (type === this.root.get(NAME_KEY)) {
@@ -176,10 +196,17 @@ export class SectionRules {
         continue;
       }
       const block = this.blockOf(type);
-      if (block) touched.add(block);
-      else if (strict && !this.attachedToRoot(type)) refuse("an edit may only change the section");
+      if (!block) {
+        if (strict && !this.attachedToRoot(type)) refuse("an edit may only change the section");
+        continue;
+      }
+      const typing = type instanceof Y.Text && type.parent === block && block.get("text") === type && block.get("blockType") === "text";
+      if (!typing) {
+        reshaped = true;
+        touchWhole(block);
+      } else if (!touched.has(block)) touched.set(block, true);
     }
-    return touched;
+    return { touched, reshaped };
   }
 
   /** The block map a changed type belongs to (itself, or the map holding it), or null. */
@@ -200,7 +227,7 @@ export class SectionRules {
   }
 
   private judgeName(): void {
-    const name = plainText(this.root.get(NAME_KEY) as Y.Text, "the name");
+    const name = plainText(this.root.get(NAME_KEY) as Y.Text, () => "the name");
     // Empty while someone retypes it: refused at commit, not keystroke by keystroke.
     if (name === "") return;
     if (isUnstorable(name)) refuse("the name holds a NUL character or an unpaired surrogate");
@@ -209,14 +236,12 @@ export class SectionRules {
   }
 
   /** Checks one block whole against the block schema; returns what to remember of it and its new comments. */
-  private judgeBlock(map: Y.Map<unknown>, index: number): { memory: BlockMemory; newComments: NewCommentTag[] } {
-    const where = ordinal(index);
+  private judgeBlock(map: Y.Map<unknown>, ordinalOf: () => string): { memory: BlockMemory; newComments: NewCommentTag[] } {
+    const where = ordinalOf();
     const fields: Record<string, unknown> = {};
     for (const [field, value] of map.entries()) {
-      if (value instanceof Y.Text && field === "text") {
-        if (value.length > MAX_TEXT_BLOCK_CHARS) refuse(`${where} is longer than ${MAX_TEXT_BLOCK_CHARS.toLocaleString("en")} characters`);
-        fields[field] = plainText(value, where);
-      } else if (value instanceof Y.AbstractType) refuse(`${where}: field "${field}" must be a plain value`);
+      if (value instanceof Y.Text && field === "text") fields[field] = this.typedText(value, () => where);
+      else if (value instanceof Y.AbstractType) refuse(`${where}: field "${field}" must be a plain value`);
       else fields[field] = value;
     }
     if (fields.blockType === "text" && !(map.get("text") instanceof Y.Text)) refuse(`${where}: a text block's text must be shared text`);
@@ -230,9 +255,31 @@ export class SectionRules {
     if (Object.values(fields).some((value) => storableProblem(value))) refuse(`${where} holds a NUL character or an unpaired surrogate`);
     if (block.blockType !== "text")
       return { memory: { comments: [], newComments: [], keys: storageKeysOf([block]), markupWellFormed: true }, newComments: [] };
-    const read = readTextBlock(block.text);
+    return this.judgeMarkup(map, block.text, () => where);
+  }
+
+  /**
+   * A text block of which only the text changed (typing): its other fields
+   * are as last accepted, so what the block schema would say of it is what
+   * it says of the text, read here without the schema.
+   */
+  private judgeTyping(map: Y.Map<unknown>, ordinalOf: () => string): { memory: BlockMemory; newComments: NewCommentTag[] } {
+    const text = this.typedText(map.get("text") as Y.Text, ordinalOf);
+    if (isUnstorable(text)) refuse(`${ordinalOf()} holds a NUL character or an unpaired surrogate`);
+    return this.judgeMarkup(map, text, ordinalOf);
+  }
+
+  /** A text block's shared text, refused past the block limit or holding anything but characters. */
+  private typedText(text: Y.Text, where: () => string): string {
+    if (text.length > MAX_TEXT_BLOCK_CHARS) refuse(`${where()} is longer than ${MAX_TEXT_BLOCK_CHARS.toLocaleString("en")} characters`);
+    return plainText(text, where);
+  }
+
+  /** A text block's comment markup: refused when an edit breaks markup that was well formed. */
+  private judgeMarkup(map: Y.Map<unknown>, text: string, where: () => string): { memory: BlockMemory; newComments: NewCommentTag[] } {
+    const read = readTextBlock(text);
     if (!read.memory.markupWellFormed && this.memory.get(map)?.markupWellFormed !== false)
-      refuse(`${where}: malformed or unbalanced comment markup`);
+      refuse(`${where()}: malformed or unbalanced comment markup`);
     return read;
   }
 
@@ -249,9 +296,9 @@ export class SectionRules {
  * peers' editors would meet what no block can hold. (Formatting attributes
  * carry no content and are let through.)
  */
-function plainText(text: Y.Text, where: string): string {
+function plainText(text: Y.Text, where: () => string): string {
   const value = text.toString();
-  if (value.length !== text.length) refuse(`${where} may hold only characters`);
+  if (value.length !== text.length) refuse(`${where()} may hold only characters`);
   return value;
 }
 

@@ -155,8 +155,16 @@ describe("content rules on arrival", () => {
         ]),
       /caption/,
     ],
-    ["a NUL character", (section) => textOf(section, 1).insert(0, "bad\u0000byte"), /NUL/],
-    ["a text block past its limit", (section) => textOf(section, 1).insert(0, "x".repeat(MAX_TEXT_BLOCK_CHARS)), /longer than/],
+    ["a NUL character", (section) => textOf(section, 1).insert(0, "bad\u0000byte"), /^block 2 holds a NUL/],
+    [
+      "typing in two blocks at once, a NUL in the second",
+      (section) => {
+        textOf(section, 0).insert(0, "Fine. ");
+        textOf(section, 1).insert(0, "bad\u0000byte");
+      },
+      /^block 2 holds a NUL/,
+    ],
+    ["a text block past its limit", (section) => textOf(section, 1).insert(0, "x".repeat(MAX_TEXT_BLOCK_CHARS)), /^block 2 is longer than/],
     ["a 400-character name", (section) => (section.get("name") as Y.Text).insert(0, "n".repeat(400)), /name/],
     ["a line break in the name", (section) => (section.get("name") as Y.Text).insert(2, "\n"), /name/],
     ["an unknown block type", (section) => blocks(section).push([blockMap({ blockType: "script", src: "x" })]), /block 3/],
@@ -206,7 +214,11 @@ describe("content rules on arrival", () => {
     ],
     ["unbalanced comment markup", (section) => textOf(section, 1).insert(0, '<svc:comment-new body="b">open'), /comment markup/],
     ["another key on the section", (section) => section.set("script", "alert(1)"), /only its name and its blocks/],
-    ["an embed in a text block", (section) => textOf(section, 1).insertEmbed(0, { src: "http://tracker.example/x" }), /only characters/],
+    [
+      "an embed in a text block",
+      (section) => textOf(section, 1).insertEmbed(0, { src: "http://tracker.example/x" }),
+      /^block 2 may hold only characters/,
+    ],
     ["a shared map inside the name", (section) => (section.get("name") as Y.Text).insertEmbed(0, new Y.Map()), /only characters/],
     ["a block that is not a map", (section) => blocks(section).push(["plain" as unknown as Y.Map<unknown>]), /shared map/],
     [
