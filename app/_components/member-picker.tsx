@@ -184,3 +184,25 @@ export function MemberPicker({
     </div>
   );
 }
+
+/** A request's reviewers (a merge request, a changeset): never its author, the signed-in person opening it. */
+export function ReviewerPicker({
+  author,
+  chosen,
+  onChange,
+}: {
+  author: string;
+  chosen: readonly WorkspacePerson[];
+  onChange: (chosen: WorkspacePerson[]) => void;
+}) {
+  return (
+    <MemberPicker
+      id="reviewer-search"
+      label="Reviewers"
+      chosenLabel="Chosen reviewers"
+      chosen={chosen}
+      onChange={onChange}
+      author={author}
+    />
+  );
+}

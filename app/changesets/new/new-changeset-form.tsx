@@ -2,7 +2,7 @@
 
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
-import { MemberPicker } from "@/app/_components/member-picker";
+import { ReviewerPicker } from "@/app/_components/member-picker";
 import type { WorkspacePerson } from "@/app/_lib/quire";
 import { useChangesetsTool } from "../changesets-tool";
 
@@ -51,14 +51,7 @@ export function NewChangesetForm({
         <span>Description</span>
         <textarea name="description" rows={3} />
       </label>
-      <MemberPicker
-        id="reviewer-search"
-        label="Reviewers"
-        chosenLabel="Chosen reviewers"
-        chosen={reviewers}
-        onChange={setReviewers}
-        author={authorId}
-      />
+      <ReviewerPicker author={authorId} chosen={reviewers} onChange={setReviewers} />
       {state.kind === "error" ? (
         <p className="form-error" role="alert">
           {state.message}

@@ -3,7 +3,7 @@
 import { useRouter } from "next/navigation";
 import { type FormEvent, useState } from "react";
 import { FormError, field, optionalField } from "@/app/_components/action-form";
-import { MemberPicker } from "@/app/_components/member-picker";
+import { ReviewerPicker } from "@/app/_components/member-picker";
 import type { WorkspacePerson } from "@/app/_lib/quire";
 import { useMergeRequestsTool } from "@/app/_lib/tool-call";
 
@@ -102,14 +102,7 @@ export function CreateForm({
         <span>Description (markdown)</span>
         <textarea name="description" rows={5} />
       </label>
-      <MemberPicker
-        id="reviewer-search"
-        label="Reviewers"
-        chosenLabel="Chosen reviewers"
-        chosen={reviewers}
-        onChange={setReviewers}
-        author={authorId}
-      />
+      <ReviewerPicker author={authorId} chosen={reviewers} onChange={setReviewers} />
       <FormError error={error} spaced={false} />
       <div className="button-row">
         <button type="submit" className="button button-primary" disabled={empty || pending}>
