@@ -403,3 +403,14 @@ export function applyOutline(doc: Y.Doc, sectionIds: readonly string[]): void {
 }
 
 export const outlineFromYDoc = (doc: Y.Doc): string[] => doc.getArray<string>(OUTLINE_ROOT).toArray();
+
+/**
+ * Empties a client's copy of an outline, as `origin` (its provider, which
+ * then sends nothing of it). Each connection's outline is built anew by the
+ * server, its items its own: a copy kept across a reconnect would take the
+ * next connection's list as a second one, every id twice.
+ */
+export function forgetOutline(doc: Y.Doc, origin: unknown): void {
+  const outline = doc.getArray<string>(OUTLINE_ROOT);
+  doc.transact(() => outline.delete(0, outline.length), origin);
+}

@@ -116,3 +116,35 @@ test("Mo's open comments panel follows a comment committed elsewhere, its reply 
   await expect(panel.getByRole("button", { name: "Show resolved (1)" })).toBeVisible();
   expect(await moPage.evaluate(() => "quireNotReloaded" in window)).toBe(true);
 });
+
+test("after the outline's connection drops and comes back, each section is listed once, and one added meanwhile shows", async ({
+  browser,
+}) => {
+  const page = await signedIn(browser, mo.email);
+  const outlineConnections: Array<{ close(): Promise<void> }> = [];
+  await page.routeWebSocket(
+    (url) => url.pathname === `/collab/${documentId}/main`,
+    (socket) => {
+      const toServer = socket.connectToServer();
+      outlineConnections.push({ close: async () => Promise.all([socket.close(), toServer.close()]).then(() => undefined) });
+    },
+  );
+  await openLiveDocument(page, server.url, { documentId, firstSectionId: sectionIds[0]! });
+  const listed = page.locator('[data-testid="live-section"]');
+  await expect.poll(() => outlineConnections.length).toBe(1);
+  await expect(listed).toHaveCount(sectionIds.length);
+  // The connection drops (a network blip); a section is added while it is down.
+  await outlineConnections[0]!.close();
+  const added = await server.callTool("sections", olive.userId, {
+    action: "create",
+    documentId,
+    branchName: "main",
+    name: "Risks",
+    content: [text("Late snow.")],
+  });
+  await expect.poll(() => outlineConnections.length).toBe(2);
+  await expect(page.locator(`[data-section-id="${added.sectionId}"]`)).toHaveCount(1);
+  await expect(listed).toHaveCount(sectionIds.length + 1);
+  for (const sectionId of sectionIds) await expect(page.locator(`[data-section-id="${sectionId}"]`)).toHaveCount(1);
+  await page.context().close();
+});

@@ -12,7 +12,7 @@ import "./live.css";
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import type { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
-import { outlineFromYDoc } from "@/server/collab/codec";
+import { forgetOutline, outlineFromYDoc } from "@/server/collab/codec";
 import type { WorkspacePerson as Person } from "@/app/_lib/quire";
 import { ResolvedComments, ResolvedCommentsContext } from "./comment-highlights";
 import { CommentsPanel } from "./comments-panel";
@@ -191,8 +191,11 @@ function useOutline(address: RoomAddress, initial: string[]): string[] {
     };
     // After the rooms of the sections on screen (afterSectionRooms says why).
     const cancel = afterSectionRooms(address.documentId, () => {
-      provider = openRoom(address, doc);
-      provider.on("sync", update);
+      const opened = openRoom(address, doc);
+      provider = opened;
+      opened.on("sync", update);
+      // The list shown stays as it is until the next connection's outline is synced (`update` waits for it).
+      opened.on("status", ({ status }) => status === "disconnected" && forgetOutline(doc, opened));
     });
     doc.on("update", update);
     return () => {
