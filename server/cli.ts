@@ -10,6 +10,7 @@ import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { loadConfig } from "@/server/config";
 import { isDomainError } from "@/server/core/errors";
 import { ADMIN_USAGE, runAdminCommand } from "@/server/cli-admin";
+import { stopWithin } from "@/server/http/deadlines";
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -42,6 +43,11 @@ async function openConfiguredDatabase(embedded: "serve" | "use" = "use") {
   }
   return { config, database };
 }
+
+/** How long `serve` takes to stop at most: a supervisor waits for it, and one part that hangs (a database that stopped answering) must not keep the process up for ever. */
+const STOP_DEADLINE_MS = 30_000;
+/** Signals this close together are one: see `serve`'s stop. */
+const SAME_SIGNAL_MS = 1_000;
 
 function fail(message: string): never {
   console.error(message);
@@ -104,13 +110,24 @@ async function main(argv: string[]): Promise<void> {
     });
     const embedded = database.kind === "pglite" ? ` in ${config.dataDir}, served to \`quire\` commands on ${database.socket?.path}` : "";
     console.log(`Quire is serving ${server.url} (database: ${database.kind}${embedded})`);
-    const stop = async () => {
-      await server.close();
-      await database.close();
-      process.exit(0);
+    let stopAskedAt: number | null = null;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopAskedAt !== null) {
+        // A later signal while stopping is the operator's "now" (what is not stored yet stays with the live clients,
+        // which hand it over when they reconnect). One within a moment is the same Ctrl-C: the terminal signals the
+        // whole foreground group, and `npm start` forwards it too.
+        if (performance.now() - stopAskedAt > SAME_SIGNAL_MS) process.exit(1);
+        return;
+      }
+      stopAskedAt = performance.now();
+      console.log(`Stopping (${signal}): finishing requests and storing live edits; signal again to stop at once.`);
+      stopWithin(STOP_DEADLINE_MS, async () => {
+        await server.close();
+        await database.close();
+      }).then(process.exit);
     };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
     return;
   }
 

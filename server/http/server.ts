@@ -52,6 +52,7 @@ import { DEFAULT_OUTBOUND_SETTINGS, type OutboundSettings } from "@/server/outbo
 import { startWebhookDeliveries, type WebhookDeliveryOptions, type WebhookSender } from "@/server/actions/webhooks";
 import type { ObjectStore } from "@/server/storage/object-store";
 import { createRateLimitStore } from "@/server/store/rate-limits";
+import { settledWithin } from "./deadlines";
 import { sendJson } from "./send-json";
 import { handleFileRoute, isFileRoute } from "./uploads";
 import { accountBridge } from "./account-bridge";
@@ -107,18 +108,6 @@ export interface RunningServer {
 
 /** How long a close waits for requests still being handled after their connections closed. */
 const CLOSE_WAITS_FOR_REQUESTS_MS = 5_000;
-
-/** Resolves once `underWay()` is empty (what starts meanwhile is waited for too), or after `deadlineMs`. */
-async function settledWithin(underWay: () => Array<Promise<unknown>>, deadlineMs: number): Promise<void> {
-  const giveUpAt = performance.now() + deadlineMs;
-  for (let pending = underWay(); pending.length > 0; pending = underWay()) {
-    const left = giveUpAt - performance.now();
-    if (left <= 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled(pending), new Promise((resolve) => (timer = setTimeout(resolve, left)))]);
-    clearTimeout(timer);
-  }
-}
 
 /**
  * Reads a request body sent without a Content-Length (chunked) into `req.body`, where tRPC's adapter and the MCP

@@ -269,6 +269,17 @@ describe("one owner of the embedded database", () => {
     expect((await quire("token", "create", "--email", "bob@example.test", "--label", "after-crash")).code).toBe(0);
   });
 
+  test("Ctrl-C under `npm start` (SIGINT from the terminal, and again as forwarded) stops it gracefully", async () => {
+    // The terminal signals the whole foreground group, and `npm start` forwards the signal to the server as well:
+    // the same Ctrl-C arrives twice within a moment, and must not count as a second, "stop at once" one.
+    server.child.kill("SIGINT");
+    server.child.kill("SIGINT");
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(server.output()).toContain("Stopping (SIGINT)");
+    expect(owner()).toBeNull();
+    server = await serve();
+  });
+
   test("without a server the CLI opens the folder itself, holding the lock only while it runs", async () => {
     expect(await stop(server, "SIGTERM")).toEqual({ code: 0, signal: null });
     const listed = await quire("token", "list", "--email", "bob@example.test");
