@@ -48,7 +48,7 @@ async function serve(environment = env): Promise<Served> {
     child.once("exit", (code, signal) => resolve({ code, signal })),
   );
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`quire serve did not start:\n${output}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`quire serve did not start:\n${output}`)), 90_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /Quire is serving (http:\/\/\S+)/.exec(output);
@@ -139,7 +139,9 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe("one owner of the embedded database", () => {
+// Each test runs child processes (a server, CLI commands, restarts): alone the first takes 35 s of the default 60, and
+// CI runs other files beside it.
+describe("one owner of the embedded database", { timeout: 150_000 }, () => {
   let server: Served;
   let adaToken: string;
   let bobToken: string;
