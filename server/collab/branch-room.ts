@@ -26,6 +26,16 @@ const OUTLINE_HOOKS: LiveDocHooks = { store: async () => {} };
 export class BranchRoom implements SectionOwner {
   readonly outlines = new Map<RoomConnection, LiveDoc>();
   readonly sections = new Map<string, SectionRoom>();
+  /**
+   * Connections being taken in (their section opens on the branch line,
+   * behind whatever waits there): the room is not forgotten meanwhile.
+   * Without this, a connection that found the room while its last sections
+   * were unloading was taken into a room its owner had just forgotten, which
+   * no head move, access change or branch deletion reached any more.
+   */
+  private attaching = 0;
+  /** Its owner forgot it (it held nothing): it takes no connection after that, a new room of the branch does. */
+  private forgotten = false;
 
   constructor(
     private readonly services: RoomServices,
@@ -60,8 +70,25 @@ export class BranchRoom implements SectionOwner {
     }
   }
 
-  /** Takes an admitted connection into its section room (opened on the branch line) or its own outline, and reads it. */
-  async attach(connection: RoomConnection): Promise<void> {
+  /**
+   * Takes an admitted connection into its section room (opened on the branch
+   * line) or its own outline, and reads it. False when the room was
+   * forgotten before it could (its owner opens the branch's room again).
+   */
+  async attach(connection: RoomConnection): Promise<boolean> {
+    if (this.forgotten) return false;
+    this.attaching += 1;
+    try {
+      await this.takeIn(connection);
+    } finally {
+      this.attaching -= 1;
+      // One whose socket closed while it was taken in left the room as it found it.
+      this.forgetIfEmpty();
+    }
+    return true;
+  }
+
+  private async takeIn(connection: RoomConnection): Promise<void> {
     const { address, socket } = connection;
     let live: LiveDoc<RoomConnection>;
     if (address.sectionId) {
@@ -114,8 +141,15 @@ export class BranchRoom implements SectionOwner {
     this.forgetIfEmpty();
   }
 
+  /** Its branch was deleted: a connection that comes for it after this goes to a new room of the branch (which cannot open). */
+  forget(): void {
+    this.forgotten = true;
+  }
+
   private forgetIfEmpty(): void {
-    if (this.outlines.size === 0 && this.sections.size === 0) this.emptied(this);
+    if (this.forgotten || this.attaching > 0 || this.outlines.size > 0 || this.sections.size > 0) return;
+    this.forgotten = true;
+    this.emptied(this);
   }
 
   /** Loads a section's draft into a room, bringing it up to the branch head first if it was based on an older one. On the branch line. */

@@ -27,7 +27,7 @@ import { onHeadMoved } from "@/server/store/head-moves";
 import { BranchQueue, branchKey } from "./branch-queue";
 import { BranchRoom } from "./branch-room";
 import type { CollabBus } from "./bus";
-import { CLOSE_BRANCH_GONE, closeNow, type RoomAddress } from "./connection";
+import { CLOSE_BRANCH_GONE, closeNow, type RoomAddress, type RoomConnection } from "./connection";
 import { DraftAppends } from "./draft-appends";
 import { DraftChanges } from "./draft-changes";
 import { branchHead } from "./drafts-engine";
@@ -83,9 +83,7 @@ export class CollabRooms implements DraftRooms {
       decisions: new SharedDecisions(),
       compact: (key) => this.compact(key),
     };
-    this.upgrades = new LiveUpgrade(db, options.authorize, this.services.decisions, async (connection) =>
-      (await this.openRoom(connection.address)).attach(connection),
-    );
+    this.upgrades = new LiveUpgrade(db, options.authorize, this.services.decisions, (connection) => this.attach(connection));
   }
 
   /** Updates read-only connections sent, dropped. */
@@ -146,6 +144,11 @@ export class CollabRooms implements DraftRooms {
 
   private sectionOf(key: SectionKey) {
     return this.rooms.get(branchKey(key))?.sections.get(key.sectionId);
+  }
+
+  /** Takes a connection into its branch's room: one forgotten between being found and taking it is opened anew. */
+  private async attach(connection: RoomConnection): Promise<void> {
+    while (!(await (await this.openRoom(connection.address)).attach(connection)));
   }
 
   private async openRoom(key: DraftKey): Promise<BranchRoom> {
@@ -279,6 +282,7 @@ export class CollabRooms implements DraftRooms {
       await section.live.settled().catch(() => undefined);
       section.close();
     }
+    room.forget();
     if (this.rooms.get(branchKey(key)) === room) this.rooms.delete(branchKey(key));
     void this.fanOut.sharePresence(key, []);
     this.changes.changed(key);
