@@ -108,8 +108,6 @@ async function main(argv: string[]): Promise<void> {
       outbound: { ...config.outbound, allowHttp: config.outbound.allowHttp || (values.dev ?? false) },
       next: values["no-web"] ? false : { dev: values.dev ?? false, dir: projectRoot },
     });
-    const embedded = database.kind === "pglite" ? ` in ${config.dataDir}, served to \`quire\` commands on ${database.socket?.path}` : "";
-    console.log(`Quire is serving ${server.url} (database: ${database.kind}${embedded})`);
     let stopAskedAt: number | null = null;
     const stop = (signal: NodeJS.Signals) => {
       if (stopAskedAt !== null) {
@@ -128,6 +126,10 @@ async function main(argv: string[]): Promise<void> {
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
+    // Said only once the signals are handled: a supervisor (or a test) that stops the server as soon as it reads this
+    // line would otherwise meet the default handling, which ends the process there and then.
+    const embedded = database.kind === "pglite" ? ` in ${config.dataDir}, served to \`quire\` commands on ${database.socket?.path}` : "";
+    console.log(`Quire is serving ${server.url} (database: ${database.kind}${embedded})`);
     return;
   }
 
