@@ -243,8 +243,7 @@ describe("commit and discard", () => {
         JSON.stringify(sectionFromYDoc(docFromStored(stored)).content[0]) === JSON.stringify(text(expected))
       );
     };
-    for (let i = 0; i < 500 && !(await compacted()); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(await compacted()).toBe(true);
+    await expect.poll(compacted, { timeout: 5_000, interval: 10 }).toBe(true);
     const again = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token }));
     expect(again.text().toString()).toBe(expected);
     await server.trpcCaller(owner).documents({ action: "discard", documentId, branchName: "main" });
