@@ -14,7 +14,7 @@ import { sectionRules } from "@/server/access/documents";
 import { type DraftKey, setDraftBase } from "@/server/store/drafts";
 import { loadSections } from "@/server/store/objects";
 import { applyOutline } from "./codec";
-import { CLOSE_ACCESS_LOST, closeNow, hold, type RoomConnection, release, resumeReading, throttle } from "./connection";
+import { CLOSE_ACCESS_LOST, closeNow, hold, type RoomConnection, release, throttle } from "./connection";
 import type { BranchHead } from "./drafts-engine";
 import { LiveDoc, type LiveDocHooks } from "./live-doc";
 import type { RoomServices } from "./room-services";
@@ -22,6 +22,20 @@ import { type SectionOwner, SectionRoom } from "./section-room";
 
 /** An outline is the server's, written by it alone: nothing of it is stored (one hooks object for all of them). */
 const OUTLINE_HOOKS: LiveDocHooks = { store: async () => {} };
+
+/** Per principal, what one pass of decisions worked out (so a principal's connections ask once). */
+interface DecisionMemo {
+  readonly visible: Map<string, Promise<string[]>>;
+  readonly keys: Map<string, Promise<ReadonlySet<string>>>;
+}
+
+function once<T>(memo: Map<string, Promise<T>>, key: string, work: () => Promise<T>): Promise<T> {
+  const known = memo.get(key);
+  if (known) return known;
+  const answer = work();
+  memo.set(key, answer);
+  return answer;
+}
 
 export class BranchRoom implements SectionOwner {
   readonly outlines = new Map<RoomConnection, LiveDoc>();
@@ -72,34 +86,54 @@ export class BranchRoom implements SectionOwner {
 
   /**
    * Takes an admitted connection into its section room (opened on the branch
-   * line) or its own outline, and reads it. False when the room was
-   * forgotten before it could (its owner opens the branch's room again).
+   * line) or its own outline, or closes it when it may no longer read what it
+   * came for. False when the room was forgotten before it could (its owner
+   * opens the branch's room again).
    */
   async attach(connection: RoomConnection): Promise<boolean> {
     if (this.forgotten) return false;
     this.attaching += 1;
     try {
-      await this.takeIn(connection);
+      return await this.takeIn(connection);
     } finally {
       this.attaching -= 1;
       // One whose socket closed while it was taken in left the room as it found it.
       this.forgetIfEmpty();
     }
-    return true;
   }
 
-  private async takeIn(connection: RoomConnection): Promise<void> {
-    const { address, socket } = connection;
+  /**
+   * Decides the connection on what holds now and joins it to the room. Until
+   * it joins it is in none of the room's sets, so no decision of the room
+   * reaches it: decided again while access changed, the head moved or its
+   * section unloaded as it was being decided, and never joined to a room
+   * forgotten meanwhile (its branch deleted).
+   */
+  private async takeIn(connection: RoomConnection): Promise<boolean> {
+    const { sectionId } = connection.address;
+    for (;;) {
+      const section = sectionId === null ? null : await this.services.queue.run(this.key, () => this.openSection(sectionId));
+      const accessChanges = this.services.accessChanges();
+      const head = this.head;
+      const visible = await this.decide(connection);
+      // Nothing is awaited from here on: what is checked below still holds when the connection joins.
+      if (this.forgotten) return false;
+      if (visible === null) return true;
+      const changed = accessChanges !== this.services.accessChanges() || head !== this.head;
+      if (changed || (sectionId !== null && this.sections.get(sectionId) !== section)) continue;
+      this.join(connection, section, visible);
+      return true;
+    }
+  }
+
+  private join(connection: RoomConnection, section: SectionRoom | null, visible: string[]): void {
+    const { socket } = connection;
     let live: LiveDoc<RoomConnection>;
-    if (address.sectionId) {
-      const sectionId = address.sectionId;
-      const section = await this.services.queue.run(this.key, () => this.openSection(sectionId));
-      await this.decideSectionConnection(connection, sectionId);
-      live = section.live;
-    } else {
+    if (section) live = section.live;
+    else {
       // The outline is the server's: each connection has its own, listing only what it may see.
       live = new LiveDoc([], OUTLINE_HOOKS);
-      applyOutline(live.doc, await visibleSectionIds(this.services.db, connection.access, this.key.branchName, this.head.tree));
+      applyOutline(live.doc, visible);
       this.outlines.set(connection, live);
     }
     live.connect(connection);
@@ -114,8 +148,6 @@ export class BranchRoom implements SectionOwner {
     });
     if (socket.readyState !== socket.OPEN) this.detach(connection, live);
     else socket.on("close", () => this.detach(connection, live));
-    // Read what waited in the socket while the room opened.
-    resumeReading(connection);
   }
 
   /** Tells who is connected: other processes (the shared presence) and this process's draft listeners. */
@@ -152,8 +184,13 @@ export class BranchRoom implements SectionOwner {
     this.emptied(this);
   }
 
-  /** Loads a section's draft into a room, bringing it up to the branch head first if it was based on an older one. On the branch line. */
-  private async openSection(sectionId: string): Promise<SectionRoom> {
+  /**
+   * Loads a section's draft into a room, bringing it up to the branch head
+   * first if it was based on an older one. On the branch line. Null once the
+   * room is forgotten (a deleted branch's draft is not loaded again).
+   */
+  private async openSection(sectionId: string): Promise<SectionRoom | null> {
+    if (this.forgotten) return null;
     const open = this.sections.get(sectionId);
     if (open) return open;
     const section = await SectionRoom.open(this.services, { ...this.key, sectionId }, this.head.tree, this);
@@ -200,42 +237,47 @@ export class BranchRoom implements SectionOwner {
    * show exactly what each may now see.
    */
   async redecide(): Promise<void> {
-    const { db } = this.services;
     // What a principal sees is worked out once per pass, however many of its connections the room has.
-    const seen = new Map<string, Promise<string[]>>();
-    const keys = new Map<string, Promise<ReadonlySet<string>>>();
-    const once = <T>(memo: Map<string, Promise<T>>, key: string, work: () => Promise<T>): Promise<T> => {
-      const known = memo.get(key);
-      if (known) return known;
-      const answer = work();
-      memo.set(key, answer);
-      return answer;
-    };
+    const memo: DecisionMemo = { visible: new Map(), keys: new Map() };
     for (const connection of this.connections()) {
-      let access: DocumentAccess;
-      try {
-        ({ access } = await this.services.authorize.document(connection.credential, this.key.documentId, "read"));
-      } catch {
-        closeNow(connection, CLOSE_ACCESS_LOST, "access revoked");
-        continue;
-      }
-      connection.access = this.services.decisions.access(access);
-      const principal = `${connection.actor?.userId ?? "share"}|${connection.actor?.principal ?? ""}|${access.permission}`;
-      const visible = await once(seen, principal, () => visibleSectionIds(db, access, this.key.branchName, this.head.tree));
-      const sectionId = connection.address.sectionId;
-      if (sectionId === null) {
-        const outline = this.outlines.get(connection);
-        if (outline) applyOutline(outline.doc, visible);
-      } else if (!visible.includes(sectionId)) closeNow(connection, CLOSE_ACCESS_LOST, "section hidden");
-      else await this.decideSectionConnection(connection, sectionId, () => once(keys, principal, () => this.keysVisibleTo(access)));
+      const visible = await this.decide(connection, memo);
+      const outline = connection.address.sectionId === null ? this.outlines.get(connection) : undefined;
+      if (visible && outline) applyOutline(outline.doc, visible);
     }
+  }
+
+  /**
+   * Decides one connection on the head and access now: closed (null) when it
+   * may no longer read the document or its section; otherwise its access,
+   * whether it may edit and the section ids it may see (for an outline).
+   */
+  private async decide(connection: RoomConnection, memo: DecisionMemo = { visible: new Map(), keys: new Map() }): Promise<string[] | null> {
+    let access: DocumentAccess;
+    try {
+      ({ access } = await this.services.authorize.document(connection.credential, this.key.documentId, "read"));
+    } catch {
+      closeNow(connection, CLOSE_ACCESS_LOST, "access revoked");
+      return null;
+    }
+    connection.access = this.services.decisions.access(access);
+    const principal = `${connection.actor?.userId ?? "share"}|${connection.actor?.principal ?? ""}|${access.permission}`;
+    const { tree } = this.head;
+    const visible = await once(memo.visible, principal, () => visibleSectionIds(this.services.db, access, this.key.branchName, tree));
+    const sectionId = connection.address.sectionId;
+    if (sectionId === null) return visible;
+    if (!visible.includes(sectionId)) {
+      closeNow(connection, CLOSE_ACCESS_LOST, "section hidden");
+      return null;
+    }
+    await this.decideSectionConnection(connection, sectionId, () => once(memo.keys, principal, () => this.keysVisibleTo(access)));
+    return visible;
   }
 
   /** What a section connection may do now: edit (or only read), and which storage keys its edits may use. */
   private async decideSectionConnection(
     connection: RoomConnection,
     sectionId: string,
-    keysVisible: () => Promise<ReadonlySet<string>> = () => this.keysVisibleTo(connection.access),
+    keysVisible: () => Promise<ReadonlySet<string>>,
   ): Promise<void> {
     connection.readOnly = !(await canEditSection(this.services.db, connection.access, this.key.branchName, this.head.tree, sectionId));
     if (!connection.readOnly) connection.usableKeys = this.services.decisions.keys(await keysVisible());

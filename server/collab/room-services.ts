@@ -19,6 +19,8 @@ export interface RoomServices {
   readonly stats: RoomStats;
   /** What connections are admitted and decided with, equal parts held once (shared-values.ts). */
   readonly decisions: SharedDecisions;
+  /** How many access changes this process has heard of (onAccessChanged): a decision that saw it move may rest on access no longer true. */
+  accessChanges(): number;
   /** Folds a section's log into its state, from storage (see SectionRoom); the rooms await it on close, and start none once closing. */
   compact(key: SectionKey): Promise<void>;
 }

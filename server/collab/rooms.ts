@@ -27,7 +27,7 @@ import { onHeadMoved } from "@/server/store/head-moves";
 import { BranchQueue, branchKey } from "./branch-queue";
 import { BranchRoom } from "./branch-room";
 import type { CollabBus } from "./bus";
-import { CLOSE_BRANCH_GONE, closeNow, type RoomAddress, type RoomConnection } from "./connection";
+import { CLOSE_BRANCH_GONE, closeNow, type RoomAddress, type RoomConnection, resumeReading } from "./connection";
 import { DraftAppends } from "./draft-appends";
 import { DraftChanges } from "./draft-changes";
 import { branchHead } from "./drafts-engine";
@@ -68,6 +68,7 @@ export class CollabRooms implements DraftRooms {
   /** Compactions under way (awaited on close, so none is cut off by the database closing). */
   private readonly compactions = new Set<Promise<void>>();
   private closing = false;
+  private accessChangesHeard = 0;
 
   constructor(options: CollabOptions) {
     this.fanOut = new FanOut(options.bus);
@@ -82,6 +83,7 @@ export class CollabRooms implements DraftRooms {
       stats: this.stats,
       decisions: new SharedDecisions(),
       compact: (key) => this.compact(key),
+      accessChanges: () => this.accessChangesHeard,
     };
     this.upgrades = new LiveUpgrade(db, options.authorize, this.services.decisions, (connection) => this.attach(connection));
   }
@@ -105,6 +107,7 @@ export class CollabRooms implements DraftRooms {
       onAccessChanged(() => {
         // Held at once (in the changing request, right after its commit), so nothing reaches a connection before it is decided
         // again; each room is released as soon as it is decided, the rooms side by side.
+        this.accessChangesHeard += 1;
         if (this.closing) return;
         for (const room of [...this.rooms.values()]) void this.redecideHeld(room);
       }),
@@ -146,9 +149,26 @@ export class CollabRooms implements DraftRooms {
     return this.rooms.get(branchKey(key))?.sections.get(key.sectionId);
   }
 
-  /** Takes a connection into its branch's room: one forgotten between being found and taking it is opened anew. */
+  /**
+   * Takes a connection into its branch's room: one forgotten between being
+   * found and taking it is opened anew, and a branch deleted meanwhile
+   * closes the connection as its room's connections were closed.
+   */
   private async attach(connection: RoomConnection): Promise<void> {
-    while (!(await (await this.openRoom(connection.address)).attach(connection)));
+    try {
+      for (;;) {
+        const room = await this.openRoom(connection.address).catch((error: unknown): typeof GONE => {
+          if (isNotFound(error)) return GONE;
+          throw error;
+        });
+        if (room === GONE) return closeNow(connection, CLOSE_BRANCH_GONE, "branch deleted");
+        if (await room.attach(connection)) return;
+      }
+    } finally {
+      // Read from now on (it waited unread since its upgrade): what it sent meanwhile reaches its room, or, closed, it
+      // completes the close handshake.
+      resumeReading(connection);
+    }
   }
 
   private async openRoom(key: DraftKey): Promise<BranchRoom> {

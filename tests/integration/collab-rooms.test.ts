@@ -287,6 +287,85 @@ describe("a room whose last connections leave as another arrives", () => {
   });
 });
 
+describe("a connection being taken in while its room is decided again", () => {
+  /**
+   * Holds the branch's line (where a section connection's room opens) until `open` is called, and counts what queues on
+   * it: a connection admitted meanwhile waits there, between its admission and joining the room.
+   */
+  function holdBranchLine(key: { documentId: string; branchName: string }) {
+    const { queue } = server.rooms;
+    const run = queue.run;
+    let queued = 0;
+    queue.run = <T>(on: typeof key, work: () => Promise<T>): Promise<T> => {
+      if (on.documentId === key.documentId && on.branchName === key.branchName) queued += 1;
+      return run.call(queue, on, work) as Promise<T>;
+    };
+    let open!: () => void;
+    void queue.run(key, () => new Promise<void>((resolve) => (open = resolve)));
+    return {
+      queuedBehind: () => queued - 1,
+      open: () => {
+        queue.run = run;
+        open();
+      },
+    };
+  }
+
+  const sectionText = (client: LiveClient) => client.doc.getMap("section").get("blocks");
+
+  test("an access removal made while a connection waits to join reaches it: closed with 4403, before any content", async () => {
+    const waiting = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
+      action: "create",
+      path: "live/waiting-room",
+      sections: [{ name: "Only for members", content: [text("Members only")] }],
+    });
+    await asOwner("documents", {
+      action: "set_permissions",
+      documentId: waiting.documentId,
+      defaultPermission: "none",
+      grants: [{ userId: member.userId, permission: "edit" }],
+    });
+    const line = holdBranchLine({ documentId: waiting.documentId, branchName: "main" });
+    const arriving = await live(roomName(waiting.documentId, "main", waiting.sectionIds[0]!), { token: member.token }, { sync: false });
+    // Admitted (the upgrade is accepted) and waiting on the line for its section to open.
+    await waitFor(() => line.queuedBehind() === 1, 5_000, "the connection on the branch's line");
+    const closed = closedByServer(arriving);
+    await asOwner("documents", {
+      action: "set_permissions",
+      documentId: waiting.documentId,
+      grants: [{ userId: member.userId, permission: null }],
+    });
+    line.open();
+    expect(await closed).toBe(4403);
+    expect(sectionText(arriving)).toBeUndefined();
+  });
+
+  test("a branch deleted while a connection waits to join closes it with 4410, not into a room nothing follows", async () => {
+    const doomed = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
+      action: "create",
+      path: "live/doomed-branch",
+      sections: [{ name: "Short-lived", content: [text("On a branch about to go")] }],
+    });
+    await asOwner("documents", {
+      action: "set_permissions",
+      documentId: doomed.documentId,
+      grants: [{ userId: member.userId, permission: "edit" }],
+    });
+    await asOwner("documents", { action: "create_branch", documentId: doomed.documentId, branchName: "doomed" });
+    const line = holdBranchLine({ documentId: doomed.documentId, branchName: "doomed" });
+    const deleted = asOwner("documents", { action: "delete_branch", documentId: doomed.documentId, branchName: "doomed" });
+    await waitFor(() => line.queuedBehind() === 1, 5_000, "the deletion on the branch's line");
+    const arriving = await live(roomName(doomed.documentId, "doomed", doomed.sectionIds[0]!), { token: member.token }, { sync: false });
+    // Admitted while the branch still existed, its section queued to open behind the deletion.
+    await waitFor(() => line.queuedBehind() === 2, 5_000, "the connection on the branch's line");
+    const closed = closedByServer(arriving);
+    line.open();
+    await deleted;
+    expect(await closed).toBe(4410);
+    expect(sectionText(arriving)).toBeUndefined();
+  });
+});
+
 describe("what an open connection keeps", () => {
   test("nothing of its upgrade request: the request (its headers, its URL) is collected while the client stays connected", async () => {
     const requests: Array<WeakRef<IncomingMessage>> = [];
