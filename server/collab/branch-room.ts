@@ -113,16 +113,24 @@ export class BranchRoom implements SectionOwner {
     const { sectionId } = connection.address;
     for (;;) {
       const section = sectionId === null ? null : await this.services.queue.run(this.key, () => this.openSection(sectionId));
-      const accessChanges = this.services.accessChanges();
-      const head = this.head;
-      const visible = await this.decide(connection);
-      // Nothing is awaited from here on: what is checked below still holds when the connection joins.
-      if (this.forgotten) return false;
-      if (visible === null) return true;
-      const changed = accessChanges !== this.services.accessChanges() || head !== this.head;
-      if (changed || (sectionId !== null && this.sections.get(sectionId) !== section)) continue;
-      this.join(connection, section, visible);
-      return true;
+      let joined = false;
+      try {
+        const accessChanges = this.services.accessChanges();
+        const head = this.head;
+        const visible = await this.decide(connection);
+        // Nothing is awaited from here on: what is checked below still holds when the connection joins.
+        if (this.forgotten) return false;
+        if (visible === null) return true;
+        const changed = accessChanges !== this.services.accessChanges() || head !== this.head;
+        if (changed || (sectionId !== null && this.sections.get(sectionId) !== section)) continue;
+        this.join(connection, section, visible);
+        joined = true;
+        return true;
+      } finally {
+        // Closed, failed or deciding again, it may have been the one that opened the section: a section room nobody is in is
+        // unloaded as after a last leave (a connection deciding again opens it anew).
+        if (!joined && section && section.live.connectionCount === 0) void this.unloadSection(section.key.sectionId, section);
+      }
     }
   }
 

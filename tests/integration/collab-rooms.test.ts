@@ -338,6 +338,9 @@ describe("a connection being taken in while its room is decided again", () => {
     line.open();
     expect(await closed).toBe(4403);
     expect(sectionText(arriving)).toBeUndefined();
+    // The section it opened is not left loaded with nobody in it.
+    const section = { documentId: waiting.documentId, branchName: "main", sectionId: waiting.sectionIds[0]! };
+    await waitFor(() => server.rooms.openSection(section) === undefined, 5_000, "the empty section room unloaded");
   });
 
   test("a branch deleted while a connection waits to join closes it with 4410, not into a room nothing follows", async () => {
