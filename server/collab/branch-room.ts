@@ -111,10 +111,11 @@ export class BranchRoom implements SectionOwner {
    */
   private async takeIn(connection: RoomConnection): Promise<boolean> {
     const { sectionId } = connection.address;
-    for (;;) {
-      const section = sectionId === null ? null : await this.services.queue.run(this.key, () => this.openSection(sectionId));
-      let joined = false;
-      try {
+    let section: SectionRoom | null = null;
+    let joined = false;
+    try {
+      for (;;) {
+        section = sectionId === null ? null : await this.services.queue.run(this.key, () => this.openSection(sectionId));
         const accessChanges = this.services.accessChanges();
         const head = this.head;
         const visible = await this.decide(connection);
@@ -126,11 +127,11 @@ export class BranchRoom implements SectionOwner {
         this.join(connection, section, visible);
         joined = true;
         return true;
-      } finally {
-        // Closed, failed or deciding again, it may have been the one that opened the section: a section room nobody is in is
-        // unloaded as after a last leave (a connection deciding again opens it anew).
-        if (!joined && section && section.live.connectionCount === 0) void this.unloadSection(section.key.sectionId, section);
       }
+    } finally {
+      // Closed or failed, it may have been the one that opened the section: a section room nobody is in is unloaded as
+      // after a last leave.
+      if (!joined && section && section.live.connectionCount === 0) void this.unloadSection(section.key.sectionId, section);
     }
   }
 
