@@ -50,6 +50,8 @@ export class BranchRoom implements SectionOwner {
   private attaching = 0;
   /** Its owner forgot it (it held nothing): it takes no connection after that, a new room of the branch does. */
   private forgotten = false;
+  /** The users last told of (shareUsers), sorted. */
+  private sharedUsers: readonly string[] = [];
 
   constructor(
     private readonly services: RoomServices,
@@ -159,9 +161,17 @@ export class BranchRoom implements SectionOwner {
     else socket.on("close", () => this.detach(connection, live));
   }
 
-  /** Tells who is connected: other processes (the shared presence) and this process's draft listeners. */
+  /**
+   * Tells who is connected, when that changed: other processes (the shared
+   * presence) and this process's draft listeners. A user's second connection
+   * (an editor opens one per section on screen) changes nothing, and costs no
+   * Redis write; the shared entry is renewed by the fan-out's refresh.
+   */
   shareUsers(): void {
-    void this.services.fanOut.sharePresence(this.key, this.users());
+    const users = this.users();
+    if (users.length === this.sharedUsers.length && users.every((user, i) => user === this.sharedUsers[i])) return;
+    this.sharedUsers = users;
+    void this.services.fanOut.sharePresence(this.key, users);
     this.services.changes.changed(this.key);
   }
 

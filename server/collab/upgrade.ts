@@ -17,7 +17,7 @@ import type { DocumentAccess } from "@/server/access/documents";
 import { visibleSectionIds } from "@/server/access/sections";
 import { DomainError, ERROR_FACES, isDomainError } from "@/server/core/errors";
 import { MAX_LIVE_MESSAGE_BYTES } from "@/server/core/limits";
-import { findBranch } from "@/server/store/documents";
+import { getBranch } from "@/server/store/documents";
 import { userIdentities } from "@/server/store/users";
 import { CLOSE_INTERNAL, type RoomAddress, RoomConnection } from "./connection";
 import { branchHead } from "./drafts-engine";
@@ -92,9 +92,9 @@ export class LiveUpgrade {
   /** The principal's access, checked to at least read the document, branch and (for a section room) the section. */
   private async admit(credential: Credential, address: RoomAddress): Promise<{ actor: Actor | null; access: DocumentAccess }> {
     const admitted = await this.authorize.document(credential, address.documentId, "read");
-    const branch = await findBranch(this.db, address.documentId, address.branchName);
-    if (!branch) throw new DomainError("NOT_FOUND", `No branch ${JSON.stringify(address.branchName)} in this document.`);
-    if (address.sectionId) {
+    // Either read fails with NOT_FOUND when there is no such branch.
+    if (address.sectionId === null) await getBranch(this.db, address.documentId, address.branchName);
+    else {
       const head = await branchHead(this.db, address);
       if (!(await visibleSectionIds(this.db, admitted.access, address.branchName, head.tree)).includes(address.sectionId)) {
         throw new DomainError("NOT_FOUND", `No section ${address.sectionId} in this document on this branch.`);

@@ -518,3 +518,32 @@ test.skipIf(!testDatabaseUrl())(
   },
   90_000,
 );
+
+test.skipIf(!testDatabaseUrl())(
+  "who is connected is written to Redis when it changes: not again for each further connection of the same person",
+  async () => {
+    const [one] = processes as [QuireProcess, QuireProcess];
+    const key = await createNotes(one.url, "shared/presence-writes");
+    const written: string[][] = [];
+    const monitor = await new Redis(REDIS_URL).monitor();
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === "hset" && args[1] === `quire:presence:${key.documentId}`)
+        written.push((JSON.parse(args[3]!) as { userIds: string[] }).userIds);
+    });
+    try {
+      const room = roomName(key.documentId, key.branchName, key.sectionId);
+      // The owner's editor opens six connections to the branch (an outline and sections, here one section five times).
+      const owners = [await connectLive(one.url, roomName(key.documentId, key.branchName), { token })];
+      for (let i = 0; i < 5; i++) owners.push(await connectLive(one.url, room, { token }));
+      const member = await connectLive(one.url, room, { token: memberToken });
+      clients.push(...owners, member);
+      await waitFor(() => written.some((ids) => ids.length === 2), 5_000, "the member's arrival written");
+      // One write for the owner's arrival (a second only if the periodic renewal fell in between), one for the member's.
+      expect(written.filter((ids) => ids.length === 1).length).toBeLessThanOrEqual(2);
+      expect(written.at(-1)).toHaveLength(2);
+    } finally {
+      monitor.disconnect();
+    }
+  },
+  30_000,
+);

@@ -97,6 +97,14 @@ describe("who may connect", () => {
     const aiHidden = await upgradeStatus(server.url, `${roomName(documentId, "main", aiHiddenId)}?token=${owner.token}`);
     expect(aiHidden.status).toBe(404);
   });
+
+  test("a branch the document does not have is refused, its outline and its sections alike", async () => {
+    for (const room of [roomName(documentId, "no-such-branch"), roomName(documentId, "no-such-branch", publicId)]) {
+      const missing = await upgradeStatus(server.url, `${room}?token=${owner.token}`);
+      expect(missing.status).toBe(404);
+      expect(JSON.parse(missing.body).error).toMatchObject({ code: "NOT_FOUND", message: expect.stringContaining("no-such-branch") });
+    }
+  });
 });
 
 describe("credentials and their revocation", () => {
