@@ -11,6 +11,7 @@
 import type { DocumentAccess } from "@/server/access/documents";
 import { canEditSection, storageKeysVisibleIn, visibleSectionIds } from "@/server/access/sections";
 import { sectionRules } from "@/server/access/documents";
+import { sameList } from "@/server/core/lists";
 import { type DraftKey, setDraftBase } from "@/server/store/drafts";
 import { loadSections } from "@/server/store/objects";
 import { applyOutline } from "./codec";
@@ -169,7 +170,7 @@ export class BranchRoom implements SectionOwner {
    */
   shareUsers(): void {
     const users = this.users();
-    if (users.length === this.sharedUsers.length && users.every((user, i) => user === this.sharedUsers[i])) return;
+    if (sameList(users, this.sharedUsers)) return;
     this.sharedUsers = users;
     void this.services.fanOut.sharePresence(this.key, users);
     this.services.changes.changed(this.key);

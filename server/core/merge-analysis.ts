@@ -36,6 +36,7 @@
 import type { DocumentTree, PropertyValue, SectionVersion, TreeEntry } from "./document-model";
 import { sectionToMarkdown } from "./section-markdown";
 import { unifiedDiff } from "./text-diff";
+import { sameList } from "./lists";
 
 export type SectionStatus = "added" | "deleted" | "modified" | "conflict" | "unchanged";
 export type Side = "source" | "target";
@@ -167,10 +168,6 @@ function entryMap(tree: DocumentTree): Map<string, string> {
 
 function sortedTags(tags: readonly string[]): string[] {
   return [...new Set(tags)].sort();
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function sameSections(a: readonly TreeEntry[], b: readonly TreeEntry[]): boolean {
