@@ -30,6 +30,18 @@ const text = (t: string) => ({ blockType: "text", text: t });
 const asOwner = <T = Record<string, unknown>>(tool: "documents" | "sections" | "merge_requests", args: Record<string, unknown>) =>
   server.callToolAsSent(tool, owner.userId, args) as Promise<T>;
 
+/** A document of these sections that only its owner and the member (who may edit it) see; its id and its sections' ids. */
+async function memberOnlyDocument(path: string, sections: Array<{ name: string; content: unknown[] }>) {
+  const created = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", { action: "create", path, sections });
+  await asOwner("documents", {
+    action: "set_permissions",
+    documentId: created.documentId,
+    defaultPermission: "none",
+    grants: [{ userId: member.userId, permission: "edit" }],
+  });
+  return created;
+}
+
 /** Section overrides change on a branch and reach main by a merge request, as they must. */
 const setOverrides = (sectionId: string, overrides: Parameters<typeof mergeSectionOverrides>[3]) =>
   mergeSectionOverrides(server, owner.userId, { documentId, sectionId }, overrides);
@@ -255,17 +267,10 @@ describe("every writer is seen live", () => {
 
 describe("a room whose last connections leave as another arrives", () => {
   test("the arriving connection is in the room that follows the branch: a commit and an access change made next reach it", async () => {
-    const handover = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
-      action: "create",
-      path: "live/handover",
-      sections: Array.from({ length: 12 }, (_, i) => ({ name: `Part ${i + 1}`, content: [text(`Words of part ${i + 1}`)] })),
-    });
-    await asOwner("documents", {
-      action: "set_permissions",
-      documentId: handover.documentId,
-      defaultPermission: "none",
-      grants: [{ userId: member.userId, permission: "edit" }],
-    });
+    const handover = await memberOnlyDocument(
+      "live/handover",
+      Array.from({ length: 12 }, (_, i) => ({ name: `Part ${i + 1}`, content: [text(`Words of part ${i + 1}`)] })),
+    );
     const rooms = handover.sectionIds.map((sectionId) => roomName(handover.documentId, "main", sectionId));
     const leaving = await Promise.all(rooms.map((room) => live(room, { token: owner.token })));
     // Each typed in just before leaving: their sections unload one after another on the branch's line, each once what it
@@ -322,17 +327,7 @@ describe("a connection being taken in while its room is decided again", () => {
   const sectionText = (client: LiveClient) => client.doc.getMap("section").get("blocks");
 
   test("an access removal made while a connection waits to join reaches it: closed with 4403, before any content", async () => {
-    const waiting = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
-      action: "create",
-      path: "live/waiting-room",
-      sections: [{ name: "Only for members", content: [text("Members only")] }],
-    });
-    await asOwner("documents", {
-      action: "set_permissions",
-      documentId: waiting.documentId,
-      defaultPermission: "none",
-      grants: [{ userId: member.userId, permission: "edit" }],
-    });
+    const waiting = await memberOnlyDocument("live/waiting-room", [{ name: "Only for members", content: [text("Members only")] }]);
     const line = holdBranchLine({ documentId: waiting.documentId, branchName: "main" });
     const arriving = await live(roomName(waiting.documentId, "main", waiting.sectionIds[0]!), { token: member.token }, { sync: false });
     // Admitted (the upgrade is accepted) and waiting on the line for its section to open.
@@ -352,16 +347,7 @@ describe("a connection being taken in while its room is decided again", () => {
   });
 
   test("a branch deleted while a connection waits to join closes it with 4410, not into a room nothing follows", async () => {
-    const doomed = await asOwner<{ documentId: string; sectionIds: string[] }>("documents", {
-      action: "create",
-      path: "live/doomed-branch",
-      sections: [{ name: "Short-lived", content: [text("On a branch about to go")] }],
-    });
-    await asOwner("documents", {
-      action: "set_permissions",
-      documentId: doomed.documentId,
-      grants: [{ userId: member.userId, permission: "edit" }],
-    });
+    const doomed = await memberOnlyDocument("live/doomed-branch", [{ name: "Short-lived", content: [text("On a branch about to go")] }]);
     await asOwner("documents", { action: "create_branch", documentId: doomed.documentId, branchName: "doomed" });
     const line = holdBranchLine({ documentId: doomed.documentId, branchName: "doomed" });
     const deleted = asOwner("documents", { action: "delete_branch", documentId: doomed.documentId, branchName: "doomed" });
