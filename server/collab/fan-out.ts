@@ -11,7 +11,8 @@
  * processes; "stored" follows once it is stored. A receiver keeps each such
  * update until it hears "stored": one it never hears of (its sender died
  * between publishing and storing) is stored by every receiver whose room of
- * that section is open, after ORPHAN_AFTER_MS. Without that, an edit applied
+ * that section is open, after ORPHAN_AFTER_MS, or when that room goes away
+ * if that comes first (takeUnconfirmed). Without that, an edit applied
  * in a room here could be lost with its sender: its author's client,
  * reconnecting here, finds the room already has it and hands nothing over.
  * Storing an update twice is harmless (Yjs applies it once).
@@ -377,6 +378,26 @@ export class FanOut {
       if (waiting.size === 0) this.unconfirmed.delete(sender);
     }
     if (orphans.length > 0) await handlers.storeOrphaned(orphans).catch(logFailure("storing updates another process never stored"));
+  }
+
+  /**
+   * The updates of a section whose senders have not said they stored them,
+   * no longer watched here: its room is going away and stores them itself.
+   * Once it is gone they would reach storage only through a client handing
+   * them over, and the clients that hold them found them in the room already.
+   */
+  takeUnconfirmed(key: SectionKey): UnconfirmedUpdate[] {
+    const name = sectionName(key);
+    const taken: UnconfirmedUpdate[] = [];
+    for (const [sender, waiting] of this.unconfirmed) {
+      for (const [seq, entry] of waiting) {
+        if (sectionName(entry.key) !== name) continue;
+        waiting.delete(seq);
+        taken.push(entry);
+      }
+      if (waiting.size === 0) this.unconfirmed.delete(sender);
+    }
+    return taken;
   }
 
   /**

@@ -22,7 +22,7 @@ import type { DatabaseHandle } from "@/db/client";
 import type { Authorizer, Credential } from "@/server/access/authorize";
 import { DomainError } from "@/server/core/errors";
 import { onAccessChanged } from "@/server/store/access-cache";
-import { appendDraftUpdates, type DraftKey, ensureDraft, type SectionKey, setDraftBase } from "@/server/store/drafts";
+import { type DraftKey, ensureDraft, type SectionKey, setDraftBase } from "@/server/store/drafts";
 import { onHeadMoved } from "@/server/store/head-moves";
 import { BranchQueue, branchKey } from "./branch-queue";
 import { BranchRoom } from "./branch-room";
@@ -34,7 +34,7 @@ import { branchHead } from "./drafts-engine";
 import { FanOut } from "./fan-out";
 import type { DraftRooms, OpenSection } from "./live-drafts";
 import { type RoomServices, RoomStats } from "./room-services";
-import { compactFromStorage } from "./section-room";
+import { compactFromStorage, storeUnconfirmedUpdates } from "./section-room";
 import { SharedDecisions } from "./shared-values";
 import { LiveUpgrade } from "./upgrade";
 
@@ -117,12 +117,7 @@ export class CollabRooms implements DraftRooms {
         headMoved: (key) => void this.followHead(key, { announce: false }),
         catchUp: () => void this.catchUpAll(),
         update: (key, update) => this.sectionOf(key)?.applyRemote(update),
-        storeOrphaned: async (updates) => {
-          await appendDraftUpdates(
-            this.services.db,
-            updates.map((u) => ({ ...u.key, update: u.update, authorId: u.authorId })),
-          );
-        },
+        storeOrphaned: (updates) => storeUnconfirmedUpdates(this.services, updates),
         awareness: (key, update) => this.sectionOf(key)?.live.applyRemoteAwareness(update),
         openSection: (key) => this.sectionOf(key)?.live,
         settle: (documentId, branchName) => this.storedHere(documentId, branchName),
@@ -317,6 +312,7 @@ export class CollabRooms implements DraftRooms {
     for (const room of this.rooms.values()) {
       for (const section of room.sections.values()) {
         await section.live.settled().catch(() => undefined);
+        await section.storeUnconfirmed();
         section.close();
       }
     }

@@ -19,6 +19,7 @@ import type { LiveSection } from "./codec";
 import { CLOSE_INTERNAL, CLOSE_SECTION_GONE, type RoomConnection } from "./connection";
 import { blobHashIn, docFromStored, loadOrCreateSectionDraft, rebaseSection } from "./drafts-engine";
 import { LiveDoc, type LiveDocHooks, type PendingUpdate } from "./live-doc";
+import type { UnconfirmedUpdate } from "./fan-out";
 import type { RoomServices } from "./room-services";
 
 /** Compaction folds a section's log into its state once this many updates piled up (and when its room empties). */
@@ -181,6 +182,20 @@ export class SectionRoom implements LiveDocHooks {
     }
   }
 
+  /**
+   * Stores what other processes published for this section and have not said
+   * they stored, as the room goes away (unloading, or its process stopping):
+   * a sender that died inside its durability window leaves its update to the
+   * rooms that applied it, and one going away before ORPHAN_AFTER_MS passed
+   * took it with it (the live fuzzer's seed 464610: both processes stopped
+   * within 15 s of a kill). A second copy in the log is harmless.
+   */
+  async storeUnconfirmed(): Promise<void> {
+    await storeUnconfirmedUpdates(this.services, this.services.fanOut.takeUnconfirmed(this.key)).catch((error: unknown) =>
+      console.error("[quire] storing updates another process never confirmed failed", error),
+    );
+  }
+
   /** An update another process stored: applied here; one that hangs on edits this room never received sends it to storage. */
   applyRemote(update: Uint8Array): void {
     this.live.applyRemote(update);
@@ -191,6 +206,15 @@ export class SectionRoom implements LiveDocHooks {
 /** Who holds a section room: told when its storing failed and it closed (a method, not a closure per room). */
 export interface SectionOwner {
   sectionFailed(room: SectionRoom): void;
+}
+
+/** Stores updates other processes published and never said they stored, with their authors, through the rooms' line. */
+export async function storeUnconfirmedUpdates(
+  services: Pick<RoomServices, "appends">,
+  updates: readonly UnconfirmedUpdate[],
+): Promise<void> {
+  if (updates.length === 0) return;
+  await services.appends.append(updates.map((u) => ({ ...u.key, update: u.update, authorId: u.authorId })));
 }
 
 /**

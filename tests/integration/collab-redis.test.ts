@@ -302,6 +302,54 @@ test.skipIf(!testDatabaseUrl())(
   90_000,
 );
 
+/**
+ * A section room of process `url`, and a dying process's edit in it: published on arrival (unstored), never said to be
+ * stored. Resolves once the edit is live in the room and not in storage.
+ */
+async function orphanedEditIn(url: string, path: string, words: string) {
+  const key = await createNotes(url, path);
+  const watcher = await connectLive(url, roomName(key.documentId, key.branchName, key.sectionId), { token });
+  clients.push(watcher);
+  const writer = new Y.Doc();
+  Y.applyUpdate(writer, Y.encodeStateAsUpdate(watcher.doc));
+  const before = Y.encodeStateVector(writer);
+  ((writer.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text).insert(4, words);
+  const bus = await connectRedisBus(REDIS_URL);
+  try {
+    await bus.publish({ ...key, kind: "update", payload: Y.encodeStateAsUpdate(writer, before), unstored: { seq: 1, authorId: null } });
+  } finally {
+    await bus.close();
+    writer.destroy();
+  }
+  await waitFor(() => watcher.text().toString().includes(words), 5_000, `the edit live: ${watcher.text().toString()}`);
+  expect(await storedText(key)).toBe("base");
+  return { key, watcher };
+}
+
+test.skipIf(!testDatabaseUrl())(
+  "a room going away before its dead peer's update is an orphan stores it: when its last client leaves, and when its process stops",
+  async () => {
+    const [one] = processes as [QuireProcess, QuireProcess];
+    // Its last client leaves: the room unloads, and stores the edit well before ORPHAN_AFTER_MS.
+    const left = await orphanedEditIn(one.url, "shared/orphan-unloaded", " LEFT");
+    left.watcher.close();
+    await untilStored(left.key, "LEFT", 5_000);
+    expect(await storedText(left.key)).toBe("base LEFT");
+
+    // Its process stops gracefully with the client still there: stored before the process is gone. The live fuzzer's
+    // seed 464610 lost an edit this way: both processes stopped within 15 s of the kill of the edit's process.
+    const three = await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL });
+    try {
+      const stopped = await orphanedEditIn(three.url, "shared/orphan-stopped", " STOPPED");
+      await three.stop("SIGTERM");
+      expect(await storedText(stopped.key)).toBe("base STOPPED");
+    } finally {
+      await three.stop("SIGKILL").catch(() => undefined);
+    }
+  },
+  60_000,
+);
+
 test.skipIf(!testDatabaseUrl())(
   "a room open in one process publishes nothing; the next process to open it gets what was typed, unstored edits and presence too, and stores the unstored ones when their process dies",
   async () => {
