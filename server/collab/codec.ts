@@ -137,11 +137,12 @@ export function applyTextChange(text: Y.Text, base: string, next: string): void 
   const edits = atoms
     ? atoms.expandEdits(textEdits(atoms.compact(base).text, atoms.compact(current).text, atoms.compact(next).text), atoms.compact(current))
     : textEdits(base, current, next);
-  // Applied from the end so earlier positions stay valid.
+  // Applied from the end so earlier positions stay valid; an edit that replaces inserts first, so what it inserts goes
+  // before the text it replaces (see withReplacingTagsInside).
   for (let i = edits.length - 1; i >= 0; i--) {
     const edit = edits[i]!;
-    if (edit.deleteCount > 0) text.delete(edit.position, edit.deleteCount);
     if (edit.insert) text.insert(edit.position, edit.insert);
+    if (edit.deleteCount > 0) text.delete(edit.position + edit.insert.length, edit.deleteCount);
   }
 }
 
@@ -242,8 +243,8 @@ class TagAtoms {
   }
 
   /** Edits made on the compact texts, as edits of the text `current` was compacted from. */
-  expandEdits(edits: readonly TextEdit[], current: { starts: Int32Array }): TextEdit[] {
-    return edits.map(({ position, deleteCount, insert }) => {
+  expandEdits(edits: readonly TextEdit[], current: { text: string; starts: Int32Array }): TextEdit[] {
+    return this.withReplacingTagsInside(edits, current.text).map(({ position, deleteCount, insert }) => {
       const from = current.starts[position]!;
       return {
         position: from,
@@ -251,6 +252,42 @@ class TagAtoms {
         insert: insert.replace(/[\ue000-\uf8ff]/g, (atom) => this.tagOf.get(atom)!),
       };
     });
+  }
+
+  /**
+   * A tag that replaces another (a new comment's tags becoming its id's at
+   * commit) goes on the comment's side of the one it replaces: an opening tag
+   * after it, a closing tag before it. Text typed at that moment right outside
+   * the comment sits beside the replaced tag, and Yjs orders two insertions
+   * at one place by client id, so a tag placed on the outer side could end up
+   * beyond the typing, taking it into the comment, and the typist's edit was
+   * refused as altering a comment (the live fuzzer's seed 259430).
+   */
+  private withReplacingTagsInside(edits: readonly TextEdit[], current: string): TextEdit[] {
+    const placed = [...edits];
+    const closing = (atom: string) => this.tagOf.get(atom)?.startsWith("</");
+    for (let i = 0; i + 1 < placed.length; i++) {
+      const [first, second] = [placed[i]!, placed[i + 1]!];
+      const [removal, tag] = first.deleteCount > 0 ? [first, second] : [second, first];
+      const removed = current[removal.position] ?? "";
+      const replaces =
+        removal.deleteCount === 1 &&
+        removal.insert === "" &&
+        tag.deleteCount === 0 &&
+        (tag.position === removal.position || tag.position === removal.position + 1) &&
+        this.tagOf.has(removed) &&
+        this.tagOf.has(tag.insert) &&
+        closing(removed) === closing(tag.insert);
+      if (!replaces) continue;
+      // Yjs puts text inserted where deleted text was after the deleted text: a closing tag goes in before the old one is
+      // deleted (one edit, applied insertion first); an opening tag after the old one, before it is deleted.
+      if (closing(tag.insert)) placed.splice(i, 2, { ...removal, insert: tag.insert });
+      else {
+        placed.splice(i, 2, removal, { ...tag, position: removal.position + 1 });
+        i += 1;
+      }
+    }
+    return placed;
   }
 }
 
