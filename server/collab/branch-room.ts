@@ -11,12 +11,13 @@
 import type { DocumentAccess } from "@/server/access/documents";
 import { canEditSection, storageKeysVisibleIn, visibleSectionIds } from "@/server/access/sections";
 import { sectionRules } from "@/server/access/documents";
+import { isNotFound } from "@/server/core/errors";
 import { sameList } from "@/server/core/lists";
 import { type DraftKey, setDraftBase } from "@/server/store/drafts";
 import { loadSections } from "@/server/store/objects";
 import { applyOutline } from "./codec";
 import { CLOSE_ACCESS_LOST, closeNow, hold, type RoomConnection, release, throttle } from "./connection";
-import type { BranchHead } from "./drafts-engine";
+import { type BranchHead, branchHead } from "./drafts-engine";
 import { LiveDoc, type LiveDocHooks } from "./live-doc";
 import type { RoomServices } from "./room-services";
 import { type SectionOwner, SectionRoom } from "./section-room";
@@ -93,10 +94,14 @@ export class BranchRoom implements SectionOwner {
    * came for. False when the room was forgotten before it could (its owner
    * opens the branch's room again).
    */
-  async attach(connection: RoomConnection): Promise<boolean> {
+  async attach(connection: RoomConnection, admittedHead: string): Promise<boolean> {
     if (this.forgotten) return false;
     this.attaching += 1;
     try {
+      // Admitted on a head this room has not taken in yet (moved by another process, whose word is still on the bus): the
+      // room takes it in first, or its older head would refuse what the newer one allows (a section created there is in no
+      // tree the room knows, and was closed as hidden: the live fuzzer's seed 609453).
+      if (admittedHead !== this.head.commitId) await this.services.queue.run(this.key, () => this.followStoredHead());
       return await this.takeIn(connection);
     } finally {
       this.attaching -= 1;
@@ -251,6 +256,16 @@ export class BranchRoom implements SectionOwner {
     await setDraftBase(this.services.db, this.key, head.commitId);
     await this.redecide();
     for (const section of this.sections.values()) await section.bringToHead(head.tree);
+  }
+
+  /** Takes in the branch's head as stored, its connections held meanwhile as for any head move (on the branch line). */
+  private async followStoredHead(): Promise<void> {
+    const head = await branchHead(this.services.db, this.key).catch((error: unknown) => {
+      // Deleted: its deletion closes the room and whoever is being taken in.
+      if (isNotFound(error)) return null;
+      throw error;
+    });
+    if (head) await this.held(() => this.follow(head));
   }
 
   /**

@@ -20,7 +20,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { DatabaseHandle } from "@/db/client";
 import type { Authorizer, Credential } from "@/server/access/authorize";
-import { DomainError } from "@/server/core/errors";
+import { type DomainError, isNotFound } from "@/server/core/errors";
 import { onAccessChanged } from "@/server/store/access-cache";
 import { type DraftKey, ensureDraft, type SectionKey, setDraftBase } from "@/server/store/drafts";
 import { onHeadMoved } from "@/server/store/head-moves";
@@ -43,7 +43,6 @@ export { parseRoomPath } from "./upgrade";
 
 /** branchHead's answer for a branch that no longer exists. */
 const GONE = Symbol("branch gone");
-const isNotFound = (error: unknown) => error instanceof DomainError && error.code === "NOT_FOUND";
 
 export interface CollabOptions {
   database: DatabaseHandle;
@@ -85,7 +84,9 @@ export class CollabRooms implements DraftRooms {
       compact: (key) => this.compact(key),
       accessChanges: () => this.accessChangesHeard,
     };
-    this.upgrades = new LiveUpgrade(db, options.authorize, this.services.decisions, (connection) => this.attach(connection));
+    this.upgrades = new LiveUpgrade(db, options.authorize, this.services.decisions, (connection, admittedHead) =>
+      this.attach(connection, admittedHead),
+    );
   }
 
   /** Updates read-only connections sent, dropped. */
@@ -149,7 +150,7 @@ export class CollabRooms implements DraftRooms {
    * found and taking it is opened anew, and a branch deleted meanwhile
    * closes the connection as its room's connections were closed.
    */
-  private async attach(connection: RoomConnection): Promise<void> {
+  private async attach(connection: RoomConnection, admittedHead: string): Promise<void> {
     try {
       for (;;) {
         const room = await this.openRoom(connection.address).catch((error: unknown): typeof GONE => {
@@ -157,7 +158,7 @@ export class CollabRooms implements DraftRooms {
           throw error;
         });
         if (room === GONE) return closeNow(connection, CLOSE_BRANCH_GONE, "branch deleted");
-        if (await room.attach(connection)) return;
+        if (await room.attach(connection, admittedHead)) return;
       }
     } finally {
       // Read from now on (it waited unread since its upgrade): what it sent meanwhile reaches its room, or, closed, it

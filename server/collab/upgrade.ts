@@ -25,6 +25,13 @@ import type { PresenceIdentity } from "./presence";
 import type { SharedDecisions } from "./shared-values";
 import { coalesceWrites, flushTurnWrites } from "./turn-writes";
 
+/** Who a connection is, what it may do, and the branch head that was decided on. */
+interface Admission {
+  actor: Actor | null;
+  access: DocumentAccess;
+  headCommitId: string;
+}
+
 export class LiveUpgrade {
   // A larger message closes its socket with 1009 (Message Too Big), before it is buffered whole.
   private readonly sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_LIVE_MESSAGE_BYTES });
@@ -35,8 +42,8 @@ export class LiveUpgrade {
     private readonly db: Database,
     private readonly authorize: Authorizer,
     private readonly decisions: SharedDecisions,
-    /** Takes an admitted connection into its room (it is paused until then). */
-    private readonly attach: (connection: RoomConnection) => Promise<void>,
+    /** Takes an admitted connection into its room (it is paused until then), with the branch head it was admitted on. */
+    private readonly attach: (connection: RoomConnection, admittedHead: string) => Promise<void>,
   ) {}
 
   /** Decides an upgrade: refused with an HTTP status (before any Yjs byte), or the socket handed to its room. */
@@ -50,7 +57,7 @@ export class LiveUpgrade {
   ): Promise<void> {
     // No reads for a process that is closing (its database is next).
     if (this.refusedAsClosing(socket)) return;
-    let admitted: { actor: Actor | null; access: DocumentAccess };
+    let admitted: Admission;
     let presence: PresenceIdentity;
     try {
       if (refusal) throw refusal;
@@ -82,7 +89,7 @@ export class LiveUpgrade {
         decisions.address(address),
         decisions.presence(presence),
       );
-      void this.attach(connection).catch((error: unknown) => {
+      void this.attach(connection, admitted.headCommitId).catch((error: unknown) => {
         console.error("[quire] collab room failed to open", error);
         ws.close(CLOSE_INTERNAL, "room failed to open");
       });
@@ -90,17 +97,17 @@ export class LiveUpgrade {
   }
 
   /** The principal's access, checked to at least read the document, branch and (for a section room) the section. */
-  private async admit(credential: Credential, address: RoomAddress): Promise<{ actor: Actor | null; access: DocumentAccess }> {
-    const admitted = await this.authorize.document(credential, address.documentId, "read");
+  private async admit(credential: Credential, address: RoomAddress): Promise<Admission> {
+    const { actor, access } = await this.authorize.document(credential, address.documentId, "read");
     // Either read fails with NOT_FOUND when there is no such branch.
-    if (address.sectionId === null) await getBranch(this.db, address.documentId, address.branchName);
-    else {
-      const head = await branchHead(this.db, address);
-      if (!(await visibleSectionIds(this.db, admitted.access, address.branchName, head.tree)).includes(address.sectionId)) {
-        throw new DomainError("NOT_FOUND", `No section ${address.sectionId} in this document on this branch.`);
-      }
+    if (address.sectionId === null) {
+      return { actor, access, headCommitId: (await getBranch(this.db, address.documentId, address.branchName)).headCommitId };
     }
-    return admitted;
+    const head = await branchHead(this.db, address);
+    if (!(await visibleSectionIds(this.db, access, address.branchName, head.tree)).includes(address.sectionId)) {
+      throw new DomainError("NOT_FOUND", `No section ${address.sectionId} in this document on this branch.`);
+    }
+    return { actor, access, headCommitId: head.commitId };
   }
 
   /** Who a connection's presence shows: the account's name (an agent's marked as such), or a guest for a share link. */

@@ -109,6 +109,9 @@ export function isDomainError(error: unknown): error is DomainError {
   );
 }
 
+/** Whether `error` says the object does not exist (or may not be seen). */
+export const isNotFound = (error: unknown): boolean => isDomainError(error) && error.code === "NOT_FOUND";
+
 /** An object that does not exist or that the caller may not see: the two read the same. */
 export function notFound(kind: string, id: string, hint?: string): DomainError {
   const next = hint ?? "Check the id (list or search to find valid ones).";

@@ -302,6 +302,40 @@ test.skipIf(!testDatabaseUrl())(
   90_000,
 );
 
+test.skipIf(!testDatabaseUrl())(
+  "a connection admitted on a head its room has not heard of yet is taken in on that head, not refused by the older one",
+  async () => {
+    const [, two] = processes as [QuireProcess, QuireProcess];
+    const { documentId } = await createNotes(two.url, "shared/moved-unheard");
+    // The branch's room is open in process two, on the document's first head.
+    const outline = await connectLive(two.url, roomName(documentId, "main"), { token });
+    clients.push(outline);
+    // A process on no bus adds a section: process two never hears of the move (as while another process's word of it
+    // is still on its way), and its room keeps the older head, which has no such section.
+    const loner = await startQuireProcess({ databaseUrl: database.url! });
+    let sectionId: string;
+    try {
+      ({ sectionId } = (await trpc(loner.url, {
+        tool: "sections",
+        action: "create",
+        documentId,
+        branchName: "main",
+        name: "Later",
+        content: [text("made elsewhere")],
+      })) as { sectionId: string });
+    } finally {
+      await loner.stop("SIGTERM");
+    }
+    // Admitted on the new head, the connection joins its section there: it was closed as hidden by the room's older head.
+    const editor = await connectLive(two.url, roomName(documentId, "main", sectionId), { token });
+    clients.push(editor);
+    expect(editor.text().toString()).toBe("made elsewhere");
+    // The room took the new head in: the outline lists the new section too.
+    await waitFor(() => outline.doc.getArray("outline").toArray().includes(sectionId), 5_000, "the outline's new section");
+  },
+  60_000,
+);
+
 /**
  * A section room of process `url`, and a dying process's edit in it: published on arrival (unstored), never said to be
  * stored. Resolves once the edit is live in the room and not in storage.
