@@ -234,12 +234,13 @@ export class BranchRoom implements SectionOwner {
   private async unloadSection(sectionId: string, section: SectionRoom): Promise<void> {
     await this.services.queue.run(this.key, async () => {
       await section.live.settled().catch(() => undefined);
-      // Stored even should someone join meanwhile and the room stay: a second copy is harmless, a lost one is not.
-      await section.storeUnconfirmed();
       if (section.live.connectionCount > 0 || this.sections.get(sectionId) !== section) return;
       this.sections.delete(sectionId);
+      // Taken before the room closes (nothing awaited in between), stored before the next opening of the section reads it.
+      const storing = section.storeUnconfirmed();
       section.close();
       this.forgetIfEmpty();
+      await storing;
       if (section.hasUncompacted) await this.services.compact({ ...this.key, sectionId });
     });
   }

@@ -188,10 +188,12 @@ export class SectionRoom implements LiveDocHooks {
    * a sender that died inside its durability window leaves its update to the
    * rooms that applied it, and one going away before ORPHAN_AFTER_MS passed
    * took it with it (the live fuzzer's seed 464610: both processes stopped
-   * within 15 s of a kill). A second copy in the log is harmless.
+   * within 15 s of a kill). A second copy in the log is harmless. They are
+   * taken when this is called, so a caller that closes the room right after
+   * leaves none behind; stored after.
    */
-  async storeUnconfirmed(): Promise<void> {
-    await storeUnconfirmedUpdates(this.services, this.services.fanOut.takeUnconfirmed(this.key)).catch((error: unknown) =>
+  storeUnconfirmed(): Promise<void> {
+    return storeUnconfirmedUpdates(this.services, this.services.fanOut.takeUnconfirmed(this.key)).catch((error: unknown) =>
       console.error("[quire] storing updates another process never confirmed failed", error),
     );
   }
