@@ -16,6 +16,7 @@ import { Redis } from "ioredis";
 import * as decoding from "lib0/decoding";
 import * as encoding from "lib0/encoding";
 import type { SectionKey } from "@/server/store/drafts";
+import { encode } from "./encode";
 
 export interface BusMessage extends SectionKey {
   /**
@@ -103,20 +104,20 @@ const NO_AUTHOR = "";
 
 /** Frame: the sender's 16 bytes, then per message its kind, key, payload and (an unstored update) its number and author. */
 export function encodeFrame(sender: Uint8Array, messages: readonly BusMessage[]): Buffer {
-  const encoder = encoding.createEncoder();
-  encoding.writeUint8Array(encoder, sender);
-  for (const message of messages) {
-    encoding.writeVarUint(encoder, KINDS.indexOf(message.kind) * 2 + (message.unstored ? 1 : 0));
-    encoding.writeVarString(encoder, message.documentId);
-    encoding.writeVarString(encoder, message.branchName);
-    encoding.writeVarString(encoder, message.sectionId);
-    encoding.writeVarUint8Array(encoder, message.payload);
-    if (message.unstored) {
-      encoding.writeVarUint(encoder, message.unstored.seq);
-      encoding.writeVarString(encoder, message.unstored.authorId ?? NO_AUTHOR);
+  return encode((encoder) => {
+    encoding.writeUint8Array(encoder, sender);
+    for (const message of messages) {
+      encoding.writeVarUint(encoder, KINDS.indexOf(message.kind) * 2 + (message.unstored ? 1 : 0));
+      encoding.writeVarString(encoder, message.documentId);
+      encoding.writeVarString(encoder, message.branchName);
+      encoding.writeVarString(encoder, message.sectionId);
+      encoding.writeVarUint8Array(encoder, message.payload);
+      if (message.unstored) {
+        encoding.writeVarUint(encoder, message.unstored.seq);
+        encoding.writeVarString(encoder, message.unstored.authorId ?? NO_AUTHOR);
+      }
     }
-  }
-  return Buffer.from(encoding.toUint8Array(encoder));
+  });
 }
 
 /** The messages of a frame; null for bytes that are not one (nothing of a bad frame is applied). */

@@ -17,6 +17,7 @@ import * as syncProtocol from "y-protocols/sync";
 import * as Y from "yjs";
 import type { AgentIdentity } from "@/db/schema-agents";
 import { newServerDoc } from "./codec";
+import { encode } from "./encode";
 import { LiveContentRefused, SectionRules, type Typist, writesOutsideSection } from "./live-rules";
 import { type PresenceIdentity, stampAwarenessUpdate } from "./presence";
 import { type PresenceChange, PresenceRelay } from "./presence-relay";
@@ -432,8 +433,8 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
 }
 
 function encodeMessage(type: number, write: (encoder: encoding.Encoder) => void): Uint8Array {
-  const encoder = encoding.createEncoder();
-  encoding.writeVarUint(encoder, type);
-  write(encoder);
-  return encoding.toUint8Array(encoder);
+  return encode((encoder) => {
+    encoding.writeVarUint(encoder, type);
+    write(encoder);
+  });
 }

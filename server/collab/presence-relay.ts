@@ -20,6 +20,7 @@
 import * as decoding from "lib0/decoding";
 import * as encoding from "lib0/encoding";
 import { outdatedTimeout } from "y-protocols/awareness";
+import { encode } from "./encode";
 
 /** JSON.stringify(null): a removed state on the wire. Stamped states are written by JSON.stringify, so nothing else means null. */
 const REMOVED = "null";
@@ -120,14 +121,14 @@ export class PresenceRelay {
 
   /** What is held of these clients as the update y-protocols' encodeAwarenessUpdate writes: id, clock, state text ("null" when removed). */
   encodeHeld(clientIds: readonly number[]): Uint8Array {
-    const encoder = encoding.createEncoder();
-    encoding.writeVarUint(encoder, clientIds.length);
-    for (const clientId of clientIds) {
-      const entry = this.entries.get(clientId);
-      encoding.writeVarUint(encoder, clientId);
-      encoding.writeVarUint(encoder, entry?.clock ?? 0);
-      encoding.writeVarString(encoder, entry?.state ?? REMOVED);
-    }
-    return encoding.toUint8Array(encoder);
+    return encode((encoder) => {
+      encoding.writeVarUint(encoder, clientIds.length);
+      for (const clientId of clientIds) {
+        const entry = this.entries.get(clientId);
+        encoding.writeVarUint(encoder, clientId);
+        encoding.writeVarUint(encoder, entry?.clock ?? 0);
+        encoding.writeVarString(encoder, entry?.state ?? REMOVED);
+      }
+    });
   }
 }

@@ -13,6 +13,7 @@
 import * as decoding from "lib0/decoding";
 import * as encoding from "lib0/encoding";
 import { z } from "zod";
+import { encode } from "./encode";
 
 /** Who a connection's presence is shown as, whatever its client says. */
 export interface PresenceIdentity {
@@ -70,7 +71,6 @@ export function stampAwarenessUpdate(
   mayControl: (clientId: number) => boolean,
 ): Uint8Array | null {
   const decoder = decoding.createDecoder(update);
-  const encoder = encoding.createEncoder();
   const entries: Array<{ clientId: number; clock: number; state: string }> = [];
   const count = decoding.readVarUint(decoder);
   for (let i = 0; i < count; i++) {
@@ -87,11 +87,12 @@ export function stampAwarenessUpdate(
     entries.push({ clientId, clock, state: JSON.stringify(stampState(state, identity)) });
   }
   if (entries.length === 0) return null;
-  encoding.writeVarUint(encoder, entries.length);
-  for (const entry of entries) {
-    encoding.writeVarUint(encoder, entry.clientId);
-    encoding.writeVarUint(encoder, entry.clock);
-    encoding.writeVarString(encoder, entry.state);
-  }
-  return encoding.toUint8Array(encoder);
+  return encode((encoder) => {
+    encoding.writeVarUint(encoder, entries.length);
+    for (const entry of entries) {
+      encoding.writeVarUint(encoder, entry.clientId);
+      encoding.writeVarUint(encoder, entry.clock);
+      encoding.writeVarString(encoder, entry.state);
+    }
+  });
 }
