@@ -104,7 +104,7 @@ const NO_AUTHOR = "";
 
 /** Frame: the sender's 16 bytes, then per message its kind, key, payload and (an unstored update) its number and author. */
 export function encodeFrame(sender: Uint8Array, messages: readonly BusMessage[]): Buffer {
-  return encode((encoder) => {
+  const frame = encode((encoder) => {
     encoding.writeUint8Array(encoder, sender);
     for (const message of messages) {
       encoding.writeVarUint(encoder, KINDS.indexOf(message.kind) * 2 + (message.unstored ? 1 : 0));
@@ -118,6 +118,7 @@ export function encodeFrame(sender: Uint8Array, messages: readonly BusMessage[])
       }
     }
   });
+  return Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
 }
 
 /** The messages of a frame; null for bytes that are not one (nothing of a bad frame is applied). */

@@ -27,14 +27,17 @@ const scratch = encoding.createEncoder();
 scratch.cbuf = new Uint8Array(SCRATCH_BYTES);
 let writing = false;
 
-/** The bytes `write` puts into an encoder: exactly what `encoding.encode(write)` returns, as a Buffer. */
-export function encode(write: (encoder: encoding.Encoder) => void): Buffer {
-  if (writing) return asBuffer(encoding.encode(write));
+/** The bytes `write` puts into an encoder: exactly what `encoding.encode(write)` returns. */
+export function encode(write: (encoder: encoding.Encoder) => void): Uint8Array {
+  if (writing) return encoding.encode(write);
   writing = true;
   try {
     write(scratch);
     // A view of the scratch, copied out: the scratch is written again by the next message.
-    return scratch.bufs.length === 0 ? Buffer.from(scratch.cbuf.subarray(0, scratch.cpos)) : asBuffer(encoding.toUint8Array(scratch));
+    if (scratch.bufs.length > 0) return encoding.toUint8Array(scratch);
+    // Copied out of the scratch, which the next message overwrites; a plain Uint8Array over the pooled bytes, as lib0 returns.
+    const pooled = Buffer.from(scratch.cbuf.subarray(0, scratch.cpos));
+    return new Uint8Array(pooled.buffer, pooled.byteOffset, pooled.byteLength);
   } finally {
     scratch.cpos = 0;
     scratch.bufs = [];
@@ -42,5 +45,3 @@ export function encode(write: (encoder: encoding.Encoder) => void): Buffer {
     writing = false;
   }
 }
-
-const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
