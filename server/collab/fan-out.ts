@@ -43,10 +43,13 @@
  * exchanged as when a room opens.
  */
 import { randomInt } from "node:crypto";
+import * as decoding from "lib0/decoding";
+import * as encoding from "lib0/encoding";
 import * as Y from "yjs";
 import type { DraftKey, SectionKey } from "@/server/store/drafts";
 import { branchKey } from "./branch-queue";
 import { type BusMessage, type CollabBus, PRESENCE_TTL_MS } from "./bus";
+import { encode } from "./encode";
 import type { PendingUpdate } from "./live-doc";
 import { flushTurnWrites } from "./turn-writes";
 
@@ -97,37 +100,21 @@ const logFailure = (what: string) => (error: unknown) => console.error(`[quire] 
 
 const NO_KEY = { documentId: "", branchName: "", sectionId: "" };
 
-/** Sequence numbers as a "stored" payload: a count, then each as a varint. */
+/** Sequence numbers as a "stored" payload: a count, then each (lib0 varints). */
 function encodeSeqs(seqs: readonly number[]): Uint8Array {
-  const bytes: number[] = [];
-  const put = (value: number) => {
-    let n = value;
-    while (n > 0x7f) {
-      bytes.push((n & 0x7f) | 0x80);
-      n = Math.floor(n / 128);
-    }
-    bytes.push(n);
-  };
-  put(seqs.length);
-  for (const seq of seqs) put(seq);
-  return Uint8Array.from(bytes);
+  return encode((encoder) => {
+    encoding.writeVarUint(encoder, seqs.length);
+    for (const seq of seqs) encoding.writeVarUint(encoder, seq);
+  });
 }
 
+/** Throws on bytes that are not sequence numbers (lib0's decoder on a truncated payload). */
 function decodeSeqs(payload: Uint8Array): number[] {
-  let pos = 0;
-  const take = () => {
-    let value = 0;
-    let shift = 1;
-    for (;;) {
-      const b = payload[pos++];
-      if (b === undefined) throw new Error("truncated sequence numbers");
-      value += (b & 0x7f) * shift;
-      shift *= 128;
-      if (b < 0x80) return value;
-    }
-  };
-  const count = take();
-  return Array.from({ length: count }, take);
+  const decoder = decoding.createDecoder(payload);
+  const count = decoding.readVarUint(decoder);
+  // Each takes a byte at least: a larger count is not a payload (and would allocate for nothing).
+  if (count > payload.length) throw new Error("not sequence numbers");
+  return Array.from({ length: count }, () => decoding.readVarUint(decoder));
 }
 
 export class FanOut {

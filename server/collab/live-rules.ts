@@ -96,7 +96,6 @@ export class SectionRules {
     const blocks = reshaped ? this.blockMaps() : null;
     if (blocks && blocks.length > MAX_BLOCKS_PER_SECTION) refuse(`a section holds at most ${MAX_BLOCKS_PER_SECTION} blocks`);
     const present = blocks ? new Set(blocks) : null;
-    const isPresent = (block: Y.Map<unknown>) => (present ? present.has(block) : this.memory.has(block));
     const before: BlockMemory[] = [];
     if (present) {
       for (const [block, known] of this.memory) if (touched.has(block) || !present.has(block)) before.push(known);
@@ -108,9 +107,12 @@ export class SectionRules {
     const judged = new Map<Y.Map<unknown>, BlockMemory>();
     const typedComments: NewCommentTag[] = [];
     for (const [block, textOnly] of touched) {
-      if (!isPresent(block)) continue;
-      const where = () => ordinal((blocks ?? this.blockMaps()).indexOf(block));
-      const { memory, newComments } = textOnly ? this.judgeTyping(block, where) : this.judgeBlock(block, where);
+      if (!(present ? present.has(block) : this.memory.has(block))) continue;
+      // Where-functions inline, not a named const: tsx runs the server with esbuild's keepNames, which names each
+      // function a `const` makes with a defineProperty, per keystroke here.
+      const { memory, newComments } = textOnly
+        ? this.judgeTyping(block, () => this.ordinalOf(block, blocks))
+        : this.judgeBlock(block, () => this.ordinalOf(block, blocks));
       judged.set(block, memory);
       typedComments.push(...newComments);
     }
@@ -166,7 +168,6 @@ export class SectionRules {
   private touchedBlocks(transaction: Y.Transaction, strict: boolean): { touched: Map<Y.Map<unknown>, boolean>; reshaped: boolean } {
     const blocksArray = this.root.get(BLOCKS_KEY);
     const touched = new Map<Y.Map<unknown>, boolean>();
-    const touchWhole = (block: Y.Map<unknown>) => touched.set(block, false);
     let reshaped = false;
     for (const [changed, keys] of transaction.changed) {
       const type: unknown = changed;
@@ -180,7 +181,7 @@ export class SectionRules {
         }
         if (keys.has(BLOCKS_KEY)) {
           reshaped = true;
-          for (const block of this.blockMaps()) touchWhole(block);
+          for (const block of this.blockMaps()) touched.set(block, false);
         }
         continue;
       }
@@ -188,7 +189,7 @@ export class SectionRules {
         reshaped = true;
         if (strict && (blocksArray as Y.Array<unknown>).toArray().some((b) => !(b instanceof Y.Map)))
           refuse("every block must be a shared map");
-        for (const block of this.blockMaps()) if (!this.memory.has(block)) touchWhole(block);
+        for (const block of this.blockMaps()) if (!this.memory.has(block)) touched.set(block, false);
         continue;
       }
       if (type === this.root.get(NAME_KEY)) {
@@ -203,10 +204,15 @@ export class SectionRules {
       const typing = type instanceof Y.Text && type.parent === block && block.get("text") === type && block.get("blockType") === "text";
       if (!typing) {
         reshaped = true;
-        touchWhole(block);
+        touched.set(block, false);
       } else if (!touched.has(block)) touched.set(block, true);
     }
     return { touched, reshaped };
+  }
+
+  /** "block N" for a block in an error message (`blocks`: the section's blocks when already read). */
+  private ordinalOf(block: Y.Map<unknown>, blocks: Y.Map<unknown>[] | null): string {
+    return ordinal((blocks ?? this.blockMaps()).indexOf(block));
   }
 
   /** The block map a changed type belongs to (itself, or the map holding it), or null. */
