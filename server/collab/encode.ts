@@ -33,7 +33,7 @@ export function encode(write: (encoder: encoding.Encoder) => void): Uint8Array {
   writing = true;
   try {
     write(scratch);
-    // A view of the scratch, copied out: the scratch is written again by the next message.
+    // Grown past the scratch (a large message): lib0 joins the parts into a fresh array, as `encoding.encode` does.
     if (scratch.bufs.length > 0) return encoding.toUint8Array(scratch);
     // Copied out of the scratch, which the next message overwrites; a plain Uint8Array over the pooled bytes, as lib0 returns.
     const pooled = Buffer.from(scratch.cbuf.subarray(0, scratch.cpos));
