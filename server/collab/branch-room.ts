@@ -158,7 +158,7 @@ export class BranchRoom implements SectionOwner {
     socket.on("message", (data: Buffer) => {
       if (throttle(connection)) this.services.stats.throttledConnections += 1;
       try {
-        live.receive(connection, new Uint8Array(data));
+        live.receive(connection, data);
       } catch {
         socket.close(1003, "malformed message");
       }

@@ -182,8 +182,9 @@ export class LiveDoc<C extends LiveConnection = LiveConnection> {
           if (update.length > EMPTY_UPDATE_BYTES) connection.droppedUpdates += 1;
           return;
         }
+        // A copy: the message may be a view of the socket's read buffer, which a queued update would hold on to.
         if (update.length > EMPTY_UPDATE_BYTES)
-          this.accept({ update, authorId: connection.authorId, origin: connection, receivedAt: performance.now() });
+          this.accept({ update: update.slice(), authorId: connection.authorId, origin: connection, receivedAt: performance.now() });
       } else throw new Error(`unknown sync message type ${syncType}`);
     } else if (type === MESSAGE_AWARENESS) {
       const stamped = stampAwarenessUpdate(decoding.readVarUint8Array(decoder), connection.presence, (clientId) => {

@@ -1,4 +1,5 @@
 /** The sync core alone, with its storage hook in the test's hands: broadcast on arrival, stored behind it in batches, read-only dropped. */
+import * as decoding from "lib0/decoding";
 import * as encoding from "lib0/encoding";
 import * as syncProtocol from "y-protocols/sync";
 import { describe, expect, it } from "vitest";
@@ -194,6 +195,83 @@ describe("LiveDoc", () => {
     expect(peer.received.length).toBe(greeted + 1);
     live.receive(writer, updateMessage("after the failure"));
     expect(peer.received.length).toBe(greeted + 1);
+  });
+});
+
+/** The document updates among the messages a connection received, applied to a doc of its own: what its client holds. */
+function clientDocOf(received: readonly Uint8Array[]): Y.Doc {
+  const doc = new Y.Doc();
+  for (const message of received) {
+    const decoder = decoding.createDecoder(message);
+    if (decoding.readVarUint(decoder) !== 0) continue;
+    const syncType = decoding.readVarUint(decoder);
+    if (syncType === syncProtocol.messageYjsUpdate || syncType === syncProtocol.messageYjsSyncStep2)
+      Y.applyUpdate(doc, decoding.readVarUint8Array(decoder));
+  }
+  return doc;
+}
+
+/** One writer's edits, each as the update its doc emitted. */
+function editsOf(...texts: string[]): Uint8Array[] {
+  const source = new Y.Doc();
+  const updates: Uint8Array[] = [];
+  source.on("update", (u: Uint8Array) => updates.push(u));
+  for (const text of texts) source.getText("t").insert(source.getText("t").length, text);
+  return updates;
+}
+
+describe("LiveDoc passing updates on", () => {
+  it("passes an update on to the other connections, and one that changes nothing not at all", () => {
+    let changes = 0;
+    const live = new LiveDoc([], { store: () => Promise.resolve(), changed: () => changes++ });
+    const writer = connection();
+    const peer = connection();
+    live.connect(writer);
+    live.connect(peer);
+    const greeted = peer.received.length;
+    const message = updateMessage("a");
+    live.receive(writer, message);
+    expect(peer.received.length).toBe(greeted + 1);
+    expect(changes).toBe(1);
+    live.receive(writer, message);
+    const [remote] = editsOf("b");
+    live.applyRemote(remote!);
+    live.applyRemote(remote!);
+    expect(peer.received.length).toBe(greeted + 2);
+    expect(writer.received.length).toBe(greeted + 1);
+    expect(changes).toBe(2);
+    expect(clientDocOf(peer.received).getText("t").toString()).toBe(live.doc.getText("t").toString());
+  });
+
+  it("brings its clients every edit when another process's updates arrive out of order, whichever way the gap is filled", () => {
+    const [first, second, third, fourth] = editsOf("one ", "two ", "three ", "four");
+    const fromStorage = new Y.Doc();
+    for (const u of [first!, second!]) Y.applyUpdate(fromStorage, u);
+    for (const fill of ["from storage", "from the bus"] as const) {
+      const live = new LiveDoc([], { store: () => Promise.resolve() });
+      const writer = connection();
+      const peer = connection();
+      live.connect(writer);
+      live.connect(peer);
+      live.applyRemote(first!);
+      // Hangs on the second edit, which never came: the doc holds it pending (its clients do too).
+      live.applyRemote(third!);
+      expect(live.lacksEdits).toBe(true);
+      // A connection types meanwhile: its edit, and only that, is new to the doc.
+      const typed = updateMessage("typed ");
+      live.receive(writer, typed);
+      // A room catching up from storage applies the draft's whole state.
+      if (fill === "from storage") live.applyRemote(Y.encodeStateAsUpdate(fromStorage));
+      else live.applyRemote(second!);
+      expect(live.lacksEdits).toBe(false);
+      live.applyRemote(fourth!);
+      const text = live.doc.getText("t").toString();
+      expect(text).toContain("one two three four");
+      expect(clientDocOf(peer.received).getText("t").toString()).toBe(text);
+      // The writer's client holds its own edit and what it was sent.
+      const writerHolds = clientDocOf([typed, ...writer.received]).getText("t");
+      expect(writerHolds.toString()).toBe(text);
+    }
   });
 });
 
