@@ -11,10 +11,10 @@
  * (client i on process i % 2), and each room gets one edit per second (its
  * clients take turns) with the author's awareness (a cursor) beside it, the
  * rooms staggered over the second. Clients are lightweight: a socket speaking
- * the sync and awareness protocol, no Y.Doc of their own; each room keeps one
- * Y.Doc that makes its edits (a marker `[room.seq]` inserted into the
- * section's text). A peer finds markers in the bytes of the updates it
- * receives, so latency is keystroke to peer without decoding, per same and
+ * the sync and awareness protocol, and a Y.Doc that takes in the updates it
+ * received only when its client next edits (a marker `[room.seq]` inserted
+ * into the section's text). A peer finds markers in the bytes of the updates
+ * it receives, so latency is keystroke to peer without decoding, per same and
  * cross process. At the end every marker must have reached every peer, and
  * every room's commit (the `documents` commit of its draft) must contain
  * every marker its room sent.
@@ -158,11 +158,15 @@ type Command = "connect" | "edit" | "measure" | "stop";
 interface Client {
   ws: WebSocket;
   /**
-   * The client's own edits on the room's initial state, and nothing else: an
-   * edit builds only on what its author made, never on a peer's edit still on
-   * its way (as a real client's would not, had it not received it yet).
+   * The room's initial state with the client's own edits and the updates it
+   * received, as a y-websocket client's doc: an edit builds on what its author
+   * has, never on a peer's edit still on its way. (Built on its own edits
+   * alone, as it was until 2026-11-30, every edit was concurrent with all its
+   * peers' earlier ones, and each server's Yjs walked them all to place it.)
    */
   doc: Y.Doc | null;
+  /** Updates received since the client's last edit: applied to its doc before the next (no decoding on arrival, where latency is measured). */
+  received: Uint8Array[];
   proc: number;
   awarenessId: number;
   awarenessClock: number;
@@ -212,6 +216,7 @@ async function runWorker(plan: WorkerPlan): Promise<void> {
     }
     if (syncType !== SYNC_UPDATE) return;
     const now = performance.now();
+    client.received.push(readSyncPayload(data));
     const text = data.toString("latin1");
     for (const match of text.matchAll(/\[(\d+\.\d+)\]/g)) {
       const marker = markers.get(match[1]!);
@@ -231,6 +236,7 @@ async function runWorker(plan: WorkerPlan): Promise<void> {
       const client: Client = {
         ws,
         doc: null,
+        received: [],
         proc: room.plan.procs[i]!,
         awarenessId: Math.floor(Math.random() * 2 ** 31),
         awarenessClock: 0,
@@ -266,6 +272,10 @@ async function runWorker(plan: WorkerPlan): Promise<void> {
       Y.applyUpdate(author.doc, room.initial!);
     }
     const doc = author.doc;
+    Y.transact(doc, () => {
+      for (const update of author.received) Y.applyUpdate(doc, update);
+    });
+    author.received = [];
     const text =
       room.plan.text === "section"
         ? ((doc.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text)
