@@ -254,7 +254,7 @@ describe("LiveDoc passing updates on", () => {
       live.connect(writer);
       live.connect(peer);
       live.applyRemote(first!);
-      // Hangs on the second edit, which never came: the doc holds it pending (its clients do too).
+      // Hangs on the second edit, which never came: the doc holds it pending, and its clients get it once it is placed.
       live.applyRemote(third!);
       expect(live.lacksEdits).toBe(true);
       // A connection types meanwhile: its edit, and only that, is new to the doc.
