@@ -25,7 +25,10 @@
  * that opens a section says so ("opened", with its doc's state vector); each
  * process holding it answers with what the opener lacks (its unstored
  * updates among it, and those again as unstored, so an opener stores them
- * should their sender die), its presence and its own state vector ("held"),
+ * should their sender die; so too the updates other processes published to
+ * it and never said they stored, which it would store should their sender
+ * have died: should it die as well before storing them, the opener does),
+ * its presence and its own state vector ("held"),
  * for the opener to send back what it lacks in turn; from then on both
  * publish the section's traffic, until one says "closed". What a process
  * applied before it heard of the other is in what they send each other, so
@@ -60,6 +63,12 @@ export interface UnconfirmedUpdate {
   authorId: string | null;
   /** Date.now() when it arrived. */
   at: number;
+  /**
+   * The number this process relayed it under, as unstored, to processes that
+   * opened its section meanwhile: said stored once its sender says so, or
+   * once this process stored it as an orphan.
+   */
+  relayedAs?: number;
 }
 
 /** What arrives from other processes, for the rooms of this one to apply. */
@@ -248,6 +257,15 @@ export class FanOut {
     const waiting = this.unpublished.get(name);
     this.unpublished.delete(name);
     for (const pending of waiting ?? []) this.publishUnstored(key, pending);
+    // Likewise what other processes published here unstored and have not confirmed: their sender may be dead, and this
+    // process the only one left to store it (two kills within ORPHAN_AFTER_MS lost such an edit before).
+    for (const entry of this.unconfirmedOf(name, sender)) {
+      entry.relayedAs ??= this.nextSeq++;
+      this.send(
+        { ...key, kind: "update", payload: entry.update, unstored: { seq: entry.relayedAs, authorId: entry.authorId } },
+        "an unconfirmed update relayed",
+      );
+    }
     const presence = open.presence.encodeAll();
     if (presence) this.send({ ...key, kind: "awareness", payload: presence }, "presence announcement");
     if (message.kind === "opened") this.send({ ...key, kind: "held", payload: Y.encodeStateVector(open.doc) }, "room announcement");
@@ -328,16 +346,40 @@ export class FanOut {
     this.send({ ...key, kind: "closed", payload: new Uint8Array() }, "room announcement");
   }
 
-  /** A sender stored updates it published before: they are its to keep, no longer this process's to watch. */
+  /**
+   * A sender stored updates it published before: they are its to keep, no
+   * longer this process's to watch (nor, those it relayed, the watch of the
+   * processes it relayed them to).
+   */
   private confirm(sender: string, payload: Uint8Array): void {
     const waiting = this.unconfirmed.get(sender);
     if (!waiting) return;
+    let seqs: number[];
     try {
-      for (const seq of decodeSeqs(payload)) waiting.delete(seq);
+      seqs = decodeSeqs(payload);
     } catch {
       return;
     }
+    for (const seq of seqs) {
+      const relayedAs = waiting.get(seq)?.relayedAs;
+      if (relayedAs !== undefined) this.acknowledge(relayedAs);
+      waiting.delete(seq);
+    }
     if (waiting.size === 0) this.unconfirmed.delete(sender);
+  }
+
+  /** Says (with the next message, or within ACKNOWLEDGE_WITHIN_MS) that an update published under this number is stored. */
+  private acknowledge(seq: number): void {
+    this.storedSeqs.push(seq);
+    this.acknowledgeTimer ??= setTimeout(() => this.flushAcknowledgements(), ACKNOWLEDGE_WITHIN_MS);
+  }
+
+  /** A section's updates whose senders (but `except`: the opener's own are its to store) have not said they stored them. */
+  private *unconfirmedOf(name: string, except?: string): Generator<UnconfirmedUpdate> {
+    for (const [sender, waiting] of this.unconfirmed) {
+      if (sender === except) continue;
+      for (const entry of waiting.values()) if (sectionName(entry.key) === name) yield entry;
+    }
   }
 
   private applyUpdate(handlers: FanOutHandlers, message: BusMessage, sender: string): void {
@@ -364,7 +406,14 @@ export class FanOut {
       }
       if (waiting.size === 0) this.unconfirmed.delete(sender);
     }
-    if (orphans.length > 0) await handlers.storeOrphaned(orphans).catch(logFailure("storing updates another process never stored"));
+    if (orphans.length === 0) return;
+    try {
+      await handlers.storeOrphaned(orphans);
+    } catch (error) {
+      logFailure("storing updates another process never stored")(error);
+      return;
+    }
+    for (const orphan of orphans) if (orphan.relayedAs !== undefined) this.acknowledge(orphan.relayedAs);
   }
 
   /**
@@ -372,6 +421,8 @@ export class FanOut {
    * no longer watched here: its room is going away and stores them itself.
    * Once it is gone they would reach storage only through a client handing
    * them over, and the clients that hold them found them in the room already.
+   * (Those it relayed to an opener are stored there too, after
+   * ORPHAN_AFTER_MS: a second copy is harmless.)
    */
   takeUnconfirmed(key: SectionKey): UnconfirmedUpdate[] {
     const name = sectionName(key);
@@ -396,8 +447,7 @@ export class FanOut {
   async whileLoading<T>(key: SectionKey, load: () => Promise<T>): Promise<{ loaded: T; arrived: Uint8Array[] }> {
     const name = sectionName(key);
     const arrived: Uint8Array[] = [];
-    for (const waiting of this.unconfirmed.values())
-      for (const entry of waiting.values()) if (sectionName(entry.key) === name) arrived.push(entry.update);
+    for (const entry of this.unconfirmedOf(name)) arrived.push(entry.update);
     this.arrivedWhileLoading.set(name, arrived);
     try {
       return { loaded: await load(), arrived };
@@ -450,12 +500,10 @@ export class FanOut {
     const waiting = this.unpublished.get(name);
     for (const pending of updates) {
       const seq = this.published.get(pending);
-      if (seq !== undefined) this.storedSeqs.push(seq);
+      if (seq !== undefined) this.acknowledge(seq);
       else if (!waiting?.delete(pending)) this.publishStored(key, pending.update);
     }
     if (waiting?.size === 0) this.unpublished.delete(name);
-    if (this.storedSeqs.length > 0 && !this.acknowledgeTimer)
-      this.acknowledgeTimer = setTimeout(() => this.flushAcknowledgements(), ACKNOWLEDGE_WITHIN_MS);
   }
 
   /** Tells the other processes of an update already stored in a section's draft, so their open rooms of it apply it. */

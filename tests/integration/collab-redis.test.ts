@@ -7,10 +7,11 @@
  * was stored is stored by the receivers when its sender never confirms it; a
  * room open in one process publishes nothing until another opens it, which
  * then gets what was typed, unstored edits and presence included; a read on
- * another process waits for what was typed to be stored; a process whose
- * subscription was cut gets what was published meanwhile; a process not
- * heard for a while stops being published to, and gets what it missed once
- * heard again.
+ * another process waits for what was typed to be stored; an edit whose
+ * process died survives the death of the process holding it too; a process
+ * whose subscription was cut gets what was published meanwhile; a process
+ * not heard for a while stops being published to, and gets what it missed
+ * once heard again.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { encode } from "next-auth/jwt";
@@ -18,7 +19,7 @@ import { addUser, issueApiToken } from "@/server/auth/accounts";
 import { sessionCookieName } from "@/server/auth/web-session";
 import { Redis } from "ioredis";
 import postgres from "postgres";
-import { connectRedisBus, decodeFrame } from "@/server/collab/bus";
+import { type CollabBus, connectRedisBus, decodeFrame } from "@/server/collab/bus";
 import { GONE_AFTER_MS, HEARTBEAT_MS, ORPHAN_AFTER_MS } from "@/server/collab/fan-out";
 import { appendDraftUpdates, findSectionDraft, type SectionKey } from "@/server/store/drafts";
 import * as Y from "yjs";
@@ -266,17 +267,8 @@ test.skipIf(!testDatabaseUrl())(
     const watcher = await connectLive(one.url, roomName(key.documentId, key.branchName, key.sectionId), { token });
     clients.push(watcher);
     // Two clients' edits, each on the stored base alone (storage may hold either without the other).
-    const edit = (words: string) => {
-      const writer = new Y.Doc();
-      Y.applyUpdate(writer, Y.encodeStateAsUpdate(watcher.doc));
-      const before = Y.encodeStateVector(writer);
-      ((writer.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text).insert(4, words);
-      const update = Y.encodeStateAsUpdate(writer, before);
-      writer.destroy();
-      return update;
-    };
-    const confirmed = edit(" CONFIRMED");
-    const orphan = edit(" ORPHAN");
+    const confirmed = editOn(watcher.doc, " CONFIRMED");
+    const orphan = editOn(watcher.doc, " ORPHAN");
     const bus = await connectRedisBus(REDIS_URL);
     try {
       // A process that publishes two edits on arrival, says it stored the first (it did not: nobody must store it for it), and dies.
@@ -336,26 +328,34 @@ test.skipIf(!testDatabaseUrl())(
   60_000,
 );
 
+/** A client's edit of a "Notes" section made on `base`'s state alone (`words` typed after "base"), as its update. */
+function editOn(base: Y.Doc, words: string): Uint8Array {
+  const writer = new Y.Doc();
+  Y.applyUpdate(writer, Y.encodeStateAsUpdate(base));
+  const before = Y.encodeStateVector(writer);
+  ((writer.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text).insert(4, words);
+  const update = Y.encodeStateAsUpdate(writer, before);
+  writer.destroy();
+  return update;
+}
+
 /**
- * A section room of process `url`, and a dying process's edit in it: published on arrival (unstored), never said to be
- * stored. Resolves once the edit is live in the room and not in storage.
+ * A section room of process `url`, and a dying process's edits in it: published on arrival (unstored, numbered from
+ * 1) by `sender` (a bus that goes away after, unless given), never said to be stored. Resolves once the edits are live
+ * in the room and not in storage.
  */
-async function orphanedEditIn(url: string, path: string, words: string) {
+async function orphanedEditIn(url: string, path: string, words: string[], sender?: CollabBus) {
   const key = await createNotes(url, path);
   const watcher = await connectLive(url, roomName(key.documentId, key.branchName, key.sectionId), { token });
   clients.push(watcher);
-  const writer = new Y.Doc();
-  Y.applyUpdate(writer, Y.encodeStateAsUpdate(watcher.doc));
-  const before = Y.encodeStateVector(writer);
-  ((writer.getMap("section").get("blocks") as Y.Array<Y.Map<unknown>>).get(0).get("text") as Y.Text).insert(4, words);
-  const bus = await connectRedisBus(REDIS_URL);
+  const bus = sender ?? (await connectRedisBus(REDIS_URL));
   try {
-    await bus.publish({ ...key, kind: "update", payload: Y.encodeStateAsUpdate(writer, before), unstored: { seq: 1, authorId: null } });
+    for (const [at, each] of words.entries())
+      await bus.publish({ ...key, kind: "update", payload: editOn(watcher.doc, each), unstored: { seq: at + 1, authorId: null } });
   } finally {
-    await bus.close();
-    writer.destroy();
+    if (!sender) await bus.close();
   }
-  await waitFor(() => watcher.text().toString().includes(words), 5_000, `the edit live: ${watcher.text().toString()}`);
+  await waitFor(() => words.every((each) => watcher.text().toString().includes(each)), 5_000, `the edits live: ${watcher.text().toString()}`);
   expect(await storedText(key)).toBe("base");
   return { key, watcher };
 }
@@ -365,7 +365,7 @@ test.skipIf(!testDatabaseUrl())(
   async () => {
     const [one] = processes as [QuireProcess, QuireProcess];
     // Its last client leaves: the room unloads, and stores the edit well before ORPHAN_AFTER_MS.
-    const left = await orphanedEditIn(one.url, "shared/orphan-unloaded", " LEFT");
+    const left = await orphanedEditIn(one.url, "shared/orphan-unloaded", [" LEFT"]);
     left.watcher.close();
     await untilStored(left.key, "LEFT", 5_000);
     expect(await storedText(left.key)).toBe("base LEFT");
@@ -374,7 +374,7 @@ test.skipIf(!testDatabaseUrl())(
     // seed 464610 lost an edit this way: both processes stopped within 15 s of the kill of the edit's process.
     const three = await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL });
     try {
-      const stopped = await orphanedEditIn(three.url, "shared/orphan-stopped", " STOPPED");
+      const stopped = await orphanedEditIn(three.url, "shared/orphan-stopped", [" STOPPED"]);
       await three.stop("SIGTERM");
       expect(await storedText(stopped.key)).toBe("base STOPPED");
     } finally {
@@ -382,6 +382,46 @@ test.skipIf(!testDatabaseUrl())(
     }
   },
   60_000,
+);
+
+test.skipIf(!testDatabaseUrl())(
+  "a dead process's edit survives the death of the process holding it too: the process that opened the room meanwhile stores it",
+  async () => {
+    const holder = await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL });
+    let opener: QuireProcess | null = null;
+    const bus = await connectRedisBus(REDIS_URL);
+    try {
+      // Two edits whose process went quiet before storing them: the holder has them, unconfirmed, and would store them.
+      const { key } = await orphanedEditIn(holder.url, "shared/orphan-twice", [" TWICE", " CONFIRMED"], bus);
+      const publishedAt = Date.now();
+      // A process that starts only now (the dead one restarted, say) never heard them published: it opens the room.
+      opener = await startQuireProcess({ databaseUrl: database.url!, redisUrl: REDIS_URL });
+      const client = await connectLive(opener.url, roomName(key.documentId, key.branchName, key.sectionId), { token });
+      clients.push(client);
+      await waitFor(
+        () => client.text().toString().includes("TWICE") && client.text().toString().includes("CONFIRMED"),
+        5_000,
+        `the edits in the opened room: ${client.text().toString()}`,
+      );
+      // Their sender says it stored the second (it did not: nobody must store it for it), which the holder passes on.
+      await bus.publish({ documentId: "", branchName: "", sectionId: "", kind: "stored", payload: new Uint8Array([1, 2]) });
+      await new Promise((r) => setTimeout(r, 500));
+      // The holder is killed too, before the first is an orphan there. Before, nobody stored it: the opener's room had
+      // it, its clients found it there and handed nothing over, and the processes that heard it published had no room.
+      await holder.stop("SIGKILL");
+      expect(Date.now() - publishedAt).toBeLessThan(ORPHAN_AFTER_MS);
+      expect(await storedText(key)).toBe("base");
+      await untilStored(key, "TWICE", ORPHAN_AFTER_MS * 2, 500);
+      expect(await storedText(key)).toContain("TWICE");
+      // Stored in the same sweep as the first, had the holder not passed its confirmation on.
+      expect(await storedText(key)).not.toContain("CONFIRMED");
+    } finally {
+      await bus.close();
+      await holder.stop("SIGKILL").catch(() => undefined);
+      await opener?.stop("SIGTERM");
+    }
+  },
+  90_000,
 );
 
 test.skipIf(!testDatabaseUrl())(
