@@ -355,7 +355,11 @@ async function orphanedEditIn(url: string, path: string, words: string[], sender
   } finally {
     if (!sender) await bus.close();
   }
-  await waitFor(() => words.every((each) => watcher.text().toString().includes(each)), 5_000, `the edits live: ${watcher.text().toString()}`);
+  await waitFor(
+    () => words.every((each) => watcher.text().toString().includes(each)),
+    5_000,
+    `the edits live: ${watcher.text().toString()}`,
+  );
   expect(await storedText(key)).toBe("base");
   return { key, watcher };
 }
