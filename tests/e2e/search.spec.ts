@@ -93,15 +93,27 @@ test("Ctrl+K opens quick open from a page; typing, arrows and Enter jump to the 
   await page.keyboard.press("Enter");
   await page.waitForURL((url) => url.pathname === `/documents/${documentId}` && url.hash === `#section-${rotaSectionId}`);
   await expect(page.locator(`#section-${rotaSectionId}`)).toBeInViewport();
-  // The page may lay out what is above the section anew after the jump, where the browser's scroll anchoring does not
-  // follow (turned off here, as in a browser without it): the section is held in view.
-  await page.evaluate(() => {
+  await staysInViewAsThePageGrowsAbove(page, rotaSectionId);
+});
+
+/**
+ * The page may lay out what is above a section anew after landing on it, where the browser's scroll anchoring does not
+ * follow (turned off here, as in a browser without it): the section is held in view.
+ */
+async function staysInViewAsThePageGrowsAbove(on: Page, sectionId: string): Promise<void> {
+  await on.evaluate(() => {
     document.documentElement.style.overflowAnchor = "none";
     const late = document.createElement("div");
     late.style.height = "1500px";
     document.querySelector("main")!.prepend(late);
   });
+  await expect(on.locator(`#section-${sectionId}`)).toBeInViewport();
+}
+
+test("a link to a section (a notification's, say) lands on it, and it stays in view while the page lays out", async () => {
+  await page.goto(`${server.url}/documents/${documentId}#section-${rotaSectionId}`);
   await expect(page.locator(`#section-${rotaSectionId}`)).toBeInViewport();
+  await staysInViewAsThePageGrowsAbove(page, rotaSectionId);
 });
 
 test("the header's Search control opens quick open too", async () => {

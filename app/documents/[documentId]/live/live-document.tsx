@@ -13,6 +13,7 @@ import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useStat
 import type { WebsocketProvider } from "y-websocket";
 import * as Y from "yjs";
 import { forgetOutline, outlineFromYDoc } from "@/server/collab/codec";
+import { holdInView, sectionAnchorOf } from "@/app/_components/hold-in-view";
 import type { WorkspacePerson as Person } from "@/app/_lib/quire";
 import { ResolvedComments, ResolvedCommentsContext } from "./comment-highlights";
 import { CommentsPanel } from "./comments-panel";
@@ -65,6 +66,7 @@ export function LiveDocument({
   const [resolvedComments] = useState(() => new ResolvedComments(resolvedCommentIds ?? []));
   const order = useOutline(address, initialOrder);
   const adoptsServerHtml = useServerHtmlAdoption();
+  useSectionAnchor();
   // Share-link visitors have no session for the typed API: they see who is in the rooms they opened.
   const status = useDraftStatus(documentId, branchName, me !== null);
 
@@ -175,6 +177,28 @@ function useServerHtmlAdoption(): () => boolean {
     firstRenderHydrates.current = false;
   }, []);
   return useCallback(() => firstRenderHydrates.current, []);
+}
+
+/**
+ * A link to a section (a notification, a backlink, the outline, the commit
+ * bar) lands on it and keeps it in view while the sections lay out
+ * (hold-in-view.ts): on the page's first render and on every change of the
+ * address's fragment.
+ */
+function useSectionAnchor(): void {
+  useEffect(() => {
+    let release: (() => void) | null = null;
+    const land = () => {
+      const id = sectionAnchorOf(window.location.hash);
+      if (id) release = holdInView(id);
+    };
+    land();
+    window.addEventListener("hashchange", land);
+    return () => {
+      window.removeEventListener("hashchange", land);
+      release?.();
+    };
+  }, []);
 }
 
 /** The branch outline: the section ids this person may see, in order, kept by the server. */
