@@ -5,11 +5,18 @@
  * is shared); a Redis lock lets one process at a time compact a section's
  * draft.
  *
- * Messages published in one turn of the event loop go out as one PUBLISH
- * (one frame: the sender's id, then the messages), so an edit and its
- * author's cursor, and the acknowledgements riding with them, cost one Redis
- * command. A frame starts with the sender's 16-byte id: a process skips its
- * own frames coming back before decoding anything.
+ * Messages published in one turn of the event loop go out together (a
+ * frame: the sender's id, then the messages), so an edit and its author's
+ * cursor, and the acknowledgements riding with them, cost one Redis command.
+ * A message goes to every process (the channel all subscribe to) or to the
+ * processes it names, each on its own channel: a room's traffic reaches only
+ * the processes holding that room, and never comes back to its sender (who
+ * would receive it only to skip it). A frame starts with the sender's 16-byte
+ * id: a process skips its own frames coming back on the shared channel
+ * before decoding anything. One sender's messages reach every receiver in
+ * the order they were published: a turn's messages go out as runs of the
+ * same destination, one frame per run, in order, and Redis delivers one
+ * connection's PUBLISHes in order.
  */
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
@@ -48,14 +55,17 @@ export interface BusMessage extends SectionKey {
 
 export interface CollabBus {
   /**
-   * Queues a message: the ones published in the same turn of the event loop
-   * go out together, in order. Resolves to the number of subscribers it
-   * reached (this process's own subscription among them).
+   * Queues a message for every process, or for the processes `to` names (by
+   * the ids `subscribe` hands over; kept as given, not copied, until the
+   * turn's frames go out): the ones published in the same turn of
+   * the event loop go out together, in order. Resolves to the number of
+   * subscribers it reached (for every process, this process's own
+   * subscription among them).
    */
-  publish(message: BusMessage): Promise<number>;
+  publish(message: BusMessage, to?: readonly string[]): Promise<number>;
   /**
-   * Receives other processes' messages (never this process's own) with their
-   * sender's id. `heard` runs first for every frame, the empty ones of `beat`
+   * Receives other processes' messages (never this process's own), those
+   * for every process and those for this one, with their sender's id. `heard` runs first for every frame, the empty ones of `beat`
    * too, with its sender's id; `resubscribed` when the subscription is back
    * after a lost connection to Redis (messages published meanwhile never
    * arrive). Resolves to an unsubscribe.
@@ -66,9 +76,9 @@ export interface CollabBus {
     resubscribed?(): void;
   }): Promise<() => Promise<void>>;
   /**
-   * Says this process is alive: a frame of no messages, unless a frame goes
-   * out this turn anyway. (A process of an earlier version decodes it to
-   * nothing.)
+   * Says this process is alive, to every process: a frame of no messages,
+   * unless a frame for every process goes out this turn anyway. (A process
+   * of an earlier version decodes it to nothing.)
    */
   beat(): void;
   /** Records who this process has connected to a branch's rooms (an empty list clears it). */
@@ -81,6 +91,8 @@ export interface CollabBus {
 }
 
 const CHANNEL = "quire:collab";
+/** The channel of the process with this id (hex, as `subscribe` hands it over). */
+const channelOf = (processId: string) => `${CHANNEL}:${processId}`;
 const LOCK_MS = 60_000;
 /** A process refreshes its presence entries more often than this; a dead process's entries stop counting after it. */
 export const PRESENCE_TTL_MS = 60_000;
@@ -151,6 +163,17 @@ export function decodeFrame(frame: Uint8Array): BusMessage[] | null {
   }
 }
 
+/** A turn's run of messages for one destination: every process (null), or the processes named. */
+interface Run {
+  to: readonly string[] | null;
+  messages: BusMessage[];
+  /** Settles as the run's PUBLISHes do. */
+  sent: Promise<number>;
+  settle(publishing: Promise<number>): void;
+}
+
+const sameIds = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((id, i) => id === b[i]);
+
 export async function connectRedisBus(url: string): Promise<CollabBus> {
   const processId = randomUUID();
   const senderBytes = Buffer.from(processId.replaceAll("-", ""), "hex");
@@ -158,31 +181,54 @@ export async function connectRedisBus(url: string): Promise<CollabBus> {
   // Named after the process, so Redis's CLIENT LIST tells an operator which process a subscription is.
   const subscriber = new Redis(url, { lazyConnect: true, connectionName: `quire-collab-subscriber-${process.pid}` });
   await Promise.all([publisher.connect(), subscriber.connect()]);
-  /** This turn's messages, and the promise their PUBLISH settles. */
-  let batch: { messages: BusMessage[]; sent: Promise<number> } | null = null;
+  const ownId = senderBytes.toString("hex");
+  /** This turn's messages, as runs of one destination (null: every process), each with the promise its PUBLISHes settle. */
+  let turn: Run[] | null = null;
+  const publishTurn = () => {
+    for (const run of turn ?? []) {
+      const frame = encodeFrame(senderBytes, run.messages);
+      run.settle(
+        run.to === null
+          ? publisher.publish(CHANNEL, frame)
+          : Promise.all(run.to.map((id) => publishTo(id, frame))).then((reached) => reached.reduce((sum, each) => sum + each, 0)),
+      );
+    }
+    turn = null;
+  };
+  /**
+   * A frame for one process, on its channel; on the channel of every process
+   * if that reached nobody (a process of an earlier version listens there
+   * alone; a dead one is dropped by its peers within a few beats).
+   */
+  const publishTo = async (id: string, frame: Buffer): Promise<number> =>
+    (await publisher.publish(channelOf(id), frame)) || publisher.publish(CHANNEL, frame);
   return {
-    publish(message) {
-      if (!batch) {
-        const messages: BusMessage[] = [];
-        const sent = new Promise<number>((resolve, reject) =>
-          setImmediate(() => {
-            batch = null;
-            publisher.publish(CHANNEL, encodeFrame(senderBytes, messages)).then(resolve, reject);
-          }),
-        );
-        batch = { messages, sent };
+    publish(message, to) {
+      if (!turn) {
+        turn = [];
+        setImmediate(publishTurn);
       }
-      batch.messages.push(message);
-      return batch.sent;
+      const destination = to ?? null;
+      const last = turn.at(-1);
+      if (last && (last.to === destination || (last.to !== null && destination !== null && sameIds(last.to, destination)))) {
+        last.messages.push(message);
+        return last.sent;
+      }
+      let settle!: Run["settle"];
+      const sent = new Promise<number>((resolve, reject) => {
+        settle = (publishing) => publishing.then(resolve, reject);
+      });
+      turn.push({ to: destination, messages: [message], sent, settle });
+      return sent;
     },
     beat() {
-      if (batch) return;
+      if (turn?.some((run) => run.to === null)) return;
       // Not logged: while Redis is away this fails every few seconds, and the publishes that carry something say so.
       publisher.publish(CHANNEL, senderBytes).catch(() => undefined);
     },
     async subscribe(handlers) {
       const listener = (_channel: Buffer, frame: Buffer) => {
-        // This process's own frame: skipped before anything is decoded.
+        // This process's own frame, back on the channel of every process: skipped before anything is decoded.
         if (frame.length < SENDER_BYTES || senderBytes.equals(frame.subarray(0, SENDER_BYTES))) return;
         const sender = frame.subarray(0, SENDER_BYTES).toString("hex");
         handlers.heard?.(sender);
@@ -190,17 +236,17 @@ export async function connectRedisBus(url: string): Promise<CollabBus> {
       };
       // After a reconnect ioredis subscribes again by itself; asking once more (a no-op for Redis) answers once that is done.
       const resubscribed = () =>
-        void subscriber.subscribe(CHANNEL).then(
+        void subscriber.subscribe(CHANNEL, channelOf(ownId)).then(
           () => handlers.resubscribed?.(),
           () => undefined,
         );
       subscriber.on("messageBuffer", listener);
-      await subscriber.subscribe(CHANNEL);
+      await subscriber.subscribe(CHANNEL, channelOf(ownId));
       subscriber.on("ready", resubscribed);
       return async () => {
         subscriber.off("messageBuffer", listener);
         subscriber.off("ready", resubscribed);
-        await subscriber.unsubscribe(CHANNEL);
+        await subscriber.unsubscribe(CHANNEL, channelOf(ownId));
       };
     },
     async setPresence(documentId, branchName, userIds) {
@@ -239,7 +285,7 @@ export async function connectRedisBus(url: string): Promise<CollabBus> {
     },
     async close() {
       // What was queued goes out first (the rooms' "closed" of a process shutting down among it).
-      await batch?.sent.catch(() => undefined);
+      await Promise.all((turn ?? []).map((run) => run.sent.catch(() => undefined)));
       subscriber.disconnect();
       await publisher.quit();
     },

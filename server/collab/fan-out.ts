@@ -30,7 +30,9 @@
  * have died: should it die as well before storing them, the opener does),
  * its presence and its own state vector ("held"),
  * for the opener to send back what it lacks in turn; from then on both
- * publish the section's traffic, until one says "closed". What a process
+ * publish the section's traffic, to the processes holding it (each on its
+ * own channel: nobody else reads it, and it never comes back to its
+ * sender), until one says "closed". What a process
  * applied before it heard of the other is in what they send each other, so
  * nothing typed meanwhile is missed; after a lost connection to Redis a
  * process says "opened" again for every room it holds. Updates the server
@@ -143,14 +145,20 @@ export class FanOut {
   private lastSection = "";
   /** Sections whose rooms are open here, by name. */
   private readonly held = new Map<string, SectionKey>();
-  /** Per section open here, the other processes that hold it open too: its traffic is published only while there is one. */
-  private readonly sharedWith = new Map<string, Set<string>>();
+  /**
+   * Per section open here, the other processes that hold it open too: its
+   * traffic is published to them, and only while there is one. Each list is
+   * replaced, never changed, so a turn's frame can name it as it stands.
+   */
+  private readonly sharedWith = new Map<string, readonly string[]>();
   /** Per section open here and nowhere else, this process's updates not yet stored, so not published (see shareWith). */
   private readonly unpublished = new Map<string, Set<PendingUpdate>>();
   /** When each other process was last heard (any frame, its beats among them). */
   private readonly lastHeard = new Map<string, number>();
   /** Processes dropped as gone, and when. */
   private readonly gone = new Map<string, number>();
+  /** The promise of the frame published last, whose failure is logged already. */
+  private lastSent: Promise<number> | null = null;
   /** The rooms' announcement to processes heard again, while it waits for the turn's other frames. */
   private announcing: NodeJS.Immediate | null = null;
 
@@ -208,7 +216,7 @@ export class FanOut {
       if (now - at <= GONE_AFTER_MS) continue;
       this.lastHeard.delete(sender);
       this.gone.set(sender, now);
-      for (const holders of this.sharedWith.values()) holders.delete(sender);
+      for (const name of this.sharedWith.keys()) this.stopSharing(name, sender);
     }
     for (const [sender, at] of this.gone) if (now - at > GONE_REMEMBERED_MS) this.gone.delete(sender);
   }
@@ -225,8 +233,8 @@ export class FanOut {
     else if (message.kind === "awareness") handlers.awareness(message, message.payload);
     else if (message.kind === "stored") this.confirm(sender, message.payload);
     else if (message.kind === "opened" || message.kind === "held") this.shareWith(handlers, message, sender);
-    else if (message.kind === "closed") this.sharedWith.get(sectionName(message))?.delete(sender);
-    else if (message.kind === "settle") this.settleFor(handlers, message);
+    else if (message.kind === "closed") this.stopSharing(sectionName(message), sender);
+    else if (message.kind === "settle") this.settleFor(handlers, message, sender);
     else if (message.kind === "settled") this.answered(message.payload);
     else this.applyUpdate(handlers, message, sender);
   }
@@ -249,10 +257,10 @@ export class FanOut {
     } catch {
       return;
     }
-    const peers = this.sharedWith.get(name) ?? new Set<string>();
-    peers.add(sender);
-    this.sharedWith.set(name, peers);
-    this.send({ ...key, kind: "update", payload: missing }, "what an opened room lacks");
+    const peers = this.sharedWith.get(name) ?? [];
+    if (!peers.includes(sender)) this.sharedWith.set(name, [...peers, sender]);
+    const opener = [sender];
+    this.send({ ...key, kind: "update", payload: missing }, "what an opened room lacks", opener);
     // Published again as unstored: should this process die before storing them, the other process stores them.
     const waiting = this.unpublished.get(name);
     this.unpublished.delete(name);
@@ -264,11 +272,20 @@ export class FanOut {
       this.send(
         { ...key, kind: "update", payload: entry.update, unstored: { seq: entry.relayedAs, authorId: entry.authorId } },
         "an unconfirmed update relayed",
+        opener,
       );
     }
     const presence = open.presence.encodeAll();
-    if (presence) this.send({ ...key, kind: "awareness", payload: presence }, "presence announcement");
-    if (message.kind === "opened") this.send({ ...key, kind: "held", payload: Y.encodeStateVector(open.doc) }, "room announcement");
+    if (presence) this.send({ ...key, kind: "awareness", payload: presence }, "presence announcement", opener);
+    if (message.kind === "opened") this.send({ ...key, kind: "held", payload: Y.encodeStateVector(open.doc) }, "room announcement", opener);
+  }
+
+  /** Another process no longer holds a section (it closed it, or it is gone). */
+  private stopSharing(name: string, sender: string): void {
+    const peers = this.sharedWith.get(name);
+    if (!peers?.includes(sender)) return;
+    const remaining = peers.filter((peer) => peer !== sender);
+    this.sharedWith.set(name, remaining);
   }
 
   private announceHeld(handlers: FanOutHandlers): void {
@@ -312,8 +329,8 @@ export class FanOut {
   }
 
   /** Another process reads a document's draft: what the rooms here applied of it is stored first. */
-  private settleFor(handlers: FanOutHandlers, message: BusMessage): void {
-    const answer = () => this.send({ ...NO_KEY, kind: "settled", payload: message.payload }, "settled answer");
+  private settleFor(handlers: FanOutHandlers, message: BusMessage, sender: string): void {
+    const answer = () => this.send({ ...NO_KEY, kind: "settled", payload: message.payload }, "settled answer", [sender]);
     handlers.settle(message.documentId, message.branchName || undefined).then(answer, answer);
   }
 
@@ -472,7 +489,7 @@ export class FanOut {
   publishArrived(key: SectionKey, pending: PendingUpdate): void {
     if (!this.bus) return;
     const name = sectionName(key);
-    if (this.sharedWith.get(name)?.size) this.publishUnstored(key, pending);
+    if (this.sharedWith.get(name)?.length) this.publishUnstored(key, pending);
     else {
       const waiting = this.unpublished.get(name) ?? new Set<PendingUpdate>();
       waiting.add(pending);
@@ -486,6 +503,7 @@ export class FanOut {
     this.send(
       { ...key, kind: "update", payload: pending.update, unstored: { seq, authorId: pending.authorId } },
       "draft update announcement",
+      this.sharedWith.get(sectionName(key)),
     );
   }
 
@@ -513,14 +531,27 @@ export class FanOut {
 
   /** Publishes a presence change made here, if another process holds the section open (it is sent the whole presence when it opens it). */
   publishAwareness(key: SectionKey, update: Uint8Array): void {
-    if (this.sharedWith.get(sectionName(key))?.size) this.send({ ...key, kind: "awareness", payload: update }, "presence announcement");
+    const peers = this.sharedWith.get(sectionName(key));
+    if (peers?.length) this.send({ ...key, kind: "awareness", payload: update }, "presence announcement", peers);
   }
 
-  /** Publishes a message; "stored" for what was stored meanwhile rides along in the same frame. */
-  private send(message: BusMessage, what: string): void {
+  /**
+   * Publishes a message, to every process or to those `to` names; "stored"
+   * for what was stored meanwhile rides along in the same frame. A failure
+   * is logged once per frame (the messages of a turn's frame share its
+   * promise), with what its first message was.
+   */
+  private send(message: BusMessage, what: string, to?: readonly string[]): void {
     if (!this.bus) return;
     this.flushAcknowledgements();
-    void this.bus.publish(message).catch(logFailure(what));
+    this.publish(this.bus, message, what, to);
+  }
+
+  private publish(bus: CollabBus, message: BusMessage, what: string, to?: readonly string[]): void {
+    const sent = bus.publish(message, to);
+    if (sent === this.lastSent) return;
+    this.lastSent = sent;
+    sent.catch(logFailure(what));
   }
 
   private flushAcknowledgements(): void {
@@ -529,7 +560,9 @@ export class FanOut {
     if (!this.bus || this.storedSeqs.length === 0) return;
     const seqs = this.storedSeqs;
     this.storedSeqs = [];
-    void this.bus.publish({ ...NO_KEY, kind: "stored", payload: encodeSeqs(seqs) }).catch(logFailure("stored confirmation"));
+    // To the processes heard from: only they can have been sent (or relayed) the updates these numbers name.
+    const peers = [...this.lastHeard.keys()];
+    if (peers.length > 0) this.publish(this.bus, { ...NO_KEY, kind: "stored", payload: encodeSeqs(seqs) }, "stored confirmation", peers);
   }
 
   /** Records who this process has connected to a branch (an empty list clears it). */

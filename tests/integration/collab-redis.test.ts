@@ -28,6 +28,8 @@ import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../helpe
 import { type QuireProcess, startQuireProcess, TEST_PROCESS_AUTH_SECRET } from "../helpers/quire-process";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
+/** Every channel of the collab bus: the one of every process, and each process's own. */
+const BUS_CHANNELS = "quire:collab*";
 const text = (t: string) => ({ blockType: "text" as const, text: t });
 
 let database: TestDatabase;
@@ -440,10 +442,10 @@ test.skipIf(!testDatabaseUrl())(
       const room = roomName(key.documentId, key.branchName, key.sectionId);
       // Every message about the section on the channel, by kind.
       const published: string[] = [];
-      listener.on("messageBuffer", (_channel: Buffer, frame: Buffer) => {
+      listener.on("pmessageBuffer", (_pattern: Buffer, _channel: Buffer, frame: Buffer) => {
         for (const message of decodeFrame(frame) ?? []) if (message.sectionId === key.sectionId) published.push(message.kind);
       });
-      await listener.subscribe("quire:collab");
+      await listener.psubscribe(BUS_CHANNELS);
 
       const typist = await connectLive(three.url, room, { token });
       clients.push(typist);
@@ -603,12 +605,12 @@ test.skipIf(!testDatabaseUrl())(
       const room = roomName(key.documentId, key.branchName, key.sectionId);
       // Every update frame about the section, with its sender and when it came.
       const updates: Array<{ sender: string; at: number }> = [];
-      listener.on("messageBuffer", (_channel: Buffer, frame: Buffer) => {
+      listener.on("pmessageBuffer", (_pattern: Buffer, _channel: Buffer, frame: Buffer) => {
         const messages = decodeFrame(frame) ?? [];
         if (messages.some((m) => m.kind === "update" && m.sectionId === key.sectionId))
           updates.push({ sender: frame.subarray(0, 16).toString("hex"), at: Date.now() });
       });
-      await listener.subscribe("quire:collab");
+      await listener.psubscribe(BUS_CHANNELS);
       const typist = await connectLive(one.url, room, { token });
       const reader = await connectLive(three.url, room, { token });
       clients.push(typist, reader);
