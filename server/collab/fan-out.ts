@@ -52,7 +52,6 @@ import * as decoding from "lib0/decoding";
 import * as encoding from "lib0/encoding";
 import * as Y from "yjs";
 import type { DraftKey, SectionKey } from "@/server/store/drafts";
-import { branchKey } from "./branch-queue";
 import { type BusMessage, type CollabBus, PRESENCE_TTL_MS } from "./bus";
 import { encode } from "./encode";
 import type { PendingUpdate } from "./live-doc";
@@ -61,6 +60,8 @@ import { flushTurnWrites } from "./turn-writes";
 /** An update another process published before storing it, not yet confirmed stored. */
 export interface UnconfirmedUpdate {
   key: SectionKey;
+  /** The key's section name (see nameOf). */
+  name: string;
   update: Uint8Array;
   authorId: string | null;
   /** Date.now() when it arrived. */
@@ -105,7 +106,20 @@ const GONE_REMEMBERED_MS = 60 * 60_000;
 /** How long a read waits for the other processes' "settled" (one that hangs or died never answers). */
 export const OTHERS_STORED_WAIT_MS = 1_000;
 
-const sectionName = (key: SectionKey): string => `${branchKey(key)}\u0000${key.sectionId}`;
+/** A section's name in the maps here, built anew (a message's key: caching it per message would cost more than it saves). */
+const nameOf = (key: SectionKey): string => `${key.documentId}\u0000${key.branchName}\u0000${key.sectionId}`;
+
+/** Rooms' section names by key object, built once (a room's key is asked on every message; keys are never changed). */
+const sectionNames = new WeakMap<SectionKey, string>();
+
+function sectionName(key: SectionKey): string {
+  let name = sectionNames.get(key);
+  if (name === undefined) {
+    name = nameOf(key);
+    sectionNames.set(key, name);
+  }
+  return name;
+}
 
 const logFailure = (what: string) => (error: unknown) => console.error(`[quire] ${what} failed`, error);
 
@@ -223,20 +237,20 @@ export class FanOut {
 
   private receive(handlers: FanOutHandlers, message: BusMessage, sender: string): void {
     // Each section's run of messages in a frame (an update, its author's cursor) goes out to its peers before the next's.
-    const section = sectionName(message);
-    if (section !== this.lastSection) {
+    const name = nameOf(message);
+    if (name !== this.lastSection) {
       flushTurnWrites();
-      this.lastSection = section;
+      this.lastSection = name;
     }
     if (message.kind === "head-moved") handlers.headMoved(message);
     else if (message.kind === "catch-up") handlers.catchUp();
-    else if (message.kind === "awareness") handlers.awareness(message, message.payload);
+    else if (message.kind === "awareness") handlers.awareness(this.held.get(name) ?? message, message.payload);
     else if (message.kind === "stored") this.confirm(sender, message.payload);
-    else if (message.kind === "opened" || message.kind === "held") this.shareWith(handlers, message, sender);
-    else if (message.kind === "closed") this.stopSharing(sectionName(message), sender);
+    else if (message.kind === "opened" || message.kind === "held") this.shareWith(handlers, message, name, sender);
+    else if (message.kind === "closed") this.stopSharing(name, sender);
     else if (message.kind === "settle") this.settleFor(handlers, message, sender);
     else if (message.kind === "settled") this.answered(message.payload);
-    else this.applyUpdate(handlers, message, sender);
+    else this.applyUpdate(handlers, message, name, sender);
   }
 
   /**
@@ -246,8 +260,7 @@ export class FanOut {
    * doc lacks (what was typed here before, unstored updates among them),
    * this room's presence, and on "opened" this doc's state vector.
    */
-  private shareWith(handlers: FanOutHandlers, message: BusMessage, sender: string): void {
-    const name = sectionName(message);
+  private shareWith(handlers: FanOutHandlers, message: BusMessage, name: string, sender: string): void {
     const key = this.held.get(name);
     const open = key && handlers.openSection(key);
     if (!key || !open) return;
@@ -395,20 +408,21 @@ export class FanOut {
   private *unconfirmedOf(name: string, except?: string): Generator<UnconfirmedUpdate> {
     for (const [sender, waiting] of this.unconfirmed) {
       if (sender === except) continue;
-      for (const entry of waiting.values()) if (sectionName(entry.key) === name) yield entry;
+      for (const entry of waiting.values()) if (entry.name === name) yield entry;
     }
   }
 
-  private applyUpdate(handlers: FanOutHandlers, message: BusMessage, sender: string): void {
+  private applyUpdate(handlers: FanOutHandlers, message: BusMessage, name: string, sender: string): void {
     if (message.unstored) {
       const waiting = this.unconfirmed.get(sender) ?? new Map<number, UnconfirmedUpdate>();
       this.unconfirmed.set(sender, waiting);
       const key = { documentId: message.documentId, branchName: message.branchName, sectionId: message.sectionId };
-      waiting.set(message.unstored.seq, { key, update: message.payload, authorId: message.unstored.authorId, at: Date.now() });
+      waiting.set(message.unstored.seq, { key, name, update: message.payload, authorId: message.unstored.authorId, at: Date.now() });
     }
     // A section being loaded keeps what arrives meanwhile: it may be newer than what the load read.
-    this.arrivedWhileLoading.get(sectionName(message))?.push(message.payload);
-    handlers.update(message, message.payload);
+    this.arrivedWhileLoading.get(name)?.push(message.payload);
+    // The room's own key when it is open here: its names are built already.
+    handlers.update(this.held.get(name) ?? message, message.payload);
   }
 
   /** Stores, for rooms open here, the updates whose senders never said they stored them; forgets every such update. */
@@ -446,7 +460,7 @@ export class FanOut {
     const taken: UnconfirmedUpdate[] = [];
     for (const [sender, waiting] of this.unconfirmed) {
       for (const [seq, entry] of waiting) {
-        if (sectionName(entry.key) !== name) continue;
+        if (entry.name !== name) continue;
         waiting.delete(seq);
         taken.push(entry);
       }
