@@ -12,7 +12,13 @@ import * as Y from "yjs";
 import type { Block } from "@/server/core/blocks";
 import { canonicalJson } from "@/server/core/hashing";
 import { commentTagTokens } from "@/server/core/comment-markup";
-import { diffCharOps, diffTokenOps, withEditsSlidTogether, withoutCoincidentalEqualities } from "@/server/core/text-diff";
+import {
+  diffCharOps,
+  diffTokenOps,
+  withEditsAtWordBoundaries,
+  withEditsSlidTogether,
+  withoutCoincidentalEqualities,
+} from "@/server/core/text-diff";
 
 /** What of a section is edited live: the rest of its version (permissions, references) follows the branch head. */
 export interface LiveSection {
@@ -99,8 +105,10 @@ function positionMap(base: string, current: string): { at(i: number): number; ke
   const survived = new Uint8Array(base.length);
   let b = 0;
   let c = 0;
-  // Only what the diff matches for good: characters typed live must not be taken for base characters they resemble.
-  for (const { op, count } of withoutCoincidentalEqualities(withEditsSlidTogether(diffCharOps(base, current), base, current))) {
+  // Only what the diff matches for good, and typed runs whole: characters typed live must not be taken for base
+  // characters they resemble.
+  const slid = withEditsSlidTogether(diffCharOps(base, current), base, current);
+  for (const { op, count } of withoutCoincidentalEqualities(withEditsAtWordBoundaries(slid, base, current))) {
     if (op === 2) c += count;
     else if (op === 1) {
       toCurrent.fill(c, b, b + count);

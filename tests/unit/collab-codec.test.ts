@@ -376,3 +376,16 @@ describe("comment tags are kept or removed whole", () => {
     );
   });
 });
+
+describe("typed text that resembles what a change removes", () => {
+  it("a marker typed just before a committed one like it survives a change that removes the committed one (live fuzzer seed 773894)", () => {
+    const base = "Intro  typed ⟦s773894-20⟧ text  typed ⟦s773894-21⟧ rest";
+    const doc = new Y.Doc();
+    const text = doc.getText("t");
+    text.insert(0, base);
+    text.insert("Intro ".length, " typed ⟦s773894-27⟧ ");
+    // A revert to the version before both committed markers.
+    applyTextChange(text, base, "Intro text rest");
+    expect(text.toString()).toBe("Intro  typed ⟦s773894-27⟧ text rest");
+  });
+});

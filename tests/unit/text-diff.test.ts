@@ -7,6 +7,7 @@ import {
   diffCharOps,
   splitLinesKeepEol,
   unifiedDiff,
+  withEditsAtWordBoundaries,
   withEditsSlidTogether,
   withoutCoincidentalEqualities,
 } from "@/server/core/text-diff";
@@ -363,6 +364,49 @@ describe("withEditsSlidTogether", () => {
         ["-", "bac"],
         ["=", "z"],
       ]).steps,
+    );
+  });
+});
+
+describe("withEditsAtWordBoundaries", () => {
+  /** The text each step covers, as [kind, text] ("=" common, "-" removed, "+" added). */
+  const segments = (steps: readonly DiffStep[], before: string, after: string) => {
+    let [b, a] = [0, 0];
+    return steps.map(({ op, count }) => {
+      const text = op === 2 ? after.slice(a, a + count) : before.slice(b, b + count);
+      if (op !== 2) b += count;
+      if (op !== 1) a += count;
+      return [op === 0 ? "=" : op === 1 ? "-" : "+", text];
+    });
+  };
+
+  test("places a typed marker before a committed one like it whole, where the minimal diff cut through both", () => {
+    const before = "Intro  typed ⟦s-20⟧ text";
+    const after = "Intro  typed ⟦s-27⟧  typed ⟦s-20⟧ text";
+    // The minimal diff's choice: the typed marker's start taken for the committed one's.
+    const minimal = [
+      { op: 0, count: "Intro  typed ⟦s-2".length },
+      { op: 2, count: "7⟧  typed ⟦s-2".length },
+      { op: 0, count: "0⟧ text".length },
+    ] as DiffStep[];
+    expect(replay(minimal, before, after)).toBe(after);
+    const placed = withEditsAtWordBoundaries(minimal, before, after);
+    expect(replay(placed, before, after)).toBe(after);
+    const inserted = segments(placed, before, after).find(([kind]) => kind === "+")![1]!;
+    expect(inserted).toContain("⟦s-27⟧");
+  });
+
+  test("still turns before into after with the same characters common and edited, never between a surrogate pair's halves", () => {
+    const text = fc.string({ unit: fc.constantFrom("a", "b", " ", "\n", "⟦", "🎉"), maxLength: 30 });
+    const common = (steps: readonly DiffStep[]) => steps.filter((s) => s.op === 0).reduce((sum, s) => sum + s.count, 0);
+    fc.assert(
+      fc.property(text, text, (before, after) => {
+        const diff = withEditsSlidTogether(diffCharOps(before, after), before, after);
+        const placed = withEditsAtWordBoundaries(diff, before, after);
+        expect(replay(placed, before, after)).toBe(after);
+        expect(common(placed)).toBe(common(diff));
+        for (const [, piece] of segments(placed, before, after)) expect(piece!.isWellFormed()).toBe(true);
+      }),
     );
   });
 });
