@@ -57,16 +57,16 @@ export interface CollabBus {
   /**
    * Queues a message for every process, or for the processes `to` names (by
    * the ids `subscribe` hands over; kept as given, not copied, until the
-   * turn's frames go out): the ones published in the same turn of
-   * the event loop go out together, in order. Resolves to the number of
-   * subscribers it reached (for every process, this process's own
-   * subscription among them).
+   * turn's frames go out): the ones published in the same turn of the event
+   * loop go out together, in order. Resolves to the number of subscribers it
+   * reached (for every process, this process's own subscription among them).
    */
   publish(message: BusMessage, to?: readonly string[]): Promise<number>;
   /**
    * Receives other processes' messages (never this process's own), those
-   * for every process and those for this one, with their sender's id. `heard` runs first for every frame, the empty ones of `beat`
-   * too, with its sender's id; `resubscribed` when the subscription is back
+   * for every process and those for this one, with their sender's id.
+   * `heard` runs first for every frame, the empty ones of `beat` too, with
+   * its sender's id; `resubscribed` when the subscription is back
    * after a lost connection to Redis (messages published meanwhile never
    * arrive). Resolves to an unsubscribe.
    */
