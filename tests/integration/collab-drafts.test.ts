@@ -208,6 +208,41 @@ describe("commit and discard", () => {
     });
   });
 
+  test("text typed live just before committed text like it survives a revert that removes the committed text (live fuzzer seed 773894)", async () => {
+    const doc = await server.callTool("documents", owner.userId, {
+      action: "create",
+      path: "drafts/resembling",
+      sections: [{ name: "Log", content: [text("Intro rest")] }],
+    });
+    const room = roomName(doc.documentId, "main", doc.sectionIds[0]!);
+    const editor = track(await connectLive(server.url, room, { token: owner.token }));
+    await waitFor(() => editor.text().toString() === "Intro rest");
+    editor.text().insert("Intro ".length, " typed ⟦m-20⟧ ");
+    const mcp = await server.mcpClient(owner.token);
+    try {
+      await callMcp(mcp, "documents", { action: "commit", documentId: doc.documentId, branchName: "main", commitMessage: "Marker 20" });
+      // Typed before the committed marker, and not committed: the draft's own.
+      editor.text().insert("Intro ".length, " typed ⟦m-27⟧ ");
+      // In the draft (the room has it) before the revert is asked for.
+      const inDraft = async () =>
+        JSON.stringify(
+          (await server.callTool("read", owner.userId, { documentId: doc.documentId, includeDraft: true })).sections[0]!.content,
+        ).includes("⟦m-27⟧");
+      for (const deadline = Date.now() + 5_000; !(await inDraft()); ) {
+        if (Date.now() > deadline) throw new Error("the typed marker never reached the draft");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await callMcp(mcp, "documents", { action: "revert", documentId: doc.documentId, branchName: "main", commitId: doc.commitId });
+    } finally {
+      await mcp.close();
+    }
+    // Before, the typed marker was taken for the committed one's start, and the revert removed most of it.
+    await waitFor(() => !editor.text().toString().includes("⟦m-20⟧"));
+    expect(editor.text().toString()).toBe("Intro  typed ⟦m-27⟧ rest");
+    const draft = await server.callTool("read", owner.userId, { documentId: doc.documentId, includeDraft: true });
+    expect(draft.sections[0]!.content).toEqual([text("Intro  typed ⟦m-27⟧ rest")]);
+  });
+
   test("discard resets the draft to the head for every open editor", async () => {
     const a = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: owner.token }));
     const b = track(await connectLive(server.url, roomName(documentId, "main", sectionId), { token: member.token }));
