@@ -5,22 +5,10 @@
  * earlier one succeeded or failed.
  */
 import type { DraftKey } from "@/server/store/drafts";
+import { namedOncePerKey } from "./key-names";
 
-/**
- * Branch names by key object, built once: a room's key is asked for its name
- * on every message of the room, and building it (a new string to hash) cost
- * more than the lookup it served. Keys are never changed after they are made.
- */
-const branchNames = new WeakMap<DraftKey, string>();
-
-export function branchKey(key: DraftKey): string {
-  let name = branchNames.get(key);
-  if (name === undefined) {
-    name = `${key.documentId}\u0000${key.branchName}`;
-    branchNames.set(key, name);
-  }
-  return name;
-}
+/** A branch's name in maps, built once per key object (see key-names.ts). */
+export const branchKey = namedOncePerKey((key: DraftKey): string => `${key.documentId}\u0000${key.branchName}`);
 
 export class BranchQueue {
   private readonly chains = new Map<string, Promise<unknown>>();

@@ -54,6 +54,7 @@ import * as Y from "yjs";
 import type { DraftKey, SectionKey } from "@/server/store/drafts";
 import { type BusMessage, type CollabBus, PRESENCE_TTL_MS } from "./bus";
 import { encode } from "./encode";
+import { namedOncePerKey } from "./key-names";
 import type { PendingUpdate } from "./live-doc";
 import { flushTurnWrites } from "./turn-writes";
 
@@ -109,17 +110,8 @@ export const OTHERS_STORED_WAIT_MS = 1_000;
 /** A section's name in the maps here, built anew (a message's key: caching it per message would cost more than it saves). */
 const nameOf = (key: SectionKey): string => `${key.documentId}\u0000${key.branchName}\u0000${key.sectionId}`;
 
-/** Rooms' section names by key object, built once (a room's key is asked on every message; keys are never changed). */
-const sectionNames = new WeakMap<SectionKey, string>();
-
-function sectionName(key: SectionKey): string {
-  let name = sectionNames.get(key);
-  if (name === undefined) {
-    name = nameOf(key);
-    sectionNames.set(key, name);
-  }
-  return name;
-}
+/** A room's section name, built once per key object (see key-names.ts). */
+const sectionName = namedOncePerKey(nameOf);
 
 const logFailure = (what: string) => (error: unknown) => console.error(`[quire] ${what} failed`, error);
 
