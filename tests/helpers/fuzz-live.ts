@@ -45,6 +45,8 @@ const MAX_TEXT_BLOCK_CHARS = 1_000_000;
 /** Room kept under the block limit for edits after a big paste (live typing and merged API writes). */
 const LIMIT_MARGIN = 5_000;
 const ACK_TIMEOUT_MS = 15_000;
+/** How often peersAbsorbed reads the draft again while a peer differs from it. */
+const DRAFT_REREAD_MS = 250;
 /** Close codes the server uses for a refused live update (invalid content) and an oversized message. */
 const CLOSE_INVALID = 4400;
 const CLOSE_TOO_BIG = 1009;
@@ -1144,19 +1146,33 @@ class SeedRun {
   }
 
   /**
-   * Waits until every connected peer holds its section as the draft now has it. A revert may remove a block and put
+   * Waits until every connected peer holds its section as the draft has it. A revert may remove a block and put
    * another in its place; text typed into the removed block before its removal reached the typist is gone with it, by
    * design (as in any editor: an edit inside a paragraph someone else deleted), so the next operation waits for the
-   * peers to have taken the revert in rather than count such a keystroke as lost.
+   * peers to have taken the revert in rather than count such a keystroke as lost. The draft is read again while a peer
+   * differs: a peer's own last keystrokes (a deletion is not waited for as a marker is) may still be on their way to
+   * the server at the first read, and the draft takes them in later (seed 953564).
    */
   private async peersAbsorbed(what: string): Promise<void> {
-    const draft = await this.person<ReadResult>("read", { documentId: this.documentId, branchName: "main", includeDraft: true });
-    const drafted = new Map(draft.sections.map((s) => [s.sectionId, JSON.stringify(s.content.map(sortedFields))]));
+    const readDrafted = async () => {
+      const draft = await this.person<ReadResult>("read", { documentId: this.documentId, branchName: "main", includeDraft: true });
+      return new Map(draft.sections.map((s) => [s.sectionId, JSON.stringify(s.content.map(sortedFields))]));
+    };
+    let drafted = await readDrafted();
+    let readAt = Date.now();
     for (const peer of this.peers) {
-      const want = peer.sectionId && drafted.get(peer.sectionId);
-      if (!want || !peer.live.provider.wsconnected) continue;
-      const has = () => JSON.stringify((JSON.parse(this.sectionJson(peer)) as { content: unknown }).content) === want;
-      await waitFor(has, ACK_TIMEOUT_MS, `peer ${peer.id} taking in the ${what}`);
+      const sectionId = peer.sectionId;
+      if (!sectionId || !drafted.get(sectionId) || !peer.live.provider.wsconnected) continue;
+      const deadline = Date.now() + ACK_TIMEOUT_MS;
+      const has = () => JSON.stringify((JSON.parse(this.sectionJson(peer)) as { content: unknown }).content) === drafted.get(sectionId);
+      while (!has()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for peer ${peer.id} taking in the ${what}`);
+        await new Promise((r) => setTimeout(r, 5));
+        if (Date.now() - readAt >= DRAFT_REREAD_MS) {
+          drafted = await readDrafted();
+          readAt = Date.now();
+        }
+      }
     }
   }
 
