@@ -58,9 +58,10 @@ export async function connectLive(
   };
 }
 
-export async function waitFor(condition: () => boolean, timeoutMs = 5_000, what = "condition"): Promise<void> {
+/** Polls `condition` (which may ask the server: then it resolves) every 5 ms until it holds; throws after `timeoutMs`. */
+export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000, what = "condition"): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }

@@ -1163,16 +1163,15 @@ class SeedRun {
     for (const peer of this.peers) {
       const sectionId = peer.sectionId;
       if (!sectionId || !drafted.get(sectionId) || !peer.live.provider.wsconnected) continue;
-      const deadline = Date.now() + ACK_TIMEOUT_MS;
       const has = () => JSON.stringify((JSON.parse(this.sectionJson(peer)) as { content: unknown }).content) === drafted.get(sectionId);
-      while (!has()) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for peer ${peer.id} taking in the ${what}`);
-        await new Promise((r) => setTimeout(r, 5));
-        if (Date.now() - readAt >= DRAFT_REREAD_MS) {
-          drafted = await readDrafted();
-          readAt = Date.now();
-        }
-      }
+      const hasReadingAgain = async () => {
+        if (has()) return true;
+        if (Date.now() - readAt < DRAFT_REREAD_MS) return false;
+        drafted = await readDrafted();
+        readAt = Date.now();
+        return has();
+      };
+      await waitFor(hasReadingAgain, ACK_TIMEOUT_MS, `peer ${peer.id} taking in the ${what}`);
     }
   }
 

@@ -228,10 +228,7 @@ describe("commit and discard", () => {
         JSON.stringify(
           (await server.callTool("read", owner.userId, { documentId: doc.documentId, includeDraft: true })).sections[0]!.content,
         ).includes("⟦m-27⟧");
-      for (const deadline = Date.now() + 5_000; !(await inDraft()); ) {
-        if (Date.now() > deadline) throw new Error("the typed marker never reached the draft");
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await waitFor(inDraft, 5_000, "the typed marker reaching the draft");
       await callMcp(mcp, "documents", { action: "revert", documentId: doc.documentId, branchName: "main", commitId: doc.commitId });
     } finally {
       await mcp.close();
