@@ -5,9 +5,11 @@
  * "Section deleted · Undo"). It leaves on its own after `durationMs`, when
  * its action is taken, or when dismissed; a newer notice replaces it. It is
  * announced politely (role=status) and does not take focus, so typing goes on.
+ * It stays clear of the bar pinned at the foot (the commit bar), wherever that is.
  */
 import "./toast.css";
-import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from "react";
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
+import { useClearOfFootBar } from "@/app/_lib/foot-inset";
 
 /** How long a notice stays unless told otherwise. */
 const TOAST_SHOWN_MS = 8_000;
@@ -29,10 +31,12 @@ export function ToastProvider({ children }: { children: ReactNode }) {
   // Stable, so the notice's timer is not restarted each time the page around it re-renders (it then never left).
   const hide = useCallback(() => setShown(null), []);
   const value = useMemo(() => show, [show]);
+  const region = useRef<HTMLDivElement>(null);
+  useClearOfFootBar(region, shown !== null);
   return (
     <ToastContext.Provider value={value}>
       {children}
-      <div className="toast-region" role="status" aria-live="polite">
+      <div ref={region} className="toast-region" role="status" aria-live="polite">
         {shown ? <Toast key={shown.id} notice={shown.notice} onDone={hide} /> : null}
       </div>
     </ToastContext.Provider>

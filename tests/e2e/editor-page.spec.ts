@@ -4,9 +4,10 @@
  * keys drive); at 390 px the commit bar stays in view while typing; undoing
  * back to the committed text clears "Uncommitted changes"; Ctrl+S opens the
  * commit box and, with nothing to commit, says so; the Undo notice leaves
- * after 8 s; `?` opens the shortcut sheet (not while typing); the new-branch
- * form fits the sidebar and closes once the branch is made; a control reached
- * with Tab is never hidden under the sticky header or the commit bar.
+ * after 8 s and never covers the commit bar; `?` opens the shortcut sheet
+ * (not while typing); the new-branch form fits the sidebar and closes once
+ * the branch is made; a control reached with Tab is never hidden under the
+ * sticky header or the commit bar.
  */
 import type { Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
@@ -155,6 +156,57 @@ test("the Undo notice after a delete leaves on its own after 8 s", async () => {
   await expect(toast).toHaveCount(0, { timeout: 12_000 });
   expect(Date.now() - shownAt).toBeGreaterThan(6_500);
   await commitBar().getByRole("button", { name: "Discard" }).click();
+  await commitBar().getByRole("button", { name: "Discard changes" }).click();
+  await expect(commitBar()).toHaveCount(0);
+});
+
+test("a notice never covers the commit bar: pinned at the foot, at the end of a short page, and at 390 px", async () => {
+  const notes = await server.callTool("documents", olive.userId, {
+    action: "create",
+    path: "handbook/notes",
+    name: "Notes",
+    sections: ["Monday", "Tuesday", "Wednesday"].map((name) => ({ name, content: [text(`Notes of ${name}.`)] })),
+  });
+  await openLiveDocument(page, server.url, { documentId: notes.documentId, firstSectionId: notes.sectionIds[0]!, branch: "main" });
+  const notesSection = (id: string) => page.locator(`[data-section-id="${id}"]`);
+  await notesSection(notes.sectionIds[0]!).locator('[data-testid="editor-prose"] .cm-content').first().click();
+  await page.keyboard.type(" Bring a pen.");
+  await expect(commitBar()).toBeVisible();
+  const toast = page.getByTestId("toast");
+  const discard = commitBar().getByRole("button", { name: "Discard" });
+  // What a click at the centre of Discard reaches: Discard itself, or what covers it.
+  const reachable = () =>
+    discard.evaluate((button) => {
+      const box = button.getBoundingClientRect();
+      const hit = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+      return hit !== null && button.contains(hit);
+    });
+  // One above the other, whichever is higher.
+  const apart = async () => {
+    const [notice, bar] = await Promise.all([toast.boundingBox(), commitBar().boundingBox()]);
+    return notice !== null && bar !== null && (notice.y + notice.height <= bar.y || bar.y + bar.height <= notice.y);
+  };
+  // A notice of its own at each size (one stays 8 s): a section deleted.
+  for (const [size, deleted] of [
+    [WIDE, notes.sectionIds[1]!],
+    [NARROW, notes.sectionIds[2]!],
+  ] as const) {
+    await page.setViewportSize(size);
+    await sectionAction(notesSection(deleted), "Delete section");
+    await expect(toast).toContainText("Section deleted");
+    // The page's end: at 1280 px a short page ends above the foot of the screen, and the bar with it (no longer pinned);
+    // at 390 px the sidebar follows the text, and the bar is scrolled past.
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    await expect.poll(apart).toBe(true);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await expect.poll(apart).toBe(true);
+    await discard.scrollIntoViewIfNeeded();
+    await expect.poll(apart).toBe(true);
+    await expect.poll(reachable).toBe(true);
+  }
+  await page.setViewportSize(WIDE);
+  // With the notice still up, Discard is taken at once.
+  await discard.click();
   await commitBar().getByRole("button", { name: "Discard changes" }).click();
   await expect(commitBar()).toHaveCount(0);
 });
