@@ -6,7 +6,7 @@
 import type { Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { issueApiToken } from "@/server/auth/accounts";
-import { signInPage } from "../helpers/browser";
+import { closeBrowserContexts, signInPage } from "../helpers/browser";
 import { photograph } from "../helpers/screenshots";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -63,7 +63,8 @@ test.beforeAll(async ({ browser }) => {
   });
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

@@ -8,7 +8,7 @@
  */
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { signInPage } from "../helpers/browser";
+import { closeBrowserContexts, signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { CROWD, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -79,7 +79,8 @@ test.beforeAll(async ({ browser: sharedBrowser }) => {
   author = await signedIn(olive.email);
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

@@ -11,7 +11,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { BrowserContext, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { signInPage } from "../helpers/browser";
+import { closeBrowserContexts, signInPage } from "../helpers/browser";
 import { startTestServer, type TestServer } from "../helpers/server";
 
 const PASSWORD = "correct horse battery";
@@ -84,8 +84,8 @@ test.beforeAll(async ({ browser }) => {
   page = await signInPage(context, server.url, { email: "mira@example.test", password: PASSWORD });
 });
 
-test.afterAll(async () => {
-  await context?.close();
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await new Promise((resolve) => elsewhere?.close(resolve));
   await server?.close();
 });

@@ -13,7 +13,7 @@
 import type { Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { text } from "../helpers/blocks";
-import { openLiveDocument, sectionAction, signInPage } from "../helpers/browser";
+import { closeBrowserContexts, openLiveDocument, sectionAction, signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -65,7 +65,8 @@ test.beforeAll(async ({ browser }) => {
   page = await signInPage(context, server.url, { email: olive.email, password: PASSWORD });
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

@@ -16,7 +16,7 @@
  */
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { signInPage, openLiveDocument } from "../helpers/browser";
+import { closeBrowserContexts, openLiveDocument, signInPage } from "../helpers/browser";
 import { NARROW, photograph, WIDE } from "../helpers/screenshots";
 import { CROWD, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -79,7 +79,8 @@ test.beforeAll(async ({ browser }) => {
   olivePage = await signedIn(browser, olive.email);
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

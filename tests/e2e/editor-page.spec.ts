@@ -12,7 +12,7 @@
 import type { Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { text } from "../helpers/blocks";
-import { openLiveDocument, sectionAction, signInPage } from "../helpers/browser";
+import { closeBrowserContexts, openLiveDocument, sectionAction, signInPage } from "../helpers/browser";
 import { NARROW, photograph, SCREENSHOTS, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -49,7 +49,8 @@ test.beforeAll(async ({ browser }) => {
   page = await signInPage(await browser.newContext({ viewport: WIDE }), server.url, { email: olive.email, password: PASSWORD });
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

@@ -12,7 +12,7 @@
  */
 import type { Locator, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { openLiveDocument, signInPage } from "../helpers/browser";
+import { closeBrowserContexts, openLiveDocument, signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -70,7 +70,8 @@ test.beforeAll(async ({ browser }) => {
   await openLiveDocument(page, server.url, { documentId, firstSectionId: sectionIds[0]! });
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

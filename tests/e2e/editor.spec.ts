@@ -8,7 +8,7 @@
  */
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { openLiveDocument, sectionAction, signInPage } from "../helpers/browser";
+import { closeBrowserContexts, openLiveDocument, sectionAction, signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -140,7 +140,8 @@ test.beforeAll(async ({ browser }) => {
   moPage = await signedIn(browser, mo.email);
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

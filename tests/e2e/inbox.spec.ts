@@ -6,7 +6,7 @@
  */
 import type { Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { signInPage } from "../helpers/browser";
+import { closeBrowserContexts, signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -49,7 +49,8 @@ test.beforeAll(async ({ browser }) => {
   rexPage = await signInPage(await browser.newContext({ viewport: WIDE }), server.url, { email: rex.email, password: PASSWORD });
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

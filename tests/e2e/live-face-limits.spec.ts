@@ -13,7 +13,7 @@ import { expect, test } from "@playwright/test";
 import * as encoding from "lib0/encoding";
 import { Awareness, encodeAwarenessUpdate } from "y-protocols/awareness";
 import * as Y from "yjs";
-import { openLiveDocument, signInPage } from "../helpers/browser";
+import { closeBrowserContexts, openLiveDocument, signInPage } from "../helpers/browser";
 import { blockMap, connectLive, corruptDraft, roomName } from "../helpers/collab";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
@@ -85,7 +85,8 @@ test.beforeAll(async ({ browser }) => {
   olivePage = await signedIn(browser, olive.email);
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

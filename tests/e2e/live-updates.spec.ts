@@ -8,7 +8,7 @@
  */
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { openLiveDocument, signInPage } from "../helpers/browser";
+import { closeBrowserContexts, openLiveDocument, signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -60,7 +60,8 @@ test.beforeAll(async ({ browser }) => {
   await moPage.evaluate(() => Object.assign(window, { quireNotReloaded: true }));
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

@@ -7,7 +7,7 @@
  * into docs/screenshots/.
  */
 import { expect, type Page, test } from "@playwright/test";
-import { signInPage } from "../helpers/browser";
+import { closeBrowserContexts, signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -57,7 +57,8 @@ test.beforeAll(async ({ browser }) => {
   page = await signInPage(await browser.newContext({ viewport: WIDE }), server.url, { email: olive.email, password: PASSWORD });
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

@@ -11,7 +11,7 @@
  */
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { signInPage } from "../helpers/browser";
+import { closeBrowserContexts, signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { CROWD, callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -94,7 +94,8 @@ test.beforeAll(async ({ browser: sharedBrowser }) => {
   reviewer = await signedIn(rita.email);
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

@@ -9,6 +9,7 @@ import { mkdirSync } from "node:fs";
 import type { Browser, BrowserContext, Locator, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { closeBrowserContexts } from "../helpers/browser";
 
 // The tests of this file tell one story on one server, in order.
 test.describe.configure({ mode: "serial" });
@@ -100,7 +101,8 @@ test.beforeAll(async ({ browser: sharedBrowser }) => {
   browser = sharedBrowser;
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

@@ -8,7 +8,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Browser, BrowserContext, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { signInPage } from "../helpers/browser";
+import { closeBrowserContexts, signInPage } from "../helpers/browser";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -41,7 +41,8 @@ test.beforeAll(async ({ browser: sharedBrowser }) => {
   page = await signIn(ownerContext, owner.email);
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

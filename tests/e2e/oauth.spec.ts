@@ -26,6 +26,7 @@ import { connectLive, roomName } from "../helpers/collab";
 import { MemoryProvider } from "../helpers/oauth";
 import { photograph } from "../helpers/screenshots";
 import { callMcp, startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { closeBrowserContexts } from "../helpers/browser";
 
 const PASSWORD = "correct horse battery";
 
@@ -56,7 +57,8 @@ test.beforeAll(async () => {
   sectionId = created.sectionIds[0]!;
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
   await new Promise((resolve) => clientSide?.close(resolve));
 });

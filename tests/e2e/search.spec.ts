@@ -7,7 +7,7 @@
  */
 import type { Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { signInPage } from "../helpers/browser";
+import { closeBrowserContexts, signInPage } from "../helpers/browser";
 import { text } from "../helpers/blocks";
 import { photograph } from "../helpers/screenshots";
 import { mergeSectionOverrides, startTestServer, type TestServer, type TestUser } from "../helpers/server";
@@ -51,7 +51,8 @@ test.beforeAll(async ({ browser }) => {
   });
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

@@ -9,7 +9,7 @@
  */
 import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
-import { openLiveDocument, sectionAction, signInPage } from "../helpers/browser";
+import { closeBrowserContexts, openLiveDocument, sectionAction, signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -58,7 +58,8 @@ test.beforeAll(async () => {
   await server.callTool("documents", olive.userId, { action: "create_branch", documentId, branchName: "tighten", sourceBranch: "main" });
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

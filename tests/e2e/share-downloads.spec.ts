@@ -9,7 +9,7 @@
  */
 import { crc32, deflateSync } from "node:zlib";
 import { expect, type Page, test } from "@playwright/test";
-import { openLiveDocument, signInPage } from "../helpers/browser";
+import { closeBrowserContexts, openLiveDocument, signInPage } from "../helpers/browser";
 import { photograph, WIDE } from "../helpers/screenshots";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
 
@@ -128,7 +128,8 @@ test.beforeAll(async () => {
   sharePath = link.path;
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

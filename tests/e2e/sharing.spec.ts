@@ -8,6 +8,7 @@
 import type { Browser, BrowserContext, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server";
+import { closeBrowserContexts } from "../helpers/browser";
 
 // The tests of this file tell one story on one server, in order.
 test.describe.configure({ mode: "serial" });
@@ -79,7 +80,8 @@ test.beforeAll(async ({ browser: sharedBrowser }) => {
   owner.setDefaultTimeout(20_000);
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

@@ -7,6 +7,7 @@
 import type { Browser, BrowserContext, Page } from "@playwright/test";
 import { expect, test } from "@playwright/test";
 import { startTestServer, type TestServer } from "../helpers/server";
+import { closeBrowserContexts } from "../helpers/browser";
 
 // The tests of this file tell one story on one server, in order.
 test.describe.configure({ mode: "serial" });
@@ -30,7 +31,8 @@ test.beforeAll(async ({ browser: sharedBrowser }) => {
   page.setDefaultTimeout(20_000);
 });
 
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  await closeBrowserContexts(browser);
   await server?.close();
 });
 

@@ -21,6 +21,16 @@ export function chromiumLaunchOptions(): LaunchOptions {
   };
 }
 
+/**
+ * Closes every context open on the worker's browser, first thing in a spec file's afterAll: the browser outlives
+ * the file (one per worker), and the file's pages would otherwise go on through every later file of the worker,
+ * retrying their subscriptions, live rooms and scripts against the file's closed server (thousands of refused
+ * requests a run), and reaching that server while it closes.
+ */
+export async function closeBrowserContexts(browser: Browser): Promise<void> {
+  await Promise.all(browser.contexts().map((context) => context.close()));
+}
+
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch(chromiumLaunchOptions());
 }
