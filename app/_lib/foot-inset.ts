@@ -50,8 +50,9 @@ export function useFootInset(): (node: HTMLElement | null) => () => void {
  * the bar's top. Pinned, the bar sits at the foot; at the end of a page, or
  * on a page shorter than the screen, it sits higher, where a fixed offset
  * covered its Commit and Discard; scrolled past it (the sidebar follows the
- * text at 390 px), it is above the element's own place. Followed per frame at most, on scroll,
- * resize and the bar's own changes (it appears, grows, empties).
+ * text at 390 px), it is above the element's own place. Followed per frame
+ * at most, on scroll, resize and the bar's own changes (it appears, grows,
+ * empties).
  */
 export function useClearOfFootBar(element: RefObject<HTMLElement | null>, active: boolean): void {
   useLayoutEffect(() => {
