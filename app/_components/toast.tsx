@@ -32,7 +32,7 @@ export function ToastProvider({ children }: { children: ReactNode }) {
   const hide = useCallback(() => setShown(null), []);
   const value = useMemo(() => show, [show]);
   const region = useRef<HTMLDivElement>(null);
-  useClearOfFootBar(region, shown !== null);
+  useClearOfFootBar(region, shown?.id ?? null);
   return (
     <ToastContext.Provider value={value}>
       {children}

@@ -46,18 +46,19 @@ export function useFootInset(): (node: HTMLElement | null) => () => void {
 
 /**
  * Keeps an element fixed at the foot of the screen (the toast) clear of the
- * foot bar while `active`: where the two would meet, its `bottom` rises above
- * the bar's top. Pinned, the bar sits at the foot; at the end of a page, or
- * on a page shorter than the screen, it sits higher, where a fixed offset
- * covered its Commit and Discard; scrolled past it (the sidebar follows the
- * text at 390 px), it is above the element's own place. Followed per frame
- * at most, on scroll, resize and the bar's own changes (it appears, grows,
- * empties).
+ * foot bar while it shows something (`shown`: what it shows, each new one
+ * placed anew, as its height may differ; null when nothing): where the two
+ * would meet, its `bottom` rises above the bar's top. Pinned, the bar sits
+ * at the foot; at the end of a page, or on a page shorter than the screen,
+ * it sits higher, where a fixed offset covered its Commit and Discard;
+ * scrolled past it (the sidebar follows the text at 390 px), it is above the
+ * element's own place. Followed per frame at most, on scroll, resize and the
+ * bar's own changes (it appears, grows, empties).
  */
-export function useClearOfFootBar(element: RefObject<HTMLElement | null>, active: boolean): void {
+export function useClearOfFootBar(element: RefObject<HTMLElement | null>, shown: unknown): void {
   useLayoutEffect(() => {
     const node = element.current;
-    if (!active || !node) return;
+    if (shown === null || !node) return;
     let frame = 0;
     const place = () => {
       frame = 0;
@@ -82,5 +83,5 @@ export function useClearOfFootBar(element: RefObject<HTMLElement | null>, active
       footBarMoved.delete(follow);
       node.style.bottom = "";
     };
-  }, [element, active]);
+  }, [element, shown]);
 }
