@@ -169,8 +169,7 @@ test("a notice never covers the commit bar: pinned at the foot, at the end of a 
     sections: ["Monday", "Tuesday", "Wednesday"].map((name) => ({ name, content: [text(`Notes of ${name}.`)] })),
   });
   await openLiveDocument(page, server.url, { documentId: notes.documentId, firstSectionId: notes.sectionIds[0]!, branch: "main" });
-  const notesSection = (id: string) => page.locator(`[data-section-id="${id}"]`);
-  await notesSection(notes.sectionIds[0]!).locator('[data-testid="editor-prose"] .cm-content').first().click();
+  await prose(notes.sectionIds[0]!).click();
   await page.keyboard.type(" Bring a pen.");
   await expect(commitBar()).toBeVisible();
   const toast = page.getByTestId("toast");
@@ -193,7 +192,7 @@ test("a notice never covers the commit bar: pinned at the foot, at the end of a 
     [NARROW, notes.sectionIds[2]!],
   ] as const) {
     await page.setViewportSize(size);
-    await sectionAction(notesSection(deleted), "Delete section");
+    await sectionAction(section(deleted), "Delete section");
     await expect(toast).toContainText("Section deleted");
     // The page's end: at 1280 px a short page ends above the foot of the screen, and the bar with it (no longer pinned);
     // at 390 px the sidebar follows the text, and the bar is scrolled past.
